@@ -1,0 +1,40 @@
+"""harness: a deterministic simulation and chaos-testing harness for schedulers of LLM tool-call
+batches.
+
+The public API is deliberately small::
+
+    from harness import find_scenario, get_scheduler, run
+
+    result = run(find_scenario("config-clobber"), get_scheduler("parallel"), seed=3)
+    result.makespan_ms, result.fingerprint, result.results
+
+Write your own policy against `Scheduler` / `SchedulerContext` (see README). Importing this package
+never imports pandas or matplotlib.
+"""
+
+from harness.model import Batch, CallResult, Outcome, ToolCall
+from harness.run import RunResult, RunStatus, run
+from harness.scenario import Scenario, ScenarioError, find_scenario, load_scenario, scenario_names
+from harness.schedulers import Scheduler, SchedulerContext, get_scheduler, scheduler_names
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Batch",
+    "CallResult",
+    "Outcome",
+    "RunResult",
+    "RunStatus",
+    "Scenario",
+    "ScenarioError",
+    "Scheduler",
+    "SchedulerContext",
+    "ToolCall",
+    "__version__",
+    "find_scenario",
+    "get_scheduler",
+    "load_scenario",
+    "run",
+    "scenario_names",
+    "scheduler_names",
+]

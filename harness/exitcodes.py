@@ -1,0 +1,18 @@
+"""Process exit codes of the `harness` command, one per kind of verdict.
+
+Owns the numbers (documented in the README); it never decides which applies.
+"""
+
+from __future__ import annotations
+
+import enum
+
+
+class ExitCode(enum.IntEnum):
+    PASS = 0
+    SAFETY_VIOLATION = 1
+    USAGE_ERROR = 2
+    LIVENESS_VIOLATION = 3
+    CONTRACT_ERROR = 4  # the scheduler raised, yielded garbage or returned the wrong thing
+    NONDETERMINISM = 5
+    HARNESS_BUG = 70  # EX_SOFTWARE: a bug in the harness itself

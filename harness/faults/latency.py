@@ -1,0 +1,98 @@
+"""Latency models: how long one attempt of a call takes, drawn from a named random stream.
+
+Owns the distributions and their data spelling (`{fixed = 3000}`, `{uniform = [100, 900]}`,
+`{lognormal = {median = 3000, sigma = 0.4}}`). Every model returns whole milliseconds >= 0. It never
+chooses the stream: the executor passes `latency/<call id>/<attempt>`, which is what makes a call's
+latency independent of the scheduler.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+
+class LatencyModel(Protocol):
+    def sample(self, rng: random.Random) -> int: ...
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Fixed:
+    ms: int
+
+    def sample(self, rng: random.Random) -> int:
+        return self.ms
+
+    def to_json(self) -> dict[str, Any]:
+        return {"fixed": self.ms}
+
+
+@dataclass(frozen=True, slots=True)
+class Uniform:
+    low: int
+    high: int
+
+    def sample(self, rng: random.Random) -> int:
+        return rng.randint(self.low, self.high)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"uniform": [self.low, self.high]}
+
+
+@dataclass(frozen=True, slots=True)
+class LogNormal:
+    """Log-normal with the given median (ms) and shape sigma; the usual shape of RPC latency."""
+
+    median: int
+    sigma: float
+
+    def sample(self, rng: random.Random) -> int:
+        return max(0, round(rng.lognormvariate(math.log(self.median), self.sigma)))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"lognormal": {"median": self.median, "sigma": self.sigma}}
+
+
+class LatencySpecError(ValueError):
+    """A latency spelling is wrong; the message says what was expected."""
+
+
+def parse_latency(data: Any) -> LatencyModel:
+    """Parse the data spelling of a latency model; raises LatencySpecError saying what was expected."""
+    expected = (
+        "a table with exactly one of: fixed = MS, uniform = [LOW, HIGH], "
+        "lognormal = {median = MS, sigma = S}"
+    )
+    if isinstance(data, int) and not isinstance(data, bool):
+        data = {"fixed": data}
+    if not isinstance(data, Mapping) or len(data) != 1:
+        raise LatencySpecError(f"expected {expected}, got {data!r}")
+    ((kind, value),) = data.items()
+    if kind == "fixed":
+        return Fixed(_ms(value, "fixed"))
+    if kind == "uniform":
+        if not isinstance(value, list | tuple) or len(value) != 2:
+            raise LatencySpecError(f"uniform expects [LOW, HIGH], got {value!r}")
+        low, high = _ms(value[0], "uniform low"), _ms(value[1], "uniform high")
+        if low > high:
+            raise LatencySpecError(f"uniform expects LOW <= HIGH, got [{low}, {high}]")
+        return Uniform(low, high)
+    if kind == "lognormal":
+        if not isinstance(value, Mapping) or set(value) != {"median", "sigma"}:
+            raise LatencySpecError(f"lognormal expects {{median = MS, sigma = S}}, got {value!r}")
+        sigma = value["sigma"]
+        if not isinstance(sigma, int | float) or isinstance(sigma, bool) or not 0 <= sigma <= 5:
+            raise LatencySpecError(f"lognormal sigma must be a number in [0, 5], got {sigma!r}")
+        return LogNormal(_ms(value["median"], "lognormal median"), float(sigma))
+    raise LatencySpecError(f"unknown latency model {kind!r}; expected {expected}")
+
+
+def _ms(value: Any, what: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise LatencySpecError(f"{what} must be a whole number of milliseconds >= 0, got {value!r}")
+    return value

@@ -1,0 +1,46 @@
+"""A run as one JSON object: the machine-readable face of `harness run --format json`.
+
+Owns the field names users script against. It never prints and never re-runs anything.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.run import RunResult
+from harness.sim.trace import canonical_json
+
+
+def run_to_json(result: RunResult, *, version: str) -> dict[str, Any]:
+    scenario = result.scenario
+    return {
+        "scenario": scenario.name,
+        "scheduler": result.scheduler,
+        "seed": result.seed,
+        "harness_version": version,
+        "status": result.status.value,
+        "error": result.error,
+        "makespan_ms": result.makespan_ms,
+        "fingerprint": result.fingerprint,
+        "trace_sha256": result.trace_sha256,
+        "world_digest": result.final.digest(),
+        "batches": [
+            {"index": b.index, "label": b.batch.label, "start_ms": b.start_ms, "end_ms": b.end_ms,
+             "status": b.status.value, "reported": [r.call_id for r in b.results]}
+            for b in result.batches
+        ],
+        "results": [r.to_json() for r in result.results],
+        "final_files": result.final_files(),
+        "reproduce": reproduce_command(result),
+    }
+
+
+def reproduce_command(result: RunResult) -> str:
+    scenario = result.scenario
+    builtin = scenario.path is None or scenario.path.endswith(f"/{scenario.name}.toml")
+    target = scenario.name if builtin else scenario.path
+    return f"harness run {target} --scheduler {result.scheduler} --seed {result.seed}"
+
+
+def dumps(document: dict[str, Any]) -> str:
+    return canonical_json(document)

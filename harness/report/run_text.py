@@ -1,0 +1,85 @@
+"""A run as text for a person: header (every knob, doubling as the reproduce recipe), timeline,
+results, makespan and fingerprint.
+
+Owns the layout of `harness run --format text`. It renders with rich onto a given console and never
+computes anything a JSON reader could not also see.
+"""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from harness.report.run_json import reproduce_command
+from harness.run import RunResult
+from harness.sim.trace import TraceEvent
+
+
+def render_run(result: RunResult, console: Console, *, version: str) -> None:
+    scenario = result.scenario
+    limits = scenario.limits
+    header = Table.grid(padding=(0, 2))
+    header.add_row("scenario", f"{scenario.name}  ({scenario.path or 'in memory'})")
+    if scenario.source:
+        header.add_row("source", scenario.source)
+    header.add_row("scheduler", result.scheduler)
+    header.add_row("seed", str(result.seed))
+    header.add_row("limits", f"time_bound_ms={limits.time_bound_ms} event_budget={limits.event_budget}")
+    header.add_row("harness", version)
+    header.add_row("reproduce", reproduce_command(result))
+    console.print(header)
+
+    tools = {call.id: call.name for call in scenario.calls}
+    timeline = Table(title="timeline", title_justify="left", box=None, pad_edge=False)
+    for column, justify in (("t ms", "right"), ("call", "left"), ("tool", "left"), ("event", "left")):
+        timeline.add_column(column, justify=justify)  # type: ignore[arg-type]
+    for event in result.trace:
+        described = describe_event(event)
+        if described is None:
+            continue
+        call = event.get("call", "")
+        timeline.add_row(str(event["t"]), call, tools.get(call, ""), described)
+    console.print(timeline)
+
+    results = Table(title="results (as reported)", title_justify="left", box=None, pad_edge=False)
+    for column in ("id", "outcome", "start", "end", "attempts", "value / error"):
+        results.add_column(column)
+    for r in result.results:
+        shown = r.error if r.error is not None else _brief(r.value)
+        results.add_row(r.call_id, r.outcome.value, str(r.start_ms), str(r.end_ms), str(r.attempts), shown)
+    console.print(results)
+    console.print(f"status       {result.status.value}" + (f"  ({result.error})" if result.error else ""))
+    console.print(f"makespan     {result.makespan_ms} ms")
+    console.print(f"fingerprint  {result.fingerprint}")
+
+
+def describe_event(event: TraceEvent) -> str | None:
+    """One line for a trace event, or None for bookkeeping events a reader does not need."""
+    ev = event["ev"]
+    if ev == "start":
+        return "start" + (f" (attempt {event['attempt']})" if event.get("attempt", 1) != 1 else "")
+    if ev == "touch":
+        return f"{event['op']} {event['target']}"
+    if ev == "end":
+        text = f"end {event['outcome']}"
+        if event.get("error"):
+            text += f": {event['error']}"
+        return text + (" (detached: result already reported)" if event.get("detached") else "")
+    if ev == "abandon":
+        return f"abandoned as {event['outcome']}: {event['reason']}" + (" (keeps running)" if event.get("detached") else "")
+    if ev == "note":
+        return f"scheduler: {event['text']}"
+    if ev == "batch":
+        return f"batch {event['index']} '{event['label']}' begins"
+    if ev == "report":
+        return "results reported: " + ", ".join(event["order"])
+    if ev == "scheduler_failed":
+        return f"scheduler failed ({event['status']}): {event['error']}"
+    return None
+
+
+def _brief(value: object, limit: int = 70) -> str:
+    from harness.sim.trace import canonical_json
+
+    text = canonical_json(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

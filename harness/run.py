@@ -1,0 +1,209 @@
+"""`run(scenario, scheduler, seed)`: one deterministic simulation, start to finish.
+
+Owns the run loop: build the world, give each batch of the scenario to the scheduler as a SimPy
+process, contain whatever the scheduler does (raise, yield garbage, never return), let calls the
+scheduler abandoned run out, and package trace, results and the final world as a `RunResult`. A run
+is a pure function of (scenario, scheduler, seed, harness version). It never judges the results
+(oracles do) and never prints.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Generator, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import simpy
+
+from harness.model import Batch, CallResult
+from harness.scenario.spec import Scenario
+from harness.schedulers.context import Scheduler, SchedulerContext
+from harness.sim.kernel import Kernel, StopReason
+from harness.sim.trace import TraceEvent, fingerprint
+from harness.world.state import WorldState
+from harness.world.world import World
+
+
+class RunStatus(enum.StrEnum):
+    """How the scheduler behaved, before any oracle looks at what it did."""
+
+    COMPLETED = "completed"  # every batch's scheduler returned a list of CallResult
+    SCHEDULER_ERROR = "scheduler-error"  # the scheduler raised
+    CONTRACT_ERROR = "contract-error"  # it yielded or returned something that breaks the contract
+    HANG = "hang"  # it never returned: deadlock, time bound or event budget
+
+
+@dataclass(frozen=True)
+class BatchRun:
+    """One batch as it ran: when it started and ended and what the scheduler reported."""
+
+    index: int
+    batch: Batch
+    start_ms: int
+    end_ms: int
+    results: tuple[CallResult, ...]
+    status: RunStatus
+    stop: StopReason
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class RunResult:
+    scenario: Scenario
+    scheduler: str
+    seed: int
+    batches: tuple[BatchRun, ...]
+    trace: tuple[TraceEvent, ...]
+    initial: WorldState
+    world: World = field(repr=False)
+    makespan_ms: int
+    status: RunStatus
+    error: str | None = None
+
+    @property
+    def results(self) -> tuple[CallResult, ...]:
+        return tuple(result for batch in self.batches for result in batch.results)
+
+    @cached_property
+    def final(self) -> WorldState:
+        return self.world.state()
+
+    @cached_property
+    def trace_sha256(self) -> str:
+        from harness.sim.trace import TraceRecorder
+
+        recorder = TraceRecorder()
+        recorder.events.extend(self.trace)
+        return recorder.sha256()
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """SHA-256 over the canonical trace and the final world digest."""
+        return fingerprint(self.trace_sha256, self.final.digest())
+
+    def final_files(self) -> dict[str, str]:
+        """Path -> SHA-256 of the content, for every regular file of the final world."""
+        return {path: digest for path, digest in self.final.to_json()["files"].items()}
+
+
+class _Contained(Exception):
+    """Raised inside the driver to end a batch whose scheduler broke the contract."""
+
+
+def run(scenario: Scenario, scheduler: Scheduler, seed: int) -> RunResult:
+    """Run every batch of `scenario` under `scheduler` with random streams from `seed`."""
+    kernel = Kernel(seed, scenario.limits)
+    world = World.from_state(scenario.world)
+    name = getattr(scheduler, "name", type(scheduler).__name__)
+    kernel.record("run", scenario=scenario.name, scheduler=name, seed=seed)
+    batch_runs: list[BatchRun] = []
+    contexts: list[SchedulerContext] = []
+    status, error = RunStatus.COMPLETED, None
+    for index, batch in enumerate(scenario.batches):
+        ctx = SchedulerContext(kernel, world, scenario.catalogue, batch, name, scenario.call_latency)
+        contexts.append(ctx)
+        driver = _Driver(scheduler, batch, ctx)
+        start = kernel.now
+        kernel.record("batch", index=index, label=batch.label, calls=list(batch.ids))
+        process = kernel.env.process(driver.drive())
+        try:
+            stop = kernel.run_until(process)
+        except Exception as exc:  # an event of the scheduler's own failed with nobody waiting
+            stop, driver.status, driver.error = StopReason.DONE, RunStatus.SCHEDULER_ERROR, _describe(exc)
+        if stop is not StopReason.DONE and driver.status is RunStatus.COMPLETED:
+            driver.status = RunStatus.HANG
+            pending = [h.call.id for h in ctx.handles if not h.triggered]
+            driver.error = f"scheduler did not return ({stop.value})" + (
+                f"; calls still pending: {', '.join(pending)}" if pending else "")
+        kernel.record("batch_end", index=index, status=driver.status.value, stop=stop.value,
+                      reported=[r.call_id for r in driver.results], error=driver.error)
+        batch_runs.append(BatchRun(index, batch, start, kernel.now, tuple(driver.results), driver.status,
+                                   stop, driver.error))
+        if driver.status is not RunStatus.COMPLETED:
+            status, error = driver.status, driver.error
+            break
+    makespan = batch_runs[-1].end_ms if batch_runs else 0
+    if status is RunStatus.COMPLETED:
+        # Calls the scheduler abandoned may still be running; their effects belong in the world.
+        # Wait for those only, not for background processes a scheduler left behind.
+        running = [h.process for c in contexts for h in c.handles if h.process is not None and h.process.is_alive]
+        try:
+            if running:
+                kernel.run_until(kernel.env.all_of(running))
+        except Exception as exc:
+            status, error = RunStatus.SCHEDULER_ERROR, _describe(exc)
+    kernel.record("quiesce", makespan=makespan)
+    return RunResult(scenario, name, seed, tuple(batch_runs), tuple(kernel.trace.events), scenario.world,
+                     world, makespan, status, error)
+
+
+class _Driver:
+    """Runs the user's scheduler generator, checking every yield and the returned value."""
+
+    def __init__(self, scheduler: Scheduler, batch: Batch, ctx: SchedulerContext) -> None:
+        self.scheduler, self.batch, self.ctx = scheduler, batch, ctx
+        self.results: list[CallResult] = []
+        self.status = RunStatus.COMPLETED
+        self.error: str | None = None
+
+    def drive(self) -> Generator[simpy.Event, Any, None]:
+        try:
+            produced = self.scheduler(self.batch, self.ctx)
+        except Exception as exc:
+            self._fail(RunStatus.SCHEDULER_ERROR, _describe(exc))
+            return
+        if isinstance(produced, Generator):
+            try:
+                returned = yield from self._steps(produced)
+            except _Contained:
+                return
+        else:
+            returned = produced  # a plain function that returned its results without waiting
+        self._accept(returned)
+
+    def _steps(self, gen: Generator[Any, Any, Any]) -> Generator[simpy.Event, Any, Any]:
+        send: Any = None
+        throw: BaseException | None = None
+        while True:
+            try:
+                item = gen.throw(throw) if throw is not None else gen.send(send)
+            except StopIteration as stop:
+                return stop.value
+            except Exception as exc:
+                self._fail(RunStatus.SCHEDULER_ERROR, _describe(exc))
+                raise _Contained from None
+            if not isinstance(item, simpy.Event):
+                gen.close()
+                self._fail(RunStatus.CONTRACT_ERROR, f"scheduler yielded {_short(item)}, not a SimPy event")
+                raise _Contained
+            try:
+                send, throw = (yield item), None
+            except Exception as exc:  # a failed event: hand the exception to the scheduler
+                send, throw = None, exc
+
+    def _accept(self, returned: Any) -> None:
+        if not isinstance(returned, Sequence) or isinstance(returned, str | bytes):
+            self._fail(RunStatus.CONTRACT_ERROR, f"scheduler returned {_short(returned)}, not a list of CallResult")
+            return
+        bad = [i for i, r in enumerate(returned) if not isinstance(r, CallResult)]
+        if bad:
+            self._fail(RunStatus.CONTRACT_ERROR,
+                       f"scheduler returned {_short(returned[bad[0]])} at position {bad[0]}, not a CallResult")
+            return
+        self.results = list(returned)
+        self.ctx.kernel.record("report", order=[r.call_id for r in self.results])
+
+    def _fail(self, status: RunStatus, error: str) -> None:
+        self.status, self.error = status, error
+        self.ctx.kernel.record("scheduler_failed", status=status.value, error=error)
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."

@@ -1,0 +1,50 @@
+"""Finding scenarios by name: the built-in `scenarios/` directory, or a path to a file.
+
+Owns the search order and the error for an unknown name (which lists the valid ones). It never
+parses a file itself (see `load`).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from harness.scenario.load import load_scenario
+from harness.scenario.spec import Scenario
+
+
+class UnknownScenarioError(LookupError):
+    def __init__(self, name: str, valid: list[str]) -> None:
+        super().__init__(f"unknown scenario {name!r}; valid: {', '.join(valid)} (or a path to a .toml file)")
+        self.name, self.valid = name, valid
+
+
+def builtin_dir() -> Path:
+    """Where the built-in scenarios live: inside an installed wheel, or the source checkout."""
+    package = Path(__file__).resolve().parent.parent
+    for candidate in (package / "_builtin_scenarios", package.parent / "scenarios"):
+        if candidate.is_dir():
+            return candidate
+    return package.parent / "scenarios"
+
+
+def scenario_names() -> list[str]:
+    return sorted(p.stem for p in builtin_dir().glob("*.toml"))
+
+
+def find_scenario(name_or_path: str) -> Scenario:
+    """A built-in scenario by name, or a scenario file by path."""
+    candidate = Path(name_or_path)
+    if name_or_path.endswith(".toml") or "/" in name_or_path:
+        if not candidate.is_file():
+            raise UnknownScenarioError(name_or_path, scenario_names())
+        return load_scenario(candidate)
+    return _load_builtin(name_or_path)
+
+
+@lru_cache(maxsize=64)
+def _load_builtin(name: str) -> Scenario:
+    path = builtin_dir() / f"{name}.toml"
+    if not path.is_file():
+        raise UnknownScenarioError(name, scenario_names())
+    return load_scenario(path)

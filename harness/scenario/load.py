@@ -1,0 +1,251 @@
+"""Loading scenario files: TOML in, a validated `Scenario` out, or a `ScenarioError` that names the
+file, the field and what was expected.
+
+Owns the file format. Scenario files are data: they are parsed with `tomllib` and never executed,
+imported or evaluated. Unknown keys are errors, so a typo cannot silently change a scenario.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import tomllib
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from harness.faults.latency import LatencyModel, LatencySpecError, parse_latency
+from harness.model import Batch, ToolCall
+from harness.scenario.spec import Scenario
+from harness.sim.kernel import Limits
+from harness.tools.catalogue import BUILTIN, Catalogue
+from harness.tools.spec import Declared, SideEffect
+from harness.world.state import WorldState
+from harness.world.world import World
+
+
+class ScenarioError(ValueError):
+    """A scenario file is malformed. `str()` is one line: `file: field: expected X, got Y`."""
+
+    def __init__(self, file: str, field: str, expected: str, got: Any = None, *, has_got: bool = True) -> None:
+        detail = f"expected {expected}" + (f", got {_show(got)}" if has_got else "")
+        super().__init__(f"{file}: {field}: {detail}")
+        self.file, self.field, self.expected = file, field, expected
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+_TOP_KEYS = {"name", "description", "source", "time_bound_ms", "event_budget", "world", "tools", "batches"}
+_WORLD_KEYS = {"cwd", "home", "case_sensitive", "env", "dirs", "files", "symlinks", "hardlinks"}
+_TOOL_KEYS = {"latency", "declared", "stops_on_cancel"}
+_BATCH_KEYS = {"label", "calls"}
+_CALL_KEYS = {"id", "name", "arguments", "latency"}
+_DECLARED_BOOLS = {"read_only", "idempotent", "interactive", "needs_confirmation", "honours_cancel", "exclusive"}
+
+
+class _Reader:
+    """Field-by-field validation with the error location built up as it descends."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+
+    def fail(self, field: str, expected: str, got: Any = None, *, has_got: bool = True) -> ScenarioError:
+        return ScenarioError(self.file, field, expected, got, has_got=has_got)
+
+    def table(self, value: Any, field: str, allowed: set[str]) -> Mapping[str, Any]:
+        if not isinstance(value, Mapping):
+            raise self.fail(field, "a table", value)
+        unknown = sorted(set(value) - allowed)
+        if unknown:
+            where = f"{field}.{unknown[0]}" if field else unknown[0]
+            raise self.fail(where, f"one of the keys {', '.join(sorted(allowed))} (unknown key)", has_got=False)
+        return value
+
+    def string(self, value: Any, field: str, *, nonempty: bool = True) -> str:
+        if not isinstance(value, str) or (nonempty and not value):
+            raise self.fail(field, "a non-empty string" if nonempty else "a string", value)
+        return value
+
+    def boolean(self, value: Any, field: str) -> bool:
+        if not isinstance(value, bool):
+            raise self.fail(field, "true or false", value)
+        return value
+
+    def positive(self, value: Any, field: str) -> int:
+        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+            raise self.fail(field, "a positive integer", value)
+        return value
+
+    def abs_path(self, value: Any, field: str) -> str:
+        path = self.string(value, field)
+        if not path.startswith("/"):
+            raise self.fail(field, "an absolute path (starting with /)", value)
+        return posixpath.normpath(path)
+
+    def latency(self, value: Any, field: str) -> LatencyModel:
+        try:
+            return parse_latency(value)
+        except LatencySpecError as exc:
+            raise ScenarioError(self.file, field, str(exc).removeprefix("expected "), has_got=False) from None
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and validate one scenario file."""
+    file = str(path)
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise ScenarioError(file, "(file)", "a readable file", exc.strerror or str(exc)) from None
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ScenarioError(file, "(file)", "UTF-8 text", has_got=False) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(file, "(syntax)", f"valid TOML ({exc})", has_got=False) from None
+    return scenario_from_data(data, file)
+
+
+def scenario_from_data(data: Any, file: str = "<data>") -> Scenario:
+    """Validate already-parsed scenario data (a TOML document as a dict)."""
+    r = _Reader(file)
+    top = r.table(data, "", _TOP_KEYS)
+    if "name" not in top:
+        raise r.fail("name", "a non-empty string (the scenario's name)", has_got=False)
+    name = r.string(top["name"], "name")
+    limits = Limits(
+        time_bound_ms=r.positive(top.get("time_bound_ms", Limits().time_bound_ms), "time_bound_ms"),
+        event_budget=r.positive(top.get("event_budget", Limits().event_budget), "event_budget"),
+    )
+    world = _world(r, top.get("world", {}))
+    catalogue = _tools(r, top.get("tools", {}))
+    batches, call_latency = _batches(r, top.get("batches"))
+    return Scenario(
+        name=name,
+        batches=batches,
+        world=world,
+        catalogue=catalogue,
+        limits=limits,
+        call_latency=call_latency,
+        description=r.string(top.get("description", ""), "description", nonempty=False),
+        source=r.string(top.get("source", ""), "source", nonempty=False),
+        path=file,
+    )
+
+
+def _world(r: _Reader, value: Any) -> WorldState:
+    w = r.table(value, "world", _WORLD_KEYS)
+    cwd = r.abs_path(w.get("cwd", "/"), "world.cwd")
+    home = r.abs_path(w.get("home", "/home/user"), "world.home")
+    case_sensitive = r.boolean(w.get("case_sensitive", True), "world.case_sensitive")
+    env_table = w.get("env", {})
+    if not isinstance(env_table, Mapping) or not all(isinstance(v, str) for v in env_table.values()):
+        raise r.fail("world.env", "a table of string values", env_table)
+    dirs_value = w.get("dirs", [])
+    if not isinstance(dirs_value, list):
+        raise r.fail("world.dirs", "a list of absolute paths", dirs_value)
+    dirs = [r.abs_path(d, f"world.dirs[{i}]") for i, d in enumerate(dirs_value)]
+    files_table = w.get("files", {})
+    if not isinstance(files_table, Mapping):
+        raise r.fail("world.files", "a table of path = content", files_table)
+    files = []
+    for path, content in files_table.items():
+        field = f"world.files.{json.dumps(path)}"
+        files.append((r.abs_path(path, field), r.string(content, field, nonempty=False)))
+    links_table = w.get("symlinks", {})
+    if not isinstance(links_table, Mapping):
+        raise r.fail("world.symlinks", "a table of link path = target", links_table)
+    symlinks = [(r.abs_path(p, f"world.symlinks.{json.dumps(p)}"), r.string(t, f"world.symlinks.{json.dumps(p)}"))
+                for p, t in links_table.items()]
+    groups_value = w.get("hardlinks", [])
+    if not isinstance(groups_value, list):
+        raise r.fail("world.hardlinks", "a list of path lists, e.g. [['/a', '/b']]", groups_value)
+    file_paths = {p for p, _ in files}
+    hardlinks = []
+    for i, group in enumerate(groups_value):
+        field = f"world.hardlinks[{i}]"
+        if not isinstance(group, list) or len(group) < 2:
+            raise r.fail(field, "a list of at least two absolute paths", group)
+        paths = tuple(r.abs_path(p, f"{field}[{j}]") for j, p in enumerate(group))
+        if paths[0] not in file_paths:
+            raise r.fail(f"{field}[0]", "a path listed in world.files (the file the others link to)", paths[0])
+        hardlinks.append(paths)
+    # Building the world once validates the structure (e.g. a file inside a file) and normalises
+    # it into canonical form.
+    world = World(case_sensitive=case_sensitive, cwd=cwd, home=home, env=dict(env_table))
+    try:
+        world.populate(dirs=dirs, files=files, symlinks=symlinks, hardlinks=hardlinks)
+    except OSError as exc:
+        raise r.fail("world", "a consistent file tree", f"{exc.strerror or exc}: {exc.filename}") from None
+    return world.state()
+
+
+def _tools(r: _Reader, value: Any) -> Catalogue:
+    tools = r.table(value, "tools", set(BUILTIN))
+    catalogue = BUILTIN
+    for tool_name, override in tools.items():
+        base = f"tools.{tool_name}"
+        o = r.table(override, base, _TOOL_KEYS)
+        spec = catalogue[tool_name]
+        if "latency" in o:
+            spec = replace(spec, latency=r.latency(o["latency"], f"{base}.latency"))
+        if "stops_on_cancel" in o:
+            spec = replace(spec, stops_on_cancel=r.boolean(o["stops_on_cancel"], f"{base}.stops_on_cancel"))
+        if "declared" in o:
+            spec = replace(spec, declared=_declared(r, spec.declared, o["declared"], f"{base}.declared"))
+        catalogue = catalogue.replace_tool(spec)
+    return catalogue
+
+
+def _declared(r: _Reader, declared: Declared, value: Any, field: str) -> Declared:
+    d = r.table(value, field, _DECLARED_BOOLS | {"side_effect", "category"})
+    changes: dict[str, Any] = {k: r.boolean(v, f"{field}.{k}") for k, v in d.items() if k in _DECLARED_BOOLS}
+    if "side_effect" in d:
+        choices = [s.value for s in SideEffect]
+        if d["side_effect"] not in choices:
+            raise r.fail(f"{field}.side_effect", f"one of {', '.join(choices)}", d["side_effect"])
+        changes["side_effect"] = SideEffect(d["side_effect"])
+    if "category" in d:
+        changes["category"] = r.string(d["category"], f"{field}.category")
+    return replace(declared, **changes)
+
+
+def _batches(r: _Reader, value: Any) -> tuple[tuple[Batch, ...], dict[str, LatencyModel]]:
+    if not isinstance(value, list) or not value:
+        raise r.fail("batches", "a non-empty array of tables ([[batches]])", value, has_got=value is not None)
+    batches: list[Batch] = []
+    latencies: dict[str, LatencyModel] = {}
+    seen: set[str] = set()
+    for b, batch_value in enumerate(value):
+        where = f"batches[{b}]"
+        batch = r.table(batch_value, where, _BATCH_KEYS)
+        calls_value = batch.get("calls")
+        if not isinstance(calls_value, list) or not calls_value:
+            raise r.fail(f"{where}.calls", "a non-empty array of tables ([[batches.calls]])", calls_value,
+                         has_got=calls_value is not None)
+        calls: list[ToolCall] = []
+        for c, call_value in enumerate(calls_value):
+            at = f"{where}.calls[{c}]"
+            call = r.table(call_value, at, _CALL_KEYS)
+            for required in ("id", "name"):
+                if required not in call:
+                    raise r.fail(f"{at}.{required}", "a non-empty string", has_got=False)
+            call_id = r.string(call["id"], f"{at}.id")
+            if call_id in seen:
+                raise r.fail(f"{at}.id", "an id not used by another call in the scenario", call_id)
+            seen.add(call_id)
+            arguments = call.get("arguments", "{}")
+            if isinstance(arguments, Mapping):
+                arguments = json.dumps(arguments)
+            elif not isinstance(arguments, str):
+                raise r.fail(f"{at}.arguments", "the raw JSON string the model emitted, or an inline table",
+                             arguments)
+            if "latency" in call:
+                latencies[call_id] = r.latency(call["latency"], f"{at}.latency")
+            calls.append(ToolCall(call_id, r.string(call["name"], f"{at}.name"), arguments, c))
+        label = r.string(batch.get("label", f"batch-{b + 1}"), f"{where}.label")
+        batches.append(Batch(tuple(calls), label))
+    return tuple(batches), latencies

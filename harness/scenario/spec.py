@@ -1,0 +1,42 @@
+"""`Scenario`: a named workload as a value — initial world, batches, tool overrides, limits.
+
+Owns the in-memory shape of a scenario. It never reads files (see `load`) and never runs anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from harness.faults.latency import LatencyModel
+from harness.model import Batch, ToolCall
+from harness.sim.kernel import Limits
+from harness.tools.catalogue import BUILTIN, Catalogue
+from harness.world.state import WorldState
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    batches: tuple[Batch, ...]
+    world: WorldState = field(default_factory=WorldState)
+    catalogue: Catalogue = field(default_factory=lambda: BUILTIN)
+    limits: Limits = field(default_factory=Limits)
+    call_latency: Mapping[str, LatencyModel] = field(default_factory=dict)
+    description: str = ""
+    source: str = ""
+    path: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.batches:
+            raise ValueError(f"scenario {self.name!r} has no batches")
+        seen: set[str] = set()
+        for batch in self.batches:
+            for call in batch:
+                if call.id in seen:
+                    raise ValueError(f"scenario {self.name!r}: call id {call.id!r} is used twice")
+                seen.add(call.id)
+
+    @property
+    def calls(self) -> tuple[ToolCall, ...]:
+        return tuple(call for batch in self.batches for call in batch)

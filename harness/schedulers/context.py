@@ -1,0 +1,218 @@
+"""The scheduler contract: what a scheduler is given and what it must give back.
+
+Owns `SchedulerContext` (the only door from a scheduler to the simulation), `CallHandle` (a SimPy
+event that a started call settles with its `CallResult`) and the execution of one call attempt on
+the virtual clock: latency drawn from `latency/<call id>/<attempt>`, behaviour stepped through its
+touch points, touches and lifecycle written to the trace. A scheduler sees only declared metadata;
+behaviour, latencies and the world stay behind this contract. It never decides an order itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import simpy
+
+from harness.faults.latency import LatencyModel
+from harness.model import Batch, CallResult, Outcome, ToolCall
+from harness.sim.kernel import Kernel
+from harness.tools.catalogue import prepare
+from harness.tools.spec import Declared, ToolError, ToolIO, ToolSpec
+from harness.world.world import World, WorldError
+
+#: What a scheduler's process returns: one result per call, in the order it reports them.
+SchedulerProcess = Generator[simpy.Event, Any, Sequence[CallResult]]
+
+
+@runtime_checkable
+class Scheduler(Protocol):
+    """A scheduling policy under test.
+
+    Calling it with a batch and a context returns a SimPy process generator (yield events from the
+    context, return the results). `name` identifies it in traces, reports and reproduce commands.
+    """
+
+    name: str
+
+    def __call__(self, batch: Batch, ctx: SchedulerContext) -> SchedulerProcess: ...
+
+
+class CallHandle(simpy.Event):
+    """A started call. Yield it to wait for its `CallResult`.
+
+    It settles when the attempt finishes, or earlier when the scheduler abandons it (cancel or
+    timeout); in that case the attempt may keep running detached if the tool ignores cancellation.
+    """
+
+    def __init__(self, env: simpy.Environment, call: ToolCall, attempt: int, started_ms: int) -> None:
+        super().__init__(env)
+        self.call = call
+        self.attempt = attempt
+        self.started_ms = started_ms
+        self.process: simpy.Process | None = None
+        self.stops_on_cancel = True
+        self.finished = False  # the attempt itself has ended (not merely been abandoned)
+
+    @property
+    def result(self) -> CallResult:
+        if not self.triggered:
+            raise RuntimeError(f"call {self.call.id} has not settled yet")
+        value = self.value
+        assert isinstance(value, CallResult)
+        return value
+
+
+class SchedulerContext:
+    """Everything a scheduler may use for one batch.
+
+    Time: `now`, `sleep(ms)`, `all_of`, `any_of`, `resource(capacity)`. Calls: `start`, `cancel`,
+    `with_timeout`. Knowledge: `declared(call)`, `resource_keys(call)`, `cwd` (the planner's view of
+    the session at the start of the batch). Nothing here reveals latencies or real behaviour.
+    """
+
+    def __init__(self, kernel: Kernel, world: World, catalogue: Mapping[str, ToolSpec], batch: Batch,
+                 scheduler_name: str, call_latency: Mapping[str, LatencyModel] | None = None) -> None:
+        self.kernel = kernel
+        self._call_latency = call_latency or {}
+        self.env = kernel.env
+        self._world = world
+        self._catalogue = catalogue
+        self.batch = batch
+        self.scheduler_name = scheduler_name
+        self.cwd = world.cwd
+        self.home = world.home
+        self.handles: list[CallHandle] = []
+
+    # -- time -------------------------------------------------------------------------------
+
+    @property
+    def now(self) -> int:
+        return self.kernel.now
+
+    def sleep(self, ms: int) -> simpy.Timeout:
+        return self.kernel.delay(ms)
+
+    def all_of(self, events: Iterable[simpy.Event]) -> simpy.Event:
+        return simpy.AllOf(self.env, list(events))
+
+    def any_of(self, events: Iterable[simpy.Event]) -> simpy.Event:
+        return simpy.AnyOf(self.env, list(events))
+
+    def resource(self, capacity: int) -> simpy.Resource:
+        """A FIFO semaphore on the virtual clock (requests are served in request order)."""
+        return simpy.Resource(self.env, capacity=capacity)
+
+    def note(self, text: str, call: ToolCall | None = None) -> None:
+        """Write a scheduler decision into the trace (shown in timelines)."""
+        self.kernel.record("note", call=call.id if call else None, text=text)
+
+    # -- knowledge --------------------------------------------------------------------------
+
+    def declared(self, call: ToolCall) -> Declared | None:
+        """The declared metadata of the call's tool, or None for a tool the runtime does not know."""
+        spec = self._catalogue.get(call.name)
+        return spec.declared if spec else None
+
+    def resource_keys(self, call: ToolCall) -> tuple[str, ...]:
+        declared = self.declared(call)
+        if declared is None:
+            return ()
+        return declared.resource_keys.compute(call.parsed_arguments(), self.cwd, self.home)
+
+    # -- calls ------------------------------------------------------------------------------
+
+    def start(self, call: ToolCall, *, attempt: int = 1, idempotency_key: str | None = None) -> CallHandle:
+        """Start one attempt of `call` now; the returned handle settles with its result."""
+        if call not in self.batch.calls:
+            raise ValueError(f"call {call.id!r} is not part of this batch")
+        handle = CallHandle(self.env, call, attempt, self.now)
+        self.handles.append(handle)
+        handle.process = self.env.process(self._execute(handle, idempotency_key))
+        return handle
+
+    def cancel(self, handle: CallHandle, *, outcome: Outcome = Outcome.CANCELLED, reason: str = "cancelled") -> bool:
+        """Abandon a running call, settling its handle with `outcome` now.
+
+        A tool that stops on cancel is interrupted (its remaining effects never land); one that
+        does not keeps running detached and its effects land later. Returns False if the call had
+        already settled.
+        """
+        if handle.triggered:
+            return False
+        call = handle.call
+        detached = not handle.stops_on_cancel and not handle.finished
+        self.kernel.record("abandon", call=call.id, attempt=handle.attempt, outcome=outcome.value,
+                           reason=reason, detached=detached or None)
+        handle.succeed(CallResult(call.id, outcome, None, reason, handle.attempt, handle.started_ms, self.now))
+        if not detached and handle.process is not None and handle.process.is_alive:
+            handle.process.interrupt(reason)
+        return True
+
+    def with_timeout(self, handle: CallHandle, ms: int) -> simpy.Event:
+        """An event that settles with the call's result, or after `ms` with a timeout result
+        (`asyncio.wait_for` semantics: the call is abandoned, see `cancel`)."""
+        return self.env.process(self._timeout(handle, ms))
+
+    def _timeout(self, handle: CallHandle, ms: int) -> Generator[simpy.Event, Any, CallResult]:
+        timer = self.sleep(ms)
+        yield simpy.AnyOf(self.env, [handle, timer])
+        if not handle.triggered:
+            self.cancel(handle, outcome=Outcome.TIMEOUT, reason=f"timed out after {ms} ms")
+        return handle.result
+
+    def _execute(self, handle: CallHandle, idempotency_key: str | None) -> Generator[simpy.Event, Any, None]:
+        kernel, call, attempt = self.kernel, handle.call, handle.attempt
+        prepared = prepare(call, self._catalogue)
+        kernel.record("start", call=call.id, tool=call.name, attempt=attempt)
+        if isinstance(prepared, str):
+            self._finish(handle, Outcome.ERROR, None, prepared)
+            return
+        spec, args = prepared
+        handle.stops_on_cancel = spec.stops_on_cancel
+        model = self._call_latency.get(call.id, spec.latency)
+        latency = model.sample(kernel.streams.stream("latency", call.id, attempt))
+        sink = _TouchSink(kernel, call.id, attempt)
+        behaviour = spec.behaviour(args, ToolIO(self._world, call.id, sink, idempotency_key))
+        begin = self.now
+        try:
+            fraction = next(behaviour)
+            while True:
+                target = begin + round(latency * min(max(fraction, 0.0), 1.0))
+                if target > self.now:
+                    yield kernel.delay(target - self.now)
+                fraction = next(behaviour)
+        except StopIteration as stop:
+            if self.now < begin + latency:  # a behaviour that returns early still takes its latency
+                yield kernel.delay(begin + latency - self.now)
+            self._finish(handle, Outcome.OK, stop.value, None)
+        except (ToolError, WorldError) as exc:
+            self._finish(handle, Outcome.ERROR, None, str(exc))
+        except simpy.Interrupt as interrupt:
+            behaviour.close()
+            handle.finished = True
+            kernel.record("end", call=call.id, attempt=attempt, outcome="cancelled", reason=str(interrupt.cause))
+
+    def _finish(self, handle: CallHandle, outcome: Outcome, value: Any, error: str | None) -> None:
+        handle.finished = True
+        detached = handle.triggered
+        self.kernel.record("end", call=handle.call.id, attempt=handle.attempt, outcome=outcome.value,
+                           error=error, detached=detached or None)
+        if not detached:
+            handle.succeed(CallResult(handle.call.id, outcome, value, error, handle.attempt,
+                                      handle.started_ms, self.now))
+
+
+class _TouchSink:
+    """Writes a behaviour's world touches into the trace, stamped with call and attempt."""
+
+    __slots__ = ("kernel", "call_id", "attempt")
+
+    def __init__(self, kernel: Kernel, call_id: str, attempt: int) -> None:
+        self.kernel, self.call_id, self.attempt = kernel, call_id, attempt
+
+    def __call__(self, op: str, target: str, digest: str | None) -> None:
+        self.kernel.record("touch", call=self.call_id, attempt=self.attempt, op=op, target=target, digest=digest)
+
+
+SchedulerFactory = Callable[..., Scheduler]

@@ -1,0 +1,53 @@
+"""`parallel`: every call at once.
+
+Rule: start all calls at the same instant; report in model order (LangGraph ToolNode, AutoGen)
+or, with `order="completion"`, in the order they finish (smolagents, goose) — the
+results-paired-with-the-wrong-call bug of REFERENCE.md pattern 4. An optional `max_workers` caps
+concurrency with a FIFO semaphore, as thread pools do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import Any, Literal
+
+import simpy
+
+from harness.model import Batch, CallResult, ToolCall
+from harness.schedulers.context import SchedulerContext, SchedulerProcess
+
+
+class Parallel:
+    description = "every call at once; results in model order (order=completion: as they finish)"
+
+    def __init__(self, order: Literal["model", "completion"] = "model", max_workers: int | None = None) -> None:
+        if order not in ("model", "completion"):
+            raise ValueError(f"order must be 'model' or 'completion', got {order!r}")
+        if max_workers is not None and max_workers < 1:
+            raise ValueError(f"max_workers must be >= 1, got {max_workers}")
+        self.order = order
+        self.max_workers = max_workers
+        self.name = "parallel" if order == "model" else "parallel_completion_order"
+        if max_workers is not None:
+            self.name += f"[max_workers={max_workers}]"
+
+    def __call__(self, batch: Batch, ctx: SchedulerContext) -> SchedulerProcess:
+        finished: list[CallResult] = []
+        pool = ctx.resource(self.max_workers) if self.max_workers else None
+        runs = [ctx.env.process(self._run(call, ctx, pool)) for call in batch]
+        for run in runs:
+            run.callbacks.append(lambda event: finished.append(event.value))
+        yield ctx.all_of(runs)
+        if self.order == "completion":
+            return finished
+        return [run.value for run in runs]
+
+    @staticmethod
+    def _run(call: ToolCall, ctx: SchedulerContext, pool: simpy.Resource | None) -> Generator[simpy.Event, Any, CallResult]:
+        if pool is None:
+            result: CallResult = yield ctx.start(call)
+            return result
+        with pool.request() as slot:
+            yield slot
+            result = yield ctx.start(call)
+            return result

@@ -1,0 +1,85 @@
+"""The simulation kernel: a `simpy.Environment` with integer-millisecond time and hard limits.
+
+Owns the virtual clock, the stepping loop with its event budget and virtual-time bound, and the
+reason a simulation stopped. SimPy breaks ties between events scheduled for the same time by an
+insertion counter, which is exactly the sequence-number rule we need, so the kernel relies on it
+instead of adding its own. It never knows about tools, worlds or schedulers.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass
+
+import simpy
+
+from harness.sim.streams import RandomStreams
+from harness.sim.trace import TraceRecorder
+
+
+class StopReason(enum.StrEnum):
+    """Why `Kernel.run_until` returned."""
+
+    DONE = "done"  # the awaited event happened
+    IDLE = "idle"  # nothing left to happen, but the awaited event never did: a deadlock
+    TIME_BOUND = "time-bound"  # the next event lies beyond the virtual-time bound
+    EVENT_BUDGET = "event-budget"  # too many events: a livelock or runaway scheduler
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Hard limits that keep the code under test from hanging the harness."""
+
+    time_bound_ms: int = 600_000
+    event_budget: int = 200_000
+
+    def __post_init__(self) -> None:
+        if self.time_bound_ms <= 0 or self.event_budget <= 0:
+            raise ValueError("time_bound_ms and event_budget must be positive")
+
+
+class Kernel:
+    """One simulation: clock, random streams and trace, stepped under `Limits`."""
+
+    __slots__ = ("env", "streams", "trace", "limits", "steps")
+
+    def __init__(self, seed: int, limits: Limits | None = None) -> None:
+        self.env = simpy.Environment()
+        self.streams = RandomStreams(seed)
+        self.trace = TraceRecorder()
+        self.limits = limits or Limits()
+        self.steps = 0
+
+    @property
+    def now(self) -> int:
+        # All delays are integers, so the float SimPy keeps is always integral.
+        return int(self.env.now)
+
+    def record(self, ev: str, **fields: object) -> None:
+        self.trace.record(self.now, ev, **fields)
+
+    def delay(self, ms: int) -> simpy.Timeout:
+        if not isinstance(ms, int) or ms < 0:
+            raise ValueError(f"virtual delays are non-negative integer milliseconds, got {ms!r}")
+        return self.env.timeout(ms)
+
+    def run_until(self, event: simpy.Event | None) -> StopReason:
+        """Step until `event` has been processed (or, with None, until nothing is left).
+
+        Stops early, without raising, at the virtual-time bound or the event budget.
+        """
+        env = self.env
+        bound = self.limits.time_bound_ms
+        budget = self.limits.event_budget
+        while event is None or not event.processed:
+            next_time = env.peek()
+            if next_time == math.inf:
+                return StopReason.DONE if event is None else StopReason.IDLE
+            if next_time > bound:
+                return StopReason.TIME_BOUND
+            if self.steps >= budget:
+                return StopReason.EVENT_BUDGET
+            env.step()
+            self.steps += 1
+        return StopReason.DONE

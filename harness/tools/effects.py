@@ -1,0 +1,86 @@
+"""Tools with effects beyond the filesystem or that need a person: `create_ticket`,
+`send_message`, `save_daily_report` (seed 004), `clarify`.
+
+Owns their behaviour. External effects land in a ledger half way through the call (the server
+acts before the response travels back), so a call abandoned after that point still took effect:
+the ghost and duplicate effects the oracles look for. The idempotency key is the `idempotency_key`
+argument, or the one the runtime attaches to the attempt. `clarify` waits for the (mock) user.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+
+from harness.faults.latency import Fixed
+from harness.model import JSONValue
+from harness.tools.spec import Args, Declared, ResourceKeys, SideEffect, ToolError, ToolIO, ToolSpec, require_str
+
+
+def _key(args: Args, io: ToolIO) -> str | None:
+    key = args.get("idempotency_key")
+    return key if isinstance(key, str) and key else io.idempotency_key
+
+
+def create_ticket(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
+    title = require_str(args, "title")
+    yield 0.5
+    entry, deduplicated = io.ledger_append("tickets", {"title": title, "body": args.get("body", "")},
+                                           _key(args, io))
+    yield 1.0
+    return {"ticket": entry.entry_id, "deduplicated": deduplicated}
+
+
+def send_message(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
+    channel, text = require_str(args, "channel"), require_str(args, "text")
+    yield 0.5
+    entry, deduplicated = io.ledger_append("messages", {"channel": channel, "text": text}, _key(args, io))
+    yield 1.0
+    return {"message": entry.entry_id, "deduplicated": deduplicated}
+
+
+def save_daily_report(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
+    content = require_str(args, "content")
+    path = args.get("path", "reports/daily.md")
+    if not isinstance(path, str):
+        raise ToolError("argument 'path' must be a string")
+    current = io.read(path) if io.exists(path) else ""
+    yield 1.0
+    io.write(path, current + content.rstrip("\n") + "\n")
+    return {"path": io.path(path), "appended_chars": len(content)}
+
+
+def clarify(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
+    question = require_str(args, "question")
+    yield 1.0
+    answer = args.get("answer")
+    choices = args.get("choices")
+    if not isinstance(answer, str):
+        answer = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], str) else "yes"
+    return {"question": question, "answer": answer}
+
+
+SPECS = (
+    ToolSpec(
+        "create_ticket", "Create a ticket in an external tracker (deduplicated by idempotency key).",
+        Declared(read_only=False, side_effect=SideEffect.EXTERNAL, idempotent=False, needs_confirmation=True,
+                 honours_cancel=False, category="external", resource_keys=ResourceKeys(fixed=("ledger:tickets",))),
+        create_ticket, Fixed(800), stops_on_cancel=False,
+    ),
+    ToolSpec(
+        "send_message", "Send a chat message (deduplicated by idempotency key).",
+        Declared(read_only=False, side_effect=SideEffect.EXTERNAL, idempotent=False, honours_cancel=False,
+                 category="external", resource_keys=ResourceKeys(fixed=("ledger:messages",))),
+        send_message, Fixed(600), stops_on_cancel=False,
+    ),
+    ToolSpec(
+        "save_daily_report", "Seed 004: append a section to the daily report file (read-modify-write).",
+        Declared(read_only=False, side_effect=SideEffect.LOCAL, idempotent=False, category="write",
+                 resource_keys=ResourceKeys(("path",), default_path="reports/daily.md")),
+        save_daily_report, Fixed(300),
+    ),
+    ToolSpec(
+        "clarify", "Ask the user a question and wait for the answer.",
+        Declared(read_only=True, interactive=True, exclusive=True, category="interactive"),
+        clarify, Fixed(10000),
+    ),
+)

@@ -1,0 +1,112 @@
+"""File tools: `read_file`, `write_file`, `write_file_atomic`, `patch`, `search_files`.
+
+Owns their behaviour as touch points in virtual time, faithful to how the real tools race:
+`write_file` truncates when it starts and writes when it ends (a reader in between sees a torn,
+empty file); `write_file_atomic` writes once at the end (rename into place); `patch` reads when it
+starts and writes when it ends (read-modify-write, the shape of a lost update); readers read half
+way through. It never decides what may run in parallel.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import posixpath
+import re
+from collections.abc import Generator
+
+from harness.faults.latency import Fixed
+from harness.model import JSONValue
+from harness.tools.spec import Args, Declared, ResourceKeys, SideEffect, ToolError, ToolIO, ToolSpec, require_str
+
+_PATH_KEY = ResourceKeys(path_args=("path",))
+
+
+def read_file(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
+    path = require_str(args, "path")
+    yield 0.5
+    text = io.read(path)
+    offset, limit = args.get("offset"), args.get("limit")
+    if isinstance(offset, int) or isinstance(limit, int):
+        lines = text.splitlines(keepends=True)
+        start = max(0, (offset or 1) - 1)
+        text = "".join(lines[start : start + limit] if isinstance(limit, int) else lines[start:])
+    return {"path": io.path(path), "content": text}
+
+
+def write_file(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
+    path, content = require_str(args, "path"), require_str(args, "content")
+    io.truncate(path)  # open(path, "w") truncates before the first byte is written
+    yield 1.0
+    io.write(path, content)
+    return {"path": io.path(path), "bytes_written": len(content.encode())}
+
+
+def write_file_atomic(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
+    path, content = require_str(args, "path"), require_str(args, "content")
+    yield 1.0
+    io.write(path, content)  # write to a temporary name, then rename over the target
+    return {"path": io.path(path), "bytes_written": len(content.encode())}
+
+
+def patch(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
+    path, old, new = require_str(args, "path"), require_str(args, "old"), require_str(args, "new")
+    text = io.read(path)
+    if old not in text:
+        raise ToolError(f"patch: text to replace not found in {io.path(path)}")
+    replace_all = args.get("replace_all") is True
+    count = text.count(old) if replace_all else 1
+    yield 1.0
+    io.write(path, text.replace(old, new) if replace_all else text.replace(old, new, 1))
+    return {"path": io.path(path), "replacements": count}
+
+
+def search_files(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
+    pattern = require_str(args, "pattern")
+    root = args.get("path", ".")
+    if not isinstance(root, str):
+        raise ToolError("argument 'path' must be a string")
+    glob = args.get("glob")
+    try:
+        regex = re.compile(pattern)
+    except re.error:
+        regex = re.compile(re.escape(pattern))  # like `rg -F` when the pattern is not a regex
+    yield 0.5
+    matches: list[JSONValue] = []
+    for path in io.list_files(root):
+        if isinstance(glob, str) and not fnmatch.fnmatch(posixpath.basename(path), glob):
+            continue
+        for number, line in enumerate(io.read_resolved(path).splitlines(), start=1):
+            if regex.search(line):
+                matches.append({"path": path, "line": number, "text": line})
+    return {"matches": matches, "count": len(matches)}
+
+
+SPECS = (
+    ToolSpec(
+        "read_file", "Read a text file (optionally a line range).",
+        Declared(read_only=True, category="read", resource_keys=_PATH_KEY), read_file, Fixed(100),
+    ),
+    ToolSpec(
+        "write_file", "Overwrite a file: truncates at start, writes the content at the end.",
+        Declared(read_only=False, side_effect=SideEffect.LOCAL, idempotent=True, category="write",
+                 resource_keys=_PATH_KEY),
+        write_file, Fixed(200),
+    ),
+    ToolSpec(
+        "write_file_atomic", "Overwrite a file atomically (write a temporary file, rename at the end).",
+        Declared(read_only=False, side_effect=SideEffect.LOCAL, idempotent=True, category="write",
+                 resource_keys=_PATH_KEY),
+        write_file_atomic, Fixed(200),
+    ),
+    ToolSpec(
+        "patch", "Replace text in a file: reads at start, writes at end (read-modify-write).",
+        Declared(read_only=False, side_effect=SideEffect.LOCAL, idempotent=False, category="write",
+                 resource_keys=_PATH_KEY),
+        patch, Fixed(300),
+    ),
+    ToolSpec(
+        "search_files", "Regex search over the files under a directory (default '.').",
+        Declared(read_only=True, category="read", resource_keys=ResourceKeys(("path",), default_path=".")),
+        search_files, Fixed(400),
+    ),
+)

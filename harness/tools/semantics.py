@@ -1,0 +1,45 @@
+"""Each tool's deterministic semantics as a pure function: (world, call) -> (new world, observation).
+
+Owns the serial reference: the same behaviour generator the simulation runs, driven to the end with
+no time and no interleaving. Oracles replay calls in model order through this function; because it
+is the very same code, a divergence always means the schedule (not a second model of the tool) is
+to blame. It never mutates the world it is given unless asked to (`in_place=True`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from harness.model import JSONValue, Outcome, ToolCall
+from harness.tools.catalogue import BUILTIN, prepare
+from harness.tools.spec import ToolError, ToolIO, ToolSpec
+from harness.world.world import World, WorldError
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """What a call returns when it runs alone: ok with a value, or error with a message."""
+
+    outcome: Outcome
+    value: JSONValue = None
+    error: str | None = None
+
+
+def apply(world: World, call: ToolCall, catalogue: Mapping[str, ToolSpec] = BUILTIN, *,
+          in_place: bool = False, idempotency_key: str | None = None) -> tuple[World, Observation]:
+    """Run `call` alone on (a copy of) `world`; returns the resulting world and the observation."""
+    target = world if in_place else world.clone()
+    prepared = prepare(call, catalogue)
+    if isinstance(prepared, str):
+        return target, Observation(Outcome.ERROR, error=prepared)
+    spec, args = prepared
+    io = ToolIO(target, call.id, None, idempotency_key)
+    behaviour = spec.behaviour(args, io)
+    try:
+        while True:
+            next(behaviour)
+    except StopIteration as stop:
+        return target, Observation(Outcome.OK, value=stop.value)
+    except (ToolError, WorldError) as exc:
+        return target, Observation(Outcome.ERROR, error=str(exc))

@@ -1,0 +1,143 @@
+"""Shell-like tools: `run_tests` and `terminal`.
+
+Owns their behaviour. `run_tests` reads the whole tree shortly after it starts, and passes only if
+every `requires FILE TEXT` line of every `test_*` file under its path holds (so a test run that saw
+old or truncated code fails). `terminal` runs a tiny deterministic shell (cd, pwd, ls, cat, echo
+with > and >>, export, rm, mkdir, touch, true, false) in the *shared* session: its `cd` moves every
+later command, which is the implicit shared state that fools schedulers. It ignores cancellation,
+like a real subprocess left running. Never a real shell: nothing here can reach the host.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import shlex
+from collections.abc import Generator
+
+from harness.faults.latency import Fixed
+from harness.model import JSONValue
+from harness.tools.spec import Args, Declared, ResourceKeys, SideEffect, ToolError, ToolIO, ToolSpec, require_str
+from harness.world.world import WorldError
+
+
+def run_tests(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
+    root = args.get("path", ".")
+    if not isinstance(root, str):
+        raise ToolError("argument 'path' must be a string")
+    yield 0.1  # collection: the test process imports the code under test here
+    base = io.path(root)
+    tree = {path: io.read_resolved(path) for path in io.list_files(root)}
+    failures: list[str] = []
+    tests = 0
+    for path in sorted(tree):
+        if not posixpath.basename(path).startswith("test_"):
+            continue
+        tests += 1
+        for line in tree[path].splitlines():
+            if not line.startswith("requires "):
+                continue
+            parts = line.split(" ", 2)
+            if len(parts) < 3:
+                failures.append(f"{path}: malformed requirement {line!r}")
+                continue
+            target = posixpath.normpath(posixpath.join(base, parts[1]))
+            if parts[2] not in tree.get(target, ""):
+                failures.append(f"{path}: {parts[1]} lacks {parts[2]!r}")
+    yield 1.0
+    if tests == 0:
+        failures.append("no tests collected")
+    return {"passed": not failures, "tests": tests, "failures": failures}
+
+
+def terminal(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
+    command = require_str(args, "command")
+    yield 1.0
+    out: list[str] = []
+    code = 0
+    for segment in _split_commands(command):
+        try:
+            code = _run_one(segment, io, out)
+        except (ToolError, WorldError) as exc:
+            out.append(str(exc))
+            code = 1
+        if code != 0:
+            break
+    return {"exit_code": code, "output": "".join(out), "cwd": io.world.cwd}
+
+
+def _split_commands(command: str) -> list[list[str]]:
+    try:
+        words = shlex.split(command.replace("&&", " && ").replace(";", " ; "))
+    except ValueError as exc:
+        raise ToolError(f"terminal: cannot parse command: {exc}") from None
+    segments: list[list[str]] = [[]]
+    for word in words:
+        if word in ("&&", ";"):
+            segments.append([])
+        else:
+            segments[-1].append(word)
+    return [s for s in segments if s]
+
+
+def _run_one(words: list[str], io: ToolIO, out: list[str]) -> int:
+    name, rest = words[0], words[1:]
+    redirect, target = None, None
+    if len(rest) >= 2 and rest[-2] in (">", ">>"):
+        redirect, target, rest = rest[-2], rest[-1], rest[:-2]
+    text = ""
+    if name == "cd":
+        io.set_cwd(rest[0] if rest else io.world.home)
+    elif name == "pwd":
+        text = io.get_cwd() + "\n"
+    elif name == "ls":
+        directory = io.path(rest[0] if rest else ".")
+        names = sorted({posixpath.relpath(p, directory).split("/")[0] for p in io.list_files(directory)})
+        text = "".join(n + "\n" for n in names)
+    elif name == "cat":
+        text = "".join(io.read(path) for path in rest)
+    elif name == "echo":
+        text = " ".join(rest) + "\n"
+    elif name == "export":
+        for assignment in rest:
+            key, _, value = assignment.partition("=")
+            io.set_env(key, value)
+    elif name == "rm":
+        for path in (p for p in rest if not p.startswith("-")):
+            io.remove(path)
+    elif name == "mkdir":
+        for path in (p for p in rest if not p.startswith("-")):
+            io.make_dir(path)
+    elif name == "touch":
+        for path in rest:
+            if not io.exists(path):
+                io.write(path, "")
+    elif name == "true":
+        pass
+    elif name == "false":
+        return 1
+    else:
+        out.append(f"{name}: command not found\n")
+        return 127
+    if redirect == ">" and target is not None:
+        io.write(target, text)
+    elif redirect == ">>" and target is not None:
+        current = io.read(target) if io.exists(target) else ""
+        io.write(target, current + text)
+    else:
+        out.append(text)
+    return 0
+
+
+SPECS = (
+    ToolSpec(
+        "run_tests", "Run the test files under a directory; reads the whole tree.",
+        Declared(read_only=True, category="test", resource_keys=ResourceKeys(("path",), default_path=".")),
+        run_tests, Fixed(2000),
+    ),
+    ToolSpec(
+        "terminal", "Run a shell command in the shared session (cwd and environment persist).",
+        Declared(read_only=False, side_effect=SideEffect.LOCAL, idempotent=False, honours_cancel=False,
+                 category="shell", resource_keys=ResourceKeys(fixed=("terminal:session",))),
+        terminal, Fixed(500), stops_on_cancel=False,
+    ),
+)

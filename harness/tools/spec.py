@@ -1,0 +1,216 @@
+"""What a tool is: declared metadata a scheduler may read, and behaviour the world really sees.
+
+Owns `ToolSpec`, its two halves and the `ToolIO` a behaviour acts through. The halves are kept
+apart on purpose: a scheduler is fooled exactly when they disagree, and scenarios make tools lie by
+overriding one half only. A behaviour is a generator: it acts on the world through `ToolIO`, and
+`yield f` waits until fraction `f` (0..1) of the attempt's latency has passed, so touch points sit
+at definite virtual times (`write_file` truncates at 0.0 and writes at 1.0). This module never
+advances time or picks latencies; the executor does.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Generator, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from harness.faults.latency import Fixed, LatencyModel
+from harness.model import JSONValue
+from harness.world.ledger import LedgerEntry
+from harness.world.state import content_digest
+from harness.world.world import World, absolute_path
+
+Args = Mapping[str, Any]
+
+
+class SideEffect(enum.StrEnum):
+    NONE = "none"
+    LOCAL = "local"  # changes the filesystem or session of this machine
+    EXTERNAL = "external"  # changes something outside (a ticket, a message, a payment)
+
+
+class ToolError(Exception):
+    """The tool failed the way a real one reports failure (the model sees the message)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceKeys:
+    """Declared resource keys, computed from the arguments as data (so scenarios can override it).
+
+    Each argument named in `path_args` that is present yields `file:<absolute path>` (resolved
+    against the cwd a planner sees, `~` expanded, no symlink resolution); `default_path` stands in
+    when none is given; `fixed` keys are always declared (e.g. `terminal:session`).
+    """
+
+    path_args: tuple[str, ...] = ()
+    default_path: str | None = None
+    fixed: tuple[str, ...] = ()
+
+    def compute(self, args: Args | None, cwd: str, home: str = "/home/user") -> tuple[str, ...]:
+        keys: list[str] = []
+        found = False
+        for name in self.path_args:
+            value = (args or {}).get(name)
+            if isinstance(value, str) and value:
+                keys.append("file:" + absolute_path(value, cwd, home))
+                found = True
+        if not found and self.default_path is not None:
+            keys.append("file:" + absolute_path(self.default_path, cwd, home))
+        keys.extend(self.fixed)
+        return tuple(keys)
+
+
+@dataclass(frozen=True, slots=True)
+class Declared:
+    """What the tool claims about itself; the only half a scheduler may look at."""
+
+    read_only: bool
+    side_effect: SideEffect = SideEffect.NONE
+    idempotent: bool = True
+    interactive: bool = False
+    needs_confirmation: bool = False
+    honours_cancel: bool = True
+    exclusive: bool = False
+    category: str = "default"
+    resource_keys: ResourceKeys = field(default_factory=ResourceKeys)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "read_only": self.read_only,
+            "side_effect": self.side_effect.value,
+            "idempotent": self.idempotent,
+            "interactive": self.interactive,
+            "needs_confirmation": self.needs_confirmation,
+            "honours_cancel": self.honours_cancel,
+            "exclusive": self.exclusive,
+            "category": self.category,
+        }
+
+
+#: A touch observer: (operation, target, content digest or None).
+TouchSink = Callable[[str, str, "str | None"], None]
+
+Behaviour = Callable[[Args, "ToolIO"], Generator[float, None, JSONValue]]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A mock tool: name, declared metadata, real behaviour and default latency.
+
+    `stops_on_cancel` is the behavioural truth behind `declared.honours_cancel`: when False, a
+    cancelled or timed-out call keeps running and its effects still land.
+    """
+
+    name: str
+    description: str
+    declared: Declared
+    behaviour: Behaviour
+    latency: LatencyModel = Fixed(100)
+    stops_on_cancel: bool = True
+
+    def with_declared(self, **changes: Any) -> ToolSpec:
+        return replace(self, declared=replace(self.declared, **changes))
+
+
+class ToolIO:
+    """A behaviour's only door to the world: every operation is reported as a touch.
+
+    Paths given to the methods are raw, as in the arguments; they are resolved against the shared
+    session cwd at the moment of the touch, which is how a parallel `cd` can misdirect a sibling.
+    """
+
+    __slots__ = ("world", "call_id", "idempotency_key", "_sink")
+
+    def __init__(self, world: World, call_id: str, sink: TouchSink | None = None,
+                 idempotency_key: str | None = None) -> None:
+        self.world = world
+        self.call_id = call_id
+        self.idempotency_key = idempotency_key
+        self._sink = sink
+
+    def _touch(self, op: str, target: str, content: str | None = None) -> None:
+        if self._sink is not None:
+            self._sink(op, target, None if content is None else content_digest(content)[:16])
+
+    def path(self, raw: str) -> str:
+        return self.world.absolute(raw)
+
+    def read(self, raw: str) -> str:
+        path = self.path(raw)
+        try:
+            text = self.world.read_text(path)
+        except Exception:
+            self._touch("read", path)
+            raise
+        self._touch("read", path, text)
+        return text
+
+    def exists(self, raw: str) -> bool:
+        path = self.path(raw)
+        self._touch("stat", path)
+        return self.world.exists(path)
+
+    def write(self, raw: str, text: str) -> None:
+        path = self.path(raw)
+        self.world.write_text(path, text)
+        self._touch("write", path, text)
+
+    def truncate(self, raw: str) -> None:
+        path = self.path(raw)
+        self.world.write_text(path, "")
+        self._touch("truncate", path, "")
+
+    def remove(self, raw: str) -> None:
+        path = self.path(raw)
+        self.world.remove(path)
+        self._touch("remove", path)
+
+    def make_dir(self, raw: str) -> None:
+        path = self.path(raw)
+        self.world.make_dir(path)
+        self._touch("mkdir", path)
+
+    def list_files(self, raw: str) -> list[str]:
+        path = self.path(raw)
+        files = self.world.list_files(path)
+        self._touch("list", path)
+        return files
+
+    def read_resolved(self, path: str) -> str:
+        """Read an absolute path that a listing returned."""
+        text = self.world.read_text(path)
+        self._touch("read", path, text)
+        return text
+
+    def get_cwd(self) -> str:
+        self._touch("read", "session:cwd", self.world.cwd)
+        return self.world.cwd
+
+    def set_cwd(self, raw: str) -> None:
+        path = self.path(raw)
+        if not self.world.is_dir(path):
+            raise ToolError(f"cd: no such directory: {raw}")
+        self.world.cwd = path
+        self._touch("write", "session:cwd", path)
+
+    def set_env(self, name: str, value: str) -> None:
+        self.world.env[name] = value
+        self._touch("write", f"session:env:{name}", value)
+
+    def get_env(self, name: str) -> str | None:
+        value = self.world.env.get(name)
+        self._touch("read", f"session:env:{name}", value)
+        return value
+
+    def ledger_append(self, ledger: str, payload: JSONValue, key: str | None = None) -> tuple[LedgerEntry, bool]:
+        entry, deduplicated = self.world.ledger(ledger).append(self.call_id, payload, key)
+        self._touch("append", f"ledger:{ledger}", entry.entry_id)
+        return entry, deduplicated
+
+
+def require_str(args: Args, name: str) -> str:
+    value = args.get(name)
+    if not isinstance(value, str):
+        raise ToolError(f"missing or non-string argument {name!r}")
+    return value

@@ -1,0 +1,123 @@
+"""A world frozen into plain data: the canonical snapshot, its digest and a readable diff.
+
+Owns what "the same world" means. File contents, directory structure, symlink targets, hard-link
+groups, ledger entries and session state count; timestamps, inode numbers and creation order do
+not. It never mutates a world and never touches pyfakefs.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.sim.trace import canonical_json
+from harness.world.ledger import LedgerEntry
+
+
+def content_digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class WorldState:
+    """Everything that defines a world, sorted so that equal worlds are equal values."""
+
+    files: tuple[tuple[str, str], ...] = ()  # (path, content) of regular files
+    dirs: tuple[str, ...] = ()  # every directory except the root
+    symlinks: tuple[tuple[str, str], ...] = ()  # (link path, target as written)
+    hardlinks: tuple[tuple[str, ...], ...] = ()  # groups of >= 2 paths sharing one file
+    ledgers: tuple[tuple[str, tuple[LedgerEntry, ...]], ...] = ()
+    cwd: str = "/"
+    env: tuple[tuple[str, str], ...] = ()
+    home: str = "/home/user"
+    case_sensitive: bool = True
+    _digest: list[str] = field(default_factory=list, compare=False, repr=False)
+
+    @property
+    def file_map(self) -> dict[str, str]:
+        return dict(self.files)
+
+    def ledger(self, name: str) -> tuple[LedgerEntry, ...]:
+        for ledger_name, entries in self.ledgers:
+            if ledger_name == name:
+                return entries
+        return ()
+
+    def to_json(self, *, contents: bool = False) -> dict[str, Any]:
+        """The canonical form; file contents are replaced by their SHA-256 unless asked for."""
+        return {
+            "files": {p: (c if contents else content_digest(c)) for p, c in self.files},
+            "dirs": list(self.dirs),
+            "symlinks": dict(self.symlinks),
+            "hardlinks": [list(group) for group in self.hardlinks],
+            "ledgers": {name: [e.to_json() for e in entries] for name, entries in self.ledgers},
+            "cwd": self.cwd,
+            "env": dict(self.env),
+            "home": self.home,
+            "case_sensitive": self.case_sensitive,
+        }
+
+    def digest(self) -> str:
+        # Cached in a list because the dataclass is frozen and hashing a big tree is not free.
+        if not self._digest:
+            self._digest.append(hashlib.sha256(canonical_json(self.to_json()).encode()).hexdigest())
+        return self._digest[0]
+
+
+def diff(before: WorldState, after: WorldState, *, context: int = 1, max_lines: int = 20) -> list[str]:
+    """Readable differences from `before` to `after`, one finding per line (plus content hunks).
+
+    Empty when the two worlds are equal.
+    """
+    lines: list[str] = []
+    old_files, new_files = before.file_map, after.file_map
+    for path in sorted(old_files.keys() | new_files.keys()):
+        if path not in new_files:
+            lines.append(f"- file {path} removed")
+        elif path not in old_files:
+            lines.append(f"+ file {path} created ({len(new_files[path])} chars)")
+        elif old_files[path] != new_files[path]:
+            lines.append(f"~ file {path} changed")
+            hunk = difflib.unified_diff(
+                old_files[path].splitlines(), new_files[path].splitlines(), lineterm="", n=context
+            )
+            body = [f"    {line}" for line in list(hunk)[2:]]
+            if len(body) > max_lines:
+                body = body[:max_lines] + [f"    ... {len(body) - max_lines} more lines"]
+            lines.extend(body)
+    for label, old_set, new_set in (
+        ("dir", set(before.dirs), set(after.dirs)),
+        ("symlink", set(before.symlinks), set(after.symlinks)),
+        ("hardlink group", set(before.hardlinks), set(after.hardlinks)),
+    ):
+        for item in sorted(old_set - new_set, key=str):
+            lines.append(f"- {label} {_show(item)}")
+        for item in sorted(new_set - old_set, key=str):
+            lines.append(f"+ {label} {_show(item)}")
+    old_ledgers, new_ledgers = dict(before.ledgers), dict(after.ledgers)
+    for name in sorted(old_ledgers.keys() | new_ledgers.keys()):
+        old_entries, new_entries = old_ledgers.get(name, ()), new_ledgers.get(name, ())
+        if old_entries == new_entries:
+            continue
+        lines.append(f"~ ledger {name}: {len(old_entries)} -> {len(new_entries)} entries")
+        for entry in new_entries:
+            if entry not in old_entries:
+                lines.append(f"    + {entry.entry_id} by {entry.call_id}: {canonical_json(entry.payload)}")
+        for entry in old_entries:
+            if entry not in new_entries:
+                lines.append(f"    - {entry.entry_id} by {entry.call_id}: {canonical_json(entry.payload)}")
+    if before.cwd != after.cwd:
+        lines.append(f"~ cwd {before.cwd} -> {after.cwd}")
+    if before.env != after.env:
+        lines.append(f"~ env {dict(before.env)} -> {dict(after.env)}")
+    return lines
+
+
+def _show(item: object) -> str:
+    if isinstance(item, tuple) and len(item) == 2 and all(isinstance(x, str) for x in item):
+        return f"{item[0]} -> {item[1]}"
+    if isinstance(item, tuple):
+        return " = ".join(str(x) for x in item)
+    return str(item)

@@ -1,0 +1,236 @@
+"""The simulated world the mock tools act on.
+
+Owns the live, mutable world of one run: a pyfakefs `FakeFilesystem` used through its object API
+(no global patching, so nothing a tool does can reach the real disk), external ledgers and the
+shared session state (shell cwd and environment). It converts to and from `WorldState`. It never
+records touches or advances time: the executor wraps it for that.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import stat
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pyfakefs.fake_file import FakeDirectory, FakeFile
+from pyfakefs.fake_filesystem import FakeFilesystem, OSType
+
+from harness.world.ledger import Ledger
+from harness.world.state import WorldState
+
+
+def absolute_path(raw: str, cwd: str, home: str) -> str:
+    """`~` expanded, joined to `cwd` and normalised as text, like `os.path.abspath`.
+
+    Symlinks are not resolved, so `link/../x` collapses textually, as it does in real planners.
+    """
+    if raw == "~" or raw.startswith("~/"):
+        raw = home + raw[1:]
+    return posixpath.normpath(posixpath.join(cwd, raw))
+
+
+class WorldError(Exception):
+    """A world operation failed the way the real operation would (missing file, not a directory...)."""
+
+
+class World:
+    """Filesystem + ledgers + session; build one with `World.from_state` or `World.empty`."""
+
+    __slots__ = ("fs", "ledgers", "cwd", "env", "home")
+
+    def __init__(self, *, case_sensitive: bool = True, cwd: str = "/", home: str = "/home/user",
+                 env: Mapping[str, str] | None = None) -> None:
+        fs = FakeFilesystem(path_separator="/")
+        # Pin POSIX semantics so a run is the same on a macOS or Windows host.
+        fs.os = OSType.LINUX
+        fs.is_case_sensitive = case_sensitive
+        self.fs = fs
+        self.ledgers: dict[str, Ledger] = {}
+        self.cwd = cwd
+        self.env: dict[str, str] = dict(env or {})
+        self.home = home
+
+    @classmethod
+    def empty(cls) -> World:
+        return cls()
+
+    # -- paths -------------------------------------------------------------------------------
+
+    def absolute(self, raw: str) -> str:
+        """`raw` resolved against the session cwd; see `absolute_path`."""
+        return absolute_path(raw, self.cwd, self.home)
+
+    def realpath(self, path: str) -> str:
+        """The path with symlinks resolved, as `os.path.realpath` would on this world."""
+        try:
+            return self.fs.resolve_path(path)
+        except OSError:
+            return path
+
+    # -- files -------------------------------------------------------------------------------
+
+    def _file(self, path: str) -> FakeFile:
+        try:
+            obj = self.fs.resolve(path)
+        except OSError:
+            raise WorldError(f"no such file: {path}") from None
+        if isinstance(obj, FakeDirectory):
+            raise WorldError(f"is a directory: {path}")
+        return obj
+
+    def exists(self, path: str) -> bool:
+        return bool(self.fs.exists(path))
+
+    def is_dir(self, path: str) -> bool:
+        return bool(self.fs.isdir(path))
+
+    def read_text(self, path: str) -> str:
+        return self._file(path).contents or ""
+
+    def write_text(self, path: str, text: str) -> None:
+        """Replace the file's content, creating it (and missing parents) if needed.
+
+        Writing through a hard link changes every name of the file; through a symlink, its target.
+        """
+        if self.fs.exists(path):
+            self._file(path).set_contents(text)
+            return
+        parent = posixpath.dirname(self.realpath(path))
+        if self.fs.exists(parent) and not self.fs.isdir(parent):
+            raise WorldError(f"not a directory: {parent}")
+        try:
+            self.fs.create_file(path, contents=text)
+        except OSError as exc:
+            raise WorldError(f"cannot create {path}: {exc.strerror or exc}") from None
+
+    def append_text(self, path: str, text: str) -> None:
+        current = self.read_text(path) if self.fs.exists(path) else ""
+        self.write_text(path, current + text)
+
+    def remove(self, path: str) -> None:
+        if not self.fs.exists(path) and not self.fs.islink(path):
+            raise WorldError(f"no such file: {path}")
+        if self.fs.isdir(path) and not self.fs.islink(path):
+            raise WorldError(f"is a directory: {path}")
+        self.fs.remove(path)
+
+    def make_dir(self, path: str) -> None:
+        if self.fs.exists(path):
+            if self.fs.isdir(path):
+                return
+            raise WorldError(f"file exists: {path}")
+        self.fs.create_dir(path)
+
+    def symlink(self, path: str, target: str) -> None:
+        self.fs.create_symlink(path, target, create_missing_dirs=True)
+
+    def hardlink(self, existing: str, new: str) -> None:
+        parent = posixpath.dirname(new)
+        if parent and not self.fs.exists(parent):
+            self.fs.create_dir(parent)
+        self.fs.link(existing, new)
+
+    def list_files(self, root: str) -> list[str]:
+        """Regular files under `root` (following the root itself if it is a link), sorted.
+
+        Symlinks inside the tree are listed by their own path but not descended into, like
+        `find -type f` without `-L`.
+        """
+        try:
+            top = self.fs.get_object(root)
+        except OSError:
+            raise WorldError(f"no such file or directory: {root}") from None
+        if not isinstance(top, FakeDirectory):
+            return [root]
+        found: list[str] = []
+        self._walk(top, root.rstrip("/") or "/", found, files_only=True)
+        return found
+
+    def _walk(self, directory: FakeDirectory, prefix: str, out: list[Any], *, files_only: bool) -> None:
+        for name in sorted(directory.entries):
+            obj = directory.entries[name]
+            path = posixpath.join(prefix, name)
+            if isinstance(obj, FakeDirectory):
+                if not files_only:
+                    out.append(("dir", path, obj))
+                self._walk(obj, path, out, files_only=files_only)
+            elif stat.S_ISLNK(obj.st_mode):
+                target = obj.contents or ""
+                if files_only:
+                    resolved = self.realpath(path)
+                    if self.fs.isfile(resolved):
+                        out.append(path)
+                else:
+                    out.append(("link", path, target))
+            else:
+                out.append(path if files_only else ("file", path, obj))
+
+    # -- ledgers and session --------------------------------------------------------------
+
+    def ledger(self, name: str) -> Ledger:
+        ledger = self.ledgers.get(name)
+        if ledger is None:
+            ledger = self.ledgers[name] = Ledger(name)
+        return ledger
+
+    # -- snapshots -------------------------------------------------------------------------
+
+    def state(self) -> WorldState:
+        items: list[Any] = []
+        self._walk(self.fs.root, "/", items, files_only=False)
+        files: list[tuple[str, str]] = []
+        dirs: list[str] = []
+        links: list[tuple[str, str]] = []
+        by_inode: dict[int, list[str]] = {}
+        for kind, path, obj in items:
+            if kind == "dir":
+                dirs.append(path)
+            elif kind == "link":
+                links.append((path, obj))
+            else:
+                files.append((path, obj.contents or ""))
+                by_inode.setdefault(obj.st_ino, []).append(path)
+        groups = sorted(tuple(sorted(paths)) for paths in by_inode.values() if len(paths) > 1)
+        return WorldState(
+            files=tuple(files),
+            dirs=tuple(dirs),
+            symlinks=tuple(links),
+            hardlinks=tuple(groups),
+            ledgers=tuple((name, self.ledgers[name].entries) for name in sorted(self.ledgers)),
+            cwd=self.cwd,
+            env=tuple(sorted(self.env.items())),
+            home=self.home,
+            case_sensitive=self.fs.is_case_sensitive,
+        )
+
+    @classmethod
+    def from_state(cls, state: WorldState) -> World:
+        world = cls(case_sensitive=state.case_sensitive, cwd=state.cwd, home=state.home, env=dict(state.env))
+        world.populate(
+            dirs=state.dirs, files=state.files, symlinks=state.symlinks, hardlinks=state.hardlinks
+        )
+        for name, entries in state.ledgers:
+            world.ledgers[name] = Ledger(name, entries)
+        return world
+
+    def populate(self, *, dirs: Iterable[str] = (), files: Iterable[tuple[str, str]] = (),
+                 symlinks: Iterable[tuple[str, str]] = (),
+                 hardlinks: Iterable[tuple[str, ...]] = ()) -> None:
+        """Create directories, files, hard-link groups and symlinks, in that order."""
+        fs = self.fs
+        for path in dirs:
+            if not fs.exists(path):
+                fs.create_dir(path)
+        linked = {path for group in hardlinks for path in group[1:]}
+        for path, content in files:
+            if path not in linked:
+                fs.create_file(path, contents=content)
+        for group in hardlinks:
+            for other in group[1:]:
+                self.hardlink(group[0], other)
+        for path, target in symlinks:
+            self.symlink(path, target)
+
+    def clone(self) -> World:
+        return World.from_state(self.state())

@@ -1,0 +1,31 @@
+"""Developer sessions: `nox -s tests lint typecheck determinism`."""
+
+import nox
+
+nox.options.sessions = ["tests", "lint", "typecheck"]
+nox.options.reuse_existing_virtualenvs = True
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    session.install("-e", ".[dev]")
+    session.run("python", "-m", "pytest", "-q", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    session.install("ruff>=0.5")
+    session.run("ruff", "check", "harness", "tests", "benchmarks", "noxfile.py")
+
+
+@nox.session
+def typecheck(session: nox.Session) -> None:
+    session.install("-e", ".[dev]")
+    session.run("mypy")
+
+
+@nox.session
+def determinism(session: nox.Session) -> None:
+    """Same seed, fresh processes, different PYTHONHASHSEED: same fingerprints."""
+    session.install("-e", ".[dev]")
+    session.run("python", "-m", "pytest", "-q", "tests/determinism", *session.posargs)
