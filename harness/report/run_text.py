@@ -66,7 +66,8 @@ def describe_event(event: TraceEvent) -> str | None:
             text += f": {event['error']}"
         return text + (" (detached: result already reported)" if event.get("detached") else "")
     if ev == "abandon":
-        return f"abandoned as {event['outcome']}: {event['reason']}" + (" (keeps running)" if event.get("detached") else "")
+        detached = " (keeps running)" if event.get("detached") else ""
+        return f"abandoned as {event['outcome']}: {event['reason']}{detached}"
     if ev == "note":
         return f"scheduler: {event['text']}"
     if ev == "batch":

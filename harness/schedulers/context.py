@@ -206,7 +206,7 @@ class SchedulerContext:
 class _TouchSink:
     """Writes a behaviour's world touches into the trace, stamped with call and attempt."""
 
-    __slots__ = ("kernel", "call_id", "attempt")
+    __slots__ = ("attempt", "call_id", "kernel")
 
     def __init__(self, kernel: Kernel, call_id: str, attempt: int) -> None:
         self.kernel, self.call_id, self.attempt = kernel, call_id, attempt

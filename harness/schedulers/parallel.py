@@ -40,10 +40,12 @@ class Parallel:
         yield ctx.all_of(runs)
         if self.order == "completion":
             return finished
-        return [run.value for run in runs]
+        return [run.value for run in runs if isinstance(run.value, CallResult)]
 
     @staticmethod
-    def _run(call: ToolCall, ctx: SchedulerContext, pool: simpy.Resource | None) -> Generator[simpy.Event, Any, CallResult]:
+    def _run(
+        call: ToolCall, ctx: SchedulerContext, pool: simpy.Resource | None
+    ) -> Generator[simpy.Event, Any, CallResult]:
         if pool is None:
             result: CallResult = yield ctx.start(call)
             return result

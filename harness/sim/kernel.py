@@ -42,7 +42,7 @@ class Limits:
 class Kernel:
     """One simulation: clock, random streams and trace, stepped under `Limits`."""
 
-    __slots__ = ("env", "streams", "trace", "limits", "steps")
+    __slots__ = ("env", "limits", "steps", "streams", "trace")
 
     def __init__(self, seed: int, limits: Limits | None = None) -> None:
         self.env = simpy.Environment()

@@ -15,7 +15,7 @@ import random
 class RandomStreams:
     """A factory of independent, reproducible `random.Random` streams for one run."""
 
-    __slots__ = ("_seed", "_cache")
+    __slots__ = ("_cache", "_seed")
 
     def __init__(self, seed: int) -> None:
         if not isinstance(seed, int) or isinstance(seed, bool):

@@ -88,6 +88,8 @@ class Declared:
         }
 
 
+DEFAULT_LATENCY = Fixed(100)
+
 #: A touch observer: (operation, target, content digest or None).
 TouchSink = Callable[[str, str, "str | None"], None]
 
@@ -106,7 +108,7 @@ class ToolSpec:
     description: str
     declared: Declared
     behaviour: Behaviour
-    latency: LatencyModel = Fixed(100)
+    latency: LatencyModel = DEFAULT_LATENCY
     stops_on_cancel: bool = True
 
     def with_declared(self, **changes: Any) -> ToolSpec:
@@ -120,7 +122,7 @@ class ToolIO:
     session cwd at the moment of the touch, which is how a parallel `cd` can misdirect a sibling.
     """
 
-    __slots__ = ("world", "call_id", "idempotency_key", "_sink")
+    __slots__ = ("_sink", "call_id", "idempotency_key", "world")
 
     def __init__(self, world: World, call_id: str, sink: TouchSink | None = None,
                  idempotency_key: str | None = None) -> None:

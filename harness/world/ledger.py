@@ -30,7 +30,7 @@ class LedgerEntry:
 class Ledger:
     """An append-only list of entries, deduplicated by idempotency key when one is given."""
 
-    __slots__ = ("name", "_entries", "_by_key")
+    __slots__ = ("_by_key", "_entries", "name")
 
     def __init__(self, name: str, entries: tuple[LedgerEntry, ...] = ()) -> None:
         self.name = name

@@ -85,7 +85,7 @@ def diff(before: WorldState, after: WorldState, *, context: int = 1, max_lines: 
             )
             body = [f"    {line}" for line in list(hunk)[2:]]
             if len(body) > max_lines:
-                body = body[:max_lines] + [f"    ... {len(body) - max_lines} more lines"]
+                body = [*body[:max_lines], f"    ... {len(body) - max_lines} more lines"]
             lines.extend(body)
     for label, old_set, new_set in (
         ("dir", set(before.dirs), set(after.dirs)),

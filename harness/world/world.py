@@ -37,7 +37,7 @@ class WorldError(Exception):
 class World:
     """Filesystem + ledgers + session; build one with `World.from_state` or `World.empty`."""
 
-    __slots__ = ("fs", "ledgers", "cwd", "env", "home")
+    __slots__ = ("cwd", "env", "fs", "home", "ledgers")
 
     def __init__(self, *, case_sensitive: bool = True, cwd: str = "/", home: str = "/home/user",
                  env: Mapping[str, str] | None = None) -> None:

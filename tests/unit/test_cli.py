@@ -1,0 +1,82 @@
+"""The command line as a user meets it."""
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from harness.cli import main
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_run_json_has_the_documented_fields() -> None:
+    code, out, _ = invoke("run", "incident-triage", "--scheduler", "serial", "--seed", "1", "--format", "json")
+    doc = json.loads(out)
+    assert code == 0
+    assert {"scenario", "scheduler", "seed", "makespan_ms", "fingerprint", "results", "final_files"} <= set(doc)
+    assert doc["makespan_ms"] == 9000
+    assert set(doc["results"][0]) >= {"id", "outcome", "start_ms", "end_ms"}
+
+
+def test_parallel_incident_triage_is_4000_with_equal_results() -> None:
+    _, serial, _ = invoke("run", "incident-triage", "--scheduler", "serial", "--format", "json")
+    _, parallel, _ = invoke("run", "incident-triage", "--scheduler", "parallel", "--format", "json")
+    s, p = json.loads(serial), json.loads(parallel)
+    assert p["makespan_ms"] == 4000
+    assert [(r["id"], r["outcome"], r["value"]) for r in s["results"]] == \
+           [(r["id"], r["outcome"], r["value"]) for r in p["results"]]
+
+
+def test_text_output_has_header_timeline_results_and_fingerprint() -> None:
+    code, out, _ = invoke("run", "config-clobber", "--scheduler", "parallel", "--seed", "3")
+    assert code == 0
+    for piece in ("reproduce  harness run config-clobber --scheduler parallel --seed 3", "timeline",
+                  "read /repo/config.yaml", "write /repo/config.yaml", "results (as reported)",
+                  "makespan", "fingerprint"):
+        assert piece in out, piece
+
+
+def test_unknown_names_exit_2_with_one_line_listing_valid_names() -> None:
+    code, _, err = invoke("run", "nope", "--scheduler", "serial")
+    assert code == 2 and err.count("\n") == 1 and "valid: code-review" in err and "Traceback" not in err
+    code, _, err = invoke("run", "incident-triage", "--scheduler", "nope")
+    assert code == 2 and err.count("\n") == 1 and "valid: parallel" in err
+
+
+def test_malformed_scenario_file_exits_2_naming_file_and_field(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text('name = "bad"\n[[batches]]\n[[batches.calls]]\nid = "a"\nname = "read_file"\narguments = 3\n')
+    code, _, err = invoke("run", str(bad))
+    assert code == 2
+    assert err.startswith(f"harness: {bad}: batches[0].calls[0].arguments: expected")
+
+
+def test_out_writes_only_into_the_chosen_directory(tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    code, stdout, _ = invoke("run", "edit-then-test", "--scheduler", "parallel", "--out", str(out), "--format", "json")
+    assert code == 0
+    assert sorted(p.name for p in out.iterdir()) == ["run.json", "trace.jsonl"]
+    assert json.loads((out / "run.json").read_text())["fingerprint"] == json.loads(stdout)["fingerprint"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report"]
+
+
+def test_list_commands() -> None:
+    code, out, _ = invoke("list", "schedulers")
+    assert code == 0 and "serial" in out and "parallel_completion_order" in out
+    code, out, _ = invoke("list", "scenarios")
+    assert code == 0 and "incident-triage" in out
+    code, _, _ = invoke("list", "planets")
+    assert code == 2
+
+
+def test_contained_scheduler_failure_maps_to_exit_codes() -> None:
+    from harness.cli import _STATUS_EXIT
+    from harness.exitcodes import ExitCode
+    from harness.run import RunStatus
+
+    assert _STATUS_EXIT[RunStatus.HANG] is ExitCode.LIVENESS_VIOLATION
+    assert _STATUS_EXIT[RunStatus.CONTRACT_ERROR] is ExitCode.CONTRACT_ERROR

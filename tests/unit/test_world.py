@@ -1,0 +1,93 @@
+import os
+
+import pytest
+
+from harness.world import World, WorldError, WorldState, diff
+
+
+def make(case_sensitive: bool = True) -> World:
+    w = World(case_sensitive=case_sensitive, cwd="/repo")
+    w.populate(files=[("/repo/a.txt", "alpha\n"), ("/repo/src/b.txt", "beta\n")],
+               hardlinks=[("/repo/a.txt", "/repo/hard.txt")], symlinks=[("/repo/link", "src/b.txt")])
+    return w
+
+
+def test_write_through_symlink_changes_the_target() -> None:
+    w = make()
+    w.write_text("/repo/link", "via link")
+    assert w.read_text("/repo/src/b.txt") == "via link"
+    assert dict(w.state().symlinks) == {"/repo/link": "src/b.txt"}
+
+
+def test_write_through_hard_link_changes_every_name() -> None:
+    w = make()
+    w.write_text("/repo/hard.txt", "shared")
+    assert w.read_text("/repo/a.txt") == "shared"
+    assert w.state().hardlinks == (("/repo/a.txt", "/repo/hard.txt"),)
+
+
+def test_case_insensitive_world_aliases_names() -> None:
+    w = make(case_sensitive=False)
+    w.write_text("/repo/A.TXT", "upper")
+    assert w.read_text("/repo/a.txt") == "upper"
+    strict = make(case_sensitive=True)
+    strict.write_text("/repo/A.TXT", "upper")
+    assert strict.read_text("/repo/a.txt") == "alpha\n"
+
+
+def test_errors_are_world_errors() -> None:
+    w = make()
+    with pytest.raises(WorldError, match="no such file"):
+        w.read_text("/repo/missing")
+    with pytest.raises(WorldError, match="is a directory"):
+        w.read_text("/repo/src")
+
+
+def test_state_round_trips_and_digest_ignores_creation_order() -> None:
+    w = make()
+    clone = World.from_state(w.state())
+    assert clone.state() == w.state()
+    other = World(cwd="/repo")
+    other.populate(files=[("/repo/src/b.txt", "beta\n"), ("/repo/a.txt", "alpha\n")],
+                   hardlinks=[("/repo/a.txt", "/repo/hard.txt")], symlinks=[("/repo/link", "src/b.txt")])
+    assert other.state().digest() == w.state().digest()
+    w.write_text("/repo/a.txt", "changed")
+    assert w.state().digest() != clone.state().digest()
+
+
+def test_diff_names_each_change_and_is_empty_for_equal_worlds() -> None:
+    w = make()
+    before = w.state()
+    assert diff(before, w.state()) == []
+    w.write_text("/repo/a.txt", "ALPHA\n")
+    w.write_text("/repo/new.txt", "n")
+    w.ledger("tickets").append("c1", {"title": "t"})
+    w.cwd = "/repo/src"
+    lines = diff(before, w.state())
+    assert "~ file /repo/a.txt changed" in lines
+    assert "    -alpha" in lines and "    +ALPHA" in lines
+    assert "+ file /repo/new.txt created (1 chars)" in lines
+    assert "~ ledger tickets: 0 -> 1 entries" in lines
+    assert "~ cwd /repo -> /repo/src" in lines
+
+
+def test_ledger_deduplicates_by_idempotency_key_only() -> None:
+    ledger = World().ledger("tickets")
+    first, dup1 = ledger.append("c1", {"t": 1}, "key-1")
+    again, dup2 = ledger.append("c1", {"t": 1}, "key-1")
+    _, dup3 = ledger.append("c2", {"t": 1})
+    _, dup4 = ledger.append("c2", {"t": 1})
+    assert (dup1, dup2, dup3, dup4) == (False, True, False, False)
+    assert again is first and len(ledger) == 3
+
+
+def test_world_never_touches_the_real_disk(tmp_path: object) -> None:
+    target = "/tmp/harness-world-should-not-exist.txt"
+    w = World()
+    w.write_text(target, "fake")
+    assert w.read_text(target) == "fake"
+    assert not os.path.exists(target)
+
+
+def test_empty_state_is_the_default() -> None:
+    assert World().state() == WorldState()
