@@ -97,15 +97,32 @@ def main() -> None:
     args = parser.parse_args()
     sc = bench_scenario()
     serial, parallel = get_scheduler("serial"), get_scheduler("parallel")
-    latencies = [e["t"] for e in run(sc, serial, 1).trace if e["ev"] == "end"]
+    reference = run(sc, serial, 1)
+    latencies = [r.end_ms - r.start_ms for r in reference.results]
+    snapshot_world = World.from_state(sc.world)
+
+    def pair(i: int) -> None:
+        run(sc, serial, i)
+        run(sc, parallel, i)
+
+    def single_run(i: int) -> None:
+        run(sc, parallel, i)
+
+    def hashed_run(i: int) -> None:
+        _ = run(sc, parallel, i).fingerprint
 
     raw = rate(lambda i: raw_simpy_pair(latencies), args.seconds)
-    pairs = rate(lambda i: (run(sc, serial, i), run(sc, parallel, i)) and None, args.seconds)
-    single = rate(lambda i: run(sc, parallel, i) and None, args.seconds)
-    hashed = rate(lambda i: run(sc, parallel, i).fingerprint and None, args.seconds)
-    build = rate(lambda i: World.from_state(sc.world) and None, args.seconds / 2)
-    snapshot_world = World.from_state(sc.world)
-    snap = rate(lambda i: snapshot_world.state() and None, args.seconds / 2)
+    pairs = rate(pair, args.seconds)
+    single = rate(single_run, args.seconds)
+    hashed = rate(hashed_run, args.seconds)
+    def build_world(i: int) -> None:
+        World.from_state(sc.world)
+
+    def snapshot(i: int) -> None:
+        snapshot_world.state()
+
+    build = rate(build_world, args.seconds / 2)
+    snap = rate(snapshot, args.seconds / 2)
 
     figures = {
         "benchmark": "run() on an 8-call batch vs raw SimPy",

@@ -79,7 +79,7 @@ class World:
 
     # -- files -------------------------------------------------------------------------------
 
-    def _lookup(self, path: str) -> FakeFile | None | _Defer:
+    def _lookup(self, path: str) -> FakeFile | _Defer | None:
         """The object at a plain path by walking directory entries, None if it does not exist,
         or `DEFER` when pyfakefs must decide.
 
@@ -137,7 +137,7 @@ class World:
         Writing through a hard link changes every name of the file; through a symlink, its target.
         """
         found = self._lookup(path)
-        if found is not None and found is not DEFER:
+        if isinstance(found, FakeFile):
             if isinstance(found, FakeDirectory):
                 raise WorldError(f"is a directory: {path}")
             found.set_contents(text)
