@@ -1,0 +1,20 @@
+"""The README stays true: its first lines are the two set-up commands, and its Python runs."""
+
+import re
+from pathlib import Path
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def test_readme_starts_with_the_two_commands_and_ci_runs_the_test_one() -> None:
+    lines = README.read_text().splitlines()
+    assert lines[2].startswith("pip install -e '.[dev]' && harness run ")
+    assert lines[3] == "pip install -e '.[dev]' && python -m pytest -q"
+    assert lines[3] in (README.parent / ".ci" / "run").read_text()
+
+
+def test_python_examples_run(capsys: object) -> None:
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+    assert blocks
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), {})  # noqa: S102 - our own documentation
