@@ -8,9 +8,9 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 
 def test_readme_starts_with_the_two_commands_and_ci_runs_the_test_one() -> None:
     lines = README.read_text().splitlines()
-    assert lines[2].startswith("pip install -e '.[dev]' && harness run ")
-    assert lines[3] == "pip install -e '.[dev]' && python -m pytest -q"
-    assert lines[3] in (README.parent / ".ci" / "run").read_text()
+    assert lines[3].startswith("pip install -e '.[dev]' && harness run ")
+    assert lines[4] == "pip install -e '.[dev]' && python -m pytest -q"
+    assert lines[4] in (README.parent / ".ci" / "run").read_text()
 
 
 def test_python_examples_run(capsys: object) -> None:
