@@ -20,19 +20,11 @@ from rich.console import Console
 
 from harness import __version__
 from harness.exitcodes import ExitCode
-from harness.run import RunResult, RunStatus, run
+from harness.run import RunResult, run
 from harness.scenario import ScenarioError, UnknownScenarioError, find_scenario, scenario_names
 from harness.schedulers import BUILTIN_SCHEDULERS, UnknownSchedulerError, get_scheduler
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-_STATUS_EXIT = {
-    RunStatus.COMPLETED: ExitCode.PASS,
-    RunStatus.HANG: ExitCode.LIVENESS_VIOLATION,
-    RunStatus.SCHEDULER_ERROR: ExitCode.CONTRACT_ERROR,
-    RunStatus.CONTRACT_ERROR: ExitCode.CONTRACT_ERROR,
-}
-
 
 def _guarded(command: F) -> F:
     """Turn known user mistakes into one-line errors (exit 2) and anything else into exit 70."""
@@ -84,7 +76,7 @@ def list_command(what: str) -> None:
 @main.command("run")
 @click.argument("scenario")
 @click.option("--scheduler", "scheduler_name", default="serial", show_default=True,
-              help="Built-in scheduler name (see `harness list schedulers`).")
+              help="Built-in scheduler name (see `harness list schedulers`) or package.module:attribute.")
 @click.option("--seed", type=int, default=1, show_default=True, help="Root seed of every random stream.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -92,12 +84,14 @@ def list_command(what: str) -> None:
 @_guarded
 def run_command(scenario: str, scheduler_name: str, seed: int, fmt: str, out: Path | None) -> None:
     """Run SCENARIO (a built-in name or a .toml path) once under one scheduler and seed."""
+    from harness.oracles import check, exit_code
     from harness.report.run_json import dumps, run_to_json
 
     loaded = find_scenario(scenario)
     scheduler = get_scheduler(scheduler_name)
     result = run(loaded, scheduler, seed)
-    document = run_to_json(result, version=__version__)
+    verdicts = check(result)
+    document = run_to_json(result, version=__version__, verdicts=verdicts, scheduler_spec=scheduler_name)
     if fmt == "json":
         click.echo(dumps(document))
     else:
@@ -105,10 +99,10 @@ def run_command(scenario: str, scheduler_name: str, seed: int, fmt: str, out: Pa
 
         # A pipe has no width; 120 columns keeps values readable in CI logs.
         console = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
-        render_run(result, console, version=__version__)
+        render_run(result, console, version=__version__, verdicts=verdicts, scheduler_spec=scheduler_name)
     if out is not None:
         _write_run(out, result, dumps(document))
-    sys.exit(_STATUS_EXIT[result.status])
+    sys.exit(exit_code(verdicts))
 
 
 def _write_run(out: Path, result: RunResult, document: str) -> None:

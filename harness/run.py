@@ -18,7 +18,7 @@ from typing import Any
 import simpy
 
 from harness.model import Batch, CallResult
-from harness.scenario.spec import Scenario
+from harness.scenario.spec import Interrupt, Scenario
 from harness.schedulers.context import Scheduler, SchedulerContext
 from harness.sim.kernel import Kernel, StopReason
 from harness.sim.trace import TraceEvent, fingerprint
@@ -54,6 +54,7 @@ class RunResult:
     scenario: Scenario
     scheduler: str
     seed: int
+    jitter: float
     batches: tuple[BatchRun, ...]
     trace: tuple[TraceEvent, ...]
     initial: WorldState
@@ -88,21 +89,60 @@ class RunResult:
         return {path: digest for path, digest in self.final.to_json()["files"].items()}
 
 
+class _UserInterrupt:
+    """The scenario's user interrupt: one timer for the whole run that interrupts whichever batch is
+    running when it fires (and is written to the trace then)."""
+
+    def __init__(self, kernel: Kernel, spec: Interrupt | None) -> None:
+        self.kernel = kernel
+        self.spec = spec
+        self.current: tuple[int, simpy.Event] | None = None
+        self.fired = False
+        if spec is not None:
+            kernel.env.process(self._fire(spec))
+
+    def arm(self, index: int) -> simpy.Event:
+        event = self.kernel.env.event()
+        self.current = (index, event)
+        return event
+
+    def disarm(self) -> None:
+        self.current = None
+
+    def _fire(self, spec: Interrupt) -> Generator[simpy.Event, Any, None]:
+        yield self.kernel.delay(spec.at_ms)
+        if self.current is not None:
+            index, event = self.current
+            self.fired = True
+            self.kernel.record("interrupt", index=index, grace_ms=spec.grace_ms)
+            event.succeed()
+
+
 class _Contained(Exception):
     """Raised inside the driver to end a batch whose scheduler broke the contract."""
 
 
-def run(scenario: Scenario, scheduler: Scheduler, seed: int) -> RunResult:
-    """Run every batch of `scenario` under `scheduler` with random streams from `seed`."""
+def run(scenario: Scenario, scheduler: Scheduler, seed: int, *, jitter: float = 0.0) -> RunResult:
+    """Run every batch of `scenario` under `scheduler` with random streams from `seed`.
+
+    `jitter` > 0 multiplies every latency by a factor drawn log-uniformly from
+    [e^-jitter, e^jitter] (stream `jitter/<call>/<attempt>`): an exploration knob that varies
+    completion orders; latency statistics of jittered runs are not the scenario's.
+    """
     kernel = Kernel(seed, scenario.limits)
     world = World.from_state(scenario.world)
     name = getattr(scheduler, "name", type(scheduler).__name__)
-    kernel.record("run", scenario=scenario.name, scheduler=name, seed=seed)
+    kernel.record("run", scenario=scenario.name, scheduler=name, seed=seed, jitter=jitter or None)
     batch_runs: list[BatchRun] = []
     contexts: list[SchedulerContext] = []
+    user_interrupt = _UserInterrupt(kernel, scenario.interrupt)
     status, error = RunStatus.COMPLETED, None
     for index, batch in enumerate(scenario.batches):
-        ctx = SchedulerContext(kernel, world, scenario.catalogue, batch, name, scenario.call_latency)
+        interrupt = user_interrupt.arm(index)
+        ctx = SchedulerContext(kernel, world, scenario.catalogue, batch, name, scenario.call_latency,
+                               max_concurrency=scenario.max_concurrency, tool_caps=scenario.tool_caps,
+                               interrupt=interrupt,
+                               grace_ms=scenario.interrupt.grace_ms if scenario.interrupt else 0, jitter=jitter)
         contexts.append(ctx)
         driver = _Driver(scheduler, batch, ctx)
         start = kernel.now
@@ -124,6 +164,9 @@ def run(scenario: Scenario, scheduler: Scheduler, seed: int) -> RunResult:
         if driver.status is not RunStatus.COMPLETED:
             status, error = driver.status, driver.error
             break
+        user_interrupt.disarm()
+        if user_interrupt.fired:
+            break  # the user interrupted this turn: the model never sends the next one
     makespan = batch_runs[-1].end_ms if batch_runs else 0
     if status is RunStatus.COMPLETED:
         # Calls the scheduler abandoned may still be running; their effects belong in the world.
@@ -135,7 +178,7 @@ def run(scenario: Scenario, scheduler: Scheduler, seed: int) -> RunResult:
         except Exception as exc:
             status, error = RunStatus.SCHEDULER_ERROR, _describe(exc)
     kernel.record("quiesce", makespan=makespan)
-    return RunResult(scenario, name, seed, tuple(batch_runs), tuple(kernel.trace.events), scenario.world,
+    return RunResult(scenario, name, seed, jitter, tuple(batch_runs), tuple(kernel.trace.events), scenario.world,
                      world, makespan, status, error)
 
 

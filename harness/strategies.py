@@ -36,6 +36,8 @@ def _arguments(draw: st.DrawFn, name: str, paths: Sequence[str], words: Sequence
         return {"path": "/repo"}
     if name in ("web_search",):
         return {"query": draw(st.sampled_from(words))}
+    if name == "clarify":
+        return {"question": "which file?", "choices": list(paths[:2])}
     if name == "create_ticket":
         return {"title": draw(st.sampled_from(words))}
     if name == "terminal":

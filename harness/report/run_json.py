@@ -5,14 +5,18 @@ Owns the field names users script against. It never prints and never re-runs any
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from harness.oracles.verdict import Verdict, exit_code
 from harness.run import RunResult
 from harness.sim.trace import canonical_json
 
 
-def run_to_json(result: RunResult, *, version: str) -> dict[str, Any]:
+def run_to_json(result: RunResult, *, version: str, verdicts: Sequence[Verdict] = (),
+                scheduler_spec: str | None = None) -> dict[str, Any]:
     scenario = result.scenario
+    failed = [v for v in verdicts if not v.ok]
     return {
         "scenario": scenario.name,
         "scheduler": result.scheduler,
@@ -31,15 +35,19 @@ def run_to_json(result: RunResult, *, version: str) -> dict[str, Any]:
         ],
         "results": [r.to_json() for r in result.results],
         "final_files": result.final_files(),
-        "reproduce": reproduce_command(result),
+        "verdicts": [v.to_json() for v in verdicts],
+        "passed": not failed,
+        "exit_code": int(exit_code(verdicts)),
+        "reproduce": reproduce_command(result, scheduler_spec),
     }
 
 
-def reproduce_command(result: RunResult) -> str:
+def reproduce_command(result: RunResult, scheduler: str | None = None) -> str:
+    """The command that re-runs `result`; `scheduler` is how the user named it (e.g. module:attr)."""
     scenario = result.scenario
     builtin = scenario.path is None or scenario.path.endswith(f"/{scenario.name}.toml")
     target = scenario.name if builtin else scenario.path
-    return f"harness run {target} --scheduler {result.scheduler} --seed {result.seed}"
+    return f"harness run {target} --scheduler {scheduler or result.scheduler} --seed {result.seed}"
 
 
 def dumps(document: dict[str, Any]) -> str:

@@ -7,15 +7,19 @@ computes anything a JSON reader could not also see.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.console import Console
 from rich.table import Table
 
+from harness.oracles.verdict import Verdict, exit_code
 from harness.report.run_json import reproduce_command
 from harness.run import RunResult
 from harness.sim.trace import TraceEvent
 
 
-def render_run(result: RunResult, console: Console, *, version: str) -> None:
+def render_run(result: RunResult, console: Console, *, version: str, verdicts: Sequence[Verdict] = (),
+               scheduler_spec: str | None = None) -> None:
     scenario = result.scenario
     limits = scenario.limits
     header = Table.grid(padding=(0, 2))
@@ -26,7 +30,7 @@ def render_run(result: RunResult, console: Console, *, version: str) -> None:
     header.add_row("seed", str(result.seed))
     header.add_row("limits", f"time_bound_ms={limits.time_bound_ms} event_budget={limits.event_budget}")
     header.add_row("harness", version)
-    header.add_row("reproduce", reproduce_command(result))
+    header.add_row("reproduce", reproduce_command(result, scheduler_spec))
     console.print(header)
 
     tools = {call.id: call.name for call in scenario.calls}
@@ -51,6 +55,23 @@ def render_run(result: RunResult, console: Console, *, version: str) -> None:
     console.print(f"status       {result.status.value}" + (f"  ({result.error})" if result.error else ""))
     console.print(f"makespan     {result.makespan_ms} ms")
     console.print(f"fingerprint  {result.fingerprint}")
+    if not verdicts:
+        return
+    table = Table(title="verdicts", title_justify="left", box=None, pad_edge=False)
+    for column in ("oracle", "verdict", "label", "finding"):
+        table.add_column(column)
+    for verdict in verdicts:
+        table.add_row(verdict.oracle, "ok" if verdict.ok else "VIOLATED", verdict.label or "", verdict.message)
+        for extra in verdict.violations[1:]:
+            table.add_row("", "", extra.label, extra.message)
+    console.print(table)
+    failed = [v for v in verdicts if not v.ok]
+    if failed:
+        code = exit_code(verdicts)
+        console.print(f"FAILED ({', '.join(sorted({v.label or '' for v in failed}))}); exit code {int(code)}")
+        console.print(f"reproduce: {reproduce_command(result, scheduler_spec)}")
+    else:
+        console.print("PASSED: every oracle holds")
 
 
 def describe_event(event: TraceEvent) -> str | None:

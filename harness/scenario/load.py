@@ -17,7 +17,7 @@ from typing import Any
 
 from harness.faults.latency import LatencyModel, LatencySpecError, parse_latency
 from harness.model import Batch, ToolCall
-from harness.scenario.spec import Scenario
+from harness.scenario.spec import Interrupt, Scenario
 from harness.sim.kernel import Limits
 from harness.tools.catalogue import BUILTIN, Catalogue
 from harness.tools.spec import Declared, SideEffect
@@ -39,9 +39,10 @@ def _show(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-_TOP_KEYS = {"name", "description", "source", "time_bound_ms", "event_budget", "world", "tools", "batches"}
+_TOP_KEYS = {"name", "description", "source", "time_bound_ms", "event_budget", "max_concurrency", "interrupt",
+             "world", "tools", "batches"}
 _WORLD_KEYS = {"cwd", "home", "case_sensitive", "env", "dirs", "files", "symlinks", "hardlinks"}
-_TOOL_KEYS = {"latency", "declared", "stops_on_cancel"}
+_TOOL_KEYS = {"latency", "declared", "stops_on_cancel", "max_concurrency"}
 _BATCH_KEYS = {"label", "calls"}
 _CALL_KEYS = {"id", "name", "arguments", "latency"}
 _DECLARED_BOOLS = {"read_only", "idempotent", "interactive", "needs_confirmation", "honours_cancel", "exclusive"}
@@ -78,6 +79,11 @@ class _Reader:
     def positive(self, value: Any, field: str) -> int:
         if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
             raise self.fail(field, "a positive integer", value)
+        return value
+
+    def non_negative(self, value: Any, field: str) -> int:
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise self.fail(field, "a whole number of milliseconds >= 0", value)
         return value
 
     def abs_path(self, value: Any, field: str) -> str:
@@ -122,6 +128,21 @@ def scenario_from_data(data: Any, file: str = "<data>") -> Scenario:
     )
     world = _world(r, top.get("world", {}))
     catalogue = _tools(r, top.get("tools", {}))
+    tool_caps = {
+        name: r.positive(override["max_concurrency"], f"tools.{name}.max_concurrency")
+        for name, override in top.get("tools", {}).items()
+        if "max_concurrency" in override
+    }
+    max_concurrency = top.get("max_concurrency")
+    if max_concurrency is not None:
+        max_concurrency = r.positive(max_concurrency, "max_concurrency")
+    interrupt = None
+    if "interrupt" in top:
+        table = r.table(top["interrupt"], "interrupt", {"at_ms", "grace_ms"})
+        if "at_ms" not in table:
+            raise r.fail("interrupt.at_ms", "a whole number of milliseconds >= 0", has_got=False)
+        interrupt = Interrupt(r.non_negative(table["at_ms"], "interrupt.at_ms"),
+                              r.non_negative(table.get("grace_ms", 3000), "interrupt.grace_ms"))
     batches, call_latency = _batches(r, top.get("batches"))
     return Scenario(
         name=name,
@@ -133,6 +154,9 @@ def scenario_from_data(data: Any, file: str = "<data>") -> Scenario:
         description=r.string(top.get("description", ""), "description", nonempty=False),
         source=r.string(top.get("source", ""), "source", nonempty=False),
         path=file,
+        max_concurrency=max_concurrency,
+        tool_caps=tool_caps,
+        interrupt=interrupt,
     )
 
 

@@ -15,6 +15,15 @@ from harness.tools.catalogue import BUILTIN, Catalogue
 from harness.world.state import WorldState
 
 
+@dataclass(frozen=True, slots=True)
+class Interrupt:
+    """The user interrupts the turn at `at_ms` (virtual time since the run began); running calls
+    then have `grace_ms` to finish before they must be abandoned."""
+
+    at_ms: int
+    grace_ms: int = 3000
+
+
 @dataclass(frozen=True)
 class Scenario:
     name: str
@@ -26,6 +35,9 @@ class Scenario:
     description: str = ""
     source: str = ""
     path: str | None = None
+    max_concurrency: int | None = None
+    tool_caps: Mapping[str, int] = field(default_factory=dict)
+    interrupt: Interrupt | None = None
 
     def __post_init__(self) -> None:
         if not self.batches:

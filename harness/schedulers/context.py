@@ -9,6 +9,8 @@ behaviour, latencies and the world stay behind this contract. It never decides a
 
 from __future__ import annotations
 
+import hashlib
+import math
 from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -17,6 +19,7 @@ import simpy
 from harness.faults.latency import LatencyModel
 from harness.model import Batch, CallResult, Outcome, ToolCall
 from harness.sim.kernel import Kernel
+from harness.sim.trace import canonical_json
 from harness.tools.catalogue import prepare
 from harness.tools.spec import Declared, ToolError, ToolIO, ToolSpec
 from harness.world.world import World, WorldError
@@ -67,14 +70,26 @@ class SchedulerContext:
     """Everything a scheduler may use for one batch.
 
     Time: `now`, `sleep(ms)`, `all_of`, `any_of`, `resource(capacity)`. Calls: `start`, `cancel`,
-    `with_timeout`. Knowledge: `declared(call)`, `resource_keys(call)`, `cwd` (the planner's view of
-    the session at the start of the batch). Nothing here reveals latencies or real behaviour.
+    `with_timeout`, `settle` (honours the interrupt), `skip`. Limits: `max_concurrency`, `tool_caps`,
+    `interrupt` (an event), `grace_ms`. Knowledge: `declared(call)`, `resource_keys(call)`, `cwd`
+    (the planner's view of the session at the start of the batch). Nothing here reveals latencies or
+    real behaviour.
     """
 
     def __init__(self, kernel: Kernel, world: World, catalogue: Mapping[str, ToolSpec], batch: Batch,
-                 scheduler_name: str, call_latency: Mapping[str, LatencyModel] | None = None) -> None:
+                 scheduler_name: str, call_latency: Mapping[str, LatencyModel] | None = None, *,
+                 max_concurrency: int | None = None, tool_caps: Mapping[str, int] | None = None,
+                 interrupt: simpy.Event | None = None, grace_ms: int = 0, jitter: float = 0.0) -> None:
         self.kernel = kernel
+        self._jitter = jitter
         self._call_latency = call_latency or {}
+        #: Concurrency limits the scenario declares; the caps oracle holds schedulers to them.
+        self.max_concurrency = max_concurrency
+        self.tool_caps: Mapping[str, int] = tool_caps or {}
+        #: Triggered when the user interrupts the turn (never, if the scenario has no interrupt).
+        self.interrupt: simpy.Event = interrupt if interrupt is not None else kernel.env.event()
+        #: How long running calls may go on after an interrupt before they must be abandoned.
+        self.grace_ms = grace_ms
         self.env = kernel.env
         self._world = world
         self._catalogue = catalogue
@@ -89,6 +104,10 @@ class SchedulerContext:
     @property
     def now(self) -> int:
         return self.kernel.now
+
+    @property
+    def interrupted(self) -> bool:
+        return bool(self.interrupt.triggered)
 
     def sleep(self, ms: int) -> simpy.Timeout:
         return self.kernel.delay(ms)
@@ -149,6 +168,24 @@ class SchedulerContext:
             handle.process.interrupt(reason)
         return True
 
+    def skip(self, call: ToolCall, reason: str = "skipped due to user interrupt") -> CallResult:
+        """A `cancelled` result for a call that was never started (hermes' interrupt behaviour)."""
+        self.kernel.record("skip", call=call.id, reason=reason)
+        return CallResult(call.id, Outcome.CANCELLED, None, reason, 0, self.now, self.now)
+
+    def settle(self, handle: CallHandle) -> simpy.Event:
+        """An event that settles with the call's result, honouring the user interrupt: once it
+        fires, the call gets `grace_ms` more and is then abandoned as cancelled."""
+        return self.env.process(self._settle(handle))
+
+    def _settle(self, handle: CallHandle) -> Generator[simpy.Event, Any, CallResult]:
+        yield simpy.AnyOf(self.env, [handle, self.interrupt])
+        if not handle.triggered:
+            yield simpy.AnyOf(self.env, [handle, self.sleep(self.grace_ms)])
+            if not handle.triggered:
+                self.cancel(handle, reason=f"interrupted: still running after the {self.grace_ms} ms grace period")
+        return handle.result
+
     def with_timeout(self, handle: CallHandle, ms: int) -> simpy.Event:
         """An event that settles with the call's result, or after `ms` with a timeout result
         (`asyncio.wait_for` semantics: the call is abandoned, see `cancel`)."""
@@ -164,7 +201,7 @@ class SchedulerContext:
     def _execute(self, handle: CallHandle, idempotency_key: str | None) -> Generator[simpy.Event, Any, None]:
         kernel, call, attempt = self.kernel, handle.call, handle.attempt
         prepared = prepare(call, self._catalogue)
-        kernel.record("start", call=call.id, tool=call.name, attempt=attempt)
+        kernel.record("start", call=call.id, tool=call.name, attempt=attempt, key=idempotency_key)
         if isinstance(prepared, str):
             self._finish(handle, Outcome.ERROR, None, prepared)
             return
@@ -172,6 +209,11 @@ class SchedulerContext:
         handle.stops_on_cancel = spec.stops_on_cancel
         model = self._call_latency.get(call.id, spec.latency)
         latency = model.sample(kernel.streams.stream("latency", call.id, attempt))
+        if self._jitter:
+            # Exploration only: scale by a log-uniform factor from the call's own stream, so
+            # completion orders vary even when the scenario's latencies are fixed.
+            factor = math.exp(kernel.streams.stream("jitter", call.id, attempt).uniform(-self._jitter, self._jitter))
+            latency = round(latency * factor)
         sink = _TouchSink(kernel, call.id, attempt)
         behaviour = spec.behaviour(args, ToolIO(self._world, call.id, sink, idempotency_key))
         begin = self.now
@@ -197,10 +239,16 @@ class SchedulerContext:
         handle.finished = True
         detached = handle.triggered
         self.kernel.record("end", call=handle.call.id, attempt=handle.attempt, outcome=outcome.value,
-                           error=error, detached=detached or None)
+                           error=error, detached=detached or None,
+                           vd=value_digest(value) if outcome is Outcome.OK else None)
         if not detached:
             handle.succeed(CallResult(handle.call.id, outcome, value, error, handle.attempt,
                                       handle.started_ms, self.now))
+
+
+def value_digest(value: Any) -> str:
+    """A short digest of a returned value, so a result can be matched to the attempt that made it."""
+    return hashlib.sha256(canonical_json(value).encode()).hexdigest()[:16]
 
 
 class _TouchSink:

@@ -6,6 +6,7 @@ scheduler.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -23,8 +24,9 @@ class SchedulerEntry:
 
 
 class UnknownSchedulerError(LookupError):
-    def __init__(self, name: str, valid: list[str]) -> None:
-        super().__init__(f"unknown scheduler {name!r}; valid: {', '.join(valid)}")
+    def __init__(self, name: str, valid: list[str], problem: str | None = None) -> None:
+        super().__init__(f"{problem or f'unknown scheduler {name!r}'}; valid: {', '.join(valid)} "
+                         "(or package.module:attribute for your own)")
         self.name, self.valid = name, valid
 
 
@@ -45,7 +47,27 @@ def scheduler_names() -> list[str]:
 
 
 def get_scheduler(name: str) -> Scheduler:
+    """A built-in scheduler by name, or a user's one as `package.module:attribute`.
+
+    The attribute may be a scheduler instance or a class / factory called with no arguments.
+    """
     entry = BUILTIN_SCHEDULERS.get(name)
-    if entry is None:
-        raise UnknownSchedulerError(name, scheduler_names())
-    return entry.factory()
+    if entry is not None:
+        return entry.factory()
+    if ":" in name:
+        return _import_scheduler(name)
+    raise UnknownSchedulerError(name, scheduler_names())
+
+
+def _import_scheduler(spec: str) -> Scheduler:
+    module_name, _, attribute = spec.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+        target = getattr(module, attribute)
+    except (ImportError, AttributeError) as exc:
+        raise UnknownSchedulerError(spec, scheduler_names(), f"cannot load {spec!r} ({exc})") from None
+    if isinstance(target, type) or (callable(target) and not hasattr(target, "name")):
+        target = target()
+    if not callable(target):
+        raise UnknownSchedulerError(spec, scheduler_names(), f"{spec!r} is not a scheduler")
+    return target  # type: ignore[no-any-return]

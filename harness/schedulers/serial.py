@@ -1,7 +1,9 @@
 """`serial`: one call at a time, in model order. The reference every other policy is measured against.
 
-Rule: start call i+1 only after call i has settled; report in model order. Source: the behaviour
-of every runtime with parallel tool calls switched off.
+Rule: start call i+1 only after call i has settled; report in model order. On a user interrupt it
+does what hermes-agent does: calls not yet started are skipped with a `cancelled` result, the running
+call gets the grace period and is then abandoned. Source: every runtime with parallel tool calls
+switched off.
 """
 
 from __future__ import annotations
@@ -17,6 +19,9 @@ class Serial:
     def __call__(self, batch: Batch, ctx: SchedulerContext) -> SchedulerProcess:
         results: list[CallResult] = []
         for call in batch:
-            result = yield ctx.start(call)
+            if ctx.interrupted:
+                results.append(ctx.skip(call))
+                continue
+            result = yield ctx.settle(ctx.start(call))
             results.append(result)
         return results

@@ -4,7 +4,9 @@
 Owns their behaviour. External effects land in a ledger half way through the call (the server
 acts before the response travels back), so a call abandoned after that point still took effect:
 the ghost and duplicate effects the oracles look for. The idempotency key is the `idempotency_key`
-argument, or the one the runtime attaches to the attempt. `clarify` waits for the (mock) user.
+argument, or the one the runtime attaches to the attempt; a repeated key returns the original
+response, as idempotency-key APIs do, so a keyed retry is indistinguishable from a single call.
+`clarify` waits for the (mock) user.
 """
 
 from __future__ import annotations
@@ -24,18 +26,17 @@ def _key(args: Args, io: ToolIO) -> str | None:
 def create_ticket(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
     title = require_str(args, "title")
     yield 0.5
-    entry, deduplicated = io.ledger_append("tickets", {"title": title, "body": args.get("body", "")},
-                                           _key(args, io))
+    entry, _ = io.ledger_append("tickets", {"title": title, "body": args.get("body", "")}, _key(args, io))
     yield 1.0
-    return {"ticket": entry.entry_id, "deduplicated": deduplicated}
+    return {"ticket": entry.entry_id}
 
 
 def send_message(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
     channel, text = require_str(args, "channel"), require_str(args, "text")
     yield 0.5
-    entry, deduplicated = io.ledger_append("messages", {"channel": channel, "text": text}, _key(args, io))
+    entry, _ = io.ledger_append("messages", {"channel": channel, "text": text}, _key(args, io))
     yield 1.0
-    return {"message": entry.entry_id, "deduplicated": deduplicated}
+    return {"message": entry.entry_id}
 
 
 def save_daily_report(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from harness.model import JSONValue, Outcome, ToolCall
 from harness.tools.catalogue import BUILTIN, prepare
-from harness.tools.spec import ToolError, ToolIO, ToolSpec
+from harness.tools.spec import ToolError, ToolIO, ToolSpec, TouchSink
 from harness.world.world import World, WorldError
 
 
@@ -27,14 +27,15 @@ class Observation:
 
 
 def apply(world: World, call: ToolCall, catalogue: Mapping[str, ToolSpec] = BUILTIN, *,
-          in_place: bool = False, idempotency_key: str | None = None) -> tuple[World, Observation]:
+          in_place: bool = False, idempotency_key: str | None = None,
+          sink: TouchSink | None = None) -> tuple[World, Observation]:
     """Run `call` alone on (a copy of) `world`; returns the resulting world and the observation."""
     target = world if in_place else world.clone()
     prepared = prepare(call, catalogue)
     if isinstance(prepared, str):
         return target, Observation(Outcome.ERROR, error=prepared)
     spec, args = prepared
-    io = ToolIO(target, call.id, None, idempotency_key)
+    io = ToolIO(target, call.id, sink, idempotency_key)
     behaviour = spec.behaviour(args, io)
     try:
         while True:

@@ -207,7 +207,8 @@ class ToolIO:
 
     def ledger_append(self, ledger: str, payload: JSONValue, key: str | None = None) -> tuple[LedgerEntry, bool]:
         entry, deduplicated = self.world.ledger(ledger).append(self.call_id, payload, key)
-        self._touch("append", f"ledger:{ledger}", entry.entry_id)
+        # A deduplicated append changes nothing: it is an observation, not an effect.
+        self._touch("dedup" if deduplicated else "append", f"ledger:{ledger}", entry.entry_id)
         return entry, deduplicated
 
 

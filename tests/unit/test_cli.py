@@ -33,10 +33,11 @@ def test_parallel_incident_triage_is_4000_with_equal_results() -> None:
 
 def test_text_output_has_header_timeline_results_and_fingerprint() -> None:
     code, out, _ = invoke("run", "config-clobber", "--scheduler", "parallel", "--seed", "3")
-    assert code == 0
+    assert code == 1  # the lost update
     for piece in ("reproduce  harness run config-clobber --scheduler parallel --seed 3", "timeline",
                   "read /repo/config.yaml", "write /repo/config.yaml", "results (as reported)",
-                  "makespan", "fingerprint"):
+                  "makespan", "fingerprint", "verdicts", "lost-update", "FAILED (lost-update); exit code 1",
+                  "reproduce: harness run config-clobber --scheduler parallel --seed 3"):
         assert piece in out, piece
 
 
@@ -57,7 +58,7 @@ def test_malformed_scenario_file_exits_2_naming_file_and_field(tmp_path: Path) -
 
 def test_out_writes_only_into_the_chosen_directory(tmp_path: Path) -> None:
     out = tmp_path / "report"
-    code, stdout, _ = invoke("run", "edit-then-test", "--scheduler", "parallel", "--out", str(out), "--format", "json")
+    code, stdout, _ = invoke("run", "edit-then-test", "--scheduler", "serial", "--out", str(out), "--format", "json")
     assert code == 0
     assert sorted(p.name for p in out.iterdir()) == ["run.json", "trace.jsonl"]
     assert json.loads((out / "run.json").read_text())["fingerprint"] == json.loads(stdout)["fingerprint"]
@@ -73,10 +74,19 @@ def test_list_commands() -> None:
     assert code == 2
 
 
-def test_contained_scheduler_failure_maps_to_exit_codes() -> None:
-    from harness.cli import _STATUS_EXIT
-    from harness.exitcodes import ExitCode
-    from harness.run import RunStatus
+def test_verdicts_in_json_and_exit_codes_for_broken_schedulers() -> None:
+    code, out, _ = invoke("run", "config-clobber", "--scheduler", "parallel", "--seed", "3", "--format", "json")
+    doc = json.loads(out)
+    assert code == 1 and doc["exit_code"] == 1 and doc["passed"] is False
+    lost = next(v for v in doc["verdicts"] if v["oracle"] == "serializability")
+    assert {"oracle", "ok", "label", "witness"} <= set(lost) and lost["label"] == "lost-update"
+    for name, expected in (("DoublesFirst", 4), ("Raises", 4), ("NeverReturns", 3)):
+        code, out, err = invoke("run", "incident-triage", "--scheduler", f"tests.oracles.schedulers:{name}",
+                                "--format", "json")
+        assert code == expected, (name, err)
+        assert json.loads(out)["reproduce"].endswith(f"--scheduler tests.oracles.schedulers:{name} --seed 1")
 
-    assert _STATUS_EXIT[RunStatus.HANG] is ExitCode.LIVENESS_VIOLATION
-    assert _STATUS_EXIT[RunStatus.CONTRACT_ERROR] is ExitCode.CONTRACT_ERROR
+
+def test_unloadable_user_scheduler_is_a_usage_error() -> None:
+    code, _, err = invoke("run", "incident-triage", "--scheduler", "no.such.module:Thing")
+    assert code == 2 and "cannot load 'no.such.module:Thing'" in err and err.count("\n") == 1

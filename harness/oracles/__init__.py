@@ -1,0 +1,30 @@
+"""Oracles: checkers over a finished run (its trace, results and final world). They read; they
+never steer a run.
+
+`check(result)` runs every single-run oracle; `reorder.check(...)` compares many runs.
+"""
+
+from collections.abc import Callable
+
+from harness.oracles import contract, exactly_once, exclusivity, liveness, protocol, reorder, serializability
+from harness.oracles.verdict import Kind, Verdict, Violation, exit_code
+from harness.run import RunResult
+
+#: Every single-run oracle, by name, in the order verdicts are reported.
+ORACLES: dict[str, Callable[[RunResult], Verdict]] = {
+    contract.NAME: contract.check,
+    protocol.NAME: protocol.check,
+    serializability.NAME: serializability.check,
+    exclusivity.EXCLUSIVITY: exclusivity.check_exclusivity,
+    exclusivity.CAPS: exclusivity.check_caps,
+    exactly_once.NAME: exactly_once.check,
+    liveness.NAME: liveness.check,
+}
+
+
+def check(result: RunResult) -> list[Verdict]:
+    """The verdict of every single-run oracle on `result`."""
+    return [oracle(result) for oracle in ORACLES.values()]
+
+
+__all__ = ["ORACLES", "Kind", "Verdict", "Violation", "check", "exit_code", "reorder"]

@@ -1,0 +1,151 @@
+"""Facts derived from a run's trace, shared by the oracles: model positions, attempts with their
+real intervals, touches per target, and which calls were supposed to take effect.
+
+Owns the reading of the trace format. It never judges: oracles do.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from harness.model import CallResult, Outcome, ToolCall
+from harness.run import RunResult
+
+#: Touch operations that change the world; every other operation only observes it.
+MUTATING = frozenset({"write", "truncate", "append", "remove", "mkdir"})
+
+
+@dataclass(slots=True)
+class Attempt:
+    call: str
+    attempt: int
+    tool: str
+    start_t: int
+    start_seq: int
+    batch: int
+    key: str | None = None
+    end_t: float = math.inf  # when it really stopped running (inf: never, within the run)
+    end_seq: int = 1 << 62
+    outcome: str | None = None
+    error: str | None = None
+    value_digest: str | None = None
+    abandoned_t: int | None = None  # when the scheduler gave up on it, if it did
+    abandoned_seq: int | None = None
+
+    @property
+    def settled_t(self) -> float:
+        """When the scheduler stopped waiting for it: abandonment or its end."""
+        return self.abandoned_t if self.abandoned_t is not None else self.end_t
+
+
+@dataclass(frozen=True, slots=True)
+class Touch:
+    t: int
+    seq: int
+    call: str
+    attempt: int
+    op: str
+    target: str
+    digest: str | None
+
+    @property
+    def mutating(self) -> bool:
+        return self.op in MUTATING
+
+
+@dataclass
+class RunFacts:
+    result: RunResult
+    attempts: list[Attempt] = field(default_factory=list)
+    touches: list[Touch] = field(default_factory=list)
+    interrupts: list[tuple[int, int, int, int]] = field(default_factory=list)  # (t, seq, batch, grace)
+    skipped: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        open_attempts: dict[tuple[str, int], Attempt] = {}
+        batch = -1
+        for e in self.result.trace:
+            ev = e["ev"]
+            if ev == "batch":
+                batch = e["index"]
+            elif ev == "start":
+                a = Attempt(e["call"], e["attempt"], e["tool"], e["t"], e["seq"], batch, e.get("key"))
+                self.attempts.append(a)
+                open_attempts[(a.call, a.attempt)] = a
+            elif ev == "end":
+                a = open_attempts[(e["call"], e["attempt"])]
+                a.end_t, a.end_seq, a.outcome = e["t"], e["seq"], e["outcome"]
+                a.error, a.value_digest = e.get("error"), e.get("vd")
+            elif ev == "abandon":
+                a = open_attempts[(e["call"], e["attempt"])]
+                a.abandoned_t, a.abandoned_seq = e["t"], e["seq"]
+            elif ev == "touch":
+                self.touches.append(Touch(e["t"], e["seq"], e["call"], e["attempt"], e["op"], e["target"],
+                                          e.get("digest")))
+            elif ev == "interrupt":
+                self.interrupts.append((e["t"], e["seq"], e["index"], e["grace_ms"]))
+            elif ev == "skip":
+                self.skipped.add(e["call"])
+
+    @cached_property
+    def calls(self) -> dict[str, ToolCall]:
+        return {call.id: call for call in self.result.scenario.calls}
+
+    @cached_property
+    def position(self) -> dict[str, int]:
+        """Global model order: batch by batch, call by call."""
+        return {call.id: i for i, call in enumerate(self.result.scenario.calls)}
+
+    @cached_property
+    def batch_of(self) -> dict[str, int]:
+        return {call.id: b for b, batch in enumerate(self.result.scenario.batches) for call in batch}
+
+    @cached_property
+    def reported(self) -> dict[str, CallResult]:
+        """The first result reported for each call id."""
+        found: dict[str, CallResult] = {}
+        for r in self.result.results:
+            found.setdefault(r.call_id, r)
+        return found
+
+    def attempts_of(self, call_id: str) -> list[Attempt]:
+        return [a for a in self.attempts if a.call == call_id]
+
+    def touches_of(self, call_id: str, attempt: int | None = None) -> list[Touch]:
+        return [t for t in self.touches if t.call == call_id and (attempt is None or t.attempt == attempt)]
+
+    def touches_on(self, target: str) -> Iterator[Touch]:
+        return (t for t in self.touches if t.target == target)
+
+    def started(self, call_id: str) -> bool:
+        return any(a.call == call_id for a in self.attempts)
+
+    def reported_attempt(self, call_id: str) -> Attempt | None:
+        """The attempt whose end produced the reported result (the last one that ended with the
+        reported outcome), if any."""
+        r = self.reported.get(call_id)
+        if r is None:
+            return None
+        for a in reversed(self.attempts_of(call_id)):
+            if a.outcome == r.outcome.value and a.abandoned_t is None:
+                return a
+        return None
+
+    def must_take_effect(self, call_id: str) -> bool | None:
+        """True: the report says the call ran (ok, or an error the tool itself returned); False: the
+        report says it did not (timeout, cancelled, skipped, an error the runtime made up); None:
+        either is acceptable (outcome unknown, or no result although it started)."""
+        r = self.reported.get(call_id)
+        if r is None:
+            return None if self.started(call_id) else False
+        if r.outcome is Outcome.OK:
+            return True
+        if r.outcome is Outcome.UNKNOWN:
+            return None
+        if r.outcome is Outcome.ERROR:
+            ran = self.reported_attempt(call_id)
+            return ran is not None and ran.error == r.error
+        return False

@@ -1,0 +1,70 @@
+"""Protocol: every call gets exactly one result, reported in model order, paired with the call that
+produced it.
+
+Owns the labels `missing-result`, `duplicate-result`, `orphan-result` (an id not in the batch, e.g.
+a late result from an earlier turn) — contract violations — and `out-of-order` (results in
+completion order, REFERENCE pattern 4), `mispaired-result` (a value produced by another call) and
+`fabricated-result` (ok reported for a call that never ran) — safety violations, because the model
+will act on them. It never looks at the world.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from harness.oracles.facts import RunFacts
+from harness.oracles.verdict import Kind, Verdict, Violation
+from harness.run import RunResult, RunStatus
+from harness.schedulers.context import value_digest
+
+NAME = "protocol"
+
+
+def check(result: RunResult) -> Verdict:
+    facts = RunFacts(result)
+    violations: list[Violation] = []
+    for batch_run in result.batches:
+        if batch_run.status is not RunStatus.COMPLETED:
+            continue  # nothing was reported; the contract oracle says why
+        violations.extend(_batch(facts, batch_run.index))
+    return Verdict.of(NAME, violations)
+
+
+def _batch(facts: RunFacts, index: int) -> Iterator[Violation]:
+    batch_run = facts.result.batches[index]
+    expected = list(batch_run.batch.ids)
+    reported = [r.call_id for r in batch_run.results]
+    seen: set[str] = set()
+    for call_id in reported:
+        if call_id not in expected:
+            other = facts.batch_of.get(call_id)
+            why = f"belongs to batch {other}" if other is not None else "is not a call of this scenario"
+            yield Violation("orphan-result", f"batch {index} reported a result for {call_id}, which {why}",
+                            {"batch": index, "call": call_id, "belongs_to_batch": other}, Kind.CONTRACT)
+        elif call_id in seen:
+            yield Violation("duplicate-result", f"batch {index} reported {call_id} more than once",
+                            {"batch": index, "call": call_id, "reported": reported}, Kind.CONTRACT)
+        seen.add(call_id)
+    missing = [c for c in expected if c not in seen]
+    if missing:
+        yield Violation("missing-result", f"batch {index} reported no result for {', '.join(missing)}",
+                        {"batch": index, "missing": missing, "reported": reported}, Kind.CONTRACT)
+    in_batch = [c for c in dict.fromkeys(reported) if c in expected]
+    if in_batch != [c for c in expected if c in seen]:
+        yield Violation("out-of-order", f"batch {index} reported results in another order than model order",
+                        {"batch": index, "model_order": expected, "reported_order": in_batch})
+    for r in batch_run.results:
+        if r.call_id not in expected or not r.ok:
+            continue
+        attempts = facts.attempts_of(r.call_id)
+        if not attempts:
+            yield Violation("fabricated-result", f"{r.call_id} was reported ok but never started",
+                            {"batch": index, "call": r.call_id})
+            continue
+        digest = value_digest(r.value)
+        if not any(a.outcome == "ok" and a.value_digest == digest for a in attempts):
+            producer = next((a.call for a in facts.attempts if a.outcome == "ok" and a.value_digest == digest), None)
+            yield Violation("mispaired-result",
+                            f"the value reported for {r.call_id} was not produced by it"
+                            + (f" but by {producer}" if producer else ""),
+                            {"batch": index, "call": r.call_id, "produced_by": producer})

@@ -1,0 +1,86 @@
+"""Verdicts: what an oracle concluded about a run, with a label and a witness.
+
+Owns the verdict value, its JSON form and how verdicts map to an exit code. It never inspects a
+run itself.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.exitcodes import ExitCode
+
+
+class Kind(enum.StrEnum):
+    """What sort of failure a violation is; decides the exit code."""
+
+    SAFETY = "safety"
+    LIVENESS = "liveness"
+    CONTRACT = "contract"
+
+
+_EXIT = {Kind.SAFETY: ExitCode.SAFETY_VIOLATION, Kind.LIVENESS: ExitCode.LIVENESS_VIOLATION,
+         Kind.CONTRACT: ExitCode.CONTRACT_ERROR}
+# When several kinds fail at once, the most fundamental one wins: a broken contract makes the other
+# verdicts moot, and a hang makes safety verdicts partial.
+_PRECEDENCE = (Kind.CONTRACT, Kind.LIVENESS, Kind.SAFETY)
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    label: str
+    message: str
+    witness: Mapping[str, Any]
+    kind: Kind = Kind.SAFETY
+
+    def to_json(self) -> dict[str, Any]:
+        return {"label": self.label, "kind": self.kind.value, "message": self.message, "witness": dict(self.witness)}
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """One oracle's conclusion. When violated, `label`/`witness` are those of the first violation
+    and `violations` lists them all."""
+
+    oracle: str
+    ok: bool
+    violations: tuple[Violation, ...] = field(default=())
+    note: str = ""
+
+    @classmethod
+    def of(cls, oracle: str, violations: Iterable[Violation], note: str = "") -> Verdict:
+        found = tuple(violations)
+        return cls(oracle, not found, found, note)
+
+    @property
+    def label(self) -> str | None:
+        return self.violations[0].label if self.violations else None
+
+    @property
+    def witness(self) -> Mapping[str, Any]:
+        return self.violations[0].witness if self.violations else {}
+
+    @property
+    def message(self) -> str:
+        return self.violations[0].message if self.violations else (self.note or "ok")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "oracle": self.oracle,
+            "ok": self.ok,
+            "label": self.label,
+            "witness": dict(self.witness),
+            "message": self.message,
+            "violations": [v.to_json() for v in self.violations],
+        }
+
+
+def exit_code(verdicts: Iterable[Verdict]) -> ExitCode:
+    kinds = {v.kind for verdict in verdicts for v in verdict.violations}
+    for kind in _PRECEDENCE:
+        if kind in kinds:
+            return _EXIT[kind]
+    return ExitCode.PASS
