@@ -9,8 +9,11 @@ matplotlib at start-up.
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from functools import wraps
 from pathlib import Path
 from typing import Any, TypeVar
@@ -20,7 +23,7 @@ from rich.console import Console
 
 from harness import __version__
 from harness.exitcodes import ExitCode
-from harness.run import RunResult, run
+from harness.run import RunResult, WallClockExceeded, run
 from harness.scenario import ScenarioError, UnknownScenarioError, find_scenario, scenario_names
 from harness.schedulers import BUILTIN_SCHEDULERS, UnknownSchedulerError, get_scheduler
 
@@ -81,15 +84,19 @@ def list_command(what: str) -> None:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Directory to write run.json and trace.jsonl into (created if missing).")
+@click.option("--wall-timeout", type=float, default=60.0, show_default=True,
+              help="Real seconds a run may take before the scheduler is declared hung (0: no limit).")
 @_guarded
-def run_command(scenario: str, scheduler_name: str, seed: int, fmt: str, out: Path | None) -> None:
+def run_command(scenario: str, scheduler_name: str, seed: int, fmt: str, out: Path | None,
+                wall_timeout: float) -> None:
     """Run SCENARIO (a built-in name or a .toml path) once under one scheduler and seed."""
     from harness.oracles import check, exit_code
     from harness.report.run_json import dumps, run_to_json
 
     loaded = find_scenario(scenario)
     scheduler = get_scheduler(scheduler_name)
-    result = run(loaded, scheduler, seed)
+    with wall_clock_watchdog(wall_timeout):
+        result = run(loaded, scheduler, seed)
     verdicts = check(result)
     document = run_to_json(result, version=__version__, verdicts=verdicts, scheduler_spec=scheduler_name)
     if fmt == "json":
@@ -103,6 +110,29 @@ def run_command(scenario: str, scheduler_name: str, seed: int, fmt: str, out: Pa
     if out is not None:
         _write_run(out, result, dumps(document))
     sys.exit(exit_code(verdicts))
+
+
+@contextlib.contextmanager
+def wall_clock_watchdog(seconds: float) -> Iterator[None]:
+    """Interrupt code under test that spins without yielding to the simulation.
+
+    Virtual-time loops are stopped by the kernel's bounds; only a Python loop that never yields can
+    outrun them, and only a real timer can stop it. Unix main thread only; elsewhere a no-op.
+    """
+    if seconds <= 0 or not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum: int, frame: object) -> None:
+        raise WallClockExceeded(f"the run took more than {seconds:g} s of real time (a scheduler that never yields?)")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _write_run(out: Path, result: RunResult, document: str) -> None:

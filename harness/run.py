@@ -118,6 +118,11 @@ class _UserInterrupt:
             event.succeed()
 
 
+class WallClockExceeded(Exception):
+    """Raised into a run by an outside watchdog (the CLI's `--wall-timeout`) when the code under test
+    spins without yielding. The simulation itself never reads the wall clock."""
+
+
 class _Contained(Exception):
     """Raised inside the driver to end a batch whose scheduler broke the contract."""
 
@@ -150,6 +155,8 @@ def run(scenario: Scenario, scheduler: Scheduler, seed: int, *, jitter: float = 
         process = kernel.env.process(driver.drive())
         try:
             stop = kernel.run_until(process)
+        except WallClockExceeded as exc:
+            stop, driver.status, driver.error = StopReason.DONE, RunStatus.HANG, str(exc)
         except Exception as exc:  # an event of the scheduler's own failed with nobody waiting
             stop, driver.status, driver.error = StopReason.DONE, RunStatus.SCHEDULER_ERROR, _describe(exc)
         if stop is not StopReason.DONE and driver.status is RunStatus.COMPLETED:
@@ -194,6 +201,8 @@ class _Driver:
     def drive(self) -> Generator[simpy.Event, Any, None]:
         try:
             produced = self.scheduler(self.batch, self.ctx)
+        except WallClockExceeded:
+            raise
         except Exception as exc:
             self._fail(RunStatus.SCHEDULER_ERROR, _describe(exc))
             return
@@ -214,6 +223,8 @@ class _Driver:
                 item = gen.throw(throw) if throw is not None else gen.send(send)
             except StopIteration as stop:
                 return stop.value
+            except WallClockExceeded:
+                raise
             except Exception as exc:
                 self._fail(RunStatus.SCHEDULER_ERROR, _describe(exc))
                 raise _Contained from None

@@ -141,3 +141,14 @@ class StartsAfterInterrupt:
         for call in batch:
             results.append((yield ctx.start(call)))
         return results
+
+
+class SpinsInPython:
+    """Never yields: a CPU loop only a wall-clock watchdog can stop."""
+
+    name = "spins-in-python"
+
+    def __call__(self, batch: Batch, ctx: SchedulerContext) -> Process:
+        while True:
+            pass
+        yield  # pragma: no cover - makes this a generator

@@ -90,3 +90,10 @@ def test_verdicts_in_json_and_exit_codes_for_broken_schedulers() -> None:
 def test_unloadable_user_scheduler_is_a_usage_error() -> None:
     code, _, err = invoke("run", "incident-triage", "--scheduler", "no.such.module:Thing")
     assert code == 2 and "cannot load 'no.such.module:Thing'" in err and err.count("\n") == 1
+
+
+def test_a_scheduler_spinning_in_python_is_stopped_by_the_watchdog() -> None:
+    code, out, _ = invoke("run", "incident-triage", "--scheduler", "tests.oracles.schedulers:SpinsInPython",
+                          "--wall-timeout", "0.5", "--format", "json")
+    doc = json.loads(out)
+    assert code == 3 and doc["status"] == "hang" and "real time" in doc["error"]
