@@ -141,13 +141,18 @@ def run(scenario: Scenario, scheduler: Scheduler, seed: int, *, jitter: float = 
     batch_runs: list[BatchRun] = []
     contexts: list[SchedulerContext] = []
     user_interrupt = _UserInterrupt(kernel, scenario.interrupt)
+    session: dict[str, Any] = {}
     status, error = RunStatus.COMPLETED, None
     for index, batch in enumerate(scenario.batches):
         interrupt = user_interrupt.arm(index)
         ctx = SchedulerContext(kernel, world, scenario.catalogue, batch, name, scenario.call_latency,
                                max_concurrency=scenario.max_concurrency, tool_caps=scenario.tool_caps,
                                interrupt=interrupt,
-                               grace_ms=scenario.interrupt.grace_ms if scenario.interrupt else 0, jitter=jitter)
+                               grace_ms=scenario.interrupt.grace_ms if scenario.interrupt else 0, jitter=jitter,
+                               failures=lambda call: scenario.call_failures.get(call.id,
+                                                                                scenario.tool_failures.get(call.name)),
+                               execution=scenario.execution, session=session, depends_on=scenario.depends_on,
+                               process_cwd=scenario.world.cwd)
         contexts.append(ctx)
         driver = _Driver(scheduler, batch, ctx)
         start = kernel.now

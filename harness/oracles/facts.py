@@ -13,9 +13,7 @@ from functools import cached_property
 
 from harness.model import CallResult, Outcome, ToolCall
 from harness.run import RunResult
-
-#: Touch operations that change the world; every other operation only observes it.
-MUTATING = frozenset({"write", "truncate", "append", "remove", "mkdir"})
+from harness.tools.spec import MUTATING_OPS as MUTATING
 
 
 @dataclass(slots=True)
@@ -31,6 +29,7 @@ class Attempt:
     end_seq: int = 1 << 62
     outcome: str | None = None
     error: str | None = None
+    fault: str | None = None  # set when the harness injected the failure
     value_digest: str | None = None
     abandoned_t: int | None = None  # when the scheduler gave up on it, if it did
     abandoned_seq: int | None = None
@@ -78,7 +77,7 @@ class RunFacts:
             elif ev == "end":
                 a = open_attempts[(e["call"], e["attempt"])]
                 a.end_t, a.end_seq, a.outcome = e["t"], e["seq"], e["outcome"]
-                a.error, a.value_digest = e.get("error"), e.get("vd")
+                a.error, a.value_digest, a.fault = e.get("error"), e.get("vd"), e.get("fault")
             elif ev == "abandon":
                 a = open_attempts[(e["call"], e["attempt"])]
                 a.abandoned_t, a.abandoned_seq = e["t"], e["seq"]
@@ -147,5 +146,6 @@ class RunFacts:
             return None
         if r.outcome is Outcome.ERROR:
             ran = self.reported_attempt(call_id)
-            return ran is not None and ran.error == r.error
+            # An error the tool returned is part of its semantics; an injected one had no effect.
+            return ran is not None and ran.error == r.error and ran.fault is None
         return False

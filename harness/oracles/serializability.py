@@ -30,6 +30,7 @@ from harness.oracles.facts import RunFacts, Touch
 from harness.oracles.verdict import Verdict, Violation
 from harness.run import RunResult
 from harness.tools.semantics import Observation, apply
+from harness.tools.spec import MUTATING_OPS
 from harness.world.state import WorldState, content_digest
 from harness.world.world import World
 
@@ -128,7 +129,7 @@ def _explain_result(facts: RunFacts, call: ToolCall, branch: _Branch, observed: 
     attempt = facts.reported_attempt(call.id)
     actual_reads = [t for t in facts.touches_of(call.id, attempt.attempt if attempt else None) if not t.mutating]
     expected_reads = [(op, target, digest) for op, target, digest in branch.expected_touches.get(call.id, [])
-                      if op not in ("write", "truncate", "append", "remove", "mkdir")]
+                      if op not in MUTATING_OPS]
     base = {"call": call.id, "tool": call.name,
             "expected": {"outcome": expected.outcome.value, "value": expected.value, "error": expected.error},
             "observed": {"outcome": observed[0].value, "value": observed[1], "error": observed[2]}}

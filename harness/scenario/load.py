@@ -7,17 +7,20 @@ imported or evaluated. Unknown keys are errors, so a typo cannot silently change
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import posixpath
 import tomllib
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from harness.faults.failures import FailureModel, FailureSpecError, parse_failure
 from harness.faults.latency import LatencyModel, LatencySpecError, parse_latency
 from harness.model import Batch, ToolCall
 from harness.scenario.spec import Interrupt, Scenario
+from harness.schedulers.execution import ExecutionPolicy
 from harness.sim.kernel import Limits
 from harness.tools.catalogue import BUILTIN, Catalogue
 from harness.tools.spec import Declared, SideEffect
@@ -40,11 +43,12 @@ def _show(value: Any) -> str:
 
 
 _TOP_KEYS = {"name", "description", "source", "time_bound_ms", "event_budget", "max_concurrency", "interrupt",
-             "world", "tools", "batches"}
+             "execution", "world", "tools", "batches"}
 _WORLD_KEYS = {"cwd", "home", "case_sensitive", "env", "dirs", "files", "symlinks", "hardlinks"}
-_TOOL_KEYS = {"latency", "declared", "stops_on_cancel", "max_concurrency"}
+_TOOL_KEYS = {"latency", "declared", "stops_on_cancel", "max_concurrency", "failure"}
 _BATCH_KEYS = {"label", "calls"}
-_CALL_KEYS = {"id", "name", "arguments", "latency"}
+_CALL_KEYS = {"id", "name", "arguments", "latency", "failure", "depends_on"}
+_EXECUTION_KEYS = {f.name for f in dataclasses.fields(ExecutionPolicy)}
 _DECLARED_BOOLS = {"read_only", "idempotent", "interactive", "needs_confirmation", "honours_cancel", "exclusive"}
 
 
@@ -92,6 +96,12 @@ class _Reader:
             raise self.fail(field, "an absolute path (starting with /)", value)
         return posixpath.normpath(path)
 
+    def failure(self, value: Any, field: str) -> FailureModel:
+        try:
+            return parse_failure(value)
+        except FailureSpecError as exc:
+            raise ScenarioError(self.file, field, str(exc), has_got=False) from None
+
     def latency(self, value: Any, field: str) -> LatencyModel:
         try:
             return parse_latency(value)
@@ -136,6 +146,12 @@ def scenario_from_data(data: Any, file: str = "<data>") -> Scenario:
     max_concurrency = top.get("max_concurrency")
     if max_concurrency is not None:
         max_concurrency = r.positive(max_concurrency, "max_concurrency")
+    execution = ExecutionPolicy()
+    if "execution" in top:
+        try:
+            execution = ExecutionPolicy.from_data(r.table(top["execution"], "execution", _EXECUTION_KEYS))
+        except ValueError as exc:
+            raise r.fail("execution", f"a valid execution policy ({exc})", has_got=False) from None
     interrupt = None
     if "interrupt" in top:
         table = r.table(top["interrupt"], "interrupt", {"at_ms", "grace_ms"})
@@ -143,20 +159,29 @@ def scenario_from_data(data: Any, file: str = "<data>") -> Scenario:
             raise r.fail("interrupt.at_ms", "a whole number of milliseconds >= 0", has_got=False)
         interrupt = Interrupt(r.non_negative(table["at_ms"], "interrupt.at_ms"),
                               r.non_negative(table.get("grace_ms", 3000), "interrupt.grace_ms"))
-    batches, call_latency = _batches(r, top.get("batches"))
+    batches, per_call = _batches(r, top.get("batches"))
+    tool_failures = {
+        name: r.failure(override["failure"], f"tools.{name}.failure")
+        for name, override in top.get("tools", {}).items()
+        if "failure" in override
+    }
     return Scenario(
         name=name,
         batches=batches,
         world=world,
         catalogue=catalogue,
         limits=limits,
-        call_latency=call_latency,
+        call_latency=per_call.latency,
+        tool_failures=tool_failures,
+        call_failures=per_call.failures,
+        depends_on=per_call.depends_on,
         description=r.string(top.get("description", ""), "description", nonempty=False),
         source=r.string(top.get("source", ""), "source", nonempty=False),
         path=file,
         max_concurrency=max_concurrency,
         tool_caps=tool_caps,
         interrupt=interrupt,
+        execution=execution,
     )
 
 
@@ -237,11 +262,18 @@ def _declared(r: _Reader, declared: Declared, value: Any, field: str) -> Declare
     return replace(declared, **changes)
 
 
-def _batches(r: _Reader, value: Any) -> tuple[tuple[Batch, ...], dict[str, LatencyModel]]:
+@dataclass
+class _PerCall:
+    latency: dict[str, LatencyModel] = field(default_factory=dict)
+    failures: dict[str, FailureModel] = field(default_factory=dict)
+    depends_on: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+def _batches(r: _Reader, value: Any) -> tuple[tuple[Batch, ...], _PerCall]:
     if not isinstance(value, list) or not value:
         raise r.fail("batches", "a non-empty array of tables ([[batches]])", value, has_got=value is not None)
     batches: list[Batch] = []
-    latencies: dict[str, LatencyModel] = {}
+    per_call = _PerCall()
     seen: set[str] = set()
     for b, batch_value in enumerate(value):
         where = f"batches[{b}]"
@@ -268,8 +300,16 @@ def _batches(r: _Reader, value: Any) -> tuple[tuple[Batch, ...], dict[str, Laten
                 raise r.fail(f"{at}.arguments", "the raw JSON string the model emitted, or an inline table",
                              arguments)
             if "latency" in call:
-                latencies[call_id] = r.latency(call["latency"], f"{at}.latency")
+                per_call.latency[call_id] = r.latency(call["latency"], f"{at}.latency")
+            if "failure" in call:
+                per_call.failures[call_id] = r.failure(call["failure"], f"{at}.failure")
+            if "depends_on" in call:
+                needs = call["depends_on"]
+                batch_ids = {c.id for c in calls}
+                if not isinstance(needs, list) or not all(isinstance(n, str) and n in batch_ids for n in needs):
+                    raise r.fail(f"{at}.depends_on", "a list of ids of earlier calls in the same batch", needs)
+                per_call.depends_on[call_id] = tuple(needs)
             calls.append(ToolCall(call_id, r.string(call["name"], f"{at}.name"), arguments, c))
         label = r.string(batch.get("label", f"batch-{b + 1}"), f"{where}.label")
         batches.append(Batch(tuple(calls), label))
-    return tuple(batches), latencies
+    return tuple(batches), per_call

@@ -8,8 +8,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from harness.faults.failures import FailureModel
 from harness.faults.latency import LatencyModel
 from harness.model import Batch, ToolCall
+from harness.schedulers.execution import ExecutionPolicy
 from harness.sim.kernel import Limits
 from harness.tools.catalogue import BUILTIN, Catalogue
 from harness.world.state import WorldState
@@ -32,12 +34,17 @@ class Scenario:
     catalogue: Catalogue = field(default_factory=lambda: BUILTIN)
     limits: Limits = field(default_factory=Limits)
     call_latency: Mapping[str, LatencyModel] = field(default_factory=dict)
+    tool_failures: Mapping[str, FailureModel] = field(default_factory=dict)
+    call_failures: Mapping[str, FailureModel] = field(default_factory=dict)
+    #: Declared data dependencies (call id -> ids it needs), as seed 003's DAG states them.
+    depends_on: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     description: str = ""
     source: str = ""
     path: str | None = None
     max_concurrency: int | None = None
     tool_caps: Mapping[str, int] = field(default_factory=dict)
     interrupt: Interrupt | None = None
+    execution: ExecutionPolicy = field(default_factory=ExecutionPolicy)
 
     def __post_init__(self) -> None:
         if not self.batches:

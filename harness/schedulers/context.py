@@ -16,12 +16,14 @@ from typing import Any, Protocol, runtime_checkable
 
 import simpy
 
+from harness.faults.failures import FailureModel
 from harness.faults.latency import LatencyModel
 from harness.model import Batch, CallResult, Outcome, ToolCall
+from harness.schedulers.execution import ExecutionPolicy
 from harness.sim.kernel import Kernel
 from harness.sim.trace import canonical_json
 from harness.tools.catalogue import prepare
-from harness.tools.spec import Declared, ToolError, ToolIO, ToolSpec
+from harness.tools.spec import MUTATING_OPS, Declared, ToolError, ToolIO, ToolSpec
 from harness.world.world import World, WorldError
 
 #: What a scheduler's process returns: one result per call, in the order it reports them.
@@ -79,8 +81,19 @@ class SchedulerContext:
     def __init__(self, kernel: Kernel, world: World, catalogue: Mapping[str, ToolSpec], batch: Batch,
                  scheduler_name: str, call_latency: Mapping[str, LatencyModel] | None = None, *,
                  max_concurrency: int | None = None, tool_caps: Mapping[str, int] | None = None,
-                 interrupt: simpy.Event | None = None, grace_ms: int = 0, jitter: float = 0.0) -> None:
+                 interrupt: simpy.Event | None = None, grace_ms: int = 0, jitter: float = 0.0,
+                 failures: Callable[[ToolCall], FailureModel | None] | None = None,
+                 execution: ExecutionPolicy | None = None, session: dict[str, Any] | None = None,
+                 depends_on: Mapping[str, tuple[str, ...]] | None = None, process_cwd: str | None = None) -> None:
         self.kernel = kernel
+        #: The directory the runtime process was started in (never moved by the shell's `cd`).
+        self.process_cwd = process_cwd if process_cwd is not None else world.cwd
+        #: The execution policy the scenario asks for (plan-based schedulers apply it).
+        self.execution = execution or ExecutionPolicy()
+        #: Runtime state that outlives one batch (e.g. tools marked unavailable), per run.
+        self.session: dict[str, Any] = session if session is not None else {}
+        self._depends_on = depends_on or {}
+        self._failures = failures
         self._jitter = jitter
         self._call_latency = call_latency or {}
         #: Concurrency limits the scenario declares; the caps oracle holds schedulers to them.
@@ -132,6 +145,30 @@ class SchedulerContext:
         """The declared metadata of the call's tool, or None for a tool the runtime does not know."""
         spec = self._catalogue.get(call.name)
         return spec.declared if spec else None
+
+    def depends_on(self, call: ToolCall) -> tuple[str, ...]:
+        """Ids of calls this one declares it needs the output of (seed 003's DAG)."""
+        return self._depends_on.get(call.id, ())
+
+    def realpath(self, path: str) -> str:
+        """`os.path.realpath` as a planner on this machine would get it, at planning time."""
+        return self._world.realpath(path)
+
+    def real_footprints(self) -> dict[str, tuple[frozenset[str], frozenset[str]]]:
+        """Oracle knowledge, for the `optimal` lower bound only: each call's real (reads, writes)
+        when the batch runs alone in model order from the current world. A real runtime cannot
+        know this; a policy under test must not use it."""
+        from harness.tools.semantics import apply
+
+        world = self._world.clone()
+        footprints: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+        for call in self.batch:
+            touched: list[tuple[str, str]] = []
+            apply(world, call, self._catalogue, in_place=True,
+                  sink=lambda op, target, digest: touched.append((op, target)))  # noqa: B023 - used at once
+            footprints[call.id] = (frozenset(t for op, t in touched if op not in MUTATING_OPS),
+                                   frozenset(t for op, t in touched if op in MUTATING_OPS))
+        return footprints
 
     def resource_keys(self, call: ToolCall) -> tuple[str, ...]:
         declared = self.declared(call)
@@ -214,6 +251,12 @@ class SchedulerContext:
             # completion orders vary even when the scenario's latencies are fixed.
             factor = math.exp(kernel.streams.stream("jitter", call.id, attempt).uniform(-self._jitter, self._jitter))
             latency = round(latency * factor)
+        failure = self._failures(call) if self._failures is not None else None
+        if failure is not None and failure.fails(kernel.streams, call.id, attempt):
+            # An injected failure: the request dies half way, before the tool touched anything.
+            yield kernel.delay(round(latency / 2))
+            self._finish(handle, Outcome.ERROR, None, failure.error_text(), fault="failure")
+            return
         sink = _TouchSink(kernel, call.id, attempt)
         behaviour = spec.behaviour(args, ToolIO(self._world, call.id, sink, idempotency_key))
         begin = self.now
@@ -235,11 +278,12 @@ class SchedulerContext:
             handle.finished = True
             kernel.record("end", call=call.id, attempt=attempt, outcome="cancelled", reason=str(interrupt.cause))
 
-    def _finish(self, handle: CallHandle, outcome: Outcome, value: Any, error: str | None) -> None:
+    def _finish(self, handle: CallHandle, outcome: Outcome, value: Any, error: str | None,
+                fault: str | None = None) -> None:
         handle.finished = True
         detached = handle.triggered
         self.kernel.record("end", call=handle.call.id, attempt=handle.attempt, outcome=outcome.value,
-                           error=error, detached=detached or None,
+                           error=error, detached=detached or None, fault=fault,
                            vd=value_digest(value) if outcome is Outcome.OK else None)
         if not detached:
             handle.succeed(CallResult(handle.call.id, outcome, value, error, handle.attempt,

@@ -11,7 +11,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from harness.schedulers.context import Scheduler
+from harness.schedulers.dag import Dag
+from harness.schedulers.grouped import Grouped
+from harness.schedulers.hermes_gate import HermesGate
+from harness.schedulers.hermes_segments import HermesSegments
+from harness.schedulers.lanes import Lanes
+from harness.schedulers.optimal import Optimal
 from harness.schedulers.parallel import Parallel
+from harness.schedulers.partition import Partition, PartitionCancel
+from harness.schedulers.resource_keys import ResourceKeys
+from harness.schedulers.rwlock import RwLock
 from harness.schedulers.serial import Serial
 
 
@@ -38,6 +47,9 @@ BUILTIN_SCHEDULERS: dict[str, SchedulerEntry] = {
                        Parallel),
         SchedulerEntry("parallel_completion_order", "every call at once, results in completion order",
                        "smolagents, goose", lambda: Parallel(order="completion")),
+        *(SchedulerEntry(policy.name, policy.description, policy.source, policy)
+          for policy in (HermesGate, HermesSegments, ResourceKeys, Grouped, Dag, Partition, PartitionCancel,
+                         RwLock, Lanes, Optimal)),
     )
 }
 

@@ -24,6 +24,10 @@ from harness.world.world import World, absolute_path
 Args = Mapping[str, Any]
 
 
+#: Touch operations that change the world; every other operation (read, stat, list, dedup) observes.
+MUTATING_OPS = frozenset({"write", "truncate", "append", "remove", "mkdir"})
+
+
 class SideEffect(enum.StrEnum):
     NONE = "none"
     LOCAL = "local"  # changes the filesystem or session of this machine
@@ -136,6 +140,10 @@ class ToolIO:
             self._sink(op, target, None if content is None else content_digest(content)[:16])
 
     def path(self, raw: str) -> str:
+        # Resolving a relative path reads the shared cwd: a sibling's `cd` can change the answer,
+        # so it is a touch like any other.
+        if not raw.startswith(("/", "~")):
+            self._touch("read", "session:cwd", self.world.cwd)
         return self.world.absolute(raw)
 
     def read(self, raw: str) -> str:

@@ -45,7 +45,7 @@ def test_unknown_names_exit_2_with_one_line_listing_valid_names() -> None:
     code, _, err = invoke("run", "nope", "--scheduler", "serial")
     assert code == 2 and err.count("\n") == 1 and "valid: code-review" in err and "Traceback" not in err
     code, _, err = invoke("run", "incident-triage", "--scheduler", "nope")
-    assert code == 2 and err.count("\n") == 1 and "valid: parallel" in err
+    assert code == 2 and err.count("\n") == 1 and "valid: dag, grouped, hermes_gate" in err and " serial " in err
 
 
 def test_malformed_scenario_file_exits_2_naming_file_and_field(tmp_path: Path) -> None:

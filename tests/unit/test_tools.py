@@ -11,7 +11,9 @@ from tests.helpers import run_named, scenario
 
 
 def touches(result, call_id):  # type: ignore[no-untyped-def]
-    return [(e["t"], e["op"], e["target"]) for e in result.trace if e["ev"] == "touch" and e["call"] == call_id]
+    """File touches of one call (resolving a relative path also reads session:cwd; left out here)."""
+    return [(e["t"], e["op"], e["target"]) for e in result.trace
+            if e["ev"] == "touch" and e["call"] == call_id and e["target"].startswith("/")]
 
 
 def test_write_file_truncates_at_start_and_writes_at_end() -> None:
@@ -119,3 +121,11 @@ def test_declared_resource_keys_resolve_against_the_planner_cwd() -> None:
     assert keys.compute({"path": "~/notes"}, "/repo") == ("file:/home/user/notes",)
     assert BUILTIN["search_files"].declared.resource_keys.compute({}, "/repo") == ("file:/repo",)
     assert BUILTIN["terminal"].declared.resource_keys.compute({"command": "ls"}, "/") == ("terminal:session",)
+
+
+def test_resolving_a_relative_path_reads_the_shared_cwd() -> None:
+    sc = scenario([("r", "read_file", {"path": "a.txt"}), ("s", "read_file", {"path": "/repo/a.txt"})],
+                  files={"/repo/a.txt": "x"})
+    trace = run_named(sc, "serial").trace
+    cwd_reads = {e["call"] for e in trace if e["ev"] == "touch" and e["target"] == "session:cwd"}
+    assert cwd_reads == {"r"}

@@ -1,0 +1,46 @@
+"""hermes-agent's tool lists and path rules, shared by both generations of its planner.
+
+Owns the lists exactly as seeds 000/001 and REFERENCE.md give them and the `Path.parts` prefix
+overlap (`/x/ab` does not overlap `/x/a`; a directory overlaps everything under it). It never
+decides a schedule.
+"""
+
+from __future__ import annotations
+
+import os.path
+import posixpath
+from pathlib import PurePosixPath
+
+#: Tier 1: read-only, no shared state — may always run in parallel (seed 000, 11 tools).
+PARALLEL_SAFE_TOOLS = frozenset({
+    "read_file", "search_files", "web_search", "web_extract", "vision_analyze", "session_search",
+    "skill_view", "skills_list", "ha_get_state", "ha_list_entities", "ha_list_services",
+})
+#: Tier 2: file tools, parallel when their paths do not overlap.
+PATH_SCOPED_TOOLS = frozenset({"read_file", "write_file", "patch"})
+#: Tier 3: never parallel.
+NEVER_PARALLEL_TOOLS = frozenset({"clarify"})
+#: hermes' ThreadPoolExecutor size.
+MAX_WORKERS = 8
+
+
+def paths_overlap(left: PurePosixPath, right: PurePosixPath) -> bool:
+    """`_paths_overlap` from hermes-agent (seed 001), verbatim in behaviour."""
+    left_parts, right_parts = left.parts, right.parts
+    if not left_parts or not right_parts:
+        return bool(left_parts) == bool(right_parts) and bool(left_parts)
+    common = min(len(left_parts), len(right_parts))
+    return left_parts[:common] == right_parts[:common]
+
+
+def abspath_against(raw: str, cwd: str, home: str) -> str:
+    """`os.path.abspath(os.path.expanduser(raw))` for a process whose cwd is `cwd` and HOME `home`
+    (pure text: no symlink resolution, so `link/../x` collapses to `x`)."""
+    if raw == "~" or raw.startswith("~/"):
+        raw = home + raw[1:]
+    return posixpath.normpath(posixpath.join(cwd, raw))
+
+
+def normcase(path: str) -> str:
+    """`os.path.normcase` on POSIX is the identity: a case-insensitive disk still aliases."""
+    return os.path.normcase(path) if os.sep == "/" else path

@@ -1,0 +1,84 @@
+"""`hermes_segments`: hermes-agent's reader/writer path segmentation (mid-2026 onward; REFERENCE.md).
+
+Rule: walk the batch in model order, cutting it into segments. A barrier — `clarify`, unparsable or
+non-object arguments, a path-scoped call without a path, a tool not admitted (admitted: the safe
+list and the path-scoped tools) — closes the current run and runs alone. An admitted call joins the
+current run unless one of its paths overlaps a reserved path and either side is a writer
+(`write_file`, `patch`; readers: `read_file`, `search_files`, whose default path is `.`); then the
+run is closed first. Runs of two or more calls execute in parallel, runs of one alone; segments run
+in order, never reordered. Paths: expanduser, joined to the terminal's cwd, abspath, realpath,
+normcase (the identity on POSIX). `patch` in V4A mode scopes every `*** Update/Add/Delete File:`
+header and `*** Move to:` instead of `path`. At most 8 calls run at once; results in model order.
+
+Known weaknesses it keeps: hard links and case aliases are not resolved; `[write a, read a,
+write b]` runs `write b` after `write a` although it could overlap it (never reorders).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+
+from harness.model import Batch, ToolCall
+from harness.schedulers.context import SchedulerContext
+from harness.schedulers.hermes_paths import (
+    MAX_WORKERS,
+    NEVER_PARALLEL_TOOLS,
+    PARALLEL_SAFE_TOOLS,
+    PATH_SCOPED_TOOLS,
+    abspath_against,
+    normcase,
+    paths_overlap,
+)
+from harness.schedulers.plan import Plan, PlanScheduler
+
+WRITERS = frozenset({"write_file", "patch"})
+READER_DEFAULT_PATHS = {"search_files": "."}
+_V4A_HEADER = re.compile(r"^\*\*\* (?:Update File|Add File|Delete File|Move to): (.+?)\s*$", re.M)
+
+
+def scoped_paths(call: ToolCall, args: dict[str, object]) -> list[str] | None:
+    """The raw paths a call is scoped to; None when a path-scoped call has none (a barrier)."""
+    if call.name == "patch" and args.get("mode") == "v4a":
+        text = args.get("patch")
+        found = _V4A_HEADER.findall(text) if isinstance(text, str) else []
+        return found or None
+    raw = args.get("path", READER_DEFAULT_PATHS.get(call.name))
+    if call.name in PATH_SCOPED_TOOLS or call.name in READER_DEFAULT_PATHS:
+        return [raw] if isinstance(raw, str) and raw.strip() else None
+    return []
+
+
+class HermesSegments(PlanScheduler):
+    name = "hermes_segments"
+    description = "reader/writer path segments in model order; barriers run alone; never reorders"
+    source = "hermes-agent mid-2026 onward (REFERENCE.md)"
+
+    def plan(self, batch: Batch, ctx: SchedulerContext) -> Plan:
+        segments: list[list[ToolCall]] = []
+        current: list[ToolCall] = []
+        reserved: list[tuple[PurePosixPath, bool]] = []
+
+        def close() -> None:
+            nonlocal current, reserved
+            if current:
+                segments.append(current)
+            current, reserved = [], []
+
+        for call in batch:
+            args = call.parsed_arguments()
+            admitted = call.name in PARALLEL_SAFE_TOOLS or call.name in PATH_SCOPED_TOOLS
+            raw_paths = scoped_paths(call, args) if args is not None else None
+            if call.name in NEVER_PARALLEL_TOOLS or args is None or not admitted or raw_paths is None:
+                close()
+                segments.append([call])
+                continue
+            paths = [PurePosixPath(normcase(ctx.realpath(abspath_against(p, ctx.cwd, ctx.home))))
+                     for p in raw_paths]
+            writer = call.name in WRITERS
+            if any(paths_overlap(p, q) and (writer or q_writer) for p in paths for q, q_writer in reserved):
+                close()
+            current.append(call)
+            reserved.extend((p, writer) for p in paths)
+        close()
+        return Plan.segments(batch, segments, cap=MAX_WORKERS)

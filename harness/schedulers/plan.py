@@ -1,0 +1,143 @@
+"""Plans: what a policy decides, separated from how calls are run.
+
+Owns `Plan` (for each call, the calls it must wait for; an optional concurrency cap; the order
+results are reported in) and `PlanScheduler`, the base of every plan-based policy: it asks the
+policy for a plan, validates it, and runs it through the runtime so that every execution policy
+(caps, timeouts, retries, interrupts, failure policy) composes with every plan. A call waits for its
+predecessors to *settle*, whether they failed or not (seed 002: "前一个结束（无论成败）才轮到下一个").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import simpy
+
+from harness.model import Batch, CallResult, ToolCall
+from harness.schedulers.context import SchedulerContext, SchedulerProcess
+from harness.schedulers.execution import ExecutionPolicy
+from harness.schedulers.runtime import BatchRuntime, run_call
+
+
+class PlanError(ValueError):
+    """A policy produced an invalid plan (unknown ids or a cycle)."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    #: call id -> ids of the calls it starts after (once they have settled, in any outcome).
+    after: Mapping[str, tuple[str, ...]]
+    #: The policy's own cap on calls running at once (e.g. hermes' 8 worker threads).
+    cap: int | None = None
+    #: Results in model order, or in `order` (a policy that reports as it executes).
+    report: Literal["model", "plan"] = "model"
+    order: tuple[str, ...] = ()
+    #: call id -> predecessors whose failure is noted on its result ("previous write failed").
+    chained: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: One line about the plan for the timeline, e.g. "3 segments: [a b] [c] [d e]".
+    summary: str = ""
+
+    @classmethod
+    def parallel(cls, batch: Batch, *, cap: int | None = None, summary: str = "all parallel") -> Plan:
+        return cls({c.id: () for c in batch}, cap=cap, summary=summary)
+
+    @classmethod
+    def serial(cls, batch: Batch, *, summary: str = "serial") -> Plan:
+        ids = batch.ids
+        return cls({c: ((ids[i - 1],) if i else ()) for i, c in enumerate(ids)}, summary=summary)
+
+    @classmethod
+    def segments(cls, batch: Batch, segments: Sequence[Sequence[ToolCall | str]], *, cap: int | None = None) -> Plan:
+        """Ordered segments: every call of a segment starts once the whole previous segment has
+        settled; calls within a segment run together."""
+        after: dict[str, tuple[str, ...]] = {}
+        previous: tuple[str, ...] = ()
+        shown = []
+        for segment in segments:
+            ids = tuple(c if isinstance(c, str) else c.id for c in segment)
+            for call_id in ids:
+                after[call_id] = previous
+            previous = ids
+            shown.append("[" + " ".join(ids) + "]")
+        return cls(after, cap=cap, summary=f"{len(shown)} segments: {' '.join(shown)}")
+
+    def validate(self, batch: Batch) -> None:
+        ids = set(batch.ids)
+        if set(self.after) != ids:
+            missing, extra = sorted(ids - set(self.after)), sorted(set(self.after) - ids)
+            raise PlanError(f"plan must list every call exactly once (missing {missing}, unknown {extra})")
+        for call_id, deps in self.after.items():
+            unknown = [d for d in deps if d not in ids or d == call_id]
+            if unknown:
+                raise PlanError(f"{call_id} waits for {unknown}, which are not other calls of the batch")
+        if self.report == "plan" and sorted(self.order) != sorted(ids):
+            raise PlanError("a plan reporting in its own order must list every call once in `order`")
+        # Kahn's algorithm in model order: any call left over sits on a cycle.
+        remaining: dict[str, set[str]] = {c: set(d) for c, d in self.after.items()}
+        progress = True
+        while remaining and progress:
+            progress = False
+            for call_id in list(remaining):
+                if not remaining[call_id]:
+                    del remaining[call_id]
+                    for waiting in remaining.values():
+                        waiting.discard(call_id)
+                    progress = True
+        if remaining:
+            raise PlanError(f"plan has a dependency cycle among {sorted(remaining)}")
+
+
+class PlanScheduler:
+    """Base class of plan-based policies: subclasses implement `plan(batch, ctx)`."""
+
+    name: str = "plan"
+    description: str = ""
+    source: str = ""
+
+    def __init__(self, execution: ExecutionPolicy | None = None) -> None:
+        #: None: use the execution policy of the scenario (ctx.execution).
+        self.execution = execution
+
+    def plan(self, batch: Batch, ctx: SchedulerContext) -> Plan:
+        raise NotImplementedError
+
+    def execution_for(self, ctx: SchedulerContext) -> ExecutionPolicy:
+        """The execution policy to apply: the scheduler's own, else the scenario's."""
+        return self.execution or ctx.execution
+
+    def __call__(self, batch: Batch, ctx: SchedulerContext) -> SchedulerProcess:
+        plan = self.plan(batch, ctx)
+        plan.validate(batch)
+        if plan.summary:
+            ctx.note(f"{self.name}: {plan.summary}")
+        runtime = BatchRuntime(ctx, self.execution_for(ctx), plan.cap)
+        settled = {call.id: ctx.env.event() for call in batch}
+        runs = {call.id: ctx.env.process(self._run(runtime, call, plan.after[call.id], settled))
+                for call in batch}  # created in model order: equal-time ties resolve in model order
+        yield ctx.all_of(runs.values())
+        results: dict[str, CallResult] = {call_id: _result(run) for call_id, run in runs.items()}
+        for call_id, chain in plan.chained.items():
+            failed = [d for d in chain if not results[d].ok]
+            if failed:
+                r = results[call_id]
+                results[call_id] = CallResult(r.call_id, r.outcome, r.value, r.error, r.attempts, r.start_ms,
+                                              r.end_ms, (*r.notes, f"previous write failed: {', '.join(failed)}"))
+        order: Iterable[str] = plan.order if plan.report == "plan" else batch.ids
+        return [results[call_id] for call_id in order]
+
+    @staticmethod
+    def _run(runtime: BatchRuntime, call: ToolCall, after: tuple[str, ...],
+             settled: dict[str, simpy.Event]) -> Generator[simpy.Event, Any, CallResult]:
+        if after:
+            yield runtime.ctx.all_of(settled[d] for d in after)
+        result = yield from run_call(runtime, call)
+        settled[call.id].succeed(result)
+        return result
+
+
+def _result(process: simpy.Process) -> CallResult:
+    value = process.value
+    assert isinstance(value, CallResult)
+    return value

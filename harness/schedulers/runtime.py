@@ -1,0 +1,163 @@
+"""The runtime that applies an `ExecutionPolicy` to each call of a plan.
+
+Owns `BatchRuntime` (per-batch caps, the noticed interrupt, sibling cancellation) and `run_call`
+(one call from "may start" to its reported result: caps, timeout, retries with one idempotency key
+for every attempt, seed 004's same-signature limit, interrupt with grace, failure policy). It never
+decides the order of calls: plans do.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Generator
+from typing import Any
+
+import simpy
+
+from harness.model import CallResult, Outcome, ToolCall
+from harness.schedulers.context import SchedulerContext
+from harness.schedulers.execution import ExecutionPolicy
+
+
+class BatchRuntime:
+    """Per-batch state shared by the calls of one plan: caps, the noticed interrupt, sibling
+    cancellation and the running handles."""
+
+    def __init__(self, ctx: SchedulerContext, policy: ExecutionPolicy, plan_cap: int | None = None) -> None:
+        self.ctx = ctx
+        self.policy = policy
+        caps = [c for c in (plan_cap, policy.max_concurrency, ctx.max_concurrency) if c is not None]
+        self.global_slots = ctx.resource(min(caps)) if caps else None
+        tool_caps = dict(ctx.tool_caps)
+        for tool, cap in policy.tool_caps.items():
+            tool_caps[tool] = min(cap, tool_caps.get(tool, cap))
+        self.tool_slots = {tool: ctx.resource(cap) for tool, cap in sorted(tool_caps.items())}
+        self.cancelled_by: str | None = None
+        self.cancel_event = ctx.env.event()
+        self.running: dict[str, Any] = {}
+        self.noticed = self._notice_interrupt() if policy.honour_interrupt else ctx.env.event()
+
+    def _notice_interrupt(self) -> simpy.Event:
+        ctx, poll = self.ctx, self.policy.poll_interval_ms
+        if poll == 0:
+            return ctx.interrupt
+        begin = ctx.now
+        noticed = ctx.env.event()
+
+        def watch() -> Generator[simpy.Event, Any, None]:
+            yield ctx.interrupt
+            # The runtime only looks between slices of `poll` ms since the batch began.
+            elapsed = ctx.now - begin
+            wait = (-elapsed) % poll
+            if wait:
+                yield ctx.sleep(wait)
+            ctx.note(f"interrupt noticed (polling every {poll} ms)")
+            noticed.succeed()
+
+        ctx.env.process(watch())
+        return noticed
+
+    def fail_siblings(self, failed: str) -> None:
+        if self.policy.on_failure != "cancel_siblings" or self.cancelled_by is not None:
+            return
+        self.cancelled_by = failed
+        self.ctx.note(f"{failed} failed: cancelling its siblings")
+        self.cancel_event.succeed()
+
+
+def idempotency_key(call: ToolCall) -> str:
+    """Seed 003's key: a hash of the tool and its arguments, stable across attempts (and processes)."""
+    material = f"{call.id}\x1f{call.name}\x1f{call.arguments}".encode()
+    return "idem-" + hashlib.sha256(material).hexdigest()[:16]
+
+
+def run_call(rt: BatchRuntime, call: ToolCall) -> Generator[simpy.Event, Any, CallResult]:
+    """Run one call to its reported result under the runtime's execution policy."""
+    ctx = rt.ctx
+    if rt.noticed.triggered:
+        return ctx.skip(call)
+    if rt.cancelled_by is not None:
+        return ctx.skip(call, f"Cancelled: parallel tool call {rt.cancelled_by} errored")
+    unavailable = ctx.session.setdefault("unavailable_tools", {})
+    if call.name in unavailable:
+        return _refused(ctx, call, unavailable[call.name])
+    slots = [s for s in (rt.global_slots, rt.tool_slots.get(call.name)) if s is not None]
+    requests = [slot.request() for slot in slots]
+    try:
+        for request in requests:
+            yield request | rt.noticed | rt.cancel_event
+            if not request.triggered:
+                return ctx.skip(call) if rt.noticed.triggered else ctx.skip(
+                    call, f"Cancelled: parallel tool call {rt.cancelled_by} errored")
+        return (yield from _attempts(rt, call))
+    finally:
+        for slot, request in zip(slots, requests, strict=True):
+            if request.triggered:
+                slot.release(request)
+            else:
+                request.cancel()
+
+
+def _attempts(rt: BatchRuntime, call: ToolCall) -> Generator[simpy.Event, Any, CallResult]:
+    ctx, policy = rt.ctx, rt.policy
+    declared = ctx.declared(call)
+    retryable = declared is not None and (declared.idempotent or policy.retry_non_idempotent)
+    key = idempotency_key(call) if policy.idempotency_keys and declared is not None else None
+    first_start = ctx.now
+    attempt = 0
+    while True:
+        attempt += 1
+        handle = ctx.start(call, attempt=attempt, idempotency_key=key)
+        rt.running[call.id] = handle
+        waits: list[simpy.Event] = [handle, rt.noticed, rt.cancel_event]
+        timer = ctx.sleep(policy.timeout_ms) if policy.timeout_ms is not None else None
+        if timer is not None:
+            waits.append(timer)
+        yield ctx.any_of(waits)
+        if not handle.triggered:
+            if timer is not None and timer.triggered:
+                ctx.cancel(handle, outcome=Outcome.TIMEOUT, reason=f"timed out after {policy.timeout_ms} ms")
+            elif rt.cancel_event.triggered:
+                ctx.cancel(handle, reason=f"Cancelled: parallel tool call {rt.cancelled_by} errored")
+            else:  # interrupted: the grace period, then abandon
+                yield handle | ctx.sleep(ctx.grace_ms)
+                if not handle.triggered:
+                    ctx.cancel(handle, reason=f"interrupted: still running after the {ctx.grace_ms} ms grace period")
+        result: CallResult = handle.result
+        del rt.running[call.id]
+        failed = result.outcome in (Outcome.ERROR, Outcome.TIMEOUT)
+        if failed and _over_signature_limit(ctx, policy, call, result):
+            break
+        if (not failed or not retryable or attempt > policy.retries or rt.noticed.triggered
+                or rt.cancelled_by is not None):
+            break
+        ctx.note(f"retrying {call.id} after {result.outcome.value} (attempt {attempt + 1})", call)
+        backoff = ctx.sleep(policy.backoff_ms * 2 ** (attempt - 1))
+        yield backoff | rt.noticed | rt.cancel_event
+        if not backoff.triggered:
+            break
+    if result.outcome in (Outcome.ERROR, Outcome.TIMEOUT):
+        rt.fail_siblings(call.id)
+    notes = result.notes + ((f"{attempt} attempts",) if attempt > 1 else ())
+    return CallResult(call.id, result.outcome, result.value, result.error, attempt, first_start, result.end_ms, notes)
+
+
+def _over_signature_limit(ctx: SchedulerContext, policy: ExecutionPolicy, call: ToolCall, result: CallResult) -> bool:
+    """Seed 004: count identical failures per (tool, arguments); past the limit the tool is marked
+    unavailable for the rest of the run and no more retries happen."""
+    if policy.same_signature_limit is None:
+        return False
+    counts: dict[tuple[str, str, str], int] = ctx.session.setdefault("failure_signatures", {})
+    signature = (call.name, call.arguments, result.error or result.outcome.value)
+    counts[signature] = counts.get(signature, 0) + 1
+    if counts[signature] > policy.same_signature_limit:
+        ctx.session.setdefault("unavailable_tools", {})[call.name] = counts[signature]
+        ctx.note(f"{call.name} failed {counts[signature]} times with the same arguments: marked unavailable", call)
+        return True
+    return False
+
+
+def _refused(ctx: SchedulerContext, call: ToolCall, failures: int) -> CallResult:
+    reason = f"tool {call.name} is unavailable after {failures} identical failures; try another approach"
+    ctx.kernel.record("skip", call=call.id, reason=reason)
+    return CallResult(call.id, Outcome.ERROR, None, reason, 0, ctx.now, ctx.now)
