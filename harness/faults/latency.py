@@ -1,7 +1,8 @@
 """Latency models: how long one attempt of a call takes, drawn from a named random stream.
 
 Owns the distributions and their data spelling (`{fixed = 3000}`, `{uniform = [100, 900]}`,
-`{lognormal = {median = 3000, sigma = 0.4}}`). Every model returns whole milliseconds >= 0. It never
+`{lognormal = {median = 3000, sigma = 0.4}}`, `{per_attempt = [900, 300]}`). Every model returns
+whole milliseconds >= 0. It never
 chooses the stream: the executor passes `latency/<call id>/<attempt>`, which is what makes a call's
 latency independent of the scheduler.
 """
@@ -16,7 +17,7 @@ from typing import Any, Protocol
 
 
 class LatencyModel(Protocol):
-    def sample(self, rng: random.Random) -> int: ...
+    def sample(self, rng: random.Random, attempt: int = 1) -> int: ...
 
     def to_json(self) -> dict[str, Any]: ...
 
@@ -25,7 +26,7 @@ class LatencyModel(Protocol):
 class Fixed:
     ms: int
 
-    def sample(self, rng: random.Random) -> int:
+    def sample(self, rng: random.Random, attempt: int = 1) -> int:
         return self.ms
 
     def to_json(self) -> dict[str, Any]:
@@ -37,7 +38,7 @@ class Uniform:
     low: int
     high: int
 
-    def sample(self, rng: random.Random) -> int:
+    def sample(self, rng: random.Random, attempt: int = 1) -> int:
         return rng.randint(self.low, self.high)
 
     def to_json(self) -> dict[str, Any]:
@@ -51,11 +52,25 @@ class LogNormal:
     median: int
     sigma: float
 
-    def sample(self, rng: random.Random) -> int:
+    def sample(self, rng: random.Random, attempt: int = 1) -> int:
         return max(0, round(rng.lognormvariate(math.log(self.median), self.sigma)))
 
     def to_json(self) -> dict[str, Any]:
         return {"lognormal": {"median": self.median, "sigma": self.sigma}}
+
+
+@dataclass(frozen=True, slots=True)
+class PerAttempt:
+    """Attempt n takes `ms[n-1]` (the last value for later attempts): a slow first try and a fast
+    retry, as after a cold start or a lost response."""
+
+    ms: tuple[int, ...]
+
+    def sample(self, rng: random.Random, attempt: int = 1) -> int:
+        return self.ms[min(attempt, len(self.ms)) - 1]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"per_attempt": list(self.ms)}
 
 
 class LatencySpecError(ValueError):
@@ -66,7 +81,7 @@ def parse_latency(data: Any) -> LatencyModel:
     """Parse the data spelling of a latency model; raises LatencySpecError saying what was expected."""
     expected = (
         "a table with exactly one of: fixed = MS, uniform = [LOW, HIGH], "
-        "lognormal = {median = MS, sigma = S}"
+        "lognormal = {median = MS, sigma = S}, per_attempt = [MS, ...]"
     )
     if isinstance(data, int) and not isinstance(data, bool):
         data = {"fixed": data}
@@ -89,6 +104,10 @@ def parse_latency(data: Any) -> LatencyModel:
         if not isinstance(sigma, int | float) or isinstance(sigma, bool) or not 0 <= sigma <= 5:
             raise LatencySpecError(f"lognormal sigma must be a number in [0, 5], got {sigma!r}")
         return LogNormal(_ms(value["median"], "lognormal median"), float(sigma))
+    if kind == "per_attempt":
+        if not isinstance(value, list | tuple) or not value:
+            raise LatencySpecError(f"per_attempt expects a non-empty list of milliseconds, got {value!r}")
+        return PerAttempt(tuple(_ms(v, "per_attempt entry") for v in value))
     raise LatencySpecError(f"unknown latency model {kind!r}; expected {expected}")
 
 

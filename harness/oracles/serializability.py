@@ -22,7 +22,7 @@ It reads the run; it never steers one.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from harness.model import ToolCall
@@ -58,7 +58,8 @@ class _Branch:
     def apply(self, call: ToolCall, result: RunResult, key: str | None) -> Observation:
         recorded: list[tuple[str, str, str | None]] = []
         _, observation = apply(self.world, call, result.scenario.catalogue, in_place=True, idempotency_key=key,
-                               sink=lambda op, target, digest: recorded.append((op, target, digest)))
+                               sink=lambda op, target, digest: recorded.append(
+                                   (op, target.partition("\x00")[0], digest)))
         self.expected_touches[call.id] = recorded
         self.observations[call.id] = observation
         return observation
@@ -126,10 +127,6 @@ def _ghost_effects(facts: RunFacts) -> Iterator[Violation]:
 
 def _explain_result(facts: RunFacts, call: ToolCall, branch: _Branch, observed: tuple[Any, Any, Any]) -> Violation:
     expected = branch.observations[call.id]
-    attempt = facts.reported_attempt(call.id)
-    actual_reads = [t for t in facts.touches_of(call.id, attempt.attempt if attempt else None) if not t.mutating]
-    expected_reads = [(op, target, digest) for op, target, digest in branch.expected_touches.get(call.id, [])
-                      if op not in MUTATING_OPS]
     base = {"call": call.id, "tool": call.name,
             "expected": {"outcome": expected.outcome.value, "value": expected.value, "error": expected.error},
             "observed": {"outcome": observed[0].value, "value": observed[1], "error": observed[2]}}
@@ -139,11 +136,43 @@ def _explain_result(facts: RunFacts, call: ToolCall, branch: _Branch, observed: 
                          f"{call.id} took effect in {len(effects_by_attempt)} attempts "
                          f"({', '.join(map(str, effects_by_attempt))}); model order applies it once",
                          {**base, "attempts": effects_by_attempt})
-    for touch, (_, target, digest) in zip(actual_reads, expected_reads, strict=False):
-        if touch.target != target or touch.digest != digest:
-            label, message, extra = _classify_read(facts, call.id, touch)
-            return Violation(label, message, {**base, **extra})
+    misread = _first_misread(facts, call.id, branch)
+    if misread is not None:
+        label, message, extra = _classify_read(facts, call.id, misread)
+        return Violation(label, message, {**base, **extra})
+    reordered = _reordered_append(facts, call.id, branch)
+    if reordered is not None:
+        return Violation("reordered-effect", reordered[0], {**base, **reordered[1]})
     return Violation("divergent-result", f"{call.id} returned a different result than in model order", base)
+
+
+def _first_misread(facts: RunFacts, call_id: str, branch: _Branch) -> Touch | None:
+    """The first read of the reported attempt that saw something else than in model order."""
+    attempt = facts.reported_attempt(call_id)
+    actual = [t for t in facts.touches_of(call_id, attempt.attempt if attempt else None) if not t.mutating]
+    expected = [(target, digest) for op, target, digest in branch.expected_touches.get(call_id, [])
+                if op not in MUTATING_OPS]
+    for touch, (target, digest) in zip(actual, expected, strict=False):
+        if touch.target != target or touch.digest != digest:
+            return touch
+    return None
+
+
+def _reordered_append(facts: RunFacts, call_id: str, branch: _Branch) -> tuple[str, dict[str, Any]] | None:
+    """An external effect that landed in another position of its ledger than model order gives it."""
+    attempt = facts.reported_attempt(call_id)
+    actual = [t for t in facts.touches_of(call_id, attempt.attempt if attempt else None)
+              if t.op == "append" and t.target.startswith("ledger:")]
+    expected = [(target, digest) for op, target, digest in branch.expected_touches.get(call_id, [])
+                if op == "append" and target.startswith("ledger:")]
+    for touch, (target, digest) in zip(actual, expected, strict=False):
+        if touch.target == target and touch.digest != digest:
+            taker = next((t for t in facts.touches_on(target) if t.op == "append" and t.digest == digest), None)
+            message = (f"{call_id} became {touch.digest} of {target} at {touch.t} ms; in model order it is {digest}"
+                       + (f", which {taker.call} took at {taker.t} ms" if taker else ""))
+            return message, {"target": target, "entry": touch.digest, "expected_entry": digest,
+                             "landed_at_ms": touch.t, "overtaken_by": taker.call if taker else None}
+    return None
 
 
 def _classify_read(facts: RunFacts, reader: str, read: Touch) -> tuple[str, str, dict[str, Any]]:
@@ -183,11 +212,11 @@ def _classify_read(facts: RunFacts, reader: str, read: Touch) -> tuple[str, str,
 def _explain_world(facts: RunFacts, branch: _Branch, final: WorldState, ghost_calls: set[str]) -> list[Violation]:
     expected = branch.world.state()
     found: list[Violation] = []
-    for target, want, got in _differences(expected, final):
+    for target, want, got in _differences(expected, final, facts.result.world.canonical):
         touched_by_ghost = any(t.mutating and t.call in ghost_calls for t in facts.touches_on(target))
         if touched_by_ghost:
             continue  # already reported as a ghost effect
-        found.append(_classify_target(facts, target, want, got))
+        found.append(_classify_target(facts, branch, target, want, got))
     found.extend(_ledger_violations(facts, expected, final, ghost_calls))
     if not found and not ghost_calls:
         found.append(Violation("divergent-world", "the final world differs from the model-order world",
@@ -195,13 +224,18 @@ def _explain_world(facts: RunFacts, branch: _Branch, final: WorldState, ghost_ca
     return found
 
 
-def _differences(expected: WorldState, final: WorldState) -> Iterator[tuple[str, str | None, str | None]]:
-    """(target, expected content digest, final content digest) for each file or session value that differs."""
+def _differences(expected: WorldState, final: WorldState,
+                 identity: Callable[[str], str]) -> Iterator[tuple[str, str | None, str | None]]:
+    """(target, expected content digest, final content digest) for each file or session value that
+    differs; a file with several names (hard links) is reported once, by its identity."""
     want, got = expected.file_map, final.file_map
+    seen: set[str] = set()
     for path in sorted(want.keys() | got.keys()):
         a, b = want.get(path), got.get(path)
-        if a != b:
-            yield path, None if a is None else content_digest(a)[:16], None if b is None else content_digest(b)[:16]
+        target = identity(path)
+        if a != b and target not in seen:
+            seen.add(target)
+            yield target, None if a is None else content_digest(a)[:16], None if b is None else content_digest(b)[:16]
     if expected.cwd != final.cwd:
         yield "session:cwd", expected.cwd, final.cwd
     want_env, got_env = dict(expected.env), dict(final.env)
@@ -210,7 +244,7 @@ def _differences(expected: WorldState, final: WorldState) -> Iterator[tuple[str,
             yield f"session:env:{name}", want_env.get(name), got_env.get(name)
 
 
-def _classify_target(facts: RunFacts, target: str, want: str | None, got: str | None) -> Violation:
+def _classify_target(facts: RunFacts, branch: _Branch, target: str, want: str | None, got: str | None) -> Violation:
     where = {"target": target, "expected": want, "final": got}
     effective = [c.id for c in facts.result.scenario.calls if facts.must_take_effect(c.id) is not False]
     touches = [t for t in facts.touches_on(target) if t.call in effective]
@@ -246,6 +280,12 @@ def _classify_target(facts: RunFacts, target: str, want: str | None, got: str | 
             {**where, "lost": last, "overwritten_by": late, "lost_write_at_ms": writes[last][-1].t,
              "overwrite_at_ms": writes[late][-1].t, "write_order": by_time, "model_order": by_model},
         )
+    for writer in writes:  # a writer that misread (e.g. a stale cwd) and so wrote the wrong thing
+        misread = _first_misread(facts, writer, branch)
+        if misread is not None:
+            label, message, extra = _classify_read(facts, writer, misread)
+            return Violation(label, f"{message}; so {target} differs from the model-order world",
+                             {**where, **extra, "call": writer})
     return Violation("divergent-world", f"{target} differs from the model-order world",
                      {**where, "writers": list(writes)})
 

@@ -164,8 +164,11 @@ class SchedulerContext:
         footprints: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
         for call in self.batch:
             touched: list[tuple[str, str]] = []
-            apply(world, call, self._catalogue, in_place=True,
-                  sink=lambda op, target, digest: touched.append((op, target)))  # noqa: B023 - used at once
+
+            def sink(op: str, target: str, digest: str | None, into: list[tuple[str, str]] = touched) -> None:
+                into.append((op, target.partition("\x00")[0]))
+
+            apply(world, call, self._catalogue, in_place=True, sink=sink)
             footprints[call.id] = (frozenset(t for op, t in touched if op not in MUTATING_OPS),
                                    frozenset(t for op, t in touched if op in MUTATING_OPS))
         return footprints
@@ -245,7 +248,7 @@ class SchedulerContext:
         spec, args = prepared
         handle.stops_on_cancel = spec.stops_on_cancel
         model = self._call_latency.get(call.id, spec.latency)
-        latency = model.sample(kernel.streams.stream("latency", call.id, attempt))
+        latency = model.sample(kernel.streams.stream("latency", call.id, attempt), attempt)
         if self._jitter:
             # Exploration only: scale by a log-uniform factor from the call's own stream, so
             # completion orders vary even when the scenario's latencies are fixed.
@@ -304,7 +307,9 @@ class _TouchSink:
         self.kernel, self.call_id, self.attempt = kernel, call_id, attempt
 
     def __call__(self, op: str, target: str, digest: str | None) -> None:
-        self.kernel.record("touch", call=self.call_id, attempt=self.attempt, op=op, target=target, digest=digest)
+        identity, _, alias = target.partition("\x00")
+        self.kernel.record("touch", call=self.call_id, attempt=self.attempt, op=op, target=identity,
+                           digest=digest, **({"as": alias} if alias else {}))
 
 
 SchedulerFactory = Callable[..., Scheduler]

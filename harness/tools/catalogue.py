@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from harness.model import ToolCall
-from harness.tools import effects, files, remote, shell
+from harness.tools import effects, files, home, remote, shell
 from harness.tools.spec import Args, ToolSpec
 
 
@@ -39,7 +39,7 @@ class Catalogue(Mapping[str, ToolSpec]):
         return self.replace_tool(replace(self._specs[name], **changes))
 
 
-BUILTIN = Catalogue({spec.name: spec for module in (files, shell, remote, effects) for spec in module.SPECS})
+BUILTIN = Catalogue({spec.name: spec for module in (files, shell, remote, effects, home) for spec in module.SPECS})
 
 
 def prepare(call: ToolCall, catalogue: Mapping[str, ToolSpec]) -> tuple[ToolSpec, Args] | str:

@@ -1,5 +1,6 @@
 """Tools with effects beyond the filesystem or that need a person: `create_ticket`,
-`send_message`, `save_daily_report` (seed 004), `clarify`.
+`send_message`, `restart_service` and `rollback_deployment` (seed 003), `save_daily_report`
+(seed 004), `clarify`.
 
 Owns their behaviour. External effects land in a ledger half way through the call (the server
 acts before the response travels back), so a call abandoned after that point still took effect:
@@ -50,6 +51,23 @@ def save_daily_report(args: Args, io: ToolIO) -> Generator[float, None, JSONValu
     return {"path": io.path(path), "appended_chars": len(content)}
 
 
+def restart_service(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
+    service = require_str(args, "service_name")
+    yield 0.5
+    entry, _ = io.ledger_append("operations", {"op": "restart", "service": service}, _key(args, io))
+    yield 1.0
+    return {"operation": entry.entry_id, "service": service, "status": "restarted"}
+
+
+def rollback_deployment(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
+    service = require_str(args, "service_name")
+    version = args.get("to_version", "previous")
+    yield 0.5
+    entry, _ = io.ledger_append("operations", {"op": "rollback", "service": service, "to": version}, _key(args, io))
+    yield 1.0
+    return {"operation": entry.entry_id, "service": service, "version": version}
+
+
 def clarify(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
     question = require_str(args, "question")
     yield 1.0
@@ -78,6 +96,18 @@ SPECS = (
         Declared(read_only=False, side_effect=SideEffect.LOCAL, idempotent=False, category="write",
                  resource_keys=ResourceKeys(("path",), default_path="reports/daily.md")),
         save_daily_report, Fixed(300),
+    ),
+    ToolSpec(
+        "restart_service", "Seed 003: restart a production service (an operation in the ops ledger).",
+        Declared(read_only=False, side_effect=SideEffect.EXTERNAL, idempotent=False, needs_confirmation=True,
+                 honours_cancel=False, category="ops", resource_keys=ResourceKeys(fixed=("ledger:operations",))),
+        restart_service, Fixed(5000), stops_on_cancel=False,
+    ),
+    ToolSpec(
+        "rollback_deployment", "Seed 003: roll a service back to an earlier version (ops ledger).",
+        Declared(read_only=False, side_effect=SideEffect.EXTERNAL, idempotent=False, needs_confirmation=True,
+                 honours_cancel=False, category="ops", resource_keys=ResourceKeys(fixed=("ledger:operations",))),
+        rollback_deployment, Fixed(3000), stops_on_cancel=False,
     ),
     ToolSpec(
         "clarify", "Ask the user a question and wait for the answer.",

@@ -139,6 +139,14 @@ class ToolIO:
         if self._sink is not None:
             self._sink(op, target, None if content is None else content_digest(content)[:16])
 
+    def _file_touch(self, op: str, path: str, content: str | None = None) -> None:
+        """A touch of a file, by identity: aliases of one file (symlink, hard link, case) are one
+        target; the spelling used goes into the trace as `as` when it differs."""
+        if self._sink is not None:
+            identity = self.world.canonical(path)
+            target = identity if identity == path else f"{identity}\x00{path}"
+            self._touch(op, target, content)
+
     def path(self, raw: str) -> str:
         # Resolving a relative path reads the shared cwd: a sibling's `cd` can change the answer,
         # so it is a touch like any other.
@@ -151,46 +159,46 @@ class ToolIO:
         try:
             text = self.world.read_text(path)
         except Exception:
-            self._touch("read", path)
+            self._file_touch("read", path)
             raise
-        self._touch("read", path, text)
+        self._file_touch("read", path, text)
         return text
 
     def exists(self, raw: str) -> bool:
         path = self.path(raw)
-        self._touch("stat", path)
+        self._file_touch("stat", path)
         return self.world.exists(path)
 
     def write(self, raw: str, text: str) -> None:
         path = self.path(raw)
         self.world.write_text(path, text)
-        self._touch("write", path, text)
+        self._file_touch("write", path, text)
 
     def truncate(self, raw: str) -> None:
         path = self.path(raw)
         self.world.write_text(path, "")
-        self._touch("truncate", path, "")
+        self._file_touch("truncate", path, "")
 
     def remove(self, raw: str) -> None:
         path = self.path(raw)
+        self._file_touch("remove", path)
         self.world.remove(path)
-        self._touch("remove", path)
 
     def make_dir(self, raw: str) -> None:
         path = self.path(raw)
         self.world.make_dir(path)
-        self._touch("mkdir", path)
+        self._file_touch("mkdir", path)
 
     def list_files(self, raw: str) -> list[str]:
         path = self.path(raw)
         files = self.world.list_files(path)
-        self._touch("list", path)
+        self._file_touch("list", path)
         return files
 
     def read_resolved(self, path: str) -> str:
         """Read an absolute path that a listing returned."""
         text = self.world.read_text(path)
-        self._touch("read", path, text)
+        self._file_touch("read", path, text)
         return text
 
     def get_cwd(self) -> str:

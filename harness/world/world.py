@@ -70,12 +70,40 @@ class World:
         """`raw` resolved against the session cwd; see `absolute_path`."""
         return absolute_path(raw, self.cwd, self.home)
 
-    def realpath(self, path: str) -> str:
-        """The path with symlinks resolved, as `os.path.realpath` would on this world."""
-        try:
-            return self.fs.resolve_path(path)
-        except OSError:
-            return path
+    def realpath(self, path: str, _depth: int = 0) -> str:
+        """The path with symlinks resolved, as `os.path.realpath` would on this world: every other
+        component keeps the spelling it was given (no case folding, hard links untouched)."""
+        result = "/"
+        parts = [p for p in path.split("/") if p not in ("", ".")]
+        for i, part in enumerate(parts):
+            if part == "..":
+                result = posixpath.dirname(result)
+                continue
+            candidate = posixpath.join(result, part)
+            if _depth < 40 and self.fs.islink(candidate):
+                target = self.fs.readlink(candidate)
+                rest = "/".join(parts[i + 1:])
+                joined = posixpath.join(result, target, rest) if rest else posixpath.join(result, target)
+                return self.realpath(posixpath.normpath(joined), _depth + 1)
+            result = candidate
+        return result
+
+    def canonical(self, path: str) -> str:
+        """The identity of the file at `path`: one name for all its aliases (symlinks resolved, the
+        stored spelling on a case-insensitive world, one name for all hard links). Oracles and the
+        optimal bound compare touches by it; it is not what a planner could compute."""
+        found = self._lookup(path)
+        if found is DEFER:
+            try:
+                found = self.fs.resolve(path)
+            except OSError:
+                found = None
+        if isinstance(found, FakeFile):
+            identity = str(found.path)
+        else:
+            parent, name = posixpath.split(path)
+            identity = path if parent == path else posixpath.join(self.canonical(parent), name)
+        return identity if self.fs.is_case_sensitive else identity.lower()
 
     # -- files -------------------------------------------------------------------------------
 
@@ -151,7 +179,7 @@ class World:
         if self.fs.exists(path):
             self._file(path).set_contents(text)
             return
-        parent = posixpath.dirname(self.realpath(path))
+        parent = posixpath.dirname(path)
         if self.fs.exists(parent) and not self.fs.isdir(parent):
             raise WorldError(f"not a directory: {parent}")
         try:
