@@ -14,6 +14,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from functools import wraps
 from pathlib import Path
 from typing import Any, TypeVar
@@ -24,7 +25,7 @@ from rich.console import Console
 from harness import __version__
 from harness.exitcodes import ExitCode
 from harness.run import RunResult, WallClockExceeded, run
-from harness.scenario import ScenarioError, UnknownScenarioError, find_scenario, scenario_names
+from harness.scenario import Scenario, ScenarioError, UnknownScenarioError, find_scenario, scenario_names
 from harness.schedulers import BUILTIN_SCHEDULERS, UnknownSchedulerError, get_scheduler
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -76,6 +77,71 @@ def list_command(what: str) -> None:
             click.echo(f"{name:28} {spec.description}")
 
 
+_EXECUTION_FLAGS: list[tuple[str, str, Any, str]] = [
+    ("--timeout-ms", "timeout_ms", click.IntRange(min=1), "Abandon each call after this many virtual ms."),
+    ("--retries", "retries", click.IntRange(min=0), "Extra attempts for failed calls of idempotent tools."),
+    ("--backoff-ms", "backoff_ms", click.IntRange(min=0), "Backoff before retry n: this * 2**(n-1) ms."),
+    ("--max-concurrency", "max_concurrency", click.IntRange(min=1), "Global cap on calls running at once."),
+    ("--same-signature-limit", "same_signature_limit", click.IntRange(min=0),
+     "Mark a tool unavailable after this many identical failures (seed 004)."),
+    ("--poll-interval-ms", "poll_interval_ms", click.IntRange(min=0), "How often an interrupt is noticed."),
+    ("--on-failure", "on_failure", click.Choice(["isolate", "cancel_siblings"]), "What a failing call does."),
+]
+
+
+def execution_options(command: F) -> F:
+    """Execution-policy flags shared by the commands that run schedulers; unset means "as the
+    scenario says". They apply to plan-based policies (every built-in except serial and parallel)."""
+    for flag, dest, kind, text in reversed(_EXECUTION_FLAGS):
+        command = click.option(flag, dest, type=kind, default=None, help=text)(command)
+    command = click.option("--idempotency-keys/--no-idempotency-keys", "idempotency_keys", default=None,
+                           help="Send one idempotency key with every attempt of a call.")(command)
+    command = click.option("--retry-non-idempotent", "retry_non_idempotent", is_flag=True, default=None,
+                           help="Retry tools not declared idempotent too (dangerous).")(command)
+    return command
+
+
+def _with_execution(scenario: Scenario, options: dict[str, Any]) -> tuple[Scenario, list[str]]:
+    """The scenario with the given execution flags applied, and those flags for the reproduce line."""
+    given = {k: v for k, v in options.items() if v is not None}
+    if not given:
+        return scenario, []
+    extra: list[str] = []
+    for flag, dest, _, _ in _EXECUTION_FLAGS:
+        if dest in given:
+            extra += [flag, str(given[dest])]
+    if "idempotency_keys" in given:
+        extra.append("--idempotency-keys" if given["idempotency_keys"] else "--no-idempotency-keys")
+    if given.get("retry_non_idempotent"):
+        extra.append("--retry-non-idempotent")
+    return replace(scenario, execution=scenario.execution.merged(**given)), extra
+
+
+@main.command("matrix")
+@click.option("--scenarios", "scenario_list", default="all", show_default=True,
+              help="Comma-separated scenario names, or all.")
+@click.option("--schedulers", "scheduler_list", default="all", show_default=True,
+              help="Comma-separated scheduler names, or all.")
+@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown", show_default=True)
+@_guarded
+def matrix_command(scenario_list: str, scheduler_list: str, seed: int, fmt: str) -> None:
+    """Run every scenario under every scheduler once: verdict and makespan per cell."""
+    from harness.report import matrix
+    from harness.report.run_json import dumps
+    from harness.schedulers import scheduler_names
+
+    scenarios = scenario_names() if scenario_list == "all" else scenario_list.split(",")
+    schedulers = scheduler_names() if scheduler_list == "all" else scheduler_list.split(",")
+    for name in schedulers:
+        get_scheduler(name)  # fail fast, with the list of valid names
+    cells = matrix.compute(scenarios, schedulers, seed)
+    if fmt == "json":
+        click.echo(dumps(matrix.to_json(cells, seed)))
+    else:
+        click.echo(matrix.to_markdown(cells, scenarios, schedulers, seed), nl=False)
+
+
 @main.command("run")
 @click.argument("scenario")
 @click.option("--scheduler", "scheduler_name", default="serial", show_default=True,
@@ -86,19 +152,21 @@ def list_command(what: str) -> None:
               help="Directory to write run.json and trace.jsonl into (created if missing).")
 @click.option("--wall-timeout", type=float, default=60.0, show_default=True,
               help="Real seconds a run may take before the scheduler is declared hung (0: no limit).")
+@execution_options
 @_guarded
 def run_command(scenario: str, scheduler_name: str, seed: int, fmt: str, out: Path | None,
-                wall_timeout: float) -> None:
+                wall_timeout: float, **execution: Any) -> None:
     """Run SCENARIO (a built-in name or a .toml path) once under one scheduler and seed."""
     from harness.oracles import check, exit_code
     from harness.report.run_json import dumps, run_to_json
 
-    loaded = find_scenario(scenario)
+    loaded, extra = _with_execution(find_scenario(scenario), execution)
     scheduler = get_scheduler(scheduler_name)
     with wall_clock_watchdog(wall_timeout):
         result = run(loaded, scheduler, seed)
     verdicts = check(result)
-    document = run_to_json(result, version=__version__, verdicts=verdicts, scheduler_spec=scheduler_name)
+    document = run_to_json(result, version=__version__, verdicts=verdicts, scheduler_spec=scheduler_name,
+                           extra_args=extra)
     if fmt == "json":
         click.echo(dumps(document))
     else:
@@ -106,7 +174,8 @@ def run_command(scenario: str, scheduler_name: str, seed: int, fmt: str, out: Pa
 
         # A pipe has no width; 120 columns keeps values readable in CI logs.
         console = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
-        render_run(result, console, version=__version__, verdicts=verdicts, scheduler_spec=scheduler_name)
+        render_run(result, console, version=__version__, verdicts=verdicts, scheduler_spec=scheduler_name,
+                   extra_args=extra)
     if out is not None:
         _write_run(out, result, dumps(document))
     sys.exit(exit_code(verdicts))

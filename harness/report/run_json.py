@@ -6,6 +6,7 @@ Owns the field names users script against. It never prints and never re-runs any
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import fields
 from typing import Any
 
 from harness.oracles.verdict import Verdict, exit_code
@@ -14,7 +15,7 @@ from harness.sim.trace import canonical_json
 
 
 def run_to_json(result: RunResult, *, version: str, verdicts: Sequence[Verdict] = (),
-                scheduler_spec: str | None = None) -> dict[str, Any]:
+                scheduler_spec: str | None = None, extra_args: Sequence[str] = ()) -> dict[str, Any]:
     scenario = result.scenario
     failed = [v for v in verdicts if not v.ok]
     return {
@@ -38,16 +39,25 @@ def run_to_json(result: RunResult, *, version: str, verdicts: Sequence[Verdict] 
         "verdicts": [v.to_json() for v in verdicts],
         "passed": not failed,
         "exit_code": int(exit_code(verdicts)),
-        "reproduce": reproduce_command(result, scheduler_spec),
+        "execution": _execution_json(result),
+        "reproduce": reproduce_command(result, scheduler_spec, extra_args),
     }
 
 
-def reproduce_command(result: RunResult, scheduler: str | None = None) -> str:
-    """The command that re-runs `result`; `scheduler` is how the user named it (e.g. module:attr)."""
+def _execution_json(result: RunResult) -> dict[str, Any]:
+    policy = result.scenario.execution
+    return {f.name: getattr(policy, f.name) if f.name != "tool_caps" else dict(policy.tool_caps)
+            for f in fields(policy)}
+
+
+def reproduce_command(result: RunResult, scheduler: str | None = None, extra_args: Sequence[str] = ()) -> str:
+    """The command that re-runs `result`; `scheduler` is how the user named it (e.g. module:attr),
+    `extra_args` the execution flags given on the command line."""
     scenario = result.scenario
     builtin = scenario.path is None or scenario.path.endswith(f"/{scenario.name}.toml")
     target = scenario.name if builtin else scenario.path
-    return f"harness run {target} --scheduler {scheduler or result.scheduler} --seed {result.seed}"
+    extra = "".join(f" {arg}" for arg in extra_args)
+    return f"harness run {target} --scheduler {scheduler or result.scheduler} --seed {result.seed}{extra}"
 
 
 def dumps(document: dict[str, Any]) -> str:

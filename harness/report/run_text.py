@@ -19,7 +19,7 @@ from harness.sim.trace import TraceEvent
 
 
 def render_run(result: RunResult, console: Console, *, version: str, verdicts: Sequence[Verdict] = (),
-               scheduler_spec: str | None = None) -> None:
+               scheduler_spec: str | None = None, extra_args: Sequence[str] = ()) -> None:
     scenario = result.scenario
     limits = scenario.limits
     header = Table.grid(padding=(0, 2))
@@ -29,8 +29,12 @@ def render_run(result: RunResult, console: Console, *, version: str, verdicts: S
     header.add_row("scheduler", result.scheduler)
     header.add_row("seed", str(result.seed))
     header.add_row("limits", f"time_bound_ms={limits.time_bound_ms} event_budget={limits.event_budget}")
+    execution = result.scenario.execution
+    knobs = [f"{f}={getattr(execution, f)}" for f in ("timeout_ms", "retries", "backoff_ms", "idempotency_keys",
+                                                      "on_failure", "max_concurrency", "poll_interval_ms")]
+    header.add_row("execution", " ".join(knobs))
     header.add_row("harness", version)
-    header.add_row("reproduce", reproduce_command(result, scheduler_spec))
+    header.add_row("reproduce", reproduce_command(result, scheduler_spec, extra_args))
     console.print(header)
 
     tools = {call.id: call.name for call in scenario.calls}
@@ -69,7 +73,7 @@ def render_run(result: RunResult, console: Console, *, version: str, verdicts: S
     if failed:
         code = exit_code(verdicts)
         console.print(f"FAILED ({', '.join(sorted({v.label or '' for v in failed}))}); exit code {int(code)}")
-        console.print(f"reproduce: {reproduce_command(result, scheduler_spec)}")
+        console.print(f"reproduce: {reproduce_command(result, scheduler_spec, extra_args)}")
     else:
         console.print("PASSED: every oracle holds")
 

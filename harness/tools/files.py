@@ -3,7 +3,8 @@
 Owns their behaviour as touch points in virtual time, faithful to how the real tools race:
 `write_file` truncates when it starts and writes when it ends (a reader in between sees a torn,
 empty file); `write_file_atomic` writes once at the end (rename into place); `patch` reads when it
-starts and writes when it ends (read-modify-write, the shape of a lost update); readers read half
+starts and writes when it ends (read-modify-write, the shape of a lost update), also in V4A mode
+(`{"mode": "v4a", "patch": "*** Begin Patch ..."}`, several files at once); readers read half
 way through. It never decides what may run in parallel.
 """
 
@@ -49,6 +50,8 @@ def write_file_atomic(args: Args, io: ToolIO) -> Generator[float, None, JSONValu
 
 
 def patch(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
+    if args.get("mode") == "v4a":
+        return (yield from _patch_v4a(require_str(args, "patch"), io))
     path, old, new = require_str(args, "path"), require_str(args, "old"), require_str(args, "new")
     text = io.read(path)
     if old not in text:
@@ -58,6 +61,53 @@ def patch(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
     yield 1.0
     io.write(path, text.replace(old, new) if replace_all else text.replace(old, new, 1))
     return {"path": io.path(path), "replacements": count}
+
+
+def _patch_v4a(text: str, io: ToolIO) -> Generator[float, None, JSONValue]:
+    """The V4A patch format (OpenAI's apply_patch, hermes' `patch` mode): `*** Add File: P` with `+`
+    lines, `*** Delete File: P`, `*** Update File: P` with `@@` hunks of ` `/`-`/`+` lines and an
+    optional `*** Move to: Q`. Every file is read when the call starts, all writes land at the end."""
+    operations: list[tuple[str, str, list[str], str | None]] = []  # (kind, path, lines, move_to)
+    for line in text.splitlines():
+        if line.startswith("*** ") and ": " in line:
+            header, _, target = line[4:].partition(": ")
+            kinds = {"Add File": "add", "Delete File": "delete", "Update File": "update"}
+            if header in kinds:
+                operations.append((kinds[header], target.strip(), [], None))
+            elif header == "Move to" and operations and operations[-1][0] == "update":
+                kind, path, lines, _ = operations[-1]
+                operations[-1] = (kind, path, lines, target.strip())
+        elif operations and not line.startswith("***"):
+            operations[-1][2].append(line)
+    if not operations:
+        raise ToolError("patch: no *** Add/Update/Delete File: sections in the V4A patch")
+    planned: list[tuple[str, str, str | None]] = []  # (path, new content or None to delete, move_to)
+    for kind, path, lines, move_to in operations:
+        if kind == "add":
+            planned.append((path, "".join(ln[1:] + "\n" for ln in lines if ln.startswith("+")), None))
+        elif kind == "delete":
+            io.read(path)  # must exist
+            planned.append((path, None, None))
+        else:
+            content = io.read(path)
+            for hunk in "\n".join(lines).split("@@"):
+                body = [ln for ln in hunk.splitlines() if ln[:1] in (" ", "-", "+")]
+                before = "".join(ln[1:] + "\n" for ln in body if ln[0] in " -")
+                after = "".join(ln[1:] + "\n" for ln in body if ln[0] in " +")
+                if before and before not in content:
+                    raise ToolError(f"patch: hunk does not apply to {io.path(path)}")
+                content = content.replace(before, after, 1) if before else content + after
+            planned.append((path, content, move_to))
+    yield 1.0
+    for path, content, move_to in planned:
+        if content is None:
+            io.remove(path)
+        elif move_to is not None:
+            io.write(move_to, content)
+            io.remove(path)
+        else:
+            io.write(path, content)
+    return {"files": [io.path(move_to or path) for path, _, move_to in planned]}
 
 
 def search_files(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:

@@ -129,3 +129,17 @@ def test_resolving_a_relative_path_reads_the_shared_cwd() -> None:
     trace = run_named(sc, "serial").trace
     cwd_reads = {e["call"] for e in trace if e["ev"] == "touch" and e["target"] == "session:cwd"}
     assert cwd_reads == {"r"}
+
+
+def test_v4a_patch_adds_updates_moves_and_deletes() -> None:
+    world = World(cwd="/r")
+    world.populate(files=[("/r/a.py", "x = 1\ny = 2\n"), ("/r/old.txt", "bye\n"), ("/r/m.py", "k = 0\n")])
+    text = ("*** Begin Patch\n*** Update File: a.py\n@@\n x = 1\n-y = 2\n+y = 3\n"
+            "*** Add File: new.py\n+print(1)\n*** Delete File: old.txt\n"
+            "*** Update File: m.py\n*** Move to: moved.py\n@@\n-k = 0\n+k = 1\n*** End Patch\n")
+    world, obs = apply(world, ToolCall("p", "patch", json.dumps({"mode": "v4a", "patch": text})))
+    assert obs.outcome is Outcome.OK, obs.error
+    assert world.state().file_map == {"/r/a.py": "x = 1\ny = 3\n", "/r/new.py": "print(1)\n", "/r/moved.py": "k = 1\n"}
+    broken = json.dumps({"mode": "v4a", "patch": "*** Update File: a.py\n-nope\n"})
+    _, bad = apply(world, ToolCall("p", "patch", broken))
+    assert bad.outcome is Outcome.ERROR and "does not apply" in (bad.error or "")
