@@ -81,7 +81,7 @@ def _patch_v4a(text: str, io: ToolIO) -> Generator[float, None, JSONValue]:
             operations[-1][2].append(line)
     if not operations:
         raise ToolError("patch: no *** Add/Update/Delete File: sections in the V4A patch")
-    planned: list[tuple[str, str, str | None]] = []  # (path, new content or None to delete, move_to)
+    planned: list[tuple[str, str | None, str | None]] = []  # (path, new content or None to delete, move_to)
     for kind, path, lines, move_to in operations:
         if kind == "add":
             planned.append((path, "".join(ln[1:] + "\n" for ln in lines if ln.startswith("+")), None))
