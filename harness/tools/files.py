@@ -99,14 +99,14 @@ def _patch_v4a(text: str, io: ToolIO) -> Generator[float, None, JSONValue]:
                 content = content.replace(before, after, 1) if before else content + after
             planned.append((path, content, move_to))
     yield 1.0
-    for path, content, move_to in planned:
-        if content is None:
+    for path, new_content, move_to in planned:
+        if new_content is None:
             io.remove(path)
         elif move_to is not None:
-            io.write(move_to, content)
+            io.write(move_to, new_content)
             io.remove(path)
         else:
-            io.write(path, content)
+            io.write(path, new_content)
     return {"files": [io.path(move_to or path) for path, _, move_to in planned]}
 
 
