@@ -1,6 +1,9 @@
 """Schedulers: the contract a policy implements and the built-in policies."""
 
+from harness.schedulers.adapters import from_gate, from_plan
 from harness.schedulers.context import CallHandle, Scheduler, SchedulerContext, SchedulerProcess
+from harness.schedulers.execution import ExecutionPolicy
+from harness.schedulers.plan import Plan, PlanScheduler
 from harness.schedulers.parallel import Parallel
 from harness.schedulers.registry import (
     BUILTIN_SCHEDULERS,
@@ -13,12 +16,17 @@ from harness.schedulers.serial import Serial
 __all__ = [
     "BUILTIN_SCHEDULERS",
     "CallHandle",
+    "ExecutionPolicy",
+    "Plan",
+    "PlanScheduler",
     "Parallel",
     "Scheduler",
     "SchedulerContext",
     "SchedulerProcess",
     "Serial",
     "UnknownSchedulerError",
+    "from_gate",
+    "from_plan",
     "get_scheduler",
     "scheduler_names",
 ]
