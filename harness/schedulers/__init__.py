@@ -3,8 +3,8 @@
 from harness.schedulers.adapters import from_gate, from_plan
 from harness.schedulers.context import CallHandle, Scheduler, SchedulerContext, SchedulerProcess
 from harness.schedulers.execution import ExecutionPolicy
-from harness.schedulers.plan import Plan, PlanScheduler
 from harness.schedulers.parallel import Parallel
+from harness.schedulers.plan import Plan, PlanScheduler
 from harness.schedulers.registry import (
     BUILTIN_SCHEDULERS,
     UnknownSchedulerError,
@@ -17,9 +17,9 @@ __all__ = [
     "BUILTIN_SCHEDULERS",
     "CallHandle",
     "ExecutionPolicy",
+    "Parallel",
     "Plan",
     "PlanScheduler",
-    "Parallel",
     "Scheduler",
     "SchedulerContext",
     "SchedulerProcess",
