@@ -85,6 +85,8 @@ _EXECUTION_FLAGS: list[tuple[str, str, Any, str]] = [
     ("--same-signature-limit", "same_signature_limit", click.IntRange(min=0),
      "Mark a tool unavailable after this many identical failures (seed 004)."),
     ("--poll-interval-ms", "poll_interval_ms", click.IntRange(min=0), "How often an interrupt is noticed."),
+    ("--batch-deadline-ms", "batch_deadline_ms", click.IntRange(min=1),
+     "Abandon calls still running then as `unknown` (hermes: 420 s)."),
     ("--on-failure", "on_failure", click.Choice(["isolate", "cancel_siblings"]), "What a failing call does."),
 ]
 

@@ -41,6 +41,9 @@ class ExecutionPolicy:
     #: Seed 004: after this many identical failures of one tool with one argument signature, the
     #: tool is marked unavailable for the rest of the run. None: no limit.
     same_signature_limit: int | None = None
+    #: hermes' batch deadline (420 s there): calls still running then are abandoned as `unknown`
+    #: ("effect unknown"), calls not started are skipped. None: no deadline.
+    batch_deadline_ms: int | None = None
     honour_interrupt: bool = True
     #: How often the runtime notices an interrupt (hermes waits in 5 s slices); 0: at once.
     poll_interval_ms: int = 0
@@ -54,6 +57,8 @@ class ExecutionPolicy:
                 raise ValueError(f"{name} must be >= 0")
         if self.timeout_ms is not None and self.timeout_ms <= 0:
             raise ValueError("timeout_ms must be positive")
+        if self.batch_deadline_ms is not None and self.batch_deadline_ms <= 0:
+            raise ValueError("batch_deadline_ms must be positive")
 
     def merged(self, **changes: Any) -> ExecutionPolicy:
         """A copy with the given fields changed; None values are ignored."""
@@ -66,7 +71,7 @@ class ExecutionPolicy:
         unknown = sorted(set(data) - known)
         if unknown:
             raise ValueError(f"unknown key {unknown[0]!r}; expected one of {', '.join(sorted(known))}")
-        kinds = {"max_concurrency": int, "timeout_ms": int, "retries": int, "backoff_ms": int,
+        kinds = {"max_concurrency": int, "timeout_ms": int, "batch_deadline_ms": int, "retries": int, "backoff_ms": int,
                  "same_signature_limit": int, "poll_interval_ms": int, "retry_non_idempotent": bool,
                  "idempotency_keys": bool, "honour_interrupt": bool, "on_failure": str, "tool_caps": dict}
         for key, value in data.items():

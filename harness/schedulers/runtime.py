@@ -34,6 +34,10 @@ class BatchRuntime:
         self.tool_slots = {tool: ctx.resource(cap) for tool, cap in sorted(tool_caps.items())}
         self.cancelled_by: str | None = None
         self.cancel_event = ctx.env.event()
+        deadline = policy.batch_deadline_ms
+        # A Timeout counts as `triggered` from the moment it is scheduled; only `processed` says it
+        # has happened, so the runtime asks `processed` of every timer.
+        self.deadline: simpy.Event = ctx.sleep(deadline) if deadline is not None else ctx.env.event()
         self.running: dict[str, Any] = {}
         self.noticed = self._notice_interrupt() if policy.honour_interrupt else ctx.env.event()
 
@@ -76,6 +80,8 @@ def run_call(rt: BatchRuntime, call: ToolCall) -> Generator[simpy.Event, Any, Ca
     ctx = rt.ctx
     if rt.noticed.triggered:
         return ctx.skip(call)
+    if rt.deadline.processed:
+        return ctx.skip(call, f"skipped: batch deadline of {rt.policy.batch_deadline_ms} ms passed")
     if rt.cancelled_by is not None:
         return ctx.skip(call, f"Cancelled: parallel tool call {rt.cancelled_by} errored")
     unavailable = ctx.session.setdefault("unavailable_tools", {})
@@ -85,10 +91,13 @@ def run_call(rt: BatchRuntime, call: ToolCall) -> Generator[simpy.Event, Any, Ca
     requests = [slot.request() for slot in slots]
     try:
         for request in requests:
-            yield request | rt.noticed | rt.cancel_event
+            yield request | rt.noticed | rt.cancel_event | rt.deadline
             if not request.triggered:
-                return ctx.skip(call) if rt.noticed.triggered else ctx.skip(
-                    call, f"Cancelled: parallel tool call {rt.cancelled_by} errored")
+                if rt.noticed.triggered:
+                    return ctx.skip(call)
+                if rt.deadline.processed:
+                    return ctx.skip(call, f"skipped: batch deadline of {rt.policy.batch_deadline_ms} ms passed")
+                return ctx.skip(call, f"Cancelled: parallel tool call {rt.cancelled_by} errored")
         return (yield from _attempts(rt, call))
     finally:
         for slot, request in zip(slots, requests, strict=True):
@@ -109,16 +118,19 @@ def _attempts(rt: BatchRuntime, call: ToolCall) -> Generator[simpy.Event, Any, C
         attempt += 1
         handle = ctx.start(call, attempt=attempt, idempotency_key=key)
         rt.running[call.id] = handle
-        waits: list[simpy.Event] = [handle, rt.noticed, rt.cancel_event]
+        waits: list[simpy.Event] = [handle, rt.noticed, rt.cancel_event, rt.deadline]
         timer = ctx.sleep(policy.timeout_ms) if policy.timeout_ms is not None else None
         if timer is not None:
             waits.append(timer)
         yield ctx.any_of(waits)
         if not handle.triggered:
-            if timer is not None and timer.triggered:
+            if timer is not None and timer.processed:
                 ctx.cancel(handle, outcome=Outcome.TIMEOUT, reason=f"timed out after {policy.timeout_ms} ms")
             elif rt.cancel_event.triggered:
                 ctx.cancel(handle, reason=f"Cancelled: parallel tool call {rt.cancelled_by} errored")
+            elif rt.deadline.processed:
+                ctx.cancel(handle, outcome=Outcome.UNKNOWN,
+                           reason=f"batch deadline of {policy.batch_deadline_ms} ms: effect unknown")
             else:  # interrupted: the grace period, then abandon
                 yield handle | ctx.sleep(ctx.grace_ms)
                 if not handle.triggered:
@@ -129,12 +141,12 @@ def _attempts(rt: BatchRuntime, call: ToolCall) -> Generator[simpy.Event, Any, C
         if failed and _over_signature_limit(ctx, policy, call, result):
             break
         if (not failed or not retryable or attempt > policy.retries or rt.noticed.triggered
-                or rt.cancelled_by is not None):
+                or rt.cancelled_by is not None or rt.deadline.processed):
             break
         ctx.note(f"retrying {call.id} after {result.outcome.value} (attempt {attempt + 1})", call)
         backoff = ctx.sleep(policy.backoff_ms * 2 ** (attempt - 1))
-        yield backoff | rt.noticed | rt.cancel_event
-        if not backoff.triggered:
+        yield backoff | rt.noticed | rt.cancel_event | rt.deadline
+        if not backoff.processed:
             break
     if result.outcome in (Outcome.ERROR, Outcome.TIMEOUT):
         rt.fail_siblings(call.id)

@@ -117,3 +117,29 @@ def test_scenario_execution_table_is_validated(tmp_path: object) -> None:
                        ({"on_failure": "explode"}, "on_failure must be")):
         with pytest.raises(ScenarioError, match=words):
             scenario_from_data({**base, "execution": bad})
+
+
+def test_batch_deadline_leaves_the_effect_unknown_and_the_oracle_accepts_either() -> None:
+    """hermes' batch deadline: running calls are reported `unknown`, the rest skipped. Whether the
+    unknown call's effect landed (a ticket ignores cancellation) or not (an atomic write stops),
+    model-order serializability holds."""
+    deadline = Partition(ExecutionPolicy(batch_deadline_ms=300))
+    landed = scenario([("t", "create_ticket", {"title": "x"}),
+                       ("w", "write_file_atomic", {"path": "a", "content": "1"})], files={"/repo/a": "0"})
+    result = run(landed, deadline, 1)
+    assert [(r.outcome, r.end_ms) for r in result.results] == [(Outcome.UNKNOWN, 300), (Outcome.CANCELLED, 300)]
+    assert "effect unknown" in (result.results[0].error or "")
+    assert len(result.final.ledger("tickets")) == 1  # created at 400 ms, after the deadline
+    assert not labels(result)
+    stopped = scenario([("w", "write_file_atomic", {"path": "a", "content": "1"})], files={"/repo/a": "0"},
+                       tools={"write_file_atomic": {"latency": {"fixed": 1000}}})
+    result = run(stopped, deadline, 1)
+    assert result.results[0].outcome is Outcome.UNKNOWN and result.final.file_map["/repo/a"] == "0"
+    assert not labels(result)
+
+
+def test_an_interrupt_during_backoff_stops_the_retry() -> None:
+    interrupted = replace(FLAKY, interrupt=__import__("harness").scenario.Interrupt(2000, 500))
+    result = run(interrupted, Partition(ExecutionPolicy(retries=3, backoff_ms=5000)), 1)
+    assert (result.results[0].outcome, result.results[0].attempts) == (Outcome.ERROR, 1)
+    assert result.makespan_ms == 2000 and not labels(result)
