@@ -24,6 +24,7 @@ from rich.console import Console
 
 from harness import __version__
 from harness.exitcodes import ExitCode
+from harness.oracles.verdict import Verdict
 from harness.run import RunResult, WallClockExceeded, run
 from harness.scenario import Scenario, ScenarioError, UnknownScenarioError, find_scenario, scenario_names
 from harness.schedulers import BUILTIN_SCHEDULERS, UnknownSchedulerError, get_scheduler
@@ -119,6 +120,128 @@ def _with_execution(scenario: Scenario, options: dict[str, Any]) -> tuple[Scenar
     return replace(scenario, execution=scenario.execution.merged(**given)), extra
 
 
+def _names(option: str, valid: Callable[[], list[str]]) -> list[str]:
+    return valid() if option == "all" else [name.strip() for name in option.split(",") if name.strip()]
+
+
+@contextlib.contextmanager
+def _progress(description: str) -> Iterator[Callable[[int, int], None]]:
+    """A rich progress bar on a terminal; silent in pipes and CI logs."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    console = Console(stderr=True)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=console, transient=True, disable=not console.is_terminal) as progress:
+        task = progress.add_task(description, total=None)
+
+        def update(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
+
+        yield update
+
+
+@main.command("compare")
+@click.argument("scenario", required=False)
+@click.option("--scenarios", "scenario_list", default=None,
+              help="Comma-separated scenario names, or all (instead of SCENARIO).")
+@click.option("--schedulers", "scheduler_list", default="serial,parallel", show_default=True,
+              help="Comma-separated scheduler names (serial and optimal are always run as baselines).")
+@click.option("--runs", type=click.IntRange(min=1), default=100, show_default=True, help="Seeds per scheduler.")
+@click.option("--seed-start", type=int, default=1, show_default=True)
+@click.option("--processes", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Write summary.json, results.csv, plots and index.html here.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@_guarded
+def compare_command(scenario: str | None, scenario_list: str | None, scheduler_list: str, runs: int,
+                    seed_start: int, processes: int, out: Path | None, fmt: str) -> None:
+    """Compare schedulers on the same seeds: makespan percentiles, speedup over serial, ratio to
+    optimal, violations by label."""
+    from harness.report import compare
+    from harness.report.run_json import dumps
+    from harness.schedulers import scheduler_names
+    from harness.sweep import grid, sweep
+
+    if (scenario is None) == (scenario_list is None):
+        raise click.UsageError("give one SCENARIO or --scenarios a,b|all")
+    scenarios = [scenario] if scenario else _names(scenario_list or "", scenario_names)
+    for name in scenarios:
+        find_scenario(name)
+    schedulers = _names(scheduler_list, scheduler_names)
+    for name in schedulers:
+        get_scheduler(name)
+    seeds = list(range(seed_start, seed_start + runs))
+    everyone = list(dict.fromkeys([*schedulers, *compare.BASELINES]))
+    with _progress("compare") as progress:
+        rows = sweep(grid(scenarios, everyone, seeds), processes=processes, on_progress=progress)
+    command = "harness " + " ".join(sys.argv[1:]) if sys.argv[1:] else "harness compare"
+    if out is not None:
+        summary = compare.write(out, rows, schedulers, command=command, seeds=seeds)
+    else:
+        summary = compare.summarise(rows, schedulers)
+    if fmt == "json":
+        click.echo(dumps(summary))
+        return
+    from rich.table import Table
+
+    console = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
+    for scenario_name, table in summary["scenarios"].items():
+        shown = Table(title=f"{scenario_name}: {runs} runs per scheduler, seeds {seeds[0]}-{seeds[-1]}",
+                      title_justify="left")
+        for column in ("scheduler", "p50 ms", "p95 ms", "p99 ms", "speedup vs serial", "ratio to optimal",
+                       "violations"):
+            shown.add_column(column, justify="left" if column in ("scheduler", "violations") else "right")
+        for name in schedulers:
+            s = table[name]
+            violations = ", ".join(f"{label} {n}" for label, n in s["violations"].items()) or "none"
+            shown.add_row(name, f"{s['p50_ms']:.0f}", f"{s['p95_ms']:.0f}", f"{s['p99_ms']:.0f}",
+                          _ratio(s["speedup_vs_serial"]), _ratio(s["ratio_to_optimal"]), violations)
+        console.print(shown)
+    if out is not None:
+        console.print(f"wrote {out}/index.html")
+
+
+def _ratio(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+@main.command("sweep")
+@click.option("--scenarios", "scenario_list", default="all", show_default=True)
+@click.option("--schedulers", "scheduler_list", default="serial,parallel", show_default=True)
+@click.option("--runs", type=click.IntRange(min=1), default=100, show_default=True, help="Seeds per cell.")
+@click.option("--seed-start", type=int, default=1, show_default=True)
+@click.option("--processes", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="JSONL file of finished cells: written as they finish, read back to resume.")
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write the final table as CSV.")
+@_guarded
+def sweep_command(scenario_list: str, scheduler_list: str, runs: int, seed_start: int, processes: int,
+                  out: Path | None, csv_path: Path | None) -> None:
+    """Run many (scenario, scheduler, seed) cells, optionally on a process pool; resumable."""
+    from harness.schedulers import scheduler_names
+    from harness.sweep import grid, sweep, to_frame
+
+    scenarios = _names(scenario_list, scenario_names)
+    for name in scenarios:
+        find_scenario(name)
+    schedulers = _names(scheduler_list, scheduler_names)
+    for name in schedulers:
+        get_scheduler(name)
+    cells = grid(scenarios, schedulers, range(seed_start, seed_start + runs))
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    with _progress("sweep") as progress:
+        rows = sweep(cells, processes=processes, out=out, on_progress=progress)
+    frame = to_frame(rows)
+    if csv_path is not None:
+        csv_path.parent.mkdir(parents=True, exist_ok=True)
+        frame.to_csv(csv_path, index=False)
+    table = frame.groupby(["scenario", "scheduler"]).agg(
+        runs=("seed", "count"), p50_ms=("makespan_ms", "median"), violations=("passed", lambda p: int((~p).sum())))
+    click.echo(table.to_string())
+
+
 @main.command("matrix")
 @click.option("--scenarios", "scenario_list", default="all", show_default=True,
               help="Comma-separated scenario names, or all.")
@@ -151,7 +274,8 @@ def matrix_command(scenario_list: str, scheduler_list: str, seed: int, fmt: str)
 @click.option("--seed", type=int, default=1, show_default=True, help="Root seed of every random stream.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Directory to write run.json and trace.jsonl into (created if missing).")
+              help="Write run.json, trace.jsonl, gantt.png, trace.perfetto.json, world_diff.txt and "
+                   "index.html into this directory (created if missing).")
 @click.option("--wall-timeout", type=float, default=60.0, show_default=True,
               help="Real seconds a run may take before the scheduler is declared hung (0: no limit).")
 @execution_options
@@ -179,7 +303,7 @@ def run_command(scenario: str, scheduler_name: str, seed: int, fmt: str, out: Pa
         render_run(result, console, version=__version__, verdicts=verdicts, scheduler_spec=scheduler_name,
                    extra_args=extra)
     if out is not None:
-        _write_run(out, result, dumps(document))
+        _write_run(out, result, document, verdicts)
     sys.exit(exit_code(verdicts))
 
 
@@ -206,9 +330,25 @@ def wall_clock_watchdog(seconds: float) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-def _write_run(out: Path, result: RunResult, document: str) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "run.json").write_text(document + "\n")
-    from harness.sim.trace import canonical_json
+def _write_run(out: Path, result: RunResult, document: dict[str, Any], verdicts: list[Verdict]) -> None:
+    """One run in depth: JSON, trace, Gantt chart (and its data), Perfetto trace, the world diff
+    against the serial reference on the same seed, and an index page."""
+    import json
 
+    from harness.report import gantt, html, perfetto, plots
+    from harness.report.run_json import dumps
+    from harness.sim.trace import canonical_json
+    from harness.world.state import diff
+
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "run.json").write_text(dumps(document) + "\n")
     (out / "trace.jsonl").write_text("".join(canonical_json(e) + "\n" for e in result.trace))
+    data = gantt.gantt_data(result, verdicts)
+    (out / "gantt.json").write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    plots.draw_gantt(data, out / "gantt.png")
+    (out / "trace.perfetto.json").write_text(json.dumps(perfetto.chrome_trace(result)) + "\n")
+    reference = run(result.scenario, get_scheduler("serial"), result.seed, jitter=result.jitter)
+    world_diff = "\n".join(diff(reference.final, result.final))
+    (out / "world_diff.txt").write_text(world_diff + "\n" if world_diff else "")
+    files = ["run.json", "trace.jsonl", "gantt.png", "gantt.json", "trace.perfetto.json", "world_diff.txt"]
+    html.write_run(out / "index.html", document, world_diff, files)

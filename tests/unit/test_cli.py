@@ -61,7 +61,8 @@ def test_out_writes_only_into_the_chosen_directory(tmp_path: Path) -> None:
     out = tmp_path / "report"
     code, stdout, _ = invoke("run", "edit-then-test", "--scheduler", "serial", "--out", str(out), "--format", "json")
     assert code == 0
-    assert sorted(p.name for p in out.iterdir()) == ["run.json", "trace.jsonl"]
+    assert sorted(p.name for p in out.iterdir()) == ["gantt.json", "gantt.png", "index.html", "run.json",
+                                                     "trace.jsonl", "trace.perfetto.json", "world_diff.txt"]
     assert json.loads((out / "run.json").read_text())["fingerprint"] == json.loads(stdout)["fingerprint"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report"]
 

@@ -1,0 +1,79 @@
+"""HTML index pages for report directories, rendered with jinja2 (autoescaped).
+
+Owns the page layout. Every link points at a file written into the same directory. It never
+computes figures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+_COMPARISON = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>harness compare</title>
+<style>
+body { font-family: system-ui, sans-serif; margin: 2rem; max-width: 70rem; }
+table { border-collapse: collapse; margin: 1rem 0; } td, th { border: 1px solid #ccc; padding: .3rem .6rem; }
+td.num { text-align: right; } .bad { color: #b00; } img { max-width: 100%; margin: 1rem 0; }
+code { background: #f4f4f4; padding: 0 .2rem; }
+</style></head><body>
+<h1>Scheduler comparison</h1>
+<p>Command: <code>{{ summary.command }}</code> &middot; {{ summary.runs_per_cell }} runs per cell,
+seeds {{ summary.seeds[0] }}&ndash;{{ summary.seeds[1] }} &middot; random exploration (latencies drawn
+from the scenarios' distributions).</p>
+<p>Data: {% for f in files %}<a href="{{ f }}">{{ f }}</a>{% if not loop.last %} &middot; {% endif %}{% endfor %}</p>
+{% for scenario, table in summary.scenarios.items() %}
+<h2>{{ scenario }}</h2>
+<table><tr><th>scheduler</th><th>p50 ms</th><th>p95 ms</th><th>p99 ms</th><th>speedup vs serial</th>
+<th>ratio to optimal</th><th>violations</th></tr>
+{% for scheduler in schedulers if scheduler in table %}{% set s = table[scheduler] %}
+<tr><td>{{ scheduler }}</td><td class="num">{{ "%.0f"|format(s.p50_ms) }}</td>
+<td class="num">{{ "%.0f"|format(s.p95_ms) }}</td><td class="num">{{ "%.0f"|format(s.p99_ms) }}</td>
+<td class="num">{{ "%.2f"|format(s.speedup_vs_serial) if s.speedup_vs_serial is not none else "-" }}</td>
+<td class="num">{{ "%.2f"|format(s.ratio_to_optimal) if s.ratio_to_optimal is not none else "-" }}</td>
+<td{% if s.violations %} class="bad"{% endif %}>
+{%- for label, n in s.violations.items() %}{{ label }}: {{ n }}{% if not loop.last %}, {% endif %}
+{%- else %}none{% endfor %}</td></tr>
+{% endfor %}</table>
+{% endfor %}
+<h2>Plots</h2>
+{% for image in images %}<p><a href="{{ image }}"><img src="{{ image }}" alt="{{ image }}"></a></p>{% endfor %}
+</body></html>
+"""
+
+_RUN = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>harness run {{ doc.scenario }}</title>
+<style>body { font-family: system-ui, sans-serif; margin: 2rem; max-width: 70rem; } img { max-width: 100%; }
+code, pre { background: #f4f4f4; padding: .2rem; } .bad { color: #b00; }</style></head><body>
+<h1>{{ doc.scenario }} under {{ doc.scheduler }}, seed {{ doc.seed }}</h1>
+<p>Reproduce: <code>{{ doc.reproduce }}</code></p>
+<p>Makespan {{ doc.makespan_ms }} ms &middot; fingerprint <code>{{ doc.fingerprint[:16] }}</code> &middot;
+{% if doc.passed %}every oracle holds{% else %}<span class="bad">violations:
+{% for v in doc.verdicts if not v.ok %}{{ v.label }}{% if not loop.last %}, {% endif %}{% endfor %}</span>
+{%- endif %}</p>
+<p>Files: {% for f in files %}<a href="{{ f }}">{{ f }}</a>{% if not loop.last %} &middot; {% endif %}{% endfor %}
+(open <code>trace.perfetto.json</code> in <a href="https://ui.perfetto.dev">ui.perfetto.dev</a>)</p>
+<p><img src="gantt.png" alt="Gantt chart"></p>
+<h2>World against the serial reference</h2>
+<pre>{{ world_diff or "identical to the serial run" }}</pre>
+</body></html>
+"""
+
+
+def _environment() -> Any:
+    import jinja2
+
+    return jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
+
+
+def write_comparison(path: Path, summary: dict[str, Any], schedulers: Sequence[str], images: Sequence[str],
+                     files: Sequence[str]) -> None:
+    page = _environment().from_string(_COMPARISON).render(summary=summary, schedulers=list(schedulers),
+                                                          images=list(images), files=list(files))
+    path.write_text(page)
+
+
+def write_run(path: Path, document: dict[str, Any], world_diff: str, files: Sequence[str]) -> None:
+    page = _environment().from_string(_RUN).render(doc=document, world_diff=world_diff, files=list(files))
+    path.write_text(page)

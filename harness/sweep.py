@@ -1,0 +1,131 @@
+"""Sweeps: many (scenario, scheduler, seed) cells, on one process or a local pool, into a table.
+
+Owns the cell grid, the worker function, the process pool (start method `spawn`, set explicitly, so
+workers inherit nothing but their arguments; work is sent in large chunks to keep the pool busy),
+resumption (every finished cell is appended to a JSONL file at once; a restarted sweep skips the
+cells already there, and a torn last line is ignored) and the final table, sorted by cell so that the
+result does not depend on the number of processes or the order work finished in. Only `to_frame`
+imports pandas. It never interprets results (reports do).
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness.oracles import check
+from harness.run import run
+from harness.scenario import find_scenario
+from harness.schedulers import get_scheduler
+
+if TYPE_CHECKING:
+    import pandas
+
+#: Columns of one row, in order.
+COLUMNS = ("scenario", "scheduler", "seed", "makespan_ms", "status", "passed", "labels", "calls", "fingerprint")
+
+
+@dataclass(frozen=True, order=True, slots=True)
+class Cell:
+    scenario: str
+    scheduler: str
+    seed: int
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return (self.scenario, self.scheduler, self.seed)
+
+
+def grid(scenarios: Sequence[str], schedulers: Sequence[str], seeds: Iterable[int]) -> list[Cell]:
+    """Every combination, scenario-major; the same seeds for every scheduler (paired comparisons)."""
+    seed_list = list(seeds)
+    return [Cell(sc, sch, seed) for sc in scenarios for sch in schedulers for seed in seed_list]
+
+
+def run_cell(cell: Cell) -> dict[str, Any]:
+    """One row: run the cell and judge it with every single-run oracle."""
+    result = run(find_scenario(cell.scenario), get_scheduler(cell.scheduler), cell.seed)
+    labels = sorted({v.label for v in check(result) if not v.ok and v.label})
+    return {"scenario": cell.scenario, "scheduler": cell.scheduler, "seed": cell.seed,
+            "makespan_ms": result.makespan_ms, "status": result.status.value, "passed": not labels,
+            "labels": ";".join(labels), "calls": len(result.scenario.calls), "fingerprint": result.fingerprint}
+
+
+def _run_chunk(cells: list[Cell]) -> list[dict[str, Any]]:
+    return [run_cell(cell) for cell in cells]
+
+
+def load_finished(path: Path) -> dict[tuple[str, str, int], dict[str, Any]]:
+    """Rows already in a sweep file; a line cut short by an interruption is ignored."""
+    rows: dict[tuple[str, str, int], dict[str, Any]] = {}
+    if not path.exists():
+        return rows
+    for line in path.read_text().splitlines():
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(row, dict) and set(COLUMNS) <= set(row):
+            rows[(row["scenario"], row["scheduler"], int(row["seed"]))] = row
+    return rows
+
+
+def sweep(cells: Sequence[Cell], *, processes: int = 1, out: Path | None = None, chunk_size: int | None = None,
+          on_progress: Callable[[int, int], None] | None = None) -> list[dict[str, Any]]:
+    """Run every cell not already in `out` and return all rows, sorted by cell.
+
+    With `out`, finished rows are appended to it as they arrive, so an interrupted sweep called again
+    with the same file continues where it stopped.
+    """
+    if processes < 1:
+        raise ValueError("processes must be >= 1")
+    done = load_finished(out) if out is not None else {}
+    todo = sorted(cell for cell in set(cells) if cell.key not in done)
+    rows = {key: row for key, row in done.items() if key in {c.key for c in cells}}
+    total, finished = len(cells), len(rows)
+    if on_progress:
+        on_progress(finished, total)
+    sink = out.open("a") if out is not None else None
+    if sink is not None and out is not None and out.stat().st_size and not out.read_text().endswith("\n"):
+        sink.write("\n")  # close a line torn by an interruption before appending after it
+    try:
+        for batch in _execute(todo, processes, chunk_size):
+            for row in batch:
+                rows[(row["scenario"], row["scheduler"], row["seed"])] = row
+                if sink is not None:
+                    sink.write(json.dumps(row, sort_keys=True) + "\n")
+            if sink is not None:
+                sink.flush()
+            finished += len(batch)
+            if on_progress:
+                on_progress(finished, total)
+    finally:
+        if sink is not None:
+            sink.close()
+    return [rows[key] for key in sorted(rows)]
+
+
+def _execute(todo: list[Cell], processes: int, chunk_size: int | None) -> Iterator[list[dict[str, Any]]]:
+    if not todo:
+        return
+    if processes == 1:
+        size = chunk_size or 50
+        for start in range(0, len(todo), size):
+            yield _run_chunk(todo[start:start + size])
+        return
+    # Large chunks amortise pickling and scheduling; several per process balance uneven cells.
+    size = chunk_size or max(1, min(500, len(todo) // (processes * 4) or 1))
+    chunks = [todo[start:start + size] for start in range(0, len(todo), size)]
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(processes) as pool:
+        yield from pool.imap_unordered(_run_chunk, chunks)
+
+
+def to_frame(rows: Sequence[dict[str, Any]]) -> pandas.DataFrame:
+    import pandas
+
+    return pandas.DataFrame(list(rows), columns=list(COLUMNS))
