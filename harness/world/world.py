@@ -30,6 +30,17 @@ def absolute_path(raw: str, cwd: str, home: str) -> str:
     return posixpath.normpath(posixpath.join(cwd, raw))
 
 
+def _object_path(obj: FakeFile) -> str:
+    """The path of a pyfakefs object from its parent links: what `FakeFile.path` returns on a POSIX
+    filesystem, without its path normalisation (30 us a call, paid on every touch)."""
+    names: list[str] = []
+    node: FakeFile | None = obj
+    while node is not None and node.parent_dir is not None:
+        names.append(str(node.name))
+        node = node.parent_dir()
+    return "/" + "/".join(reversed(names))
+
+
 class _Defer:
     """Marker: a fast lookup that pyfakefs must settle."""
 
@@ -44,7 +55,7 @@ class WorldError(Exception):
 class World:
     """Filesystem + ledgers + session; build one with `World.from_state` or `World.empty`."""
 
-    __slots__ = ("cwd", "env", "fs", "home", "ledgers")
+    __slots__ = ("_identities", "cwd", "env", "fs", "home", "ledgers")
 
     def __init__(self, *, case_sensitive: bool = True, cwd: str = "/", home: str = "/home/user",
                  env: Mapping[str, str] | None = None) -> None:
@@ -59,6 +70,8 @@ class World:
         self.cwd = cwd
         self.env: dict[str, str] = dict(env or {})
         self.home = home
+        # path -> identity, valid until the tree's structure changes (see `_restructured`)
+        self._identities: dict[str, str] = {}
 
     @classmethod
     def empty(cls) -> World:
@@ -92,6 +105,16 @@ class World:
         """The identity of the file at `path`: one name for all its aliases (symlinks resolved, the
         stored spelling on a case-insensitive world, one name for all hard links). Oracles and the
         optimal bound compare touches by it; it is not what a planner could compute."""
+        identity = self._identities.get(path)
+        if identity is None:
+            identity = self._identities[path] = self._identity(path)
+        return identity
+
+    def _restructured(self) -> None:
+        """Names were added or removed: identities may have changed."""
+        self._identities.clear()
+
+    def _identity(self, path: str) -> str:
         found = self._lookup(path)
         if found is DEFER:
             try:
@@ -99,10 +122,10 @@ class World:
             except OSError:
                 found = None
         if isinstance(found, FakeFile):
-            identity = str(found.path)
+            identity = _object_path(found)
         else:
             parent, name = posixpath.split(path)
-            identity = path if parent == path else posixpath.join(self.canonical(parent), name)
+            identity = path if parent == path else posixpath.join(self._identity(parent), name)
         return identity if self.fs.is_case_sensitive else identity.lower()
 
     # -- files -------------------------------------------------------------------------------
@@ -175,6 +198,7 @@ class World:
             directory = self._lookup(parent_dir)
             if isinstance(directory, FakeDirectory):
                 directory.add_entry(FakeFile(name, contents=text, filesystem=self.fs))
+                self._restructured()
                 return
         if self.fs.exists(path):
             self._file(path).set_contents(text)
@@ -186,6 +210,7 @@ class World:
             self.fs.create_file(path, contents=text)
         except OSError as exc:
             raise WorldError(f"cannot create {path}: {exc.strerror or exc}") from None
+        self._restructured()
 
     def append_text(self, path: str, text: str) -> None:
         current = self.read_text(path) if self.exists(path) else ""
@@ -197,6 +222,7 @@ class World:
         if self.fs.isdir(path) and not self.fs.islink(path):
             raise WorldError(f"is a directory: {path}")
         self.fs.remove(path)
+        self._restructured()
 
     def make_dir(self, path: str) -> None:
         if self.fs.exists(path):
@@ -204,15 +230,18 @@ class World:
                 return
             raise WorldError(f"file exists: {path}")
         self.fs.create_dir(path)
+        self._restructured()
 
     def symlink(self, path: str, target: str) -> None:
         self.fs.create_symlink(path, target, create_missing_dirs=True)
+        self._restructured()
 
     def hardlink(self, existing: str, new: str) -> None:
         parent = posixpath.dirname(new)
         if parent and not self.fs.exists(parent):
             self.fs.create_dir(parent)
         self.fs.link(existing, new)
+        self._restructured()
 
     def list_files(self, root: str) -> list[str]:
         """Regular files under `root` (following the root itself if it is a link), sorted.
@@ -330,6 +359,7 @@ class World:
                 self.hardlink(group[0], other)
         for path, target in symlinks:
             self.symlink(path, target)
+        self._restructured()
 
     def _ensure_dir(self, path: str) -> FakeDirectory:
         node: FakeDirectory = self.fs.root

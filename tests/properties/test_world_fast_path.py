@@ -97,3 +97,34 @@ def test_fast_write_agrees_with_pyfakefs(tree: Tree, path: str,
     assert outcomes[0] == outcomes[1]
     if outcomes[0] == "ok":
         assert fast.state() == slow.state()
+
+
+TARGETS = PATHS | st.sampled_from(["/l", "/l/b", "/A"])
+OPS = st.lists(st.tuples(st.sampled_from(["write", "remove", "mkdir", "link", "symlink"]), TARGETS, TARGETS),
+               max_size=6)
+
+
+@given(trees(), OPS, st.lists(PATHS | st.sampled_from(["/l", "/l/b", "/new", "/A"]), min_size=1, max_size=6))
+def test_cached_identity_follows_structural_changes(tree: Tree, ops: list[tuple[str, str, str]],
+                                                    queries: list[str]) -> None:
+    files, links = tree
+    world = World()
+    world.populate(files=files, symlinks=links)
+    for query in queries:
+        world.canonical(query)  # fill the cache before the structure changes
+    for op, path, other in ops:
+        try:
+            if op == "write":
+                world.write_text(path, "w")
+            elif op == "remove":
+                world.remove(path)
+            elif op == "mkdir":
+                world.make_dir(path)
+            elif op == "link":
+                world.hardlink(path, other)
+            else:
+                world.symlink(path, other)
+        except (WorldError, OSError):
+            pass
+        for query in queries:
+            assert world.canonical(query) == world._identity(query), (op, path, other, query)
