@@ -1,7 +1,8 @@
 """Sweeps: many (scenario, scheduler, seed) cells, on one process or a local pool, into a table.
 
-Owns the cell grid, the worker function, the process pool (start method `spawn`, set explicitly, so
-workers inherit nothing but their arguments; work is sent in large chunks to keep the pool busy),
+Owns the cell grid, the worker function, the process pool (start method set explicitly: forkserver
+with the harness preloaded, or spawn, so workers inherit nothing but their arguments; work is sent in
+large chunks to keep the pool busy),
 resumption (every finished cell is appended to a JSONL file at once; a restarted sweep skips the
 cells already there, and a torn last line is ignored) and the final table, sorted by cell so that the
 result does not depend on the number of processes or the order work finished in. Only `to_frame`
@@ -120,9 +121,22 @@ def _execute(todo: list[Cell], processes: int, chunk_size: int | None) -> Iterat
     # Large chunks amortise pickling and scheduling; several per process balance uneven cells.
     size = chunk_size or max(1, min(500, len(todo) // (processes * 4) or 1))
     chunks = [todo[start:start + size] for start in range(0, len(todo), size)]
-    context = multiprocessing.get_context("spawn")
-    with context.Pool(processes) as pool:
+    with _context().Pool(processes) as pool:
         yield from pool.imap_unordered(_run_chunk, chunks)
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    """`forkserver` with the harness preloaded where the platform has it, else `spawn`.
+
+    Both start workers from a clean process (no threads, no state inherited from the caller, e.g. a
+    progress bar's refresh thread); forkserver then forks each worker from a warm server, so the
+    harness is imported once rather than once per worker.
+    """
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["harness.sweep"])
+        return context
+    return multiprocessing.get_context("spawn")
 
 
 def to_frame(rows: Sequence[dict[str, Any]]) -> pandas.DataFrame:
