@@ -25,6 +25,7 @@ from rich.console import Console
 from harness import __version__
 from harness.exitcodes import ExitCode
 from harness.oracles.verdict import Verdict
+from harness.replay import ReproducerError
 from harness.run import RunResult, WallClockExceeded, run
 from harness.scenario import Scenario, ScenarioError, UnknownScenarioError, find_scenario, scenario_names
 from harness.schedulers import BUILTIN_SCHEDULERS, UnknownSchedulerError, get_scheduler
@@ -38,7 +39,7 @@ def _guarded(command: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return command(*args, **kwargs)
-        except (UnknownScenarioError, UnknownSchedulerError, ScenarioError) as exc:
+        except (UnknownScenarioError, UnknownSchedulerError, ScenarioError, ReproducerError) as exc:
             click.echo(f"harness: {exc}", err=True)
             sys.exit(ExitCode.USAGE_ERROR)
         except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt):
@@ -240,6 +241,128 @@ def sweep_command(scenario_list: str, scheduler_list: str, runs: int, seed_start
     table = frame.groupby(["scenario", "scheduler"]).agg(
         runs=("seed", "count"), p50_ms=("makespan_ms", "median"), violations=("passed", lambda p: int((~p).sum())))
     click.echo(table.to_string())
+
+
+@main.command("explore")
+@click.argument("scenario")
+@click.option("--scheduler", "scheduler_name", default="parallel", show_default=True)
+@click.option("--strategy", type=click.Choice(["random", "pct", "exhaustive", "hypothesis"]), default="pct",
+              show_default=True)
+@click.option("--runs", type=click.IntRange(min=1), default=100, show_default=True,
+              help="Run budget (exhaustive: the bound on runs; hypothesis: examples).")
+@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--depth", type=click.IntRange(min=1), default=3, show_default=True, help="PCT bug depth d.")
+@click.option("--swarm", is_flag=True, help="Switch a random subset of fault kinds on per run.")
+@click.option("--keep-going", is_flag=True, help="Do not stop at the first violation (one finding per label).")
+@click.option("--save-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("fixtures/regressions"),
+              show_default=True, help="Where the shrunk reproducer is written.")
+@click.option("--no-save", is_flag=True, help="Do not write a reproducer.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@_guarded
+def explore_command(scenario: str, scheduler_name: str, strategy: str, runs: int, seed: int, depth: int,
+                    swarm: bool, keep_going: bool, save_dir: Path, no_save: bool, fmt: str) -> None:
+    """Search for a violation: random latencies, PCT, bounded exhaustive search or Hypothesis.
+    Stops at the first violation, shrinks it and saves a reproducer."""
+    from harness.explore.engine import explore
+    from harness.replay import reproducer_of, save
+
+    loaded = find_scenario(scenario)
+    get_scheduler(scheduler_name)
+    with _progress(f"explore ({strategy})") as progress:
+        exploration = explore(loaded, scheduler_name, strategy, runs=runs, seed=seed, depth=depth, swarm=swarm,
+                              keep_going=keep_going, on_progress=progress)
+    shrunk = exploration.shrunk
+    path = None
+    if shrunk is not None and not no_save:
+        path = save(reproducer_of(shrunk.result, scheduler_name, shrunk.label, shrunk.oracle, strategy), save_dir,
+                    version=__version__)
+    found = exploration.found
+    document = {
+        "scenario": loaded.name, "scheduler": scheduler_name, "strategy": strategy, "seed": seed,
+        "found": found is not None, "label": found.label if found else None,
+        "labels": [f.label for f in exploration.findings],
+        "runs": exploration.runs, "runs_to_failure": exploration.runs_to_failure,
+        "witness": found.witness if found else None, "swarm": list(found.swarm) if found else None,
+        "shrunk_calls": len(shrunk.result.scenario.calls) if shrunk else None,
+        "shrunk_tape": list(shrunk.result.tape) if shrunk and shrunk.result.tape is not None else None,
+        "fingerprint": shrunk.result.fingerprint if shrunk else None,
+        "reproducer": str(path) if path else None,
+        "replay": f"harness replay {path}" if path else None,
+        "bound": exploration.bound, "exhausted": exploration.exhausted, "classes": exploration.classes,
+    }
+    if fmt == "json":
+        from harness.report.run_json import dumps
+
+        click.echo(dumps(document))
+    else:
+        _print_exploration(document, found is not None)
+    sys.exit(_exit_for(found.result) if found is not None else ExitCode.PASS)
+
+
+def _exit_for(result: RunResult) -> int:
+    from harness.oracles import check, exit_code
+
+    return int(exit_code(check(result)))
+
+
+def _print_exploration(doc: dict[str, Any], found: bool) -> None:
+    click.echo(f"explore {doc['scenario']} --scheduler {doc['scheduler']} --strategy {doc['strategy']} "
+               f"--seed {doc['seed']}: {doc['runs']} runs")
+    bound = doc["bound"]
+    if bound is not None:
+        click.echo(f"pct: n={bound['calls']} calls, horizon k={bound['horizon']} steps, depth d={bound['depth']}: "
+                   f"a depth-{bound['depth']} bug is found by one run with probability >= {bound['per_run']:.4f}; "
+                   f"all {doc['runs']} runs miss it with probability <= {bound['miss_probability']:.4f}")
+    if not found:
+        if doc["exhausted"]:
+            click.echo(f"no violation in {doc['classes']} classes: the bounded space is exhausted "
+                       "(proven within bound)")
+        elif doc["exhausted"] is False:
+            click.echo(f"no violation in {doc['classes']} classes; the bound was reached before the space was "
+                       "exhausted (raise --runs)")
+        else:
+            click.echo("no violation found")
+        return
+    swarm = f" (swarm: {', '.join(doc['swarm'])})" if doc["swarm"] else ""
+    click.echo(f"FOUND {doc['label']} after {doc['runs_to_failure']} runs{swarm}")
+    if len(doc["labels"]) > 1:
+        click.echo(f"labels found: {', '.join(doc['labels'])}")
+    click.echo(f"witness: {doc['witness']}")
+    click.echo(f"shrunk to {doc['shrunk_calls']} calls, order tape {doc['shrunk_tape']}")
+    if doc["reproducer"]:
+        click.echo(f"reproducer: {doc['reproducer']}")
+        click.echo(f"replay: {doc['replay']}")
+
+
+@main.command("replay")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Write the run's report (Gantt, Perfetto trace, world diff) here.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@_guarded
+def replay_command(file: Path, out: Path | None, fmt: str) -> None:
+    """Replay a reproducer: the same fingerprint, or the first trace event that differs (exit 5)."""
+    from harness.oracles import check, exit_code
+    from harness.replay import load, replay
+    from harness.report.run_json import dumps, run_to_json
+
+    outcome = replay(load(file))
+    reproducer, result = outcome.reproducer, outcome.result
+    verdicts = check(result)
+    document = run_to_json(result, version=__version__, verdicts=verdicts, scheduler_spec=reproducer.scheduler)
+    document["reproduce"] = f"harness replay {file}"
+    document.update(replayed=outcome.identical, expected_label=reproducer.label, replay=outcome.describe())
+    if fmt == "json":
+        click.echo(dumps(document))
+    else:
+        labels = sorted({v.label for v in verdicts if not v.ok and v.label})
+        click.echo(f"replay {file}: {reproducer.scenario.name} under {reproducer.scheduler}, seed {reproducer.seed}"
+                   + (f", tape {list(reproducer.tape)}" if reproducer.tape is not None else ""))
+        click.echo(outcome.describe())
+        click.echo(f"expected {reproducer.label}; verdicts now: {', '.join(labels) or 'all oracles hold'}")
+    if out is not None:
+        _write_run(out, result, document, verdicts)
+    sys.exit(ExitCode.NONDETERMINISM if not outcome.identical else exit_code(verdicts))
 
 
 @main.command("matrix")

@@ -17,6 +17,7 @@ from typing import Any
 
 import simpy
 
+from harness.explore.arbiter import Arbiter, Chooser, Decision
 from harness.model import Batch, CallResult
 from harness.scenario.spec import Interrupt, Scenario
 from harness.schedulers.context import Scheduler, SchedulerContext
@@ -62,6 +63,9 @@ class RunResult:
     makespan_ms: int
     status: RunStatus
     error: str | None = None
+    #: Order-first runs: the calls picked at each step (replay it with `explore.Tape`).
+    tape: tuple[str, ...] | None = None
+    decisions: tuple[Decision, ...] = ()
 
     @property
     def results(self) -> tuple[CallResult, ...]:
@@ -127,17 +131,23 @@ class _Contained(Exception):
     """Raised inside the driver to end a batch whose scheduler broke the contract."""
 
 
-def run(scenario: Scenario, scheduler: Scheduler, seed: int, *, jitter: float = 0.0) -> RunResult:
+def run(scenario: Scenario, scheduler: Scheduler, seed: int, *, jitter: float = 0.0,
+        chooser: Chooser | None = None) -> RunResult:
     """Run every batch of `scenario` under `scheduler` with random streams from `seed`.
 
     `jitter` > 0 multiplies every latency by a factor drawn log-uniformly from
     [e^-jitter, e^jitter] (stream `jitter/<call>/<attempt>`): an exploration knob that varies
     completion orders; latency statistics of jittered runs are not the scenario's.
+
+    With a `chooser`, the run is order-first (see `harness.explore.arbiter`): calls advance one
+    touch point at a time in the order the chooser picks, and `RunResult.tape` records the picks.
     """
     kernel = Kernel(seed, scenario.limits)
     world = World.from_state(scenario.world)
     name = getattr(scheduler, "name", type(scheduler).__name__)
-    kernel.record("run", scenario=scenario.name, scheduler=name, seed=seed, jitter=jitter or None)
+    kernel.record("run", scenario=scenario.name, scheduler=name, seed=seed, jitter=jitter or None,
+                  explorer=type(chooser).__name__.lower() if chooser is not None else None)
+    arbiter = Arbiter(kernel, chooser, {c.id: i for i, c in enumerate(scenario.calls)}) if chooser else None
     batch_runs: list[BatchRun] = []
     contexts: list[SchedulerContext] = []
     user_interrupt = _UserInterrupt(kernel, scenario.interrupt)
@@ -152,7 +162,7 @@ def run(scenario: Scenario, scheduler: Scheduler, seed: int, *, jitter: float = 
                                failures=lambda call: scenario.call_failures.get(call.id,
                                                                                 scenario.tool_failures.get(call.name)),
                                execution=scenario.execution, session=session, depends_on=scenario.depends_on,
-                               process_cwd=scenario.world.cwd)
+                               process_cwd=scenario.world.cwd, arbiter=arbiter)
         contexts.append(ctx)
         driver = _Driver(scheduler, batch, ctx)
         start = kernel.now
@@ -191,7 +201,8 @@ def run(scenario: Scenario, scheduler: Scheduler, seed: int, *, jitter: float = 
             status, error = RunStatus.SCHEDULER_ERROR, _describe(exc)
     kernel.record("quiesce", makespan=makespan)
     return RunResult(scenario, name, seed, jitter, tuple(batch_runs), tuple(kernel.trace.events), scenario.world,
-                     world, makespan, status, error)
+                     world, makespan, status, error, arbiter.tape if arbiter else None,
+                     tuple(arbiter.decisions) if arbiter else ())
 
 
 class _Driver:

@@ -16,6 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import simpy
 
+from harness.explore.arbiter import Arbiter
 from harness.faults.failures import FailureModel
 from harness.faults.latency import LatencyModel
 from harness.model import Batch, CallResult, Outcome, ToolCall
@@ -84,8 +85,11 @@ class SchedulerContext:
                  interrupt: simpy.Event | None = None, grace_ms: int = 0, jitter: float = 0.0,
                  failures: Callable[[ToolCall], FailureModel | None] | None = None,
                  execution: ExecutionPolicy | None = None, session: dict[str, Any] | None = None,
-                 depends_on: Mapping[str, tuple[str, ...]] | None = None, process_cwd: str | None = None) -> None:
+                 depends_on: Mapping[str, tuple[str, ...]] | None = None, process_cwd: str | None = None,
+                 arbiter: Arbiter | None = None) -> None:
         self.kernel = kernel
+        #: Order-first exploration: calls step when the arbiter says, not after a latency.
+        self._arbiter = arbiter
         #: The directory the runtime process was started in (never moved by the shell's `cd`).
         self.process_cwd = process_cwd if process_cwd is not None else world.cwd
         #: The execution policy the scenario asks for (plan-based schedulers apply it).
@@ -257,7 +261,7 @@ class SchedulerContext:
         failure = self._failures(call) if self._failures is not None else None
         if failure is not None and failure.fails(kernel.streams, call.id, attempt):
             # An injected failure: the request dies half way, before the tool touched anything.
-            yield kernel.delay(round(latency / 2))
+            yield self._arbiter.step(call.id, attempt) if self._arbiter else kernel.delay(round(latency / 2))
             self._finish(handle, Outcome.ERROR, None, failure.error_text(), fault="failure")
             return
         sink = _TouchSink(kernel, call.id, attempt)
@@ -266,13 +270,16 @@ class SchedulerContext:
         try:
             fraction = next(behaviour)
             while True:
-                target = begin + round(latency * min(max(fraction, 0.0), 1.0))
-                if target > self.now:
-                    yield kernel.delay(target - self.now)
+                if self._arbiter is not None:
+                    yield self._arbiter.step(call.id, attempt)
+                else:
+                    target = begin + round(latency * min(max(fraction, 0.0), 1.0))
+                    if target > self.now:
+                        yield kernel.delay(target - self.now)
                 fraction = next(behaviour)
         except StopIteration as stop:
-            if self.now < begin + latency:  # a behaviour that returns early still takes its latency
-                yield kernel.delay(begin + latency - self.now)
+            if self._arbiter is None and self.now < begin + latency:
+                yield kernel.delay(begin + latency - self.now)  # a behaviour that returns early still takes its latency
             self._finish(handle, Outcome.OK, stop.value, None)
         except (ToolError, WorldError) as exc:
             self._finish(handle, Outcome.ERROR, None, str(exc))

@@ -1,0 +1,44 @@
+"""PCT, probabilistic concurrency testing (Burckhardt, Kothari, Musuvathi, Nagarakatte; ASPLOS 2010),
+order-first: the explorer decides which in-flight call takes its next step.
+
+Owns the chooser and its guarantee. Each run gives the n calls distinct random priorities
+d .. d+n-1 and picks d-1 change points among the k steps of the run; at every step the enabled call
+with the highest priority proceeds, and at the i-th change point the call that just stepped drops
+to priority i. A bug of depth d (one that needs d ordering constraints) is then found by one run with
+probability at least 1 / (n * k**(d-1)); the horizon k is estimated from the runs seen so far. It
+never reads latencies.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+
+def bound(n: int, k: int, depth: int) -> float:
+    """The per-run probability PCT guarantees for a depth-`depth` bug."""
+    return 1.0 / float(max(1, n) * max(1, k) ** max(0, depth - 1))
+
+
+def miss_bound(per_run: float, runs: int) -> float:
+    """An upper bound on the probability that `runs` independent PCT runs all miss the bug."""
+    return (1.0 - per_run) ** runs
+
+
+class PCT:
+    def __init__(self, rng: random.Random, calls: Sequence[str], horizon: int, depth: int = 3) -> None:
+        if depth < 1:
+            raise ValueError("depth must be >= 1")
+        order = list(calls)
+        rng.shuffle(order)
+        self.priority = {call: depth + i for i, call in enumerate(order)}
+        steps = max(horizon, depth)
+        self.change_points = {step: depth - 1 - i for i, step in enumerate(sorted(rng.sample(range(1, steps + 1),
+                                                                                             depth - 1)))}
+
+    def choose(self, enabled: Sequence[str], step: int) -> str:
+        picked = max(enabled, key=lambda call: (self.priority.get(call, 0), -enabled.index(call)))
+        lowered = self.change_points.get(step + 1)
+        if lowered is not None:
+            self.priority[picked] = lowered
+        return picked

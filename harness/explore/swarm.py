@@ -1,0 +1,41 @@
+"""Swarm testing (as in TigerBeetle's VOPR and Groce et al.): each run switches a random subset of
+fault kinds on, so faults that mask each other also get runs of their own.
+
+Owns the fault kinds swarm mode can switch and how each changes a scenario: `failures` (every tool
+fails transiently 15% of the time), `interrupt` (the user interrupts somewhere in the first 3 s,
+grace 500 ms), `slow-start` (first attempts take 5x longer), `timeout-boundary` (latencies just
+below, at and above the scenario's timeout). The changed scenario is an ordinary scenario, so a
+reproducer of a swarm run needs no swarm logic to replay. Draws come from `swarm/<run>`.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+
+from harness.faults.failures import FailureModel
+from harness.faults.latency import PerAttempt, Uniform
+from harness.scenario.spec import Interrupt, Scenario
+
+KINDS = ("failures", "interrupt", "slow-start", "timeout-boundary")
+
+
+def swarm_scenario(scenario: Scenario, rng: random.Random) -> tuple[Scenario, tuple[str, ...]]:
+    enabled = tuple(kind for kind in KINDS if rng.random() < 0.5)
+    changed = scenario
+    names = sorted({call.name for call in scenario.calls if call.name in scenario.catalogue})
+    if "failures" in enabled:
+        changed = replace(changed, tool_failures={**{n: FailureModel(rate=0.15) for n in names},
+                                                   **changed.tool_failures})
+    if "interrupt" in enabled and changed.interrupt is None:
+        changed = replace(changed, interrupt=Interrupt(rng.randint(0, 3000), 500))
+    catalogue = changed.catalogue
+    if "slow-start" in enabled:
+        for name in names:
+            sample = catalogue[name].latency.sample(rng)
+            catalogue = catalogue.overridden(name, latency=PerAttempt((sample * 5, sample)))
+    timeout = changed.execution.timeout_ms
+    if "timeout-boundary" in enabled and timeout is not None:
+        for name in names:
+            catalogue = catalogue.overridden(name, latency=Uniform(max(0, timeout - 1), timeout + 1))
+    return replace(changed, catalogue=catalogue), enabled

@@ -1,0 +1,137 @@
+"""Reproducers: a failing run kept as a small data file, and its replay.
+
+Owns the reproducer format (JSON: the scenario inline, the scheduler as named on the command line,
+the seed, the order tape or jitter, the expected oracle label, the fingerprint and the trace) and the
+replay, which runs it again and either reproduces it byte for byte (same fingerprint) or names the
+first event where it diverged. It never explores.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.explore.arbiter import Tape
+from harness.run import RunResult, run
+from harness.scenario import Scenario, ScenarioError, scenario_from_data
+from harness.scenario.dump import scenario_to_data
+from harness.schedulers import get_scheduler
+from harness.sim.trace import canonical_json
+
+FORMAT = "harness-reproducer/1"
+
+
+class ReproducerError(ValueError):
+    """A reproducer file is malformed: the message names the file, the field and what was expected."""
+
+
+@dataclass(frozen=True)
+class Reproducer:
+    scenario: Scenario
+    scheduler: str
+    seed: int
+    tape: tuple[str, ...] | None
+    jitter: float
+    label: str
+    oracle: str
+    fingerprint: str
+    trace: tuple[dict[str, Any], ...]
+    found_by: str = ""
+    path: Path | None = None
+
+    def run(self) -> RunResult:
+        chooser = Tape(self.tape) if self.tape is not None else None
+        return run(self.scenario, get_scheduler(self.scheduler), self.seed, jitter=self.jitter, chooser=chooser)
+
+    @property
+    def command(self) -> str:
+        return f"harness replay {self.path}" if self.path else "harness replay FILE"
+
+
+def reproducer_of(result: RunResult, scheduler: str, label: str, oracle: str, found_by: str) -> Reproducer:
+    return Reproducer(result.scenario, scheduler, result.seed, result.tape, result.jitter, label, oracle,
+                      result.fingerprint, result.trace, found_by)
+
+
+def save(reproducer: Reproducer, directory: Path, *, version: str) -> Path:
+    """Write the reproducer into `directory` (created if missing); returns the file's path."""
+    directory.mkdir(parents=True, exist_ok=True)
+    parts = (reproducer.scenario.name, _safe(reproducer.scheduler), reproducer.label, reproducer.fingerprint[:8])
+    name = "--".join(parts) + ".json"
+    document = {
+        "format": FORMAT, "harness_version": version, "label": reproducer.label, "oracle": reproducer.oracle,
+        "found_by": reproducer.found_by, "scheduler": reproducer.scheduler, "seed": reproducer.seed,
+        "tape": list(reproducer.tape) if reproducer.tape is not None else None, "jitter": reproducer.jitter,
+        "fingerprint": reproducer.fingerprint, "scenario": scenario_to_data(reproducer.scenario),
+        "trace": [dict(event) for event in reproducer.trace],
+    }
+    path = directory / name
+    path.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
+    return path
+
+
+def _safe(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in text)
+
+
+def load(path: Path) -> Reproducer:
+    file = str(path)
+    try:
+        data = json.loads(Path(path).read_text())
+    except OSError as exc:
+        raise ReproducerError(f"{file}: (file): expected a readable file, got {exc.strerror}") from None
+    except ValueError as exc:
+        raise ReproducerError(f"{file}: (syntax): expected JSON ({exc})") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise ReproducerError(f"{file}: format: expected {FORMAT!r}")
+    expected = {"scheduler": str, "seed": int, "label": str, "oracle": str, "fingerprint": str, "scenario": dict,
+                "trace": list}
+    for key, kind in expected.items():
+        if not isinstance(data.get(key), kind):
+            raise ReproducerError(f"{file}: {key}: expected {kind.__name__}, got {data.get(key)!r:.60}")
+    tape = data.get("tape")
+    if tape is not None and not (isinstance(tape, list) and all(isinstance(t, str) for t in tape)):
+        raise ReproducerError(f"{file}: tape: expected a list of call ids or null")
+    try:
+        scenario = scenario_from_data(data["scenario"], f"{file} (scenario)")
+    except ScenarioError as exc:
+        raise ReproducerError(str(exc)) from None
+    return Reproducer(scenario, data["scheduler"], data["seed"], tuple(tape) if tape is not None else None,
+                      float(data.get("jitter", 0.0)), data["label"], data["oracle"], data["fingerprint"],
+                      tuple(data["trace"]), str(data.get("found_by", "")), Path(path))
+
+
+@dataclass(frozen=True)
+class Replay:
+    reproducer: Reproducer
+    result: RunResult
+    #: (index, expected event, actual event) of the first difference; None when identical.
+    divergence: tuple[int, dict[str, Any] | None, dict[str, Any] | None] | None
+
+    @property
+    def identical(self) -> bool:
+        return self.divergence is None and self.result.fingerprint == self.reproducer.fingerprint
+
+    def describe(self) -> str:
+        if self.identical:
+            return f"reproduced: same fingerprint {self.result.fingerprint[:16]}"
+        if self.divergence is None:
+            return "trace identical but the final world differs from the recorded one"
+        index, expected, actual = self.divergence
+        return (f"diverged at trace event {index}: expected {canonical_json(expected) if expected else 'nothing'}, "
+                f"got {canonical_json(actual) if actual else 'nothing'}")
+
+
+def replay(reproducer: Reproducer) -> Replay:
+    result = reproducer.run()
+    recorded, now = list(reproducer.trace), [dict(e) for e in result.trace]
+    divergence = None
+    for index in range(max(len(recorded), len(now))):
+        a = recorded[index] if index < len(recorded) else None
+        b = now[index] if index < len(now) else None
+        if a != b:
+            divergence = (index, a, b)
+            break
+    return Replay(reproducer, result, divergence)
