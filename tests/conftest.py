@@ -6,6 +6,8 @@ import os
 
 from hypothesis import HealthCheck, settings
 
+pytest_plugins = ["pytester"]
+
 # CI: derandomized (the same examples every run), no deadline (virtual time, shared runners),
 # bounded example counts so the whole suite stays fast. `dev` explores more, `deep` much more.
 settings.register_profile("ci", derandomize=True, deadline=None, max_examples=60,

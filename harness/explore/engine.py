@@ -25,7 +25,7 @@ from harness.model import Batch
 from harness.oracles import check
 from harness.run import RunResult, run
 from harness.scenario.spec import Scenario
-from harness.schedulers import get_scheduler
+from harness.schedulers import Scheduler, get_scheduler
 from harness.sim.streams import derive_seed
 
 STRATEGIES = ("random", "pct", "exhaustive", "hypothesis")
@@ -73,17 +73,18 @@ def first_violation(result: RunResult, label: str | None = None) -> tuple[str, s
     return None
 
 
-def explore(scenario: Scenario, scheduler: str, strategy: str = "pct", *, runs: int = 100, seed: int = 1,
-            depth: int = 3, swarm: bool = False, keep_going: bool = False, shrink: bool = True,
+def explore(scenario: Scenario, scheduler: str | Scheduler, strategy: str = "pct", *, runs: int = 100,
+            seed: int = 1, depth: int = 3, swarm: bool = False, keep_going: bool = False, shrink: bool = True,
             on_progress: Callable[[int, int], None] | None = None) -> Exploration:
+    """Explore `scenario` under `scheduler` (a name `get_scheduler` accepts, or an instance)."""
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}; valid: {', '.join(STRATEGIES)}")
-    get_scheduler(scheduler)  # fail fast on a bad name
-    exploration = Exploration(strategy, scenario.name, scheduler)
+    policy = get_scheduler(scheduler) if isinstance(scheduler, str) else scheduler
+    exploration = Exploration(strategy, scenario.name, scheduler if isinstance(scheduler, str) else policy.name)
     if strategy == "hypothesis":
-        return _hypothesis(exploration, scenario, scheduler, runs, seed)
+        return _hypothesis(exploration, scenario, policy, runs, seed)
     seen_labels: set[str] = set()
-    for index, (result, swarm_kinds) in enumerate(_runs(exploration, scenario, scheduler, strategy, runs, seed,
+    for index, (result, swarm_kinds) in enumerate(_runs(exploration, scenario, policy, strategy, runs, seed,
                                                           depth, swarm)):
         exploration.runs = index + 1
         if on_progress:
@@ -99,13 +100,12 @@ def explore(scenario: Scenario, scheduler: str, strategy: str = "pct", *, runs: 
         per_run = exploration.bound["per_run"]
         exploration.bound["miss_probability"] = pct_module.miss_bound(per_run, exploration.runs)
     if exploration.found is not None and shrink:
-        exploration.shrunk = shrink_finding(exploration.found, scheduler, strategy, seed, depth)
+        exploration.shrunk = shrink_finding(exploration.found, policy, strategy, seed, depth)
     return exploration
 
 
-def _runs(exploration: Exploration, scenario: Scenario, scheduler: str, strategy: str, runs: int, seed: int,
+def _runs(exploration: Exploration, scenario: Scenario, policy: Scheduler, strategy: str, runs: int, seed: int,
           depth: int, swarm: bool) -> Iterator[tuple[RunResult, tuple[str, ...]]]:
-    policy = get_scheduler(scheduler)
     if strategy == "exhaustive":
         prints = footprints(scenario)
         search = ExhaustiveSearch(lambda chooser: run(scenario, policy, seed, chooser=chooser), prints, runs)
@@ -154,7 +154,7 @@ def without_call(scenario: Scenario, call_id: str) -> Scenario | None:
                    call_failures={k: v for k, v in scenario.call_failures.items() if k != call_id})
 
 
-def shrink_finding(finding: Finding, scheduler: str, strategy: str, seed: int, depth: int,
+def shrink_finding(finding: Finding, policy: Scheduler, strategy: str, seed: int, depth: int,
                    budget: int = 60) -> Finding:
     """Fewer calls (greedily, while the same label can still be found), then a shorter order tape."""
     label = finding.label
@@ -166,17 +166,17 @@ def shrink_finding(finding: Finding, scheduler: str, strategy: str, seed: int, d
             smaller = without_call(current.result.scenario, call.id)
             if smaller is None:
                 continue
-            again = _refind(smaller, scheduler, strategy, seed, depth, label, budget)
+            again = _refind(smaller, policy, strategy, seed, depth, label, budget)
             if again is not None:
                 current, changed = again, True
                 break
-    return _shorter_tape(current, scheduler)
+    return _shorter_tape(current, policy)
 
 
-def _refind(scenario: Scenario, scheduler: str, strategy: str, seed: int, depth: int, label: str,
+def _refind(scenario: Scenario, policy: Scheduler, strategy: str, seed: int, depth: int, label: str,
             budget: int) -> Finding | None:
-    exploration = Exploration(strategy, scenario.name, scheduler)
-    for index, (result, kinds) in enumerate(_runs(exploration, scenario, scheduler,
+    exploration = Exploration(strategy, scenario.name, policy.name)
+    for index, (result, kinds) in enumerate(_runs(exploration, scenario, policy,
                                                   "pct" if strategy == "hypothesis" else strategy,
                                                   budget, seed, depth, swarm=False)):
         found = first_violation(result, label)
@@ -185,12 +185,11 @@ def _refind(scenario: Scenario, scheduler: str, strategy: str, seed: int, depth:
     return None
 
 
-def _shorter_tape(finding: Finding, scheduler: str) -> Finding:
+def _shorter_tape(finding: Finding, policy: Scheduler) -> Finding:
     """The shortest prefix of the tape (the rest in model order) that still shows the label."""
     tape = finding.result.tape
     if tape is None:
         return finding
-    policy = get_scheduler(scheduler)
     for length in range(len(tape) + 1):
         result = run(finding.result.scenario, policy, finding.result.seed, chooser=Tape(tape[:length]))
         found = first_violation(result, finding.label)
@@ -213,12 +212,11 @@ class _IndexTape:
         return str(enabled[min(index, len(enabled) - 1)])
 
 
-def _hypothesis(exploration: Exploration, scenario: Scenario, scheduler: str, runs: int, seed: int) -> Exploration:
+def _hypothesis(exploration: Exploration, scenario: Scenario, policy: Scheduler, runs: int, seed: int) -> Exploration:
     from hypothesis import HealthCheck, find, settings
     from hypothesis import strategies as st
     from hypothesis.errors import NoSuchExample
 
-    policy = get_scheduler(scheduler)
     calls = [c.id for c in scenario.calls]
     tried = 0
 
@@ -257,5 +255,5 @@ def _hypothesis(exploration: Exploration, scenario: Scenario, scheduler: str, ru
     exploration.findings.append(finding)
     # Hypothesis shrank its own encoding (kept calls, order indices); indices are relative to each
     # decision, so dropping a call shifts them: finish with the greedy pass over the real run.
-    exploration.shrunk = shrink_finding(finding, scheduler, "pct", seed, depth=3)
+    exploration.shrunk = shrink_finding(finding, policy, "pct", seed, depth=3)
     return exploration

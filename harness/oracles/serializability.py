@@ -7,7 +7,9 @@ the report says did not (timeout, cancelled, skipped), and tries both for `unkno
 result must equal its replayed observation and the final world must equal a replayed world.
 Divergences are labelled from the trace's touches:
 
-- `ghost-effect`: a call reported failed (timeout, cancelled, skipped) changed the world anyway;
+- `ghost-effect`: a call reported failed (timeout, cancelled, skipped) changed the world anyway
+  (a call reported `unknown` may have stopped after any of its touch points: every prefix of its
+  effects is accepted);
 - `duplicate-effect`: one call's effect landed more than once (retries included);
 - `torn-read`: a read saw a file a sibling had truncated but not yet rewritten;
 - `future-read`: a read saw a write of a call that comes later in model order;
@@ -29,7 +31,7 @@ from harness.model import ToolCall
 from harness.oracles.facts import RunFacts, Touch
 from harness.oracles.verdict import Verdict, Violation
 from harness.run import RunResult
-from harness.tools.semantics import Observation, apply
+from harness.tools.semantics import Observation, apply, partial_states
 from harness.tools.spec import MUTATING_OPS
 from harness.world.state import WorldState, content_digest
 from harness.world.world import World
@@ -79,11 +81,19 @@ def check(result: RunResult) -> Verdict:
             continue
         attempts = facts.attempts_of(call.id)
         key = attempts[0].key if attempts else None
-        if effect is None and len(branches) * 2 <= MAX_BRANCHES:
-            branches = [b for branch in branches for b in (branch, branch.fork())]
-            for branch in branches[1::2]:
-                branch.apply(call, result, key)
-            continue
+        if effect is None:
+            forked = []
+            for branch in branches:
+                for state in partial_states(branch.world, call, result.scenario.catalogue, idempotency_key=key)[:-1]:
+                    stopped = branch.fork()
+                    stopped.world = World.from_state(state)
+                    forked.append(stopped)
+                forked.append(branch)
+            if len(forked) <= MAX_BRANCHES:
+                for branch in branches:
+                    branch.apply(call, result, key)  # the branch that ran to the end
+                branches = forked
+                continue
         for branch in branches:
             branch.apply(call, result, key)
         if effect is True:

@@ -227,7 +227,10 @@ class SchedulerContext:
         if not handle.triggered:
             yield simpy.AnyOf(self.env, [handle, self.sleep(self.grace_ms)])
             if not handle.triggered:
-                self.cancel(handle, reason=f"interrupted: still running after the {self.grace_ms} ms grace period")
+                # It may already have changed the world: the honest report is "effect unknown".
+                self.cancel(handle, outcome=Outcome.UNKNOWN,
+                            reason=f"interrupted: still running after the {self.grace_ms} ms grace period; "
+                                   "effect unknown")
         return handle.result
 
     def with_timeout(self, handle: CallHandle, ms: int) -> simpy.Event:
@@ -259,34 +262,49 @@ class SchedulerContext:
             factor = math.exp(kernel.streams.stream("jitter", call.id, attempt).uniform(-self._jitter, self._jitter))
             latency = round(latency * factor)
         failure = self._failures(call) if self._failures is not None else None
-        if failure is not None and failure.fails(kernel.streams, call.id, attempt):
-            # An injected failure: the request dies half way, before the tool touched anything.
-            yield self._arbiter.step(call.id, attempt) if self._arbiter else kernel.delay(round(latency / 2))
-            self._finish(handle, Outcome.ERROR, None, failure.error_text(), fault="failure")
-            return
-        sink = _TouchSink(kernel, call.id, attempt)
-        behaviour = spec.behaviour(args, ToolIO(self._world, call.id, sink, idempotency_key))
+        behaviour: Generator[float, None, Any] | None = None
+        try:
+            if failure is not None and failure.fails(kernel.streams, call.id, attempt):
+                # An injected failure: the request dies half way, before the tool touched anything.
+                yield self._arbiter.step(call.id, attempt) if self._arbiter else kernel.delay(round(latency / 2))
+                self._finish(handle, Outcome.ERROR, None, failure.error_text(), fault="failure")
+                return
+            behaviour = spec.behaviour(args, ToolIO(self._world, call.id, _TouchSink(kernel, call.id, attempt),
+                                                    idempotency_key))
+            value = yield from self._steps(behaviour, call.id, attempt, latency)
+        except (ToolError, WorldError) as exc:
+            self._finish(handle, Outcome.ERROR, None, str(exc))
+        except simpy.Interrupt as interrupt:
+            # Cancelled while waiting anywhere in the attempt: what has not happened yet never will.
+            if behaviour is not None:
+                behaviour.close()
+            handle.finished = True
+            kernel.record("end", call=call.id, attempt=attempt, outcome="cancelled", reason=str(interrupt.cause))
+        else:
+            self._finish(handle, Outcome.OK, value, None)
+
+    def _steps(self, behaviour: Generator[float, None, Any], call_id: str, attempt: int,
+               latency: int) -> Generator[simpy.Event, Any, Any]:
+        """Drive a behaviour through its touch points: after a latency fraction each, or when the
+        arbiter says (order-first). Returns the behaviour's value; a behaviour that returns early
+        still takes its whole latency."""
+        kernel = self.kernel
         begin = self.now
         try:
             fraction = next(behaviour)
             while True:
                 if self._arbiter is not None:
-                    yield self._arbiter.step(call.id, attempt)
+                    yield self._arbiter.step(call_id, attempt)
                 else:
                     target = begin + round(latency * min(max(fraction, 0.0), 1.0))
                     if target > self.now:
                         yield kernel.delay(target - self.now)
                 fraction = next(behaviour)
         except StopIteration as stop:
-            if self._arbiter is None and self.now < begin + latency:
-                yield kernel.delay(begin + latency - self.now)  # a behaviour that returns early still takes its latency
-            self._finish(handle, Outcome.OK, stop.value, None)
-        except (ToolError, WorldError) as exc:
-            self._finish(handle, Outcome.ERROR, None, str(exc))
-        except simpy.Interrupt as interrupt:
-            behaviour.close()
-            handle.finished = True
-            kernel.record("end", call=call.id, attempt=attempt, outcome="cancelled", reason=str(interrupt.cause))
+            value = stop.value
+        if self._arbiter is None and self.now < begin + latency:
+            yield kernel.delay(begin + latency - self.now)
+        return value
 
     def _finish(self, handle: CallHandle, outcome: Outcome, value: Any, error: str | None,
                 fault: str | None = None) -> None:

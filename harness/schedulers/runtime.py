@@ -131,10 +131,12 @@ def _attempts(rt: BatchRuntime, call: ToolCall) -> Generator[simpy.Event, Any, C
             elif rt.deadline.processed:
                 ctx.cancel(handle, outcome=Outcome.UNKNOWN,
                            reason=f"batch deadline of {policy.batch_deadline_ms} ms: effect unknown")
-            else:  # interrupted: the grace period, then abandon
+            else:  # interrupted: the grace period, then abandon; it may have had an effect already
                 yield handle | ctx.sleep(ctx.grace_ms)
                 if not handle.triggered:
-                    ctx.cancel(handle, reason=f"interrupted: still running after the {ctx.grace_ms} ms grace period")
+                    ctx.cancel(handle, outcome=Outcome.UNKNOWN,
+                               reason=f"interrupted: still running after the {ctx.grace_ms} ms grace period; "
+                                      "effect unknown")
         result: CallResult = handle.result
         del rt.running[call.id]
         failed = result.outcome in (Outcome.ERROR, Outcome.TIMEOUT)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from harness.model import JSONValue, Outcome, ToolCall
 from harness.tools.catalogue import BUILTIN, prepare
 from harness.tools.spec import ToolError, ToolIO, ToolSpec, TouchSink
+from harness.world.state import WorldState
 from harness.world.world import World, WorldError
 
 
@@ -24,6 +25,30 @@ class Observation:
     outcome: Outcome
     value: JSONValue = None
     error: str | None = None
+
+
+def partial_states(world: World, call: ToolCall, catalogue: Mapping[str, ToolSpec] = BUILTIN, *,
+                   idempotency_key: str | None = None) -> list[WorldState]:
+    """Every world the call can leave behind if it is stopped at one of its touch points: before it
+    started, after each stretch between touch points, and after it finished (distinct, in order).
+    This is what "effect unknown" can mean for a call abandoned mid-flight."""
+    target = world.clone()
+    states = [target.state()]
+    prepared = prepare(call, catalogue)
+    if not isinstance(prepared, str):
+        spec, args = prepared
+        behaviour = spec.behaviour(args, ToolIO(target, call.id, None, idempotency_key))
+        try:
+            while True:
+                next(behaviour)
+                states.append(target.state())
+        except (StopIteration, ToolError, WorldError):
+            states.append(target.state())
+    distinct: list[WorldState] = []
+    for state in states:
+        if state not in distinct:
+            distinct.append(state)
+    return distinct
 
 
 def apply(world: World, call: ToolCall, catalogue: Mapping[str, ToolSpec] = BUILTIN, *,

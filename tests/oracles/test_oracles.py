@@ -211,8 +211,11 @@ def test_calls_started_after_the_interrupt() -> None:
 def test_serial_honours_the_interrupt() -> None:
     result = run(INTERRUPTED, SERIAL, 1)
     assert_all_pass(result)
-    assert [(r.outcome.value, r.end_ms) for r in result.results] == [("cancelled", 1500), ("cancelled", 1500),
+    # the running call is abandoned after the grace period: it may have had an effect, so `unknown`;
+    # the calls never started are skipped as `cancelled`
+    assert [(r.outcome.value, r.end_ms) for r in result.results] == [("unknown", 1500), ("cancelled", 1500),
                                                                        ("cancelled", 1500)]
+    assert "effect unknown" in (result.results[0].error or "")
     assert result.results[1].error == "skipped due to user interrupt"
 
 
