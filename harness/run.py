@@ -152,6 +152,7 @@ def run(scenario: Scenario, scheduler: Scheduler, seed: int, *, jitter: float = 
     contexts: list[SchedulerContext] = []
     user_interrupt = _UserInterrupt(kernel, scenario.interrupt)
     session: dict[str, Any] = {}
+    rate_windows: dict[str, list[int]] = {}
     status, error = RunStatus.COMPLETED, None
     for index, batch in enumerate(scenario.batches):
         interrupt = user_interrupt.arm(index)
@@ -162,7 +163,8 @@ def run(scenario: Scenario, scheduler: Scheduler, seed: int, *, jitter: float = 
                                failures=lambda call: scenario.call_failures.get(call.id,
                                                                                 scenario.tool_failures.get(call.name)),
                                execution=scenario.execution, session=session, depends_on=scenario.depends_on,
-                               process_cwd=scenario.world.cwd, arbiter=arbiter)
+                               process_cwd=scenario.world.cwd, arbiter=arbiter, faults=scenario.faults,
+                               rate_windows=rate_windows)
         contexts.append(ctx)
         driver = _Driver(scheduler, batch, ctx)
         start = kernel.now

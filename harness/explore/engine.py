@@ -20,6 +20,7 @@ from harness.explore import pct as pct_module
 from harness.explore.arbiter import Tape
 from harness.explore.exhaustive import ExhaustiveSearch
 from harness.explore.footprints import footprints
+from harness.explore.swarm import KINDS as SWARM_KINDS
 from harness.explore.swarm import swarm_scenario
 from harness.model import Batch
 from harness.oracles import check
@@ -75,7 +76,8 @@ def first_violation(result: RunResult, label: str | None = None) -> tuple[str, s
 
 def explore(scenario: Scenario, scheduler: str | Scheduler, strategy: str = "pct", *, runs: int = 100,
             seed: int = 1, depth: int = 3, swarm: bool = False, keep_going: bool = False, shrink: bool = True,
-            on_progress: Callable[[int, int], None] | None = None) -> Exploration:
+            on_progress: Callable[[int, int], None] | None = None,
+            swarm_kinds: tuple[str, ...] = SWARM_KINDS) -> Exploration:
     """Explore `scenario` under `scheduler` (a name `get_scheduler` accepts, or an instance)."""
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}; valid: {', '.join(STRATEGIES)}")
@@ -84,8 +86,8 @@ def explore(scenario: Scenario, scheduler: str | Scheduler, strategy: str = "pct
     if strategy == "hypothesis":
         return _hypothesis(exploration, scenario, policy, runs, seed)
     seen_labels: set[str] = set()
-    for index, (result, swarm_kinds) in enumerate(_runs(exploration, scenario, policy, strategy, runs, seed,
-                                                          depth, swarm)):
+    for index, (result, kinds_on) in enumerate(_runs(exploration, scenario, policy, strategy, runs, seed,
+                                                       depth, swarm, swarm_kinds)):
         exploration.runs = index + 1
         if on_progress:
             on_progress(index + 1, runs)
@@ -93,7 +95,7 @@ def explore(scenario: Scenario, scheduler: str | Scheduler, strategy: str = "pct
         if found is None or found[0] in seen_labels:
             continue
         seen_labels.add(found[0])
-        exploration.findings.append(Finding(*found, result, index, swarm_kinds))
+        exploration.findings.append(Finding(*found, result, index, kinds_on))
         if not keep_going:
             break
     if exploration.bound is not None:
@@ -105,7 +107,8 @@ def explore(scenario: Scenario, scheduler: str | Scheduler, strategy: str = "pct
 
 
 def _runs(exploration: Exploration, scenario: Scenario, policy: Scheduler, strategy: str, runs: int, seed: int,
-          depth: int, swarm: bool) -> Iterator[tuple[RunResult, tuple[str, ...]]]:
+          depth: int, swarm: bool, swarm_kinds: tuple[str, ...] = SWARM_KINDS
+          ) -> Iterator[tuple[RunResult, tuple[str, ...]]]:
     if strategy == "exhaustive":
         prints = footprints(scenario)
         search = ExhaustiveSearch(lambda chooser: run(scenario, policy, seed, chooser=chooser), prints, runs)
@@ -124,7 +127,7 @@ def _runs(exploration: Exploration, scenario: Scenario, policy: Scheduler, strat
         current: Scenario = scenario
         kinds: tuple[str, ...] = ()
         if swarm:
-            current, kinds = swarm_scenario(scenario, random.Random(derive_seed(seed, "swarm", "", index)))
+            current, kinds = swarm_scenario(scenario, random.Random(derive_seed(seed, "swarm", "", index)), swarm_kinds)
         if strategy == "random":
             yield run(current, policy, seed + index), kinds
             continue

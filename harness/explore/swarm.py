@@ -4,7 +4,8 @@ fault kinds on, so faults that mask each other also get runs of their own.
 Owns the fault kinds swarm mode can switch and how each changes a scenario: `failures` (every tool
 fails transiently 15% of the time), `interrupt` (the user interrupts somewhere in the first 3 s,
 grace 500 ms), `slow-start` (first attempts take 5x longer), `timeout-boundary` (latencies just
-below, at and above the scenario's timeout). The changed scenario is an ordinary scenario, so a
+below, at and above the scenario's timeout), `duplicate-delivery` (30% of external requests arrive
+twice) and `torn-writes` (half of the writes land in two halves). The changed scenario is an ordinary scenario, so a
 reproducer of a swarm run needs no swarm logic to replay. Draws come from `swarm/<run>`.
 """
 
@@ -14,14 +15,16 @@ import random
 from dataclasses import replace
 
 from harness.faults.failures import FailureModel
-from harness.faults.latency import PerAttempt, Uniform
+from harness.faults.latency import PerAttempt, boundary
 from harness.scenario.spec import Interrupt, Scenario
 
-KINDS = ("failures", "interrupt", "slow-start", "timeout-boundary")
+KINDS = ("failures", "interrupt", "slow-start", "timeout-boundary", "duplicate-delivery", "torn-writes")
 
 
-def swarm_scenario(scenario: Scenario, rng: random.Random) -> tuple[Scenario, tuple[str, ...]]:
-    enabled = tuple(kind for kind in KINDS if rng.random() < 0.5)
+def swarm_scenario(scenario: Scenario, rng: random.Random,
+                   kinds: tuple[str, ...] = KINDS) -> tuple[Scenario, tuple[str, ...]]:
+    """The scenario with a random subset of `kinds` switched on (each with probability 1/2)."""
+    enabled = tuple(kind for kind in KINDS if rng.random() < 0.5 and kind in kinds)
     changed = scenario
     names = sorted({call.name for call in scenario.calls if call.name in scenario.catalogue})
     if "failures" in enabled:
@@ -37,5 +40,10 @@ def swarm_scenario(scenario: Scenario, rng: random.Random) -> tuple[Scenario, tu
     timeout = changed.execution.timeout_ms
     if "timeout-boundary" in enabled and timeout is not None:
         for name in names:
-            catalogue = catalogue.overridden(name, latency=Uniform(max(0, timeout - 1), timeout + 1))
+            catalogue = catalogue.overridden(name, latency=boundary(timeout))
+    if "duplicate-delivery" in enabled or "torn-writes" in enabled:
+        changed = replace(changed, faults=replace(
+            changed.faults,
+            duplicate_delivery=0.3 if "duplicate-delivery" in enabled else changed.faults.duplicate_delivery,
+            torn_writes=0.5 if "torn-writes" in enabled else changed.faults.torn_writes))
     return replace(changed, catalogue=catalogue), enabled

@@ -1,7 +1,9 @@
 """Latency models: how long one attempt of a call takes, drawn from a named random stream.
 
 Owns the distributions and their data spelling (`{fixed = 3000}`, `{uniform = [100, 900]}`,
-`{lognormal = {median = 3000, sigma = 0.4}}`, `{per_attempt = [900, 300]}`). Every model returns
+`{lognormal = {median = 3000, sigma = 0.4}}`, `{per_attempt = [900, 300]}`, heavy-tailed
+`{pareto = {scale = 100, alpha = 1.5, cap = 60000}}`, `{bimodal = {fast = 100, slow = 5000, p_slow = 0.1}}`,
+`{choice = [499, 500, 501]}` for boundary values around a timeout). Every model returns
 whole milliseconds >= 0. It never
 chooses the stream: the executor passes `latency/<call id>/<attempt>`, which is what makes a call's
 latency independent of the scheduler.
@@ -73,6 +75,54 @@ class PerAttempt:
         return {"per_attempt": list(self.ms)}
 
 
+@dataclass(frozen=True, slots=True)
+class Pareto:
+    """Heavy-tailed: `scale` ms times a Pareto(alpha) draw, capped (most calls fast, a few very slow)."""
+
+    scale: int
+    alpha: float
+    cap: int
+
+    def sample(self, rng: random.Random, attempt: int = 1) -> int:
+        return min(self.cap, round(self.scale * rng.paretovariate(self.alpha)))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"pareto": {"scale": self.scale, "alpha": self.alpha, "cap": self.cap}}
+
+
+@dataclass(frozen=True, slots=True)
+class Bimodal:
+    """Usually `fast` ms, with probability `p_slow` `slow` ms (a cache miss, a cold start)."""
+
+    fast: int
+    slow: int
+    p_slow: float
+
+    def sample(self, rng: random.Random, attempt: int = 1) -> int:
+        return self.slow if rng.random() < self.p_slow else self.fast
+
+    def to_json(self) -> dict[str, Any]:
+        return {"bimodal": {"fast": self.fast, "slow": self.slow, "p_slow": self.p_slow}}
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """One of the listed values, uniformly: e.g. just below, at and just above a timeout."""
+
+    ms: tuple[int, ...]
+
+    def sample(self, rng: random.Random, attempt: int = 1) -> int:
+        return self.ms[rng.randrange(len(self.ms))]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"choice": list(self.ms)}
+
+
+def boundary(timeout_ms: int) -> Choice:
+    """Latencies just below, at and just above a timeout, where off-by-one races live."""
+    return Choice((max(0, timeout_ms - 1), timeout_ms, timeout_ms + 1))
+
+
 class LatencySpecError(ValueError):
     """A latency spelling is wrong; the message says what was expected."""
 
@@ -81,7 +131,8 @@ def parse_latency(data: Any) -> LatencyModel:
     """Parse the data spelling of a latency model; raises LatencySpecError saying what was expected."""
     expected = (
         "a table with exactly one of: fixed = MS, uniform = [LOW, HIGH], "
-        "lognormal = {median = MS, sigma = S}, per_attempt = [MS, ...]"
+        "lognormal = {median = MS, sigma = S}, per_attempt = [MS, ...], "
+        "pareto = {scale = MS, alpha = A, cap = MS}, bimodal = {fast = MS, slow = MS, p_slow = P}, choice = [MS, ...]"
     )
     if isinstance(data, int) and not isinstance(data, bool):
         data = {"fixed": data}
@@ -104,6 +155,24 @@ def parse_latency(data: Any) -> LatencyModel:
         if not isinstance(sigma, int | float) or isinstance(sigma, bool) or not 0 <= sigma <= 5:
             raise LatencySpecError(f"lognormal sigma must be a number in [0, 5], got {sigma!r}")
         return LogNormal(_ms(value["median"], "lognormal median"), float(sigma))
+    if kind == "pareto":
+        if not isinstance(value, Mapping) or set(value) != {"scale", "alpha", "cap"}:
+            raise LatencySpecError(f"pareto expects {{scale = MS, alpha = A, cap = MS}}, got {value!r}")
+        alpha = value["alpha"]
+        if not isinstance(alpha, int | float) or isinstance(alpha, bool) or not 0.1 <= alpha <= 10:
+            raise LatencySpecError(f"pareto alpha must be a number in [0.1, 10], got {alpha!r}")
+        return Pareto(_ms(value["scale"], "pareto scale"), float(alpha), _ms(value["cap"], "pareto cap"))
+    if kind == "bimodal":
+        if not isinstance(value, Mapping) or set(value) != {"fast", "slow", "p_slow"}:
+            raise LatencySpecError(f"bimodal expects {{fast = MS, slow = MS, p_slow = P}}, got {value!r}")
+        p_slow = value["p_slow"]
+        if not isinstance(p_slow, int | float) or isinstance(p_slow, bool) or not 0 <= p_slow <= 1:
+            raise LatencySpecError(f"bimodal p_slow must be a number in [0, 1], got {p_slow!r}")
+        return Bimodal(_ms(value["fast"], "bimodal fast"), _ms(value["slow"], "bimodal slow"), float(p_slow))
+    if kind == "choice":
+        if not isinstance(value, list | tuple) or not value:
+            raise LatencySpecError(f"choice expects a non-empty list of milliseconds, got {value!r}")
+        return Choice(tuple(_ms(v, "choice entry") for v in value))
     if kind == "per_attempt":
         if not isinstance(value, list | tuple) or not value:
             raise LatencySpecError(f"per_attempt expects a non-empty list of milliseconds, got {value!r}")

@@ -31,6 +31,7 @@ class Attempt:
     error: str | None = None
     fault: str | None = None  # set when the harness injected the failure
     value_digest: str | None = None
+    injected: tuple[str, ...] = ()  # fault-plan faults this attempt met (torn_write, duplicate_delivery)
     abandoned_t: int | None = None  # when the scheduler gave up on it, if it did
     abandoned_seq: int | None = None
 
@@ -78,6 +79,8 @@ class RunFacts:
                 a = open_attempts[(e["call"], e["attempt"])]
                 a.end_t, a.end_seq, a.outcome = e["t"], e["seq"], e["outcome"]
                 a.error, a.value_digest, a.fault = e.get("error"), e.get("vd"), e.get("fault")
+            elif ev == "faults":
+                open_attempts[(e["call"], e["attempt"])].injected = tuple(e["kinds"])
             elif ev == "abandon":
                 a = open_attempts[(e["call"], e["attempt"])]
                 a.abandoned_t, a.abandoned_seq = e["t"], e["seq"]

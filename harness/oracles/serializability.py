@@ -83,8 +83,10 @@ def check(result: RunResult) -> Verdict:
         key = attempts[0].key if attempts else None
         if effect is None:
             forked = []
+            torn = any("torn_write" in a.injected for a in attempts)
             for branch in branches:
-                for state in partial_states(branch.world, call, result.scenario.catalogue, idempotency_key=key)[:-1]:
+                for state in partial_states(branch.world, call, result.scenario.catalogue, idempotency_key=key,
+                                            torn_write=torn)[:-1]:
                     stopped = branch.fork()
                     stopped.world = World.from_state(state)
                     forked.append(stopped)
@@ -152,7 +154,9 @@ def _explain_result(facts: RunFacts, call: ToolCall, branch: _Branch, observed: 
         return Violation(label, message, {**base, **extra})
     reordered = _reordered_append(facts, call.id, branch)
     if reordered is not None:
-        return Violation("reordered-effect", reordered[0], {**base, **reordered[1]})
+        message, extra = reordered
+        label = "duplicate-effect" if extra.pop("label_hint", None) == "duplicate-effect" else "reordered-effect"
+        return Violation(label, message, {**base, **extra})
     return Violation("divergent-result", f"{call.id} returned a different result than in model order", base)
 
 
@@ -178,6 +182,14 @@ def _reordered_append(facts: RunFacts, call_id: str, branch: _Branch) -> tuple[s
     for touch, (target, digest) in zip(actual, expected, strict=False):
         if touch.target == target and touch.digest != digest:
             taker = next((t for t in facts.touches_on(target) if t.op == "append" and t.digest == digest), None)
+            if taker is not None:
+                same = [t for t in facts.touches_of(taker.call, taker.attempt)
+                        if t.op == "append" and t.target == target]
+                if len(same) > 1:  # the slot went to a second delivery of an earlier call, not to a reorder
+                    return (f"{taker.call} landed {len(same)} times in {target} (a duplicate delivery), so {call_id} "
+                            f"became {touch.digest} instead of {digest}",
+                            {"target": target, "duplicated": taker.call, "deliveries": len(same),
+                             "label_hint": "duplicate-effect"})
             message = (f"{call_id} became {touch.digest} of {target} at {touch.t} ms; in model order it is {digest}"
                        + (f", which {taker.call} took at {taker.t} ms" if taker else ""))
             return message, {"target": target, "entry": touch.digest, "expected_entry": digest,
@@ -190,13 +202,15 @@ def _classify_read(facts: RunFacts, reader: str, read: Touch) -> tuple[str, str,
     where = {"target": read.target, "read_at_ms": read.t}
     if before:
         last = before[-1]
-        if last.op == "truncate" and last.call != reader:
+        unfinished = any(t.call == last.call and t.attempt == last.attempt and t.seq > read.seq and t.mutating
+                         for t in facts.touches_on(read.target))
+        if last.call != reader and (last.op == "truncate" or unfinished):
             completion = next((t for t in facts.touches_on(read.target)
                                if t.call == last.call and t.attempt == last.attempt and t.seq > last.seq
                                and t.op == "write"), None)
             return ("torn-read",
-                    f"{reader} read {read.target} at {read.t} ms while {last.call} had truncated it "
-                    f"({last.t} ms) and not yet written it" + (f" ({completion.t} ms)" if completion else ""),
+                    f"{reader} read {read.target} at {read.t} ms while {last.call} was half way through writing it "
+                    f"({last.op} at {last.t} ms" + (f", finished at {completion.t} ms)" if completion else ")"),
                     {**where, "writer": last.call, "truncated_at_ms": last.t,
                      "written_at_ms": completion.t if completion else None})
         if last.call != reader and facts.position[last.call] > facts.position[reader]:

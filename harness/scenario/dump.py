@@ -95,4 +95,6 @@ def scenario_to_data(scenario: Scenario) -> dict[str, Any]:
         execution["tool_caps"] = dict(execution["tool_caps"])
     if execution:
         data["execution"] = execution
+    if not scenario.faults.empty:
+        data["faults"] = scenario.faults.to_json()
     return data

@@ -18,6 +18,7 @@ from typing import Any
 
 from harness.faults.failures import FailureModel, FailureSpecError, parse_failure
 from harness.faults.latency import LatencyModel, LatencySpecError, parse_latency
+from harness.faults.plan import FaultPlan, FaultSpecError, parse_faults
 from harness.model import Batch, ToolCall
 from harness.scenario.spec import Interrupt, Scenario
 from harness.schedulers.execution import ExecutionPolicy
@@ -43,7 +44,7 @@ def _show(value: Any) -> str:
 
 
 _TOP_KEYS = {"name", "description", "source", "time_bound_ms", "event_budget", "max_concurrency", "interrupt",
-             "execution", "world", "tools", "batches"}
+             "execution", "faults", "world", "tools", "batches"}
 _WORLD_KEYS = {"cwd", "home", "case_sensitive", "env", "dirs", "files", "symlinks", "hardlinks"}
 _TOOL_KEYS = {"latency", "declared", "stops_on_cancel", "max_concurrency", "failure"}
 _BATCH_KEYS = {"label", "calls"}
@@ -152,6 +153,12 @@ def scenario_from_data(data: Any, file: str = "<data>") -> Scenario:
             execution = ExecutionPolicy.from_data(r.table(top["execution"], "execution", _EXECUTION_KEYS))
         except ValueError as exc:
             raise r.fail("execution", f"a valid execution policy ({exc})", has_got=False) from None
+    faults = FaultPlan()
+    if "faults" in top:
+        try:
+            faults = parse_faults(top["faults"], catalogue)
+        except FaultSpecError as exc:
+            raise r.fail("faults", str(exc), has_got=False) from None
     interrupt = None
     if "interrupt" in top:
         table = r.table(top["interrupt"], "interrupt", {"at_ms", "grace_ms"})
@@ -182,6 +189,7 @@ def scenario_from_data(data: Any, file: str = "<data>") -> Scenario:
         tool_caps=tool_caps,
         interrupt=interrupt,
         execution=execution,
+        faults=faults,
     )
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from harness.faults.failures import FailureModel
 from harness.faults.latency import LatencyModel
+from harness.faults.plan import FaultPlan
 from harness.model import Batch, ToolCall
 from harness.schedulers.execution import ExecutionPolicy
 from harness.sim.kernel import Limits
@@ -45,6 +46,7 @@ class Scenario:
     tool_caps: Mapping[str, int] = field(default_factory=dict)
     interrupt: Interrupt | None = None
     execution: ExecutionPolicy = field(default_factory=ExecutionPolicy)
+    faults: FaultPlan = field(default_factory=FaultPlan)
 
     def __post_init__(self) -> None:
         if not self.batches:

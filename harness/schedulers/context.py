@@ -19,6 +19,7 @@ import simpy
 from harness.explore.arbiter import Arbiter
 from harness.faults.failures import FailureModel
 from harness.faults.latency import LatencyModel
+from harness.faults.plan import FaultPlan
 from harness.model import Batch, CallResult, Outcome, ToolCall
 from harness.schedulers.execution import ExecutionPolicy
 from harness.sim.kernel import Kernel
@@ -86,8 +87,11 @@ class SchedulerContext:
                  failures: Callable[[ToolCall], FailureModel | None] | None = None,
                  execution: ExecutionPolicy | None = None, session: dict[str, Any] | None = None,
                  depends_on: Mapping[str, tuple[str, ...]] | None = None, process_cwd: str | None = None,
-                 arbiter: Arbiter | None = None) -> None:
+                 arbiter: Arbiter | None = None, faults: FaultPlan | None = None,
+                 rate_windows: dict[str, list[int]] | None = None) -> None:
         self.kernel = kernel
+        self._faults = faults or FaultPlan()
+        self._rate_windows = rate_windows if rate_windows is not None else {}
         #: Order-first exploration: calls step when the arbiter says, not after a latency.
         self._arbiter = arbiter
         #: The directory the runtime process was started in (never moved by the shell's `cd`).
@@ -264,13 +268,24 @@ class SchedulerContext:
         failure = self._failures(call) if self._failures is not None else None
         behaviour: Generator[float, None, Any] | None = None
         try:
+            limited = self._rate_limited(call.name)
+            if limited is not None:
+                self._finish(handle, Outcome.ERROR, None, limited, fault="rate-limit")
+                return
             if failure is not None and failure.fails(kernel.streams, call.id, attempt):
                 # An injected failure: the request dies half way, before the tool touched anything.
                 yield self._arbiter.step(call.id, attempt) if self._arbiter else kernel.delay(round(latency / 2))
                 self._finish(handle, Outcome.ERROR, None, failure.error_text(), fault="failure")
                 return
-            behaviour = spec.behaviour(args, ToolIO(self._world, call.id, _TouchSink(kernel, call.id, attempt),
-                                                    idempotency_key))
+            plan = self._faults
+            io = ToolIO(self._world, call.id, _TouchSink(kernel, call.id, attempt), idempotency_key,
+                        duplicate_delivery=plan.hits("duplicate_delivery", kernel.streams, call.id, attempt),
+                        torn_write=plan.hits("torn_writes", kernel.streams, call.id, attempt))
+            if io.duplicate_delivery or io.torn_write:
+                kernel.record("faults", call=call.id, attempt=attempt,
+                              kinds=[k for k, on in (("duplicate_delivery", io.duplicate_delivery),
+                                                     ("torn_write", io.torn_write)) if on])
+            behaviour = spec.behaviour(args, io)
             value = yield from self._steps(behaviour, call.id, attempt, latency)
         except (ToolError, WorldError) as exc:
             self._finish(handle, Outcome.ERROR, None, str(exc))
@@ -282,6 +297,19 @@ class SchedulerContext:
             kernel.record("end", call=call.id, attempt=attempt, outcome="cancelled", reason=str(interrupt.cause))
         else:
             self._finish(handle, Outcome.OK, value, None)
+
+    def _rate_limited(self, tool: str) -> str | None:
+        """The 429 error if starting a call of `tool` now breaks a rate limit of the fault plan."""
+        for limit in self._faults.rate_limits:
+            if limit.tool != tool:
+                continue
+            starts = self._rate_windows.setdefault(tool, [])
+            recent = [t for t in starts if t > self.now - limit.window_ms]
+            self._rate_windows[tool] = recent
+            if len(recent) >= limit.limit:
+                return f"429 Too Many Requests: {tool} allows {limit.limit} calls per {limit.window_ms} ms"
+            recent.append(self.now)
+        return None
 
     def _steps(self, behaviour: Generator[float, None, Any], call_id: str, attempt: int,
                latency: int) -> Generator[simpy.Event, Any, Any]:

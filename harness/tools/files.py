@@ -37,6 +37,9 @@ def read_file(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
 def write_file(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
     path, content = require_str(args, "path"), require_str(args, "content")
     io.truncate(path)  # open(path, "w") truncates before the first byte is written
+    if io.torn_write:  # an injected fault: the content goes out in two writes
+        yield 0.5
+        io.write(path, content[: len(content) // 2])
     yield 1.0
     io.write(path, content)
     return {"path": io.path(path), "bytes_written": len(content.encode())}

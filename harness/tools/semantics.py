@@ -28,7 +28,7 @@ class Observation:
 
 
 def partial_states(world: World, call: ToolCall, catalogue: Mapping[str, ToolSpec] = BUILTIN, *,
-                   idempotency_key: str | None = None) -> list[WorldState]:
+                   idempotency_key: str | None = None, torn_write: bool = False) -> list[WorldState]:
     """Every world the call can leave behind if it is stopped at one of its touch points: before it
     started, after each stretch between touch points, and after it finished (distinct, in order).
     This is what "effect unknown" can mean for a call abandoned mid-flight."""
@@ -37,7 +37,7 @@ def partial_states(world: World, call: ToolCall, catalogue: Mapping[str, ToolSpe
     prepared = prepare(call, catalogue)
     if not isinstance(prepared, str):
         spec, args = prepared
-        behaviour = spec.behaviour(args, ToolIO(target, call.id, None, idempotency_key))
+        behaviour = spec.behaviour(args, ToolIO(target, call.id, None, idempotency_key, torn_write=torn_write))
         try:
             while True:
                 next(behaviour)

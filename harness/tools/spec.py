@@ -126,14 +126,18 @@ class ToolIO:
     session cwd at the moment of the touch, which is how a parallel `cd` can misdirect a sibling.
     """
 
-    __slots__ = ("_sink", "call_id", "idempotency_key", "world")
+    __slots__ = ("_sink", "call_id", "duplicate_delivery", "idempotency_key", "torn_write", "world")
 
     def __init__(self, world: World, call_id: str, sink: TouchSink | None = None,
-                 idempotency_key: str | None = None) -> None:
+                 idempotency_key: str | None = None, *, duplicate_delivery: bool = False,
+                 torn_write: bool = False) -> None:
         self.world = world
         self.call_id = call_id
         self.idempotency_key = idempotency_key
         self._sink = sink
+        #: Injected faults for this attempt (see harness.faults.plan); never set by the pure semantics.
+        self.duplicate_delivery = duplicate_delivery
+        self.torn_write = torn_write
 
     def _touch(self, op: str, target: str, content: str | None = None) -> None:
         if self._sink is not None:
@@ -225,6 +229,9 @@ class ToolIO:
         entry, deduplicated = self.world.ledger(ledger).append(self.call_id, payload, key)
         # A deduplicated append changes nothing: it is an observation, not an effect.
         self._touch("dedup" if deduplicated else "append", f"ledger:{ledger}", entry.entry_id)
+        if self.duplicate_delivery:  # the transport delivered the request twice
+            again, repeated = self.world.ledger(ledger).append(self.call_id, payload, key)
+            self._touch("dedup" if repeated else "append", f"ledger:{ledger}", again.entry_id)
         return entry, deduplicated
 
 

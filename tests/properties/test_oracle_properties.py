@@ -9,7 +9,7 @@ from harness import get_scheduler, run
 from harness.model import Batch
 from harness.oracles import check
 from harness.scenario.spec import Interrupt, Scenario
-from harness.strategies import FILE_TOOLS, batches
+from harness.strategies import FILE_TOOLS, batches, fault_plans, scenarios
 from harness.world import World
 
 FILES = {"/repo/a.txt": "alpha beta\n", "/repo/b.txt": "beta gamma\n", "/repo/src/c.txt": "gamma\n",
@@ -51,4 +51,13 @@ def test_serial_passes_every_oracle_when_interrupted(batch: Batch, interrupt_at:
     after the grace period, so the liveness oracle has nothing to say and no ghost appears."""
     result = run(scenario_of(batch, interrupt_at, None), get_scheduler("serial"), seed)
     failed = [(v.oracle, v.label, v.message) for v in check(result) if not v.ok]
+    assert not failed, failed
+
+
+@given(scenarios(batch_strategy=batches(max_size=4, tools=TOOLS, malformed=True),
+                 faults=fault_plans(duplicate_delivery=False), interrupts=True),
+       st.integers(min_value=0, max_value=1000))
+def test_serial_passes_every_oracle_on_generated_scenarios_with_faults(sc: Scenario, seed: int) -> None:
+    """Several batches, torn writes, rate limits, interrupts: the reference still has no violation."""
+    failed = [(v.oracle, v.label, v.message) for v in check(run(sc, get_scheduler("serial"), seed)) if not v.ok]
     assert not failed, failed

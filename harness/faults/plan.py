@@ -1,0 +1,82 @@
+"""Fault plans: the faults of a scenario that are not about one tool's latency or failures, as data.
+
+Owns the `[faults]` table of a scenario and the per-call draws:
+- `duplicate_delivery = { rate = R }`: an external request is delivered twice (a transport-level
+  retry); only an idempotency key keeps the second from landing;
+- `torn_writes = { rate = R }`: `write_file` writes its content in two halves, the second half later,
+  so a reader in between sees a partial file;
+- `rate_limit = { tool = NAME, limit = N, window_ms = W }`: a call that starts when N calls of the
+  tool already started in the last W ms fails at once with 429 Too Many Requests.
+Draws come from `fault/<kind>/<call id>/<attempt>`, so a call meets the same faults under every
+scheduler. It never decides what a runtime does about them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from harness.sim.streams import RandomStreams
+
+
+class FaultSpecError(ValueError):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimit:
+    tool: str
+    limit: int
+    window_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class FaultPlan:
+    duplicate_delivery: float = 0.0
+    torn_writes: float = 0.0
+    rate_limits: tuple[RateLimit, ...] = ()
+
+    def hits(self, kind: str, streams: RandomStreams, call_id: str, attempt: int) -> bool:
+        rate = {"duplicate_delivery": self.duplicate_delivery, "torn_writes": self.torn_writes}[kind]
+        return rate > 0 and streams.stream(f"fault/{kind}", call_id, attempt).random() < rate
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {}
+        if self.duplicate_delivery:
+            data["duplicate_delivery"] = {"rate": self.duplicate_delivery}
+        if self.torn_writes:
+            data["torn_writes"] = {"rate": self.torn_writes}
+        if self.rate_limits:
+            data["rate_limit"] = [{"tool": r.tool, "limit": r.limit, "window_ms": r.window_ms}
+                                  for r in self.rate_limits]
+        return data
+
+    @property
+    def empty(self) -> bool:
+        return not (self.duplicate_delivery or self.torn_writes or self.rate_limits)
+
+
+def parse_faults(data: Any, tools: Mapping[str, Any]) -> FaultPlan:
+    if not isinstance(data, Mapping) or not set(data) <= {"duplicate_delivery", "torn_writes", "rate_limit"}:
+        raise FaultSpecError("a table with keys duplicate_delivery, torn_writes, rate_limit")
+    rates = {}
+    for kind in ("duplicate_delivery", "torn_writes"):
+        if kind in data:
+            table = data[kind]
+            rate = table.get("rate") if isinstance(table, Mapping) else None
+            if not isinstance(rate, int | float) or isinstance(rate, bool) or not 0 <= rate <= 1:
+                raise FaultSpecError(f"{kind} expects {{ rate = R }} with R in [0, 1], got {table!r}")
+            rates[kind] = float(rate)
+    limits = []
+    raw = data.get("rate_limit", [])
+    for entry in raw if isinstance(raw, list) else [raw]:
+        if not isinstance(entry, Mapping) or set(entry) != {"tool", "limit", "window_ms"}:
+            raise FaultSpecError(f"rate_limit expects {{ tool = NAME, limit = N, window_ms = W }}, got {entry!r}")
+        if entry["tool"] not in tools:
+            raise FaultSpecError(f"rate_limit tool {entry['tool']!r} is not a known tool")
+        limit, window = entry["limit"], entry["window_ms"]
+        if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in (limit, window)):
+            raise FaultSpecError(f"rate_limit limit and window_ms must be positive integers, got {entry!r}")
+        limits.append(RateLimit(entry["tool"], limit, window))
+    return FaultPlan(rates.get("duplicate_delivery", 0.0), rates.get("torn_writes", 0.0), tuple(limits))
