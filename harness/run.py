@@ -18,7 +18,7 @@ from typing import Any
 import simpy
 
 from harness.explore.arbiter import Arbiter, Chooser, Decision
-from harness.model import Batch, CallResult
+from harness.model import Batch, CallResult, Outcome
 from harness.scenario.spec import Interrupt, Scenario
 from harness.schedulers.context import Scheduler, SchedulerContext
 from harness.sim.kernel import Kernel, StopReason
@@ -34,6 +34,7 @@ class RunStatus(enum.StrEnum):
     SCHEDULER_ERROR = "scheduler-error"  # the scheduler raised
     CONTRACT_ERROR = "contract-error"  # it yielded or returned something that breaks the contract
     HANG = "hang"  # it never returned: deadlock, time bound or event budget
+    CRASHED = "crashed"  # the fault plan crashed the runtime mid-batch (not the scheduler's fault)
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,19 @@ class RunResult:
     def final_files(self) -> dict[str, str]:
         """Path -> SHA-256 of the content, for every regular file of the final world."""
         return {path: digest for path, digest in self.final.to_json()["files"].items()}
+
+
+def _crash(kernel: Kernel, at_ms: int | None) -> simpy.Event:
+    """The fault plan's runtime crash: an event that fires (and is traced) at `at_ms`, or never."""
+    event = kernel.env.event()
+    if at_ms is not None:
+        def fire() -> Generator[simpy.Event, Any, None]:
+            yield kernel.delay(at_ms)
+            kernel.record("crash")
+            event.succeed()
+
+        kernel.env.process(fire())
+    return event
 
 
 class _UserInterrupt:
@@ -151,6 +165,7 @@ def run(scenario: Scenario, scheduler: Scheduler, seed: int, *, jitter: float = 
     batch_runs: list[BatchRun] = []
     contexts: list[SchedulerContext] = []
     user_interrupt = _UserInterrupt(kernel, scenario.interrupt)
+    crash = _crash(kernel, scenario.faults.crash_at_ms)
     session: dict[str, Any] = {}
     rate_windows: dict[str, list[int]] = {}
     status, error = RunStatus.COMPLETED, None
@@ -171,7 +186,9 @@ def run(scenario: Scenario, scheduler: Scheduler, seed: int, *, jitter: float = 
         kernel.record("batch", index=index, label=batch.label, calls=list(batch.ids))
         process = kernel.env.process(driver.drive())
         try:
-            stop = kernel.run_until(process)
+            stop = kernel.run_until(kernel.env.any_of([process, crash]))
+            if crash.processed and not process.triggered:
+                driver.crash(process)
         except WallClockExceeded as exc:
             stop, driver.status, driver.error = StopReason.DONE, RunStatus.HANG, str(exc)
         except Exception as exc:  # an event of the scheduler's own failed with nobody waiting
@@ -188,11 +205,14 @@ def run(scenario: Scenario, scheduler: Scheduler, seed: int, *, jitter: float = 
         if driver.status is not RunStatus.COMPLETED:
             status, error = driver.status, driver.error
             break
+        if crash.processed:
+            status, error = RunStatus.CRASHED, "the runtime crashed between turns"
+            break
         user_interrupt.disarm()
         if user_interrupt.fired:
             break  # the user interrupted this turn: the model never sends the next one
     makespan = batch_runs[-1].end_ms if batch_runs else 0
-    if status is RunStatus.COMPLETED:
+    if status in (RunStatus.COMPLETED, RunStatus.CRASHED):
         # Calls the scheduler abandoned may still be running; their effects belong in the world.
         # Wait for those only, not for background processes a scheduler left behind.
         running = [h.process for c in contexts for h in c.handles if h.process is not None and h.process.is_alive]
@@ -215,6 +235,7 @@ class _Driver:
         self.results: list[CallResult] = []
         self.status = RunStatus.COMPLETED
         self.error: str | None = None
+        self.crashed = False
 
     def drive(self) -> Generator[simpy.Event, Any, None]:
         try:
@@ -253,6 +274,9 @@ class _Driver:
             try:
                 send, throw = (yield item), None
             except Exception as exc:  # a failed event: hand the exception to the scheduler
+                if self.crashed:  # the process is dead: nothing of the scheduler runs any more
+                    gen.close()
+                    raise _Contained from None
                 send, throw = None, exc
 
     def _accept(self, returned: Any) -> None:
@@ -266,6 +290,18 @@ class _Driver:
             return
         self.results = list(returned)
         self.ctx.kernel.record("report", order=[r.call_id for r in self.results])
+
+    def crash(self, process: simpy.Process) -> None:
+        """The runtime died mid-turn: no results, the scheduler never runs again, and every call in
+        flight stops (one whose tool ignores cancellation, e.g. a request already sent, lands anyway)."""
+        self.crashed = True
+        self.status, self.error = RunStatus.CRASHED, "the runtime crashed mid-batch"
+        self.results = []
+        for handle in self.ctx.handles:
+            if not handle.triggered:
+                self.ctx.cancel(handle, outcome=Outcome.UNKNOWN, reason="runtime crashed")
+        if process.is_alive:
+            process.interrupt("runtime crashed")
 
     def _fail(self, status: RunStatus, error: str) -> None:
         self.status, self.error = status, error

@@ -5,7 +5,8 @@ Owns the fault kinds swarm mode can switch and how each changes a scenario: `fai
 fails transiently 15% of the time), `interrupt` (the user interrupts somewhere in the first 3 s,
 grace 500 ms), `slow-start` (first attempts take 5x longer), `timeout-boundary` (latencies just
 below, at and above the scenario's timeout), `duplicate-delivery` (30% of external requests arrive
-twice) and `torn-writes` (half of the writes land in two halves). The changed scenario is an ordinary scenario, so a
+twice), `torn-writes` (half of the writes land in two halves) and `crash` (the runtime dies in the
+first 5 s). The changed scenario is an ordinary scenario, so a
 reproducer of a swarm run needs no swarm logic to replay. Draws come from `swarm/<run>`.
 """
 
@@ -18,7 +19,7 @@ from harness.faults.failures import FailureModel
 from harness.faults.latency import PerAttempt, boundary
 from harness.scenario.spec import Interrupt, Scenario
 
-KINDS = ("failures", "interrupt", "slow-start", "timeout-boundary", "duplicate-delivery", "torn-writes")
+KINDS = ("failures", "interrupt", "slow-start", "timeout-boundary", "duplicate-delivery", "torn-writes", "crash")
 
 
 def swarm_scenario(scenario: Scenario, rng: random.Random,
@@ -41,6 +42,8 @@ def swarm_scenario(scenario: Scenario, rng: random.Random,
     if "timeout-boundary" in enabled and timeout is not None:
         for name in names:
             catalogue = catalogue.overridden(name, latency=boundary(timeout))
+    if "crash" in enabled and changed.faults.crash_at_ms is None:
+        changed = replace(changed, faults=replace(changed.faults, crash_at_ms=rng.randint(0, 5000)))
     if "duplicate-delivery" in enabled or "torn-writes" in enabled:
         changed = replace(changed, faults=replace(
             changed.faults,

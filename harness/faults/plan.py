@@ -6,7 +6,9 @@ Owns the `[faults]` table of a scenario and the per-call draws:
 - `torn_writes = { rate = R }`: `write_file` writes its content in two halves, the second half later,
   so a reader in between sees a partial file;
 - `rate_limit = { tool = NAME, limit = N, window_ms = W }`: a call that starts when N calls of the
-  tool already started in the last W ms fails at once with 429 Too Many Requests.
+  tool already started in the last W ms fails at once with 429 Too Many Requests;
+- `crash = { at_ms = T }`: the runtime process dies at T: the turn gets no results, later turns never
+  come, calls in flight stop (an external request already sent still lands).
 Draws come from `fault/<kind>/<call id>/<attempt>`, so a call meets the same faults under every
 scheduler. It never decides what a runtime does about them.
 """
@@ -36,6 +38,7 @@ class FaultPlan:
     duplicate_delivery: float = 0.0
     torn_writes: float = 0.0
     rate_limits: tuple[RateLimit, ...] = ()
+    crash_at_ms: int | None = None
 
     def hits(self, kind: str, streams: RandomStreams, call_id: str, attempt: int) -> bool:
         rate = {"duplicate_delivery": self.duplicate_delivery, "torn_writes": self.torn_writes}[kind]
@@ -50,16 +53,18 @@ class FaultPlan:
         if self.rate_limits:
             data["rate_limit"] = [{"tool": r.tool, "limit": r.limit, "window_ms": r.window_ms}
                                   for r in self.rate_limits]
+        if self.crash_at_ms is not None:
+            data["crash"] = {"at_ms": self.crash_at_ms}
         return data
 
     @property
     def empty(self) -> bool:
-        return not (self.duplicate_delivery or self.torn_writes or self.rate_limits)
+        return not (self.duplicate_delivery or self.torn_writes or self.rate_limits or self.crash_at_ms is not None)
 
 
 def parse_faults(data: Any, tools: Mapping[str, Any]) -> FaultPlan:
-    if not isinstance(data, Mapping) or not set(data) <= {"duplicate_delivery", "torn_writes", "rate_limit"}:
-        raise FaultSpecError("a table with keys duplicate_delivery, torn_writes, rate_limit")
+    if not isinstance(data, Mapping) or not set(data) <= {"duplicate_delivery", "torn_writes", "rate_limit", "crash"}:
+        raise FaultSpecError("a table with keys duplicate_delivery, torn_writes, rate_limit, crash")
     rates = {}
     for kind in ("duplicate_delivery", "torn_writes"):
         if kind in data:
@@ -79,4 +84,10 @@ def parse_faults(data: Any, tools: Mapping[str, Any]) -> FaultPlan:
         if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in (limit, window)):
             raise FaultSpecError(f"rate_limit limit and window_ms must be positive integers, got {entry!r}")
         limits.append(RateLimit(entry["tool"], limit, window))
-    return FaultPlan(rates.get("duplicate_delivery", 0.0), rates.get("torn_writes", 0.0), tuple(limits))
+    crash_at = None
+    if "crash" in data:
+        crash = data["crash"]
+        crash_at = crash.get("at_ms") if isinstance(crash, Mapping) and set(crash) == {"at_ms"} else None
+        if not isinstance(crash_at, int) or isinstance(crash_at, bool) or crash_at < 0:
+            raise FaultSpecError(f"crash expects {{ at_ms = T }} with T >= 0, got {crash!r}")
+    return FaultPlan(rates.get("duplicate_delivery", 0.0), rates.get("torn_writes", 0.0), tuple(limits), crash_at)

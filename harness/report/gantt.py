@@ -67,6 +67,8 @@ def gantt_data(result: RunResult, verdicts: Sequence[Verdict] = ()) -> dict[str,
         elif ev == "interrupt":
             lines.append({"kind": "interrupt", "t": e["t"]})
             shaded.append({"kind": "grace", "start": e["t"], "end": e["t"] + e["grace_ms"]})
+        elif ev == "crash":
+            lines.append({"kind": "crash", "t": e["t"]})
         elif ev == "batch" and e["index"] > 0:
             lines.append({"kind": "batch", "t": e["t"]})
     for bar in starts.values():  # still running when the run stopped

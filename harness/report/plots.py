@@ -99,7 +99,8 @@ def draw_gantt(data: dict[str, Any], path: Path) -> None:
         ax.axvspan(region["start"], region["end"], color="gold" if region["kind"] == "grace" else "lightgray",
                    alpha=0.3, label=region["kind"])
     for line in data["lines"]:
-        ax.axvline(line["t"], color="red" if line["kind"] == "interrupt" else "gray", linestyle="--", linewidth=1)
+        ax.axvline(line["t"], color="red" if line["kind"] in ("interrupt", "crash") else "gray", linestyle="--",
+                   linewidth=2 if line["kind"] == "crash" else 1)
     ax.set_yticks(range(len(lanes)), lanes)
     ax.invert_yaxis()
     ax.set(xlabel="virtual time (ms)", title=data["title"])

@@ -76,3 +76,20 @@ def test_fault_plan_is_validated_and_round_trips() -> None:
     sc = scenario([("a", "web_search", {"query": "q"})], faults={"torn_writes": {"rate": 0.5},
                   "rate_limit": [{"tool": "web_search", "limit": 1, "window_ms": 10}]})
     assert scenario_from_data(scenario_to_data(sc)).faults == sc.faults
+
+
+def test_a_crash_ends_the_run_and_the_world_stays_explainable() -> None:
+    from harness.run import RunStatus
+
+    sc = scenario([("w", "write_file", {"path": "a", "content": "new"}), ("t", "create_ticket", {"title": "x"})],
+                  files={"/repo/a": "old"}, faults={"crash": {"at_ms": 100}},
+                  extra_batches=[[("later", "web_search", {"query": "q"})]])
+    serial = run(sc, get_scheduler("serial"), 1)
+    assert serial.status is RunStatus.CRASHED and serial.results == ()
+    assert [b.status for b in serial.batches] == [RunStatus.CRASHED]  # the second turn never came
+    assert serial.final.file_map["/repo/a"] == ""  # the write died after its truncate: a prefix of its effects
+    assert all(v.ok for v in check(serial))
+    parallel = run(sc, get_scheduler("parallel"), 1)
+    assert len(parallel.final.ledger("tickets")) == 1  # the request was already out: it lands anyway
+    assert all(v.ok for v in check(parallel))
+    assert not any(e["ev"] == "start" and e["t"] > 100 for e in parallel.trace)
