@@ -16,7 +16,17 @@ from collections.abc import Generator
 
 from harness.faults.latency import Fixed
 from harness.model import JSONValue
-from harness.tools.spec import Args, Declared, ResourceKeys, SideEffect, ToolError, ToolIO, ToolSpec, require_str
+from harness.tools.spec import (
+    Args,
+    Behaviour,
+    Declared,
+    ResourceKeys,
+    SideEffect,
+    ToolError,
+    ToolIO,
+    ToolSpec,
+    require_str,
+)
 
 
 def _key(args: Args, io: ToolIO) -> str | None:
@@ -78,37 +88,29 @@ def clarify(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
     return {"question": question, "answer": answer}
 
 
+def _external(name: str, description: str, ledger: str, behaviour: Behaviour, latency_ms: int, *,
+              category: str = "external", needs_confirmation: bool = False) -> ToolSpec:
+    """An external-effect tool: lands in `ledger`, not idempotent, keeps running when cancelled."""
+    declared = Declared(read_only=False, side_effect=SideEffect.EXTERNAL, idempotent=False,
+                        needs_confirmation=needs_confirmation, honours_cancel=False, category=category,
+                        resource_keys=ResourceKeys(fixed=(f"ledger:{ledger}",)))
+    return ToolSpec(name, description, declared, behaviour, Fixed(latency_ms), stops_on_cancel=False)
+
+
 SPECS = (
-    ToolSpec(
-        "create_ticket", "Create a ticket in an external tracker (deduplicated by idempotency key).",
-        Declared(read_only=False, side_effect=SideEffect.EXTERNAL, idempotent=False, needs_confirmation=True,
-                 honours_cancel=False, category="external", resource_keys=ResourceKeys(fixed=("ledger:tickets",))),
-        create_ticket, Fixed(800), stops_on_cancel=False,
-    ),
-    ToolSpec(
-        "send_message", "Send a chat message (deduplicated by idempotency key).",
-        Declared(read_only=False, side_effect=SideEffect.EXTERNAL, idempotent=False, honours_cancel=False,
-                 category="external", resource_keys=ResourceKeys(fixed=("ledger:messages",))),
-        send_message, Fixed(600), stops_on_cancel=False,
-    ),
+    _external("create_ticket", "Create a ticket in an external tracker (deduplicated by idempotency key).",
+              "tickets", create_ticket, 800, needs_confirmation=True),
+    _external("send_message", "Send a chat message (deduplicated by idempotency key).", "messages", send_message, 600),
     ToolSpec(
         "save_daily_report", "Seed 004: append a section to the daily report file (read-modify-write).",
         Declared(read_only=False, side_effect=SideEffect.LOCAL, idempotent=False, category="write",
                  resource_keys=ResourceKeys(("path",), default_path="reports/daily.md")),
         save_daily_report, Fixed(300),
     ),
-    ToolSpec(
-        "restart_service", "Seed 003: restart a production service (an operation in the ops ledger).",
-        Declared(read_only=False, side_effect=SideEffect.EXTERNAL, idempotent=False, needs_confirmation=True,
-                 honours_cancel=False, category="ops", resource_keys=ResourceKeys(fixed=("ledger:operations",))),
-        restart_service, Fixed(5000), stops_on_cancel=False,
-    ),
-    ToolSpec(
-        "rollback_deployment", "Seed 003: roll a service back to an earlier version (ops ledger).",
-        Declared(read_only=False, side_effect=SideEffect.EXTERNAL, idempotent=False, needs_confirmation=True,
-                 honours_cancel=False, category="ops", resource_keys=ResourceKeys(fixed=("ledger:operations",))),
-        rollback_deployment, Fixed(3000), stops_on_cancel=False,
-    ),
+    _external("restart_service", "Seed 003: restart a production service (an operation in the ops ledger).",
+              "operations", restart_service, 5000, category="ops", needs_confirmation=True),
+    _external("rollback_deployment", "Seed 003: roll a service back to an earlier version (ops ledger).",
+              "operations", rollback_deployment, 3000, category="ops", needs_confirmation=True),
     ToolSpec(
         "clarify", "Ask the user a question and wait for the answer.",
         Declared(read_only=True, interactive=True, exclusive=True, category="interactive"),

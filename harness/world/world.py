@@ -115,13 +115,8 @@ class World:
         self._identities.clear()
 
     def _identity(self, path: str) -> str:
-        found = self._lookup(path)
-        if found is DEFER:
-            try:
-                found = self.fs.resolve(path)
-            except OSError:
-                found = None
-        if isinstance(found, FakeFile):
+        found = self._object(path)
+        if found is not None:
             identity = _object_path(found)
         else:
             parent, name = posixpath.split(path)
@@ -157,13 +152,19 @@ class World:
             node = child
         return node
 
-    def _file(self, path: str) -> FakeFile:
+    def _object(self, path: str) -> FakeFile | None:
+        """The object at `path` (symlinks followed), or None: the fast walk, else pyfakefs."""
         found = self._lookup(path)
         if found is DEFER:
             try:
-                found = self.fs.resolve(path)
+                return self.fs.resolve(path)
             except OSError:
-                found = None
+                return None
+        assert not isinstance(found, _Defer)
+        return found
+
+    def _file(self, path: str) -> FakeFile:
+        found = self._object(path)
         if found is None:
             raise WorldError(f"no such file: {path}")
         assert isinstance(found, FakeFile)
@@ -249,12 +250,7 @@ class World:
         Symlinks inside the tree are listed by their own path but not descended into, like
         `find -type f` without `-L`.
         """
-        top = self._lookup(root)
-        if top is DEFER:
-            try:
-                top = self.fs.resolve(root)
-            except OSError:
-                top = None
+        top = self._object(root)
         if top is None:
             raise WorldError(f"no such file or directory: {root}")
         if not isinstance(top, FakeDirectory):
