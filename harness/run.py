@@ -297,6 +297,7 @@ class _Driver:
         self.crashed = True
         self.status, self.error = RunStatus.CRASHED, "the runtime crashed mid-batch"
         self.results = []
+        self.ctx.crashed = True
         for handle in self.ctx.handles:
             if not handle.triggered:
                 self.ctx.cancel(handle, outcome=Outcome.UNKNOWN, reason="runtime crashed")

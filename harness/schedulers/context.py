@@ -119,6 +119,8 @@ class SchedulerContext:
         self.cwd = world.cwd
         self.home = world.home
         self.handles: list[CallHandle] = []
+        #: Set when the runtime crashes (fault plan): from then on nothing the scheduler asks for happens.
+        self.crashed = False
 
     # -- time -------------------------------------------------------------------------------
 
@@ -145,7 +147,8 @@ class SchedulerContext:
 
     def note(self, text: str, call: ToolCall | None = None) -> None:
         """Write a scheduler decision into the trace (shown in timelines)."""
-        self.kernel.record("note", call=call.id if call else None, text=text)
+        if not self.crashed:
+            self.kernel.record("note", call=call.id if call else None, text=text)
 
     # -- knowledge --------------------------------------------------------------------------
 
@@ -194,6 +197,8 @@ class SchedulerContext:
         if call not in self.batch.calls:
             raise ValueError(f"call {call.id!r} is not part of this batch")
         handle = CallHandle(self.env, call, attempt, self.now)
+        if self.crashed:
+            return handle  # a dead runtime starts nothing: the handle never settles
         self.handles.append(handle)
         handle.process = self.env.process(self._execute(handle, idempotency_key))
         return handle
@@ -218,7 +223,8 @@ class SchedulerContext:
 
     def skip(self, call: ToolCall, reason: str = "skipped due to user interrupt") -> CallResult:
         """A `cancelled` result for a call that was never started (hermes' interrupt behaviour)."""
-        self.kernel.record("skip", call=call.id, reason=reason)
+        if not self.crashed:
+            self.kernel.record("skip", call=call.id, reason=reason)
         return CallResult(call.id, Outcome.CANCELLED, None, reason, 0, self.now, self.now)
 
     def settle(self, handle: CallHandle) -> simpy.Event:

@@ -92,12 +92,13 @@ def run_call(rt: BatchRuntime, call: ToolCall) -> Generator[simpy.Event, Any, Ca
     try:
         for request in requests:
             yield request | rt.noticed | rt.cancel_event | rt.deadline
-            if not request.triggered:
-                if rt.noticed.triggered:
-                    return ctx.skip(call)
-                if rt.deadline.processed:
-                    return ctx.skip(call, f"skipped: batch deadline of {rt.policy.batch_deadline_ms} ms passed")
-                return ctx.skip(call, f"Cancelled: parallel tool call {rt.cancelled_by} errored")
+        # Re-check after waiting: a slot freed in the very instant of an interrupt must not start a call.
+        if rt.noticed.triggered:
+            return ctx.skip(call)
+        if rt.deadline.processed:
+            return ctx.skip(call, f"skipped: batch deadline of {rt.policy.batch_deadline_ms} ms passed")
+        if rt.cancelled_by is not None:
+            return ctx.skip(call, f"Cancelled: parallel tool call {rt.cancelled_by} errored")
         return (yield from _attempts(rt, call))
     finally:
         for slot, request in zip(slots, requests, strict=True):

@@ -143,3 +143,24 @@ def test_an_interrupt_during_backoff_stops_the_retry() -> None:
     result = run(interrupted, Partition(ExecutionPolicy(retries=3, backoff_ms=5000)), 1)
     assert (result.results[0].outcome, result.results[0].attempts) == (Outcome.ERROR, 1)
     assert result.makespan_ms == 2000 and not labels(result)
+
+
+def test_a_crash_stops_everything_the_scheduler_spawned() -> None:
+    """Regression: the plan runtime's per-call processes kept starting calls after a crash."""
+    sc = scenario([("a", "web_search", {"query": "1"}), ("b", "terminal", {"command": "true"}),
+                   ("c", "web_search", {"query": "2"})], faults={"crash": {"at_ms": 100}})
+    result = run(sc, get_scheduler("partition"), 1)  # segments [a] [b] [c]: b and c would start later
+    starts = [e["call"] for e in result.trace if e["ev"] == "start"]
+    assert starts == ["a"] and not labels(result)
+    assert not [e for e in result.trace if e["ev"] in ("note", "skip") and e["t"] > 100]
+
+
+def test_a_slot_freed_in_the_instant_of_an_interrupt_starts_nothing() -> None:
+    """Regression: with a cap of one, the second call's slot frees at the very millisecond of the
+    interrupt; it used to start anyway (start-after-interrupt)."""
+    sc = scenario([("a", "web_search", {"query": "1"}), ("b", "web_search", {"query": "2"})],
+                  tools={"web_search": {"latency": {"fixed": 100}}}, max_concurrency=1,
+                  interrupt={"at_ms": 100, "grace_ms": 0})
+    result = run(sc, get_scheduler("partition"), 1)
+    assert [r.outcome for r in result.results] == [Outcome.OK, Outcome.CANCELLED]
+    assert not labels(result)
