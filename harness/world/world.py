@@ -55,7 +55,7 @@ class WorldError(Exception):
 class World:
     """Filesystem + ledgers + session; build one with `World.from_state` or `World.empty`."""
 
-    __slots__ = ("_identities", "cwd", "env", "fs", "home", "ledgers")
+    __slots__ = ("_identities", "_symlinks", "cwd", "env", "fs", "home", "ledgers")
 
     def __init__(self, *, case_sensitive: bool = True, cwd: str = "/", home: str = "/home/user",
                  env: Mapping[str, str] | None = None) -> None:
@@ -72,6 +72,8 @@ class World:
         self.home = home
         # path -> identity, valid until the tree's structure changes (see `_restructured`)
         self._identities: dict[str, str] = {}
+        # Symlinks ever created here: without any, path walks need not test each component.
+        self._symlinks = 0
 
     @classmethod
     def empty(cls) -> World:
@@ -147,7 +149,7 @@ class World:
             child = node.entries.get(part)
             if child is None:
                 return None
-            if stat.S_ISLNK(child.st_mode):
+            if self._symlinks and stat.S_ISLNK(child.st_mode):
                 return DEFER
             node = child
         return node
@@ -234,6 +236,7 @@ class World:
         self._restructured()
 
     def symlink(self, path: str, target: str) -> None:
+        self._symlinks += 1
         self.fs.create_symlink(path, target, create_missing_dirs=True)
         self._restructured()
 
