@@ -16,9 +16,9 @@ It never changes the scheduler.
 from __future__ import annotations
 
 import json
-import random
 from collections.abc import Sequence
 from pathlib import Path
+from random import Random
 
 from harness.explore.engine import Finding, explore, first_violation
 from harness.explore.pct import PCT
@@ -96,17 +96,17 @@ def _generated(policy: Scheduler, examples: int, seed: int) -> tuple[Finding | N
 
     def failing(batch: Batch) -> bool:
         scenario = Scenario(name="generated", batches=(batch,), world=state)
-        return first_violation(run(scenario, policy, seed, chooser=PCT(random.Random(seed), list(batch.ids), 8))) \
+        return first_violation(run(scenario, policy, seed, chooser=PCT(Random(seed), list(batch.ids), 8))) \
             is not None
 
     try:
-        batch = find(batches(max_size=5), failing, random=random.Random(seed),
+        batch = find(batches(max_size=5), failing, random=Random(seed),
                      settings=settings(max_examples=examples, deadline=None, database=None,
                                        suppress_health_check=list(HealthCheck)))
     except NoSuchExample:
         return None, ""
     scenario = Scenario(name="generated", batches=(batch,), world=state)
-    result = run(scenario, policy, seed, chooser=PCT(random.Random(seed), list(batch.ids), 8))
+    result = run(scenario, policy, seed, chooser=PCT(Random(seed), list(batch.ids), 8))
     found = first_violation(result)
     assert found is not None
     return Finding(*found, result, 0), ""

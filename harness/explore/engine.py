@@ -10,10 +10,10 @@ deviations from model order — and can be saved as a reproducer. It never print
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from random import Random
 from typing import Any
 
 from harness.explore import pct as pct_module
@@ -127,11 +127,11 @@ def _runs(exploration: Exploration, scenario: Scenario, policy: Scheduler, strat
         current: Scenario = scenario
         kinds: tuple[str, ...] = ()
         if swarm:
-            current, kinds = swarm_scenario(scenario, random.Random(derive_seed(seed, "swarm", "", index)), swarm_kinds)
+            current, kinds = swarm_scenario(scenario, Random(derive_seed(seed, "swarm", "", index)), swarm_kinds)
         if strategy == "random":
             yield run(current, policy, seed + index), kinds
             continue
-        rng = random.Random(derive_seed(seed, "pct", "", index))
+        rng = Random(derive_seed(seed, "pct", "", index))
         result = run(current, policy, seed + index, chooser=pct_module.PCT(rng, calls, horizon, depth))
         horizon = max(horizon, len(result.tape or ()))  # the horizon estimate grows with what runs show
         assert exploration.bound is not None
@@ -244,7 +244,7 @@ def _hypothesis(exploration: Exploration, scenario: Scenario, policy: Scheduler,
     try:
         example = find(strategy, fails, settings=settings(max_examples=runs, deadline=None, database=None,
                                                           suppress_health_check=list(HealthCheck)),
-                       random=random.Random(seed))
+                       random=Random(seed))
     except NoSuchExample:
         exploration.runs = tried
         return exploration

@@ -11,8 +11,8 @@ never reads latencies.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Sequence
+from random import Random
 
 
 def bound(n: int, k: int, depth: int) -> float:
@@ -26,7 +26,7 @@ def miss_bound(per_run: float, runs: int) -> float:
 
 
 class PCT:
-    def __init__(self, rng: random.Random, calls: Sequence[str], horizon: int, depth: int = 3) -> None:
+    def __init__(self, rng: Random, calls: Sequence[str], horizon: int, depth: int = 3) -> None:
         if depth < 1:
             raise ValueError("depth must be >= 1")
         order = list(calls)

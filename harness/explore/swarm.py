@@ -12,8 +12,8 @@ reproducer of a swarm run needs no swarm logic to replay. Draws come from `swarm
 
 from __future__ import annotations
 
-import random
 from dataclasses import replace
+from random import Random
 
 from harness.faults.failures import FailureModel
 from harness.faults.latency import PerAttempt, boundary
@@ -22,7 +22,7 @@ from harness.scenario.spec import Interrupt, Scenario
 KINDS = ("failures", "interrupt", "slow-start", "timeout-boundary", "duplicate-delivery", "torn-writes", "crash")
 
 
-def swarm_scenario(scenario: Scenario, rng: random.Random,
+def swarm_scenario(scenario: Scenario, rng: Random,
                    kinds: tuple[str, ...] = KINDS) -> tuple[Scenario, tuple[str, ...]]:
     """The scenario with a random subset of `kinds` switched on (each with probability 1/2)."""
     enabled = tuple(kind for kind in KINDS if rng.random() < 0.5 and kind in kinds)

@@ -12,14 +12,14 @@ latency independent of the scheduler.
 from __future__ import annotations
 
 import math
-import random
 from collections.abc import Mapping
 from dataclasses import dataclass
+from random import Random
 from typing import Any, Protocol
 
 
 class LatencyModel(Protocol):
-    def sample(self, rng: random.Random, attempt: int = 1) -> int: ...
+    def sample(self, rng: Random, attempt: int = 1) -> int: ...
 
     def to_json(self) -> dict[str, Any]: ...
 
@@ -28,7 +28,7 @@ class LatencyModel(Protocol):
 class Fixed:
     ms: int
 
-    def sample(self, rng: random.Random, attempt: int = 1) -> int:
+    def sample(self, rng: Random, attempt: int = 1) -> int:
         return self.ms
 
     def to_json(self) -> dict[str, Any]:
@@ -40,7 +40,7 @@ class Uniform:
     low: int
     high: int
 
-    def sample(self, rng: random.Random, attempt: int = 1) -> int:
+    def sample(self, rng: Random, attempt: int = 1) -> int:
         return rng.randint(self.low, self.high)
 
     def to_json(self) -> dict[str, Any]:
@@ -54,7 +54,7 @@ class LogNormal:
     median: int
     sigma: float
 
-    def sample(self, rng: random.Random, attempt: int = 1) -> int:
+    def sample(self, rng: Random, attempt: int = 1) -> int:
         return max(0, round(rng.lognormvariate(math.log(self.median), self.sigma)))
 
     def to_json(self) -> dict[str, Any]:
@@ -68,7 +68,7 @@ class PerAttempt:
 
     ms: tuple[int, ...]
 
-    def sample(self, rng: random.Random, attempt: int = 1) -> int:
+    def sample(self, rng: Random, attempt: int = 1) -> int:
         return self.ms[min(attempt, len(self.ms)) - 1]
 
     def to_json(self) -> dict[str, Any]:
@@ -83,7 +83,7 @@ class Pareto:
     alpha: float
     cap: int
 
-    def sample(self, rng: random.Random, attempt: int = 1) -> int:
+    def sample(self, rng: Random, attempt: int = 1) -> int:
         return min(self.cap, round(self.scale * rng.paretovariate(self.alpha)))
 
     def to_json(self) -> dict[str, Any]:
@@ -98,7 +98,7 @@ class Bimodal:
     slow: int
     p_slow: float
 
-    def sample(self, rng: random.Random, attempt: int = 1) -> int:
+    def sample(self, rng: Random, attempt: int = 1) -> int:
         return self.slow if rng.random() < self.p_slow else self.fast
 
     def to_json(self) -> dict[str, Any]:
@@ -111,7 +111,7 @@ class Choice:
 
     ms: tuple[int, ...]
 
-    def sample(self, rng: random.Random, attempt: int = 1) -> int:
+    def sample(self, rng: Random, attempt: int = 1) -> int:
         return self.ms[rng.randrange(len(self.ms))]
 
     def to_json(self) -> dict[str, Any]:

@@ -78,12 +78,9 @@ def idempotency_key(call: ToolCall) -> str:
 def run_call(rt: BatchRuntime, call: ToolCall) -> Generator[simpy.Event, Any, CallResult]:
     """Run one call to its reported result under the runtime's execution policy."""
     ctx = rt.ctx
-    if rt.noticed.triggered:
-        return ctx.skip(call)
-    if rt.deadline.processed:
-        return ctx.skip(call, f"skipped: batch deadline of {rt.policy.batch_deadline_ms} ms passed")
-    if rt.cancelled_by is not None:
-        return ctx.skip(call, f"Cancelled: parallel tool call {rt.cancelled_by} errored")
+    stopped = _stopped(rt, call)
+    if stopped is not None:
+        return stopped
     unavailable = ctx.session.setdefault("unavailable_tools", {})
     if call.name in unavailable:
         return _refused(ctx, call, unavailable[call.name])
@@ -92,13 +89,10 @@ def run_call(rt: BatchRuntime, call: ToolCall) -> Generator[simpy.Event, Any, Ca
     try:
         for request in requests:
             yield request | rt.noticed | rt.cancel_event | rt.deadline
-        # Re-check after waiting: a slot freed in the very instant of an interrupt must not start a call.
-        if rt.noticed.triggered:
-            return ctx.skip(call)
-        if rt.deadline.processed:
-            return ctx.skip(call, f"skipped: batch deadline of {rt.policy.batch_deadline_ms} ms passed")
-        if rt.cancelled_by is not None:
-            return ctx.skip(call, f"Cancelled: parallel tool call {rt.cancelled_by} errored")
+        # Again after waiting: a slot freed in the very instant of an interrupt must not start a call.
+        stopped = _stopped(rt, call)
+        if stopped is not None:
+            return stopped
         return (yield from _attempts(rt, call))
     finally:
         for slot, request in zip(slots, requests, strict=True):
@@ -106,6 +100,17 @@ def run_call(rt: BatchRuntime, call: ToolCall) -> Generator[simpy.Event, Any, Ca
                 slot.release(request)
             else:
                 request.cancel()
+
+
+def _stopped(rt: BatchRuntime, call: ToolCall) -> CallResult | None:
+    """The skipped result of a call that must not start now (interrupt, deadline, failed sibling)."""
+    if rt.noticed.triggered:
+        return rt.ctx.skip(call)
+    if rt.deadline.processed:
+        return rt.ctx.skip(call, f"skipped: batch deadline of {rt.policy.batch_deadline_ms} ms passed")
+    if rt.cancelled_by is not None:
+        return rt.ctx.skip(call, f"Cancelled: parallel tool call {rt.cancelled_by} errored")
+    return None
 
 
 def _attempts(rt: BatchRuntime, call: ToolCall) -> Generator[simpy.Event, Any, CallResult]:

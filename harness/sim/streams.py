@@ -9,11 +9,11 @@ or the process hash seed.
 from __future__ import annotations
 
 import hashlib
-import random
+from random import Random
 
 
 class RandomStreams:
-    """A factory of independent, reproducible `random.Random` streams for one run."""
+    """A factory of independent, reproducible `Random` streams for one run."""
 
     __slots__ = ("_cache", "_seed")
 
@@ -21,13 +21,13 @@ class RandomStreams:
         if not isinstance(seed, int) or isinstance(seed, bool):
             raise TypeError(f"seed must be an int, got {type(seed).__name__}")
         self._seed = seed
-        self._cache: dict[tuple[str, str, int], random.Random] = {}
+        self._cache: dict[tuple[str, str, int], Random] = {}
 
     @property
     def seed(self) -> int:
         return self._seed
 
-    def stream(self, purpose: str, key: str = "", attempt: int = 0) -> random.Random:
+    def stream(self, purpose: str, key: str = "", attempt: int = 0) -> Random:
         """The stream for (purpose, key, attempt); asking twice returns the same object.
 
         Sharing the object means two draws for the same key continue one sequence rather than
@@ -36,7 +36,7 @@ class RandomStreams:
         cache_key = (purpose, key, attempt)
         rng = self._cache.get(cache_key)
         if rng is None:
-            rng = random.Random(derive_seed(self._seed, purpose, key, attempt))
+            rng = Random(derive_seed(self._seed, purpose, key, attempt))
             self._cache[cache_key] = rng
         return rng
 
