@@ -253,6 +253,8 @@ def sweep_command(scenario_list: str, scheduler_list: str, runs: int, seed_start
 @click.option("--seed", type=int, default=1, show_default=True)
 @click.option("--depth", type=click.IntRange(min=1), default=3, show_default=True, help="PCT bug depth d.")
 @click.option("--swarm", is_flag=True, help="Switch a random subset of fault kinds on per run.")
+@click.option("--swarm-kinds", default=None,
+              help="Comma-separated fault kinds swarm mode may switch on (default: all of them).")
 @click.option("--keep-going", is_flag=True, help="Do not stop at the first violation (one finding per label).")
 @click.option("--save-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("fixtures/regressions"),
               show_default=True, help="Where the shrunk reproducer is written.")
@@ -260,17 +262,23 @@ def sweep_command(scenario_list: str, scheduler_list: str, runs: int, seed_start
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @_guarded
 def explore_command(scenario: str, scheduler_name: str, strategy: str, runs: int, seed: int, depth: int,
-                    swarm: bool, keep_going: bool, save_dir: Path, no_save: bool, fmt: str) -> None:
+                    swarm: bool, swarm_kinds: str | None, keep_going: bool, save_dir: Path, no_save: bool,
+                    fmt: str) -> None:
     """Search for a violation: random latencies, PCT, bounded exhaustive search or Hypothesis.
     Stops at the first violation, shrinks it and saves a reproducer."""
     from harness.explore.engine import explore
+    from harness.explore.swarm import KINDS
     from harness.replay import reproducer_of, save
 
     loaded = find_scenario(scenario)
     get_scheduler(scheduler_name)
+    kinds = KINDS if swarm_kinds is None else tuple(k.strip() for k in swarm_kinds.split(",") if k.strip())
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown:
+        raise click.UsageError(f"unknown swarm kind {unknown[0]!r}; valid: {', '.join(KINDS)}")
     with _progress(f"explore ({strategy})") as progress:
         exploration = explore(loaded, scheduler_name, strategy, runs=runs, seed=seed, depth=depth, swarm=swarm,
-                              keep_going=keep_going, on_progress=progress)
+                              keep_going=keep_going, on_progress=progress, swarm_kinds=kinds)
     shrunk = exploration.shrunk
     path = None
     if shrunk is not None and not no_save:

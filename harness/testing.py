@@ -76,8 +76,9 @@ def _explore(scenario: Scenario, policy: Scheduler, spec: str | None, strategy: 
                           swarm_kinds=CHECK_SWARM_KINDS)
     command = ""
     if spec is not None:
+        swarm_flags = f" --swarm --swarm-kinds {','.join(CHECK_SWARM_KINDS)}" if swarm else ""
         command = (f"harness explore {scenario.name} --scheduler {spec} --strategy {strategy} --runs {runs} "
-                   f"--seed {seed}" + (" --swarm" if swarm else ""))
+                   f"--seed {seed}{swarm_flags}")
     return exploration.shrunk or exploration.found, command
 
 

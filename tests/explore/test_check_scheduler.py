@@ -78,3 +78,19 @@ def test_unknown_may_mean_any_prefix_of_the_effects_but_cancelled_may_not() -> N
     assert ORACLES["serializability"](honest).ok
     lie = run(sc, StopsEarly(Outcome.CANCELLED), 1)
     assert ORACLES["serializability"](lie).label == "ghost-effect"
+
+
+def test_the_suggested_command_reproduces_a_swarm_finding() -> None:
+    """The message's `harness explore` line must find the same label again."""
+    import json
+
+    from click.testing import CliRunner
+
+    from harness.cli import main
+
+    with pytest.raises(SchedulerCheckFailed) as info:
+        check_scheduler("parallel", scenarios=["interrupt-midbatch"], generated=False)
+    command = next(line for line in str(info.value).splitlines() if "reproduce: harness explore" in line)
+    args = command.split("reproduce: harness ", 1)[1].split()
+    result = CliRunner().invoke(main, [*args, "--no-save", "--format", "json"])
+    assert json.loads(result.stdout)["label"] == info.value.finding.label
