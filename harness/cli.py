@@ -468,12 +468,12 @@ def _write_run(out: Path, result: RunResult, document: dict[str, Any], verdicts:
 
     from harness.report import gantt, html, perfetto, plots
     from harness.report.run_json import dumps
-    from harness.sim.trace import canonical_json
+    from harness.sim.trace import to_jsonl
     from harness.world.state import diff
 
     out.mkdir(parents=True, exist_ok=True)
     (out / "run.json").write_text(dumps(document) + "\n")
-    (out / "trace.jsonl").write_text("".join(canonical_json(e) + "\n" for e in result.trace))
+    (out / "trace.jsonl").write_text(to_jsonl(result.trace))
     data = gantt.gantt_data(result, verdicts)
     (out / "gantt.json").write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
     plots.draw_gantt(data, out / "gantt.png")

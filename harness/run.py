@@ -23,6 +23,7 @@ from harness.scenario.spec import Interrupt, Scenario
 from harness.schedulers.context import Scheduler, SchedulerContext
 from harness.sim.kernel import Kernel, StopReason
 from harness.sim.trace import TraceEvent, fingerprint
+from harness.sim.trace import sha256 as trace_hash
 from harness.world.state import WorldState
 from harness.world.world import World
 
@@ -78,11 +79,7 @@ class RunResult:
 
     @cached_property
     def trace_sha256(self) -> str:
-        from harness.sim.trace import TraceRecorder
-
-        recorder = TraceRecorder()
-        recorder.events.extend(self.trace)
-        return recorder.sha256()
+        return trace_hash(self.trace)
 
     @cached_property
     def fingerprint(self) -> str:
@@ -91,7 +88,8 @@ class RunResult:
 
     def final_files(self) -> dict[str, str]:
         """Path -> SHA-256 of the content, for every regular file of the final world."""
-        return {path: digest for path, digest in self.final.to_json()["files"].items()}
+        files: dict[str, str] = self.final.to_json()["files"]
+        return files
 
 
 def _crash(kernel: Kernel, at_ms: int | None) -> simpy.Event:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 TraceEvent = dict[str, Any]
@@ -47,10 +47,19 @@ class TraceRecorder:
         return len(self._events)
 
     def to_jsonl(self) -> str:
-        return "".join(canonical_json(event) + "\n" for event in self._events)
+        return to_jsonl(self._events)
 
     def sha256(self) -> str:
-        return hashlib.sha256(self.to_jsonl().encode()).hexdigest()
+        return sha256(self._events)
+
+
+def to_jsonl(events: Iterable[TraceEvent]) -> str:
+    """The canonical JSONL of a trace: one canonical JSON object per line."""
+    return "".join(canonical_json(event) + "\n" for event in events)
+
+
+def sha256(events: Iterable[TraceEvent]) -> str:
+    return hashlib.sha256(to_jsonl(events).encode()).hexdigest()
 
 
 def fingerprint(trace_sha256: str, world_digest: str) -> str:
