@@ -1,6 +1,8 @@
 """The README stays true: its first lines are the two set-up commands, and its Python runs."""
 
 import re
+
+import pytest
 from pathlib import Path
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -13,8 +15,14 @@ def test_readme_starts_with_the_two_commands_and_ci_runs_the_test_one() -> None:
     assert lines[4] in (README.parent / ".ci" / "run").read_text()
 
 
-def test_python_examples_run(capsys: object) -> None:
+def test_python_examples_run_and_print_what_their_comments_say(capsys: pytest.CaptureFixture[str]) -> None:
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
     assert blocks
+    promised_total = 0
     for block in blocks:
         exec(compile(block, "README.md", "exec"), {})
+        printed = capsys.readouterr().out.splitlines()
+        promised = re.findall(r"^print\(.*\)\s+# (.+)$", block, flags=re.M)
+        assert printed[: len(promised)] == promised, block
+        promised_total += len(promised)
+    assert promised_total >= 3  # the check itself must have something to check
