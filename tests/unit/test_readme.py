@@ -1,9 +1,9 @@
 """The README stays true: its first lines are the two set-up commands, and its Python runs."""
 
 import re
+from pathlib import Path
 
 import pytest
-from pathlib import Path
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
