@@ -409,10 +409,12 @@ def matrix_command(scenario_list: str, scheduler_list: str, seed: int, fmt: str)
                    "index.html into this directory (created if missing).")
 @click.option("--wall-timeout", type=float, default=60.0, show_default=True,
               help="Real seconds a run may take before the scheduler is declared hung (0: no limit).")
+@click.option("--reorder", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Also check reorder invariance over this many runs with jittered latencies.")
 @execution_options
 @_guarded
 def run_command(scenario: str, scheduler_name: str, seed: int, fmt: str, out: Path | None,
-                wall_timeout: float, **execution: Any) -> None:
+                wall_timeout: float, reorder: int, **execution: Any) -> None:
     """Run SCENARIO (a built-in name or a .toml path) once under one scheduler and seed."""
     from harness.oracles import check, exit_code
     from harness.report.run_json import dumps, run_to_json
@@ -421,7 +423,13 @@ def run_command(scenario: str, scheduler_name: str, seed: int, fmt: str, out: Pa
     scheduler = get_scheduler(scheduler_name)
     with wall_clock_watchdog(wall_timeout):
         result = run(loaded, scheduler, seed)
-    verdicts = check(result)
+        verdicts = check(result)
+        if reorder:
+            from harness.oracles import reorder as reorder_oracle
+
+            verdicts.append(reorder_oracle.check(loaded, scheduler, range(seed, seed + reorder)))
+    if reorder:
+        extra = [*extra, "--reorder", str(reorder)]
     document = run_to_json(result, version=__version__, verdicts=verdicts, scheduler_spec=scheduler_name,
                            extra_args=extra)
     if fmt == "json":

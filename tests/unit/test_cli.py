@@ -99,3 +99,15 @@ def test_a_scheduler_spinning_in_python_is_stopped_by_the_watchdog() -> None:
                           "--wall-timeout", "0.5", "--format", "json")
     doc = json.loads(out)
     assert code == 3 and doc["status"] == "hang" and "real time" in doc["error"]
+
+
+def test_run_with_reorder_invariance() -> None:
+    code, out, _ = invoke("run", "incident-triage", "--scheduler", "parallel", "--reorder", "10", "--format", "json")
+    doc = json.loads(out)
+    verdict = next(v for v in doc["verdicts"] if v["oracle"] == "reorder-invariance")
+    assert code == 0 and verdict["ok"] and "10 runs" in verdict["message"]
+    code, out, _ = invoke("run", "config-clobber", "--scheduler", "parallel", "--reorder", "10", "--format", "json")
+    doc = json.loads(out)
+    verdict = next(v for v in doc["verdicts"] if v["oracle"] == "reorder-invariance")
+    assert code == 1 and verdict["label"] == "order-dependent"
+    assert doc["reproduce"].endswith("--seed 1 --reorder 10")
