@@ -46,6 +46,7 @@ class _Defer:
 
 
 DEFER = _Defer()
+_MISSING = object()
 
 
 class WorldError(Exception):
@@ -55,7 +56,7 @@ class WorldError(Exception):
 class World:
     """Filesystem + ledgers + session; build one with `World.from_state` or `World.empty`."""
 
-    __slots__ = ("_identities", "_symlinks", "cwd", "env", "fs", "home", "ledgers")
+    __slots__ = ("_found", "_identities", "_symlinks", "cwd", "env", "fs", "home", "ledgers")
 
     def __init__(self, *, case_sensitive: bool = True, cwd: str = "/", home: str = "/home/user",
                  env: Mapping[str, str] | None = None) -> None:
@@ -70,8 +71,10 @@ class World:
         self.cwd = cwd
         self.env: dict[str, str] = dict(env or {})
         self.home = home
-        # path -> identity, valid until the tree's structure changes (see `_restructured`)
+        # path -> identity, and path -> object (or None / DEFER): both valid until the tree's
+        # structure changes (see `_restructured`); writing a file's content changes neither.
         self._identities: dict[str, str] = {}
+        self._found: dict[str, FakeFile | _Defer | None] = {}
         # Symlinks ever created here: without any, path walks need not test each component.
         self._symlinks = 0
 
@@ -113,8 +116,9 @@ class World:
         return identity
 
     def _restructured(self) -> None:
-        """Names were added or removed: identities may have changed."""
+        """Names were added or removed: identities and lookups may have changed."""
         self._identities.clear()
+        self._found.clear()
 
     def _identity(self, path: str) -> str:
         found = self._object(path)
@@ -136,6 +140,14 @@ class World:
         world — is answered here from pyfakefs's own object tree. Anything else (a symlink, case
         folding, an odd spelling) is deferred to pyfakefs, which stays the authority on semantics.
         """
+        cached = self._found.get(path, _MISSING)
+        if cached is not _MISSING:
+            return cached  # type: ignore[return-value]
+        found = self._walk_to(path)
+        self._found[path] = found
+        return found
+
+    def _walk_to(self, path: str) -> FakeFile | _Defer | None:
         if not self.fs.is_case_sensitive or not path.startswith("/") or path.startswith("//"):
             return DEFER
         node: FakeFile = self.fs.root

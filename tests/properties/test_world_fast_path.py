@@ -99,19 +99,28 @@ def test_fast_write_agrees_with_pyfakefs(tree: Tree, path: str,
         assert fast.state() == slow.state()
 
 
-TARGETS = PATHS | st.sampled_from(["/l", "/l/b", "/A"])
-OPS = st.lists(st.tuples(st.sampled_from(["write", "remove", "mkdir", "link", "symlink"]), TARGETS, TARGETS),
-               max_size=6)
-
-
-@given(trees(), OPS, st.lists(PATHS | st.sampled_from(["/l", "/l/b", "/new", "/A"]), min_size=1, max_size=6))
-def test_cached_identity_follows_structural_changes(tree: Tree, ops: list[tuple[str, str, str]],
-                                                    queries: list[str]) -> None:
+@st.composite
+def tree_and_ops(draw: st.DrawFn) -> tuple[Tree, list[tuple[str, str, str]], list[str]]:
+    """A tree, structural operations on paths that mostly exist in it, and paths to ask about."""
+    tree = draw(trees())
     files, links = tree
+    known = sorted({p for p, _ in files} | {p.rsplit("/", 1)[0] for p, _ in files if p.count("/") > 1}
+                   | {p for p, _ in links} | {"/l/b", "/new", "/A"})
+    target = st.sampled_from(known)
+    ops = draw(st.lists(st.tuples(st.sampled_from(["write", "remove", "mkdir", "link", "symlink"]), target, target),
+                        min_size=1, max_size=6))
+    return tree, ops, draw(st.lists(target, min_size=1, max_size=8))
+
+
+@given(tree_and_ops())
+def test_cached_lookups_and_identities_follow_structural_changes(
+        case: tuple[Tree, list[tuple[str, str, str]], list[str]]) -> None:
+    (files, links), ops, queries = case
     world = World()
     world.populate(files=files, symlinks=links)
     for query in queries:
-        world.canonical(query)  # fill the cache before the structure changes
+        world.canonical(query)  # fill the caches before the structure changes
+        world.exists(query)
     for op, path, other in ops:
         try:
             if op == "write":
@@ -126,5 +135,14 @@ def test_cached_identity_follows_structural_changes(tree: Tree, ops: list[tuple[
                 world.symlink(path, other)
         except (WorldError, OSError):
             pass
-        for query in queries:
-            assert world.canonical(query) == world._identity(query), (op, path, other, query)
+        cached = [(world.canonical(q), world.exists(q), world.is_dir(q), _content(world, q)) for q in queries]
+        world._restructured()  # drop every cache: what follows is computed afresh
+        fresh = [(world.canonical(q), world.exists(q), world.is_dir(q), _content(world, q)) for q in queries]
+        assert cached == fresh, (op, path, other)
+
+
+def _content(world: World, path: str) -> str | None:
+    try:
+        return world.read_text(path)
+    except WorldError:
+        return None
