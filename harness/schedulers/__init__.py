@@ -1,6 +1,7 @@
 """Schedulers: the contract a policy implements and the built-in policies."""
 
 from harness.schedulers.adapters import from_gate, from_plan
+from harness.schedulers.asyncio_adapter import ToolFailed, from_asyncio
 from harness.schedulers.context import CallHandle, Scheduler, SchedulerContext, SchedulerProcess
 from harness.schedulers.execution import ExecutionPolicy
 from harness.schedulers.parallel import Parallel
@@ -24,7 +25,9 @@ __all__ = [
     "SchedulerContext",
     "SchedulerProcess",
     "Serial",
+    "ToolFailed",
     "UnknownSchedulerError",
+    "from_asyncio",
     "from_gate",
     "from_plan",
     "get_scheduler",
