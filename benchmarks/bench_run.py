@@ -16,14 +16,13 @@ Usage: python benchmarks/bench_run.py [--seconds S]
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import time
 from collections.abc import Callable, Generator
-from pathlib import Path
 from typing import Any
 
 import simpy
+from _figures import emit
 
 from harness import __version__, get_scheduler, run
 from harness.model import Batch
@@ -143,10 +142,7 @@ def main() -> None:
             "fingerprint_extra": round(1e6 / hashed - 1e6 / single, 1),
         },
     }
-    out = Path(__file__).resolve().parent / "results"
-    out.mkdir(exist_ok=True)
-    (out / "bench_run.json").write_text(json.dumps(figures, indent=2) + "\n")
-    print(json.dumps(figures, indent=2))
+    emit("bench_run", figures)
 
 
 if __name__ == "__main__":

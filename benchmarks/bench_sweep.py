@@ -9,10 +9,10 @@ Usage: python benchmarks/bench_sweep.py [--cells N]
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import time
-from pathlib import Path
+
+from _figures import emit
 
 from harness import __version__
 from harness.sweep import grid, sweep
@@ -43,10 +43,7 @@ def main() -> None:
         "identical_results": results[1] == results[2],
         "runs_per_s_1_process": round(len(cells) / timings[1], 1),
     }
-    out = Path(__file__).resolve().parent / "results"
-    out.mkdir(exist_ok=True)
-    (out / "bench_sweep.json").write_text(json.dumps(figures, indent=2) + "\n")
-    print(json.dumps(figures, indent=2))
+    emit("bench_sweep", figures)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from random import Random
 from typing import Any
 
@@ -54,7 +53,6 @@ class Exploration:
     exhausted: bool | None = None
     classes: int | None = None
     shrunk: Finding | None = None
-    reproducer: Path | None = None
 
     @property
     def found(self) -> Finding | None:
