@@ -246,57 +246,79 @@ def sweep_command(scenario_list: str, scheduler_list: str, runs: int, seed_start
 @main.command("explore")
 @click.argument("scenario")
 @click.option("--scheduler", "scheduler_name", default="parallel", show_default=True)
-@click.option("--strategy", type=click.Choice(["random", "pct", "exhaustive", "hypothesis"]), default="pct",
-              show_default=True)
+@click.option("--strategy", type=click.Choice(["auto", "random", "pct", "exhaustive", "hypothesis"]), default="auto",
+              show_default=True,
+              help="auto mixes random latencies, PCT at depths 1-3 and swarm faults in one run budget.")
 @click.option("--runs", type=click.IntRange(min=1), default=100, show_default=True,
               help="Run budget (exhaustive: the bound on runs; hypothesis: examples).")
 @click.option("--seed", type=int, default=1, show_default=True)
 @click.option("--depth", type=click.IntRange(min=1), default=3, show_default=True, help="PCT bug depth d.")
 @click.option("--swarm", is_flag=True, help="Switch a random subset of fault kinds on per run.")
 @click.option("--swarm-kinds", default=None,
-              help="Comma-separated fault kinds swarm mode may switch on (default: all of them).")
+              help="Comma-separated fault kinds swarm runs may switch on (default: all with --swarm; those a "
+                   "policy must survive with auto).")
+@click.option("--fault-bound", type=click.IntRange(min=0), default=1, show_default=True,
+              help="Exhaustive: at most this many injected faults per run, every choice of them enumerated.")
+@click.option("--processes", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Worker processes for random, pct and auto runs (same result for any number).")
 @click.option("--keep-going", is_flag=True, help="Do not stop at the first violation (one finding per label).")
 @click.option("--save-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("fixtures/regressions"),
               show_default=True, help="Where the shrunk reproducer is written.")
 @click.option("--no-save", is_flag=True, help="Do not write a reproducer.")
+@click.option("--check-determinism", is_flag=True,
+              help="Also replay the reproducer in a fresh process under another PYTHONHASHSEED before saving.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@execution_options
 @_guarded
 def explore_command(scenario: str, scheduler_name: str, strategy: str, runs: int, seed: int, depth: int,
-                    swarm: bool, swarm_kinds: str | None, keep_going: bool, save_dir: Path, no_save: bool,
-                    fmt: str) -> None:
-    """Search for a violation: random latencies, PCT, bounded exhaustive search or Hypothesis.
-    Stops at the first violation, shrinks it and saves a reproducer."""
+                    swarm: bool, swarm_kinds: str | None, fault_bound: int, processes: int, keep_going: bool,
+                    save_dir: Path, no_save: bool, check_determinism: bool, fmt: str, **execution: Any) -> None:
+    """Search for a violation: auto (the default), random latencies, PCT, bounded exhaustive search or
+    Hypothesis. Stops at the first violation, shrinks it, checks that it replays and saves a reproducer.
+    Every result says what it covered (scope)."""
     from harness.explore.engine import explore
     from harness.explore.swarm import KINDS
-    from harness.replay import reproducer_of, save
+    from harness.replay import reproducer_of, save_verified, verify
 
-    loaded = find_scenario(scenario)
+    loaded, extra = _with_execution(find_scenario(scenario), execution)
     get_scheduler(scheduler_name)
-    kinds = KINDS if swarm_kinds is None else tuple(k.strip() for k in swarm_kinds.split(",") if k.strip())
-    unknown = [k for k in kinds if k not in KINDS]
+    kinds = None if swarm_kinds is None else tuple(k.strip() for k in swarm_kinds.split(",") if k.strip())
+    unknown = [k for k in kinds or () if k not in KINDS]
     if unknown:
         raise click.UsageError(f"unknown swarm kind {unknown[0]!r}; valid: {', '.join(KINDS)}")
     with _progress(f"explore ({strategy})") as progress:
         exploration = explore(loaded, scheduler_name, strategy, runs=runs, seed=seed, depth=depth, swarm=swarm,
-                              keep_going=keep_going, on_progress=progress, swarm_kinds=kinds)
+                              keep_going=keep_going, on_progress=progress, swarm_kinds=kinds,
+                              fault_bound=fault_bound, processes=processes)
     shrunk = exploration.shrunk
     path = None
-    if shrunk is not None and not no_save:
-        path = save(reproducer_of(shrunk.result, scheduler_name, shrunk.label, shrunk.oracle, strategy), save_dir,
-                    version=__version__)
+    selfcheck = None
+    if shrunk is not None:
+        reproducer = reproducer_of(shrunk.result, scheduler_name, shrunk.label, shrunk.oracle, strategy)
+        if no_save:
+            selfcheck = verify(reproducer, fresh_process=check_determinism)
+        else:
+            path, selfcheck = save_verified(reproducer, save_dir, version=__version__,
+                                            fresh_process=check_determinism)
     found = exploration.found
+    flags = " ".join(extra)
     document = {
         "scenario": loaded.name, "scheduler": scheduler_name, "strategy": strategy, "seed": seed,
+        "execution": flags or None,
         "found": found is not None, "label": found.label if found else None,
         "labels": [f.label for f in exploration.findings],
         "runs": exploration.runs, "runs_to_failure": exploration.runs_to_failure,
+        "found_by": found.found_by if found else None,
         "witness": found.witness if found else None, "swarm": list(found.swarm) if found else None,
         "shrunk_calls": len(shrunk.result.scenario.calls) if shrunk else None,
         "shrunk_tape": list(shrunk.result.tape) if shrunk and shrunk.result.tape is not None else None,
         "fingerprint": shrunk.result.fingerprint if shrunk else None,
         "reproducer": str(path) if path else None,
         "replay": f"harness replay {path}" if path else None,
+        "determinism": selfcheck.describe() if selfcheck else None,
+        "nondeterministic": bool(selfcheck and not selfcheck.ok),
         "bound": exploration.bound, "exhausted": exploration.exhausted, "classes": exploration.classes,
+        "proven": exploration.proven, "scope": exploration.scope,
     }
     if fmt == "json":
         from harness.report.run_json import dumps
@@ -304,6 +326,8 @@ def explore_command(scenario: str, scheduler_name: str, strategy: str, runs: int
         click.echo(dumps(document))
     else:
         _print_exploration(document, found is not None)
+    if selfcheck is not None and not selfcheck.ok:
+        sys.exit(ExitCode.NONDETERMINISM)
     sys.exit(_exit_for(found.result) if found is not None else ExitCode.PASS)
 
 
@@ -314,32 +338,46 @@ def _exit_for(result: RunResult) -> int:
 
 
 def _print_exploration(doc: dict[str, Any], found: bool) -> None:
+    flags = f" {doc['execution']}" if doc["execution"] else ""
     click.echo(f"explore {doc['scenario']} --scheduler {doc['scheduler']} --strategy {doc['strategy']} "
-               f"--seed {doc['seed']}: {doc['runs']} runs")
+               f"--seed {doc['seed']}{flags}: {doc['runs']} runs")
     bound = doc["bound"]
     if bound is not None:
-        click.echo(f"pct: n={bound['calls']} calls, horizon k={bound['horizon']} steps, depth d={bound['depth']}: "
+        click.echo(f"pct: n={bound['calls']} calls + time, horizon k={bound['horizon']} steps, "
+                   f"depth d={bound['depth']}: "
                    f"a depth-{bound['depth']} bug is found by one run with probability >= {bound['per_run']:.4f}; "
-                   f"all {doc['runs']} runs miss it with probability <= {bound['miss_probability']:.4f}")
+                   f"all {doc['runs']} runs miss it with probability <= {bound['miss_probability']:.4f} "
+                   "(for bugs within the scope below)")
+    scope = doc["scope"] or {}
+    for key in ("latencies", "timers", "faults"):
+        if scope.get(key):
+            click.echo(f"  {key}: {scope[key]}")
+    if scope.get("swarm"):
+        click.echo(f"  swarm kinds: {', '.join(scope['swarm'])}")
     if not found:
-        if doc["exhausted"]:
-            click.echo(f"no violation in {doc['classes']} classes: the bounded space is exhausted "
-                       "(proven within bound)")
+        if doc["proven"]:
+            click.echo(f"no violation in {doc['classes']} classes: the bounded space is exhausted (proven for the "
+                       "orders, timers and faults above; not for: " + "; ".join(scope.get("not_covered", [])) + ")")
         elif doc["exhausted"] is False:
             click.echo(f"no violation in {doc['classes']} classes; the bound was reached before the space was "
-                       "exhausted (raise --runs)")
+                       "exhausted: nothing is proven (raise --runs)")
         else:
-            click.echo("no violation found")
+            click.echo("no violation found (a sample, not a proof)")
         return
     swarm = f" (swarm: {', '.join(doc['swarm'])})" if doc["swarm"] else ""
-    click.echo(f"FOUND {doc['label']} after {doc['runs_to_failure']} runs{swarm}")
+    by = f" by {doc['found_by']}" if doc["found_by"] else ""
+    click.echo(f"FOUND {doc['label']} after {doc['runs_to_failure']} runs{by}{swarm}")
     if len(doc["labels"]) > 1:
         click.echo(f"labels found: {', '.join(doc['labels'])}")
     click.echo(f"witness: {doc['witness']}")
     click.echo(f"shrunk to {doc['shrunk_calls']} calls, order tape {doc['shrunk_tape']}")
+    if doc["determinism"]:
+        click.echo(f"self-check: {doc['determinism']}")
     if doc["reproducer"]:
         click.echo(f"reproducer: {doc['reproducer']}")
         click.echo(f"replay: {doc['replay']}")
+    elif doc["nondeterministic"]:
+        click.echo("no reproducer saved: it would not replay")
 
 
 @main.command("replay")

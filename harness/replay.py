@@ -1,23 +1,28 @@
 """Reproducers: a failing run kept as a small data file, and its replay.
 
 Owns the reproducer format (JSON: the scenario inline, the scheduler as named on the command line,
-the seed, the order tape or jitter, the expected oracle label, the fingerprint and the trace) and the
+the seed, the order tape or jitter, the expected oracle label, the fingerprint and the trace), the
 replay, which runs it again and either reproduces it byte for byte (same fingerprint) or names the
-first event where it diverged. It never explores.
+first event where it diverged, and the self-check before saving (`save_verified`: replay in this
+process and, optionally, in a fresh one under another PYTHONHASHSEED; a reproducer that does not
+replay is not saved). It never explores.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.explore.arbiter import Tape
 from harness.run import RunResult, run
 from harness.scenario import Scenario, ScenarioError, scenario_from_data
 from harness.scenario.dump import scenario_to_data
 from harness.schedulers import get_scheduler
+from harness.sim.arbiter import Tape
 from harness.sim.trace import canonical_json
 
 FORMAT = "harness-reproducer/1"
@@ -60,6 +65,13 @@ def save(reproducer: Reproducer, directory: Path, *, version: str) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     parts = (reproducer.scenario.name, _safe(reproducer.scheduler), reproducer.label, reproducer.fingerprint[:8])
     name = "--".join(parts) + ".json"
+    path = directory / name
+    path.write_text(to_json(reproducer, version=version))
+    return path
+
+
+def to_json(reproducer: Reproducer, *, version: str) -> str:
+    """The reproducer file's text."""
     document = {
         "format": FORMAT, "harness_version": version, "label": reproducer.label, "oracle": reproducer.oracle,
         "found_by": reproducer.found_by, "scheduler": reproducer.scheduler, "seed": reproducer.seed,
@@ -67,9 +79,7 @@ def save(reproducer: Reproducer, directory: Path, *, version: str) -> Path:
         "fingerprint": reproducer.fingerprint, "scenario": scenario_to_data(reproducer.scenario),
         "trace": [dict(event) for event in reproducer.trace],
     }
-    path = directory / name
-    path.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
-    return path
+    return json.dumps(document, indent=1, sort_keys=True) + "\n"
 
 
 def _safe(text: str) -> str:
@@ -79,9 +89,16 @@ def _safe(text: str) -> str:
 def load(path: Path) -> Reproducer:
     file = str(path)
     try:
-        data = json.loads(Path(path).read_text())
+        text = Path(path).read_text()
     except OSError as exc:
         raise ReproducerError(f"{file}: (file): expected a readable file, got {exc.strerror}") from None
+    return loads(text, file, Path(path))
+
+
+def loads(text: str, file: str = "<reproducer>", path: Path | None = None) -> Reproducer:
+    """Parse a reproducer's text; errors name `file`, the field and what was expected."""
+    try:
+        data = json.loads(text)
     except ValueError as exc:
         raise ReproducerError(f"{file}: (syntax): expected JSON ({exc})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
@@ -100,7 +117,7 @@ def load(path: Path) -> Reproducer:
         raise ReproducerError(str(exc)) from None
     return Reproducer(scenario, data["scheduler"], data["seed"], tuple(tape) if tape is not None else None,
                       float(data.get("jitter", 0.0)), data["label"], data["oracle"], data["fingerprint"],
-                      tuple(data["trace"]), str(data.get("found_by", "")), Path(path))
+                      tuple(data["trace"]), str(data.get("found_by", "")), path)
 
 
 @dataclass(frozen=True)
@@ -135,3 +152,84 @@ def replay(reproducer: Reproducer) -> Replay:
             divergence = (index, a, b)
             break
     return Replay(reproducer, result, divergence)
+
+
+# -- the self-check before saving ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SelfCheck:
+    """Whether a reproducer replays: here, and (if asked) in a fresh process under another hash seed."""
+
+    here: Replay
+    #: (identical, description) of the replay in a fresh process; None when not asked for.
+    fresh: tuple[bool, str] | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.here.identical and (self.fresh is None or self.fresh[0])
+
+    def describe(self) -> str:
+        if self.ok:
+            where = "in this process" + (" and in a fresh one under another PYTHONHASHSEED" if self.fresh else "")
+            return f"replays {where}"
+        if not self.here.identical:
+            return f"nondeterministic: replaying in this process {self.here.describe()}; {self.cause()}"
+        assert self.fresh is not None
+        return (f"nondeterministic: in a fresh process under another PYTHONHASHSEED it {self.fresh[1]}; likely "
+                "cause: an order that depends on string hashing (iterating a set, or a dict built from one)")
+
+    def cause(self) -> str:
+        divergence = self.here.divergence
+        if divergence is None:
+            return "likely cause: state kept between runs changed the world (a module-level cache or counter)"
+        _, expected, actual = divergence
+        kind = (expected or actual or {}).get("ev")
+        if kind in ("start", "skip", "note", "abandon"):
+            return ("likely cause: the scheduler decides from something outside the seed: object addresses "
+                    "(id(), sets of tasks or handles), wall-clock time, global random, or state kept between runs")
+        return ("likely cause: a tool or the scheduler keeps state between runs (a module-level semaphore, "
+                "cache or counter) or reads something outside the simulation")
+
+
+def verify(reproducer: Reproducer, *, fresh_process: bool = False) -> SelfCheck:
+    """Replay `reproducer` here and, with `fresh_process`, in a new interpreter under another
+    PYTHONHASHSEED (the scheduler must then be importable by name there)."""
+    here = replay(reproducer)
+    fresh = _replay_fresh(reproducer) if fresh_process and here.identical else None
+    return SelfCheck(here, fresh)
+
+
+def save_verified(reproducer: Reproducer, directory: Path, *, version: str,
+                  fresh_process: bool = False) -> tuple[Path | None, SelfCheck]:
+    """Save the reproducer only if it replays (see `verify`); returns (path or None, the check)."""
+    check = verify(reproducer, fresh_process=fresh_process)
+    if not check.ok:
+        return None, check
+    return save(reproducer, directory, version=version), check
+
+
+def _replay_fresh(reproducer: Reproducer) -> tuple[bool, str]:
+    from harness import __version__
+
+    env = dict(os.environ)
+    env["PYTHONHASHSEED"] = str((int(env.get("PYTHONHASHSEED", "0") or 0) + 4241) % 4294967295 or 1)
+    # The child sees the modules this process sees (a user's scheduler imported from a test tree).
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    done = subprocess.run([sys.executable, "-m", "harness.replay"], input=to_json(reproducer, version=__version__),
+                          capture_output=True, text=True, env=env, timeout=600, check=False)
+    if done.returncode not in (0, 1):
+        return False, f"could not be replayed (exit {done.returncode}): {done.stderr.strip()[-300:]}"
+    identical = done.returncode == 0
+    return identical, done.stdout.strip()
+
+
+def _main() -> int:
+    """`python -m harness.replay`: replay the reproducer on stdin; exit 0 if identical, 1 if not."""
+    outcome = replay(loads(sys.stdin.read(), "<stdin>"))
+    print(outcome.describe())
+    return 0 if outcome.identical else 1
+
+
+if __name__ == "__main__":
+    sys.exit(_main())

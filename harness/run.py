@@ -17,10 +17,10 @@ from typing import Any
 
 import simpy
 
-from harness.explore.arbiter import Arbiter, Chooser, Decision
 from harness.model import Batch, CallResult, Outcome
 from harness.scenario.spec import Interrupt, Scenario
 from harness.schedulers.context import Scheduler, SchedulerContext
+from harness.sim.arbiter import Arbiter, Chooser, Decision
 from harness.sim.kernel import Kernel, StopReason
 from harness.sim.trace import TraceEvent, fingerprint
 from harness.sim.trace import sha256 as trace_hash
@@ -97,7 +97,7 @@ def _crash(kernel: Kernel, at_ms: int | None) -> simpy.Event:
     event = kernel.env.event()
     if at_ms is not None:
         def fire() -> Generator[simpy.Event, Any, None]:
-            yield kernel.delay(at_ms)
+            yield kernel.delay(at_ms, "crash")
             kernel.record("crash")
             event.succeed()
 
@@ -126,7 +126,7 @@ class _UserInterrupt:
         self.current = None
 
     def _fire(self, spec: Interrupt) -> Generator[simpy.Event, Any, None]:
-        yield self.kernel.delay(spec.at_ms)
+        yield self.kernel.delay(spec.at_ms, "interrupt")
         if self.current is not None:
             index, event = self.current
             self.fired = True
@@ -151,7 +151,7 @@ def run(scenario: Scenario, scheduler: Scheduler, seed: int, *, jitter: float = 
     [e^-jitter, e^jitter] (stream `jitter/<call>/<attempt>`): an exploration knob that varies
     completion orders; latency statistics of jittered runs are not the scenario's.
 
-    With a `chooser`, the run is order-first (see `harness.explore.arbiter`): calls advance one
+    With a `chooser`, the run is order-first (see `harness.sim.arbiter`): calls advance one
     touch point at a time in the order the chooser picks, and `RunResult.tape` records the picks.
     """
     kernel = Kernel(seed, scenario.limits)

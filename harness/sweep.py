@@ -121,11 +121,11 @@ def _execute(todo: list[Cell], processes: int, chunk_size: int | None) -> Iterat
     # Large chunks amortise pickling and scheduling; several per process balance uneven cells.
     size = chunk_size or max(1, min(500, len(todo) // (processes * 4) or 1))
     chunks = [todo[start:start + size] for start in range(0, len(todo), size)]
-    with _context().Pool(processes) as pool:
+    with pool_context().Pool(processes) as pool:
         yield from pool.imap_unordered(_run_chunk, chunks)
 
 
-def _context() -> multiprocessing.context.BaseContext:
+def pool_context() -> multiprocessing.context.BaseContext:
     """`forkserver` with the harness preloaded where the platform has it, else `spawn`.
 
     Both start workers from a clean process (no threads, no state inherited from the caller, e.g. a
@@ -134,7 +134,7 @@ def _context() -> multiprocessing.context.BaseContext:
     """
     if "forkserver" in multiprocessing.get_all_start_methods():
         context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["harness.sweep"])
+        context.set_forkserver_preload(["harness.sweep", "harness.explore.engine"])
         return context
     return multiprocessing.get_context("spawn")
 

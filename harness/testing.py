@@ -22,7 +22,7 @@ from random import Random
 
 from harness.explore.engine import Finding, explore, first_violation
 from harness.explore.pct import PCT
-from harness.explore.swarm import KINDS as SWARM_KINDS
+from harness.explore.swarm import POLICY_KINDS
 from harness.model import Batch
 from harness.run import run
 from harness.scenario import Scenario, find_scenario
@@ -67,7 +67,7 @@ def check_scheduler(scheduler: Scheduler | str, *, scenarios: Sequence[str | Sce
 
 #: Swarm faults a scheduling policy must survive. Duplicate delivery is left out: only idempotency
 #: keys defend against a transport that delivers twice (`harness explore --swarm` includes it).
-CHECK_SWARM_KINDS = tuple(kind for kind in SWARM_KINDS if kind != "duplicate-delivery")
+CHECK_SWARM_KINDS = POLICY_KINDS
 
 
 def _explore(scenario: Scenario, policy: Scheduler, spec: str | None, strategy: str, runs: int, seed: int,

@@ -1,34 +1,69 @@
-"""The exploration engine: run a strategy until a violation, shrink it, keep it.
+"""The exploration engine: run a strategy until a violation, shrink it, keep it, and say exactly what
+was covered.
 
-Owns `explore()`. Strategies: `random` (latencies from the scenario's distributions; the only one
-whose latency statistics mean anything), `pct` (order-first, priorities with d-1 change points; it
-reports its per-run and overall bounds), `exhaustive` (every order up to equivalence, up to the run
-bound; it says when the space was exhausted) and `hypothesis` (Hypothesis draws which calls to keep
-and the order choices and shrinks them itself). A finding is shrunk — fewer calls, then fewer
-deviations from model order — and can be saved as a reproducer. It never prints.
+Owns `explore()`. Strategies:
+- `random`: latencies drawn from the scenario's distributions, seed after seed; the only one whose
+  latency statistics mean anything; timers fire at their drawn times;
+- `pct`: order-first, priorities with d-1 change points over the calls *and* time (a pending timer
+  is one more contender); it reports its per-run and overall bounds;
+- `exhaustive`: every order of steps and timers up to equivalence, and every choice of up to
+  `fault_bound` injected faults, up to the run bound; it says when the space was exhausted;
+- `hypothesis`: Hypothesis draws which calls to keep and the order choices and shrinks them itself;
+- `auto` (the default): one budget shared by random latencies, PCT at depths 1-3 and swarm faults,
+  so one exploration catches what any single strategy would.
+
+Every exploration carries a `scope`: which latencies, timers, faults and swarm kinds its runs
+covered and, for claims (a PCT bound, an exhausted space), what the claim covers. A finding is shrunk
+— fewer calls, then fewer deviations from model order — and can be saved as a reproducer. Runs are a
+pure function of (scenario, scheduler, strategy, seed, run index), so `processes=N` gives the same
+first finding as one process. It never prints.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import pickle
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from random import Random
 from typing import Any
 
 from harness.explore import pct as pct_module
-from harness.explore.arbiter import Tape
 from harness.explore.exhaustive import ExhaustiveSearch
 from harness.explore.footprints import footprints
 from harness.explore.swarm import KINDS as SWARM_KINDS
-from harness.explore.swarm import swarm_scenario
+from harness.explore.swarm import POLICY_KINDS, swarm_scenario
 from harness.model import Batch
 from harness.oracles import check
 from harness.run import RunResult, run
 from harness.scenario.spec import Scenario
 from harness.schedulers import Scheduler, get_scheduler
+from harness.sim.arbiter import FAULT, NO_FAULT, TIME, Tape
 from harness.sim.streams import derive_seed
 
-STRATEGIES = ("random", "pct", "exhaustive", "hypothesis")
+STRATEGIES = ("auto", "random", "pct", "exhaustive", "hypothesis")
+
+#: auto's rotation, one entry per run: (mode, PCT depth, swarm faults on).
+AUTO_CYCLE: tuple[tuple[str, int, bool], ...] = (
+    ("random", 0, False), ("pct", 1, False), ("pct", 2, False), ("pct", 3, False),
+    ("random", 0, True), ("pct", 2, True),
+)
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """How run `index` of an exploration is made: `mode` random or pct, the run's seed, the PCT depth
+    and whether swarm faults are switched on."""
+
+    index: int
+    mode: str
+    seed: int
+    depth: int
+    swarm: bool
+
+    @property
+    def describe(self) -> str:
+        text = "random" if self.mode == "random" else f"pct(d={self.depth})"
+        return text + ("+swarm" if self.swarm else "")
 
 
 @dataclass(frozen=True)
@@ -40,6 +75,8 @@ class Finding:
     result: RunResult
     run_index: int
     swarm: tuple[str, ...] = ()
+    #: How the run that found it was made (e.g. "pct(d=2)", "random+swarm", "exhaustive").
+    found_by: str = ""
 
 
 @dataclass
@@ -53,6 +90,8 @@ class Exploration:
     exhausted: bool | None = None
     classes: int | None = None
     shrunk: Finding | None = None
+    #: What the runs covered, and what any claim covers (see the module docstring).
+    scope: dict[str, Any] = field(default_factory=dict)
 
     @property
     def found(self) -> Finding | None:
@@ -61,6 +100,11 @@ class Exploration:
     @property
     def runs_to_failure(self) -> int | None:
         return self.found.run_index + 1 if self.found else None
+
+    @property
+    def proven(self) -> bool:
+        """True only when exhaustive search ran every class within its bound and found nothing."""
+        return self.strategy == "exhaustive" and bool(self.exhausted) and not self.findings
 
 
 def first_violation(result: RunResult, label: str | None = None) -> tuple[str, str, str, dict[str, Any]] | None:
@@ -72,69 +116,277 @@ def first_violation(result: RunResult, label: str | None = None) -> tuple[str, s
     return None
 
 
-def explore(scenario: Scenario, scheduler: str | Scheduler, strategy: str = "pct", *, runs: int = 100,
+def explore(scenario: Scenario, scheduler: str | Scheduler, strategy: str = "auto", *, runs: int = 100,
             seed: int = 1, depth: int = 3, swarm: bool = False, keep_going: bool = False, shrink: bool = True,
             on_progress: Callable[[int, int], None] | None = None,
-            swarm_kinds: tuple[str, ...] = SWARM_KINDS) -> Exploration:
-    """Explore `scenario` under `scheduler` (a name `get_scheduler` accepts, or an instance)."""
+            swarm_kinds: tuple[str, ...] | None = None, fault_bound: int = 1, processes: int = 1) -> Exploration:
+    """Explore `scenario` under `scheduler` (a name `get_scheduler` accepts, or an instance).
+
+    `swarm_kinds` (default: every kind with `--swarm`, the kinds a policy must survive in `auto`)
+    limits the faults swarm runs may switch on. `fault_bound` is exhaustive's limit on injected
+    faults per run. `processes` > 1 runs random, pct and auto runs on a process pool with the same
+    result as one process (the scheduler must then be a name, or picklable)."""
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}; valid: {', '.join(STRATEGIES)}")
+    if fault_bound < 0 or processes < 1 or runs < 1 or depth < 1:
+        raise ValueError("runs, depth and processes must be >= 1 and fault_bound >= 0")
     policy = get_scheduler(scheduler) if isinstance(scheduler, str) else scheduler
     exploration = Exploration(strategy, scenario.name, scheduler if isinstance(scheduler, str) else policy.name)
+    kinds = swarm_kinds if swarm_kinds is not None else (POLICY_KINDS if strategy == "auto" else SWARM_KINDS)
     if strategy == "hypothesis":
-        return _hypothesis(exploration, scenario, policy, runs, seed)
-    seen_labels: set[str] = set()
-    for index, (result, kinds_on) in enumerate(_runs(exploration, scenario, policy, strategy, runs, seed,
-                                                       depth, swarm, swarm_kinds)):
-        exploration.runs = index + 1
-        if on_progress:
-            on_progress(index + 1, runs)
-        found = first_violation(result)
-        if found is None or found[0] in seen_labels:
-            continue
-        seen_labels.add(found[0])
-        exploration.findings.append(Finding(*found, result, index, kinds_on))
-        if not keep_going:
-            break
-    if exploration.bound is not None:
-        per_run = exploration.bound["per_run"]
-        exploration.bound["miss_probability"] = pct_module.miss_bound(per_run, exploration.runs)
+        _hypothesis(exploration, scenario, policy, runs, seed)
+    elif strategy == "exhaustive":
+        _exhaustive(exploration, scenario, policy, runs, seed, fault_bound, keep_going, on_progress)
+    else:
+        _planned(exploration, scenario, scheduler, policy, strategy, runs, seed, depth, swarm, kinds, keep_going,
+                 on_progress, processes)
     if exploration.found is not None and shrink:
-        exploration.shrunk = shrink_finding(exploration.found, policy, strategy, seed, depth)
+        exploration.shrunk = shrink_finding(exploration.found, policy, seed, depth)
     return exploration
 
 
-def _runs(exploration: Exploration, scenario: Scenario, policy: Scheduler, strategy: str, runs: int, seed: int,
-          depth: int, swarm: bool, swarm_kinds: tuple[str, ...] = SWARM_KINDS
-          ) -> Iterator[tuple[RunResult, tuple[str, ...]]]:
-    if strategy == "exhaustive":
-        prints = footprints(scenario)
-        search = ExhaustiveSearch(lambda chooser: run(scenario, policy, seed, chooser=chooser), prints, runs)
-        for step in search:
-            exploration.exhausted, exploration.classes = search.exhausted, search.classes
-            if step.counted:
-                yield step.result, ()
-        exploration.exhausted, exploration.classes = search.exhausted, search.classes
-        return
-    calls = [c.id for c in scenario.calls]
-    horizon = len(run(scenario, policy, seed, chooser=Tape()).tape or ()) if strategy == "pct" else 0
+# -- random, pct and auto: independent runs from a plan --------------------------------------------
+
+
+def plans(strategy: str, runs: int, seed: int, depth: int, swarm: bool) -> list[RunPlan]:
+    """The run plans of a random, pct or auto exploration, in run order."""
+    if strategy == "auto":
+        return [RunPlan(i, mode, seed + i, d, on) for i in range(runs)
+                for mode, d, on in (AUTO_CYCLE[i % len(AUTO_CYCLE)],)]
+    return [RunPlan(i, strategy, seed + i, depth if strategy == "pct" else 0, swarm) for i in range(runs)]
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """What one planned run showed, small enough to send back from a worker process."""
+
+    index: int
+    violation: str | None
+    timers: tuple[str, ...]
+    steps: int
+    kinds: tuple[str, ...]
+    faults: int
+
+
+@dataclass(frozen=True)
+class _Job:
+    scenario: Scenario
+    scheduler: str | Scheduler
+    entities: tuple[str, ...]
+    horizon: int
+    seed: int
+    kinds: tuple[str, ...]
+
+
+def execute_plan(job: _Job, policy: Scheduler, plan: RunPlan) -> tuple[RunResult, tuple[str, ...]]:
+    """Run one planned run; returns the result and the swarm kinds that were on."""
+    current, kinds = job.scenario, tuple[str, ...]()
+    if plan.swarm:
+        current, kinds = swarm_scenario(job.scenario, Random(derive_seed(job.seed, "swarm", "", plan.index)),
+                                        job.kinds)
+    if plan.mode == "random":
+        return run(current, policy, plan.seed), kinds
+    rng = Random(derive_seed(job.seed, "pct", "", plan.index))
+    return run(current, policy, plan.seed, chooser=pct_module.PCT(rng, job.entities, job.horizon, plan.depth)), kinds
+
+
+def _summarise(plan: RunPlan, result: RunResult, kinds: tuple[str, ...]) -> _Outcome:
+    found = first_violation(result)
+    timers = sorted({p for d in result.decisions if d.chosen == TIME for p in d.fired})
+    return _Outcome(plan.index, found[0] if found else None, tuple(timers), len(result.tape or ()), kinds,
+                    sum(1 for d in result.decisions if d.chosen.startswith(FAULT)))
+
+
+def _run_chunk(job: _Job, chunk: list[RunPlan]) -> list[_Outcome]:
+    policy = get_scheduler(job.scheduler) if isinstance(job.scheduler, str) else job.scheduler
+    return [_summarise(plan, *execute_plan(job, policy, plan)) for plan in chunk]
+
+
+def _run_chunk_star(args: tuple[_Job, list[RunPlan]]) -> list[_Outcome]:
+    return _run_chunk(*args)
+
+
+def _planned(exploration: Exploration, scenario: Scenario, scheduler: str | Scheduler, policy: Scheduler,
+             strategy: str, runs: int, seed: int, depth: int, swarm: bool, kinds: tuple[str, ...], keep_going: bool,
+             on_progress: Callable[[int, int], None] | None, processes: int) -> None:
+    calls = tuple(c.id for c in scenario.calls)
+    todo = plans(strategy, runs, seed, depth, swarm)
+    ordered = any(p.mode == "pct" for p in todo)
+    # Time is one more contender for PCT. The horizon (steps per run) is fixed before the runs, from
+    # the schedule closest to model order, doubled for slack, so no run depends on another's.
+    horizon = max(2 * len(run(scenario, policy, seed, chooser=Tape()).tape or ()), depth) if ordered else 0
+    job = _Job(scenario, scheduler if processes > 1 and isinstance(scheduler, str) else policy, (*calls, TIME),
+               horizon, seed, kinds)
+    if processes > 1 and not isinstance(scheduler, str):
+        try:
+            pickle.dumps(policy)
+        except Exception as exc:
+            raise ValueError(f"processes > 1 needs a scheduler given by name (module:attr) or picklable: {exc}") \
+                from None
+    seen: dict[str, _Outcome] = {}
+    timers: set[str] = set()
+    faults_seen: set[str] = set()
+    max_steps = 0
+    done = 0
+    for outcomes in _chunks(job, todo, processes):
+        stop = False
+        for outcome in outcomes:
+            done = outcome.index + 1
+            timers.update(outcome.timers)
+            faults_seen.update(outcome.kinds)
+            max_steps = max(max_steps, outcome.steps)
+            if outcome.violation is not None and outcome.violation not in seen:
+                seen[outcome.violation] = outcome
+                if not keep_going:
+                    stop = True
+                    break
+        if on_progress:
+            on_progress(done, runs)
+        if stop:
+            break
+    exploration.runs = done
+    for outcome in sorted(seen.values(), key=lambda o: o.index):
+        plan = todo[outcome.index]
+        result, on = execute_plan(job, policy, plan)
+        found = first_violation(result, outcome.violation)
+        assert found is not None, "a run is a pure function of its plan"
+        exploration.findings.append(Finding(*found, result, outcome.index, on, plan.describe))
+    pct_runs = [p for p in todo[:done] if p.mode == "pct"]
     if strategy == "pct":
-        exploration.bound = {"depth": depth, "calls": len(calls), "horizon": horizon,
-                             "per_run": pct_module.bound(len(calls), horizon, depth)}
-    for index in range(runs):
-        current: Scenario = scenario
-        kinds: tuple[str, ...] = ()
-        if swarm:
-            current, kinds = swarm_scenario(scenario, Random(derive_seed(seed, "swarm", "", index)), swarm_kinds)
-        if strategy == "random":
-            yield run(current, policy, seed + index), kinds
+        per_run = pct_module.bound(len(calls) + 1, horizon, depth)
+        exploration.bound = {"depth": depth, "calls": len(calls), "entities": len(calls) + 1, "horizon": horizon,
+                             "max_steps_seen": max_steps, "per_run": per_run,
+                             "miss_probability": pct_module.miss_bound(per_run, done)}
+    exploration.scope = _planned_scope(strategy, scenario, todo[:done], pct_runs, sorted(timers),
+                                       sorted(faults_seen), horizon, max_steps, kinds if swarm or strategy == "auto"
+                                       else (), processes)
+
+
+def _chunks(job: _Job, todo: list[RunPlan], processes: int) -> Iterator[list[_Outcome]]:
+    """Outcomes chunk by chunk, in run order (a pool works ahead; results are consumed in order)."""
+    size = 8 if processes > 1 else 1
+    chunks = [todo[i:i + size] for i in range(0, len(todo), size)]
+    if processes == 1:
+        policy = job.scheduler if not isinstance(job.scheduler, str) else get_scheduler(job.scheduler)
+        for chunk in chunks:
+            yield [_summarise(plan, *execute_plan(job, policy, plan)) for plan in chunk]
+        return
+    from harness.sweep import pool_context
+
+    with pool_context().Pool(processes) as pool:
+        yield from pool.imap(_run_chunk_star, [(job, chunk) for chunk in chunks])
+
+
+def _planned_scope(strategy: str, scenario: Scenario, done: Sequence[RunPlan], pct_runs: Sequence[RunPlan],
+                   timers: list[str], swarm_kinds: list[str], horizon: int, max_steps: int,
+                   kinds: tuple[str, ...], processes: int) -> dict[str, Any]:
+    random_runs = len(done) - len(pct_runs)
+    seeds = [done[0].seed, done[-1].seed] if done else []
+    scope: dict[str, Any] = {
+        "runs": len(done),
+        "seeds": seeds,
+        "latencies": _latency_scope(random_runs, len(pct_runs)),
+        "timers": ("at their drawn times" if not pct_runs else
+                   f"ordered against call steps by PCT; fired: {', '.join(timers) or 'none pending'}"
+                   + (" (and at their drawn times in random runs)" if random_runs else "")),
+        "faults": _fault_scope(scenario, "drawn per run from each run's seed"),
+        "swarm": sorted(kinds) if kinds else [],
+        "swarm_seen": swarm_kinds,
+        "processes": processes,
+    }
+    if pct_runs:
+        depths = sorted({p.depth for p in pct_runs})
+        scope["pct"] = {"depths": depths, "horizon": horizon, "max_steps_seen": max_steps,
+                        "covers": "bugs that need at most d ordering constraints between call steps and timers, "
+                                  "under the seed's fault draws" + (
+                                      "" if max_steps <= horizon else
+                                      f"; runs reached {max_steps} steps, beyond the horizon {horizon}: change "
+                                      f"points fall in the first {horizon} steps only")}
+    if strategy == "auto":
+        scope["mix"] = [f"{mode}" + (f"(d={d})" if mode == "pct" else "") + ("+swarm" if on else "")
+                        for mode, d, on in AUTO_CYCLE]
+    return scope
+
+
+def _latency_scope(random_runs: int, pct_runs: int) -> str:
+    parts = []
+    if random_runs:
+        parts.append(f"{random_runs} runs with latencies drawn from the scenario's distributions")
+    if pct_runs:
+        parts.append(f"{pct_runs} order-first runs (latencies abstracted: any completion order the chooser picks)")
+    return "; ".join(parts)
+
+
+def _fault_scope(scenario: Scenario, how: str) -> str:
+    sources = []
+    if scenario.tool_failures or scenario.call_failures:
+        sources.append("call failures")
+    faults = scenario.faults
+    if faults.duplicate_delivery:
+        sources.append("duplicate delivery")
+    if faults.torn_writes:
+        sources.append("torn writes")
+    if faults.rate_limits:
+        sources.append("rate limits")
+    if faults.crash_at_ms is not None:
+        sources.append("a crash (a timer)")
+    if not sources:
+        return "none in the scenario"
+    return f"{', '.join(sources)}: {how}"
+
+
+# -- exhaustive -------------------------------------------------------------------------------------
+
+
+def _exhaustive(exploration: Exploration, scenario: Scenario, policy: Scheduler, runs: int, seed: int,
+                fault_bound: int, keep_going: bool, on_progress: Callable[[int, int], None] | None) -> None:
+    prints = footprints(scenario)
+    search = ExhaustiveSearch(lambda chooser: run(scenario, policy, seed, chooser=chooser), prints, runs,
+                              fault_bound)
+    seen: set[str] = set()
+    timers: set[str] = set()
+    decision_points: set[str] = set()
+    injected_max = 0
+    for index, step in enumerate(search):
+        exploration.runs = index + 1
+        if on_progress:
+            on_progress(index + 1, runs)
+        result = step.result
+        timers.update(p for d in result.decisions if d.chosen == TIME for p in d.fired)
+        decision_points.update(d.chosen.removeprefix(FAULT).removeprefix(NO_FAULT) for d in result.decisions
+                               if d.chosen.startswith((FAULT, NO_FAULT)))
+        injected_max = max(injected_max, sum(1 for d in result.decisions if d.chosen.startswith(FAULT)))
+        if not step.counted:
             continue
-        rng = Random(derive_seed(seed, "pct", "", index))
-        result = run(current, policy, seed + index, chooser=pct_module.PCT(rng, calls, horizon, depth))
-        horizon = max(horizon, len(result.tape or ()))  # the horizon estimate grows with what runs show
-        assert exploration.bound is not None
-        exploration.bound.update(horizon=horizon, per_run=pct_module.bound(len(calls), horizon, depth))
-        yield result, kinds
+        found = first_violation(result)
+        if found is None or found[0] in seen:
+            continue
+        seen.add(found[0])
+        exploration.findings.append(Finding(*found, result, index, (), "exhaustive"))
+        if not keep_going:
+            break
+    exploration.exhausted, exploration.classes = search.exhausted, search.classes
+    points = sorted(decision_points)
+    exploration.scope = {
+        "runs": exploration.runs,
+        "seeds": [seed],
+        "latencies": "abstracted: every order of call steps, up to swapping steps with disjoint footprints "
+                     "(footprints learnt in model order)",
+        "timers": ("every order of each pending timer against the call steps (timers among themselves in "
+                   f"deadline order); fired: {', '.join(sorted(timers)) or 'none pending'}"),
+        "faults": (_fault_scope(scenario, f"every choice of at most {fault_bound} injected per run over "
+                                          f"{len(points)} attempts that may fail ({', '.join(points[:8])}"
+                                          f"{', ...' if len(points) > 8 else ''}); other draws from seed {seed}")
+                   if points else _fault_scope(scenario, f"drawn from seed {seed} (none is a choice)")),
+        "fault_bound": fault_bound,
+        "swarm": [],
+        "bound": {"runs": runs, "classes": search.classes, "exhausted": search.exhausted},
+        "claim": ("proven: no violation in any of the classes above" if search.exhausted and not exploration.findings
+                  else "none: the run bound was reached first" if not search.exhausted else "violation found"),
+        "not_covered": ["scheduler decisions that read absolute virtual times (e.g. rate-limit windows)",
+                        "timers whose order only a slower step before they were set could swap",
+                        "swarm faults (use --strategy auto or --swarm)"],
+    }
 
 
 # -- shrinking ---------------------------------------------------------------------------------------
@@ -155,9 +407,10 @@ def without_call(scenario: Scenario, call_id: str) -> Scenario | None:
                    call_failures={k: v for k, v in scenario.call_failures.items() if k != call_id})
 
 
-def shrink_finding(finding: Finding, policy: Scheduler, strategy: str, seed: int, depth: int,
-                   budget: int = 60) -> Finding:
-    """Fewer calls (greedily, while the same label can still be found), then a shorter order tape."""
+def shrink_finding(finding: Finding, policy: Scheduler, seed: int, depth: int, budget: int = 60) -> Finding:
+    """Fewer calls (greedily, while the same label can still be found the way it was found), then a
+    shorter order tape. The shrunk finding keeps the swarm faults of the original: its scenario
+    carries them."""
     label = finding.label
     current = finding
     changed = True
@@ -167,22 +420,35 @@ def shrink_finding(finding: Finding, policy: Scheduler, strategy: str, seed: int
             smaller = without_call(current.result.scenario, call.id)
             if smaller is None:
                 continue
-            again = _refind(smaller, policy, strategy, seed, depth, label, budget)
+            again = _refind(smaller, policy, finding.found_by, seed, depth, label, budget)
             if again is not None:
                 current, changed = again, True
                 break
-    return _shorter_tape(current, policy)
+    shrunk = _shorter_tape(current, policy)
+    return replace(shrunk, swarm=finding.swarm, found_by=finding.found_by, run_index=finding.run_index)
 
 
-def _refind(scenario: Scenario, policy: Scheduler, strategy: str, seed: int, depth: int, label: str,
+def _refind(scenario: Scenario, policy: Scheduler, found_by: str, seed: int, depth: int, label: str,
             budget: int) -> Finding | None:
-    exploration = Exploration(strategy, scenario.name, policy.name)
-    for index, (result, kinds) in enumerate(_runs(exploration, scenario, policy,
-                                                  "pct" if strategy == "hypothesis" else strategy,
-                                                  budget, seed, depth, swarm=False)):
+    if found_by == "exhaustive":
+        search = ExhaustiveSearch(lambda chooser: run(scenario, policy, seed, chooser=chooser), footprints(scenario),
+                                  budget, 1)
+        for index, step in enumerate(search):
+            found = first_violation(step.result, label) if step.counted else None
+            if found is not None:
+                return Finding(*found, step.result, index)
+        return None
+    mode = "random" if found_by.startswith("random") else "pct"
+    if found_by.startswith("pct(d="):
+        depth = int(found_by[len("pct(d="):].split(")")[0])
+    calls = tuple(c.id for c in scenario.calls)
+    horizon = max(2 * len(run(scenario, policy, seed, chooser=Tape()).tape or ()), depth)
+    job = _Job(scenario, policy, (*calls, TIME), horizon, seed, ())
+    for plan in plans(mode, budget, seed, depth, False):
+        result, _ = execute_plan(job, policy, plan)
         found = first_violation(result, label)
         if found is not None:
-            return Finding(*found, result, index, kinds)
+            return Finding(*found, result, plan.index)
     return None
 
 
@@ -195,7 +461,8 @@ def _shorter_tape(finding: Finding, policy: Scheduler) -> Finding:
         result = run(finding.result.scenario, policy, finding.result.seed, chooser=Tape(tape[:length]))
         found = first_violation(result, finding.label)
         if found is not None:
-            return Finding(*found, result, finding.run_index, finding.swarm)
+            return replace(finding, label=found[0], oracle=found[1], message=found[2], witness=found[3],
+                           result=result)
     return finding
 
 
@@ -203,7 +470,7 @@ def _shorter_tape(finding: Finding, policy: Scheduler) -> Finding:
 
 
 class _IndexTape:
-    """Order choices as indices into the enabled set (0: the first in model order)."""
+    """Order choices as indices into the enabled set (0: the first in model order; time is last)."""
 
     def __init__(self, choices: list[int]) -> None:
         self.choices = choices
@@ -213,7 +480,7 @@ class _IndexTape:
         return str(enabled[min(index, len(enabled) - 1)])
 
 
-def _hypothesis(exploration: Exploration, scenario: Scenario, policy: Scheduler, runs: int, seed: int) -> Exploration:
+def _hypothesis(exploration: Exploration, scenario: Scenario, policy: Scheduler, runs: int, seed: int) -> None:
     from hypothesis import HealthCheck, find, settings
     from hypothesis import strategies as st
     from hypothesis.errors import NoSuchExample
@@ -237,24 +504,26 @@ def _hypothesis(exploration: Exploration, scenario: Scenario, policy: Scheduler,
             return False
         return first_violation(run(current, policy, seed, chooser=_IndexTape(example[1]))) is not None
 
+    # Index len(calls) is time (the last entry of an enabled set that has it).
     strategy = st.tuples(st.lists(st.booleans(), min_size=len(calls), max_size=len(calls)),
-                         st.lists(st.integers(min_value=0, max_value=max(0, len(calls) - 1)), max_size=4 * len(calls)))
+                         st.lists(st.integers(min_value=0, max_value=len(calls)), max_size=4 * len(calls) + 4))
+    exploration.scope = {"runs": runs, "seeds": [seed],
+                         "latencies": "abstracted: order choices drawn and shrunk by Hypothesis (a sample, no claim)",
+                         "timers": "ordered against call steps where Hypothesis draws the time index",
+                         "faults": _fault_scope(scenario, f"drawn from seed {seed}"), "swarm": []}
     try:
         example = find(strategy, fails, settings=settings(max_examples=runs, deadline=None, database=None,
                                                           suppress_health_check=list(HealthCheck)),
                        random=Random(seed))
     except NoSuchExample:
-        exploration.runs = tried
-        return exploration
-    exploration.runs = tried
+        exploration.runs = exploration.scope["runs"] = tried
+        return
+    exploration.runs = exploration.scope["runs"] = tried
     current = build(example)
     assert current is not None
     result = run(current, policy, seed, chooser=_IndexTape(example[1]))
     found = first_violation(result)
     assert found is not None
-    finding = Finding(*found, result, tried - 1)
-    exploration.findings.append(finding)
     # Hypothesis shrank its own encoding (kept calls, order indices); indices are relative to each
-    # decision, so dropping a call shifts them: finish with the greedy pass over the real run.
-    exploration.shrunk = shrink_finding(finding, policy, "pct", seed, depth=3)
-    return exploration
+    # decision, so dropping a call shifts them: the greedy pass over the real run finishes the job.
+    exploration.findings.append(Finding(*found, result, tried - 1, (), "hypothesis"))

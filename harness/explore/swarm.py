@@ -21,6 +21,10 @@ from harness.scenario.spec import Interrupt, Scenario
 
 KINDS = ("failures", "interrupt", "slow-start", "timeout-boundary", "duplicate-delivery", "torn-writes", "crash")
 
+#: The kinds a scheduling policy must survive. Duplicate delivery is left out: only idempotency keys
+#: sent by the tools' transport defend against a network that delivers twice, not the policy.
+POLICY_KINDS = tuple(kind for kind in KINDS if kind != "duplicate-delivery")
+
 
 def swarm_scenario(scenario: Scenario, rng: Random,
                    kinds: tuple[str, ...] = KINDS) -> tuple[Scenario, tuple[str, ...]]:

@@ -31,6 +31,11 @@ class FailureModel:
         draw_for = 0 if self.permanent else attempt
         return streams.stream("failure", call_id, draw_for).random() < self.rate
 
+    def uncertain(self, attempt: int) -> bool:
+        """Whether this attempt may fail or not, depending on the draw (exhaustive search enumerates
+        both where this holds)."""
+        return attempt not in self.attempts and 0 < self.rate < 1
+
     def error_text(self) -> str:
         return f"{'permanent' if self.permanent else 'transient'} failure: {self.message}"
 

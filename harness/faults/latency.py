@@ -21,6 +21,11 @@ from typing import Any, Protocol
 class LatencyModel(Protocol):
     def sample(self, rng: Random, attempt: int = 1) -> int: ...
 
+    def support(self, attempt: int = 1) -> tuple[int, float]:
+        """The least and the greatest value `sample` can return for this attempt (inf: unbounded).
+        Order-first exploration orders a call's steps against timers only as this range allows."""
+        ...
+
     def to_json(self) -> dict[str, Any]: ...
 
 
@@ -30,6 +35,9 @@ class Fixed:
 
     def sample(self, rng: Random, attempt: int = 1) -> int:
         return self.ms
+
+    def support(self, attempt: int = 1) -> tuple[int, float]:
+        return self.ms, self.ms
 
     def to_json(self) -> dict[str, Any]:
         return {"fixed": self.ms}
@@ -42,6 +50,9 @@ class Uniform:
 
     def sample(self, rng: Random, attempt: int = 1) -> int:
         return rng.randint(self.low, self.high)
+
+    def support(self, attempt: int = 1) -> tuple[int, float]:
+        return self.low, self.high
 
     def to_json(self) -> dict[str, Any]:
         return {"uniform": [self.low, self.high]}
@@ -57,6 +68,9 @@ class LogNormal:
     def sample(self, rng: Random, attempt: int = 1) -> int:
         return max(0, round(rng.lognormvariate(math.log(self.median), self.sigma)))
 
+    def support(self, attempt: int = 1) -> tuple[int, float]:
+        return (self.median, self.median) if self.sigma == 0 else (0, math.inf)
+
     def to_json(self) -> dict[str, Any]:
         return {"lognormal": {"median": self.median, "sigma": self.sigma}}
 
@@ -70,6 +84,10 @@ class PerAttempt:
 
     def sample(self, rng: Random, attempt: int = 1) -> int:
         return self.ms[min(attempt, len(self.ms)) - 1]
+
+    def support(self, attempt: int = 1) -> tuple[int, float]:
+        value = self.ms[min(attempt, len(self.ms)) - 1]
+        return value, value
 
     def to_json(self) -> dict[str, Any]:
         return {"per_attempt": list(self.ms)}
@@ -86,6 +104,9 @@ class Pareto:
     def sample(self, rng: Random, attempt: int = 1) -> int:
         return min(self.cap, round(self.scale * rng.paretovariate(self.alpha)))
 
+    def support(self, attempt: int = 1) -> tuple[int, float]:
+        return min(self.scale, self.cap), self.cap
+
     def to_json(self) -> dict[str, Any]:
         return {"pareto": {"scale": self.scale, "alpha": self.alpha, "cap": self.cap}}
 
@@ -101,6 +122,10 @@ class Bimodal:
     def sample(self, rng: Random, attempt: int = 1) -> int:
         return self.slow if rng.random() < self.p_slow else self.fast
 
+    def support(self, attempt: int = 1) -> tuple[int, float]:
+        values = [v for v, p in ((self.fast, 1 - self.p_slow), (self.slow, self.p_slow)) if p > 0]
+        return min(values), max(values)
+
     def to_json(self) -> dict[str, Any]:
         return {"bimodal": {"fast": self.fast, "slow": self.slow, "p_slow": self.p_slow}}
 
@@ -113,6 +138,9 @@ class Choice:
 
     def sample(self, rng: Random, attempt: int = 1) -> int:
         return self.ms[rng.randrange(len(self.ms))]
+
+    def support(self, attempt: int = 1) -> tuple[int, float]:
+        return min(self.ms), max(self.ms)
 
     def to_json(self) -> dict[str, Any]:
         return {"choice": list(self.ms)}

@@ -44,6 +44,11 @@ class FaultPlan:
         rate = {"duplicate_delivery": self.duplicate_delivery, "torn_writes": self.torn_writes}[kind]
         return rate > 0 and streams.stream(f"fault/{kind}", call_id, attempt).random() < rate
 
+    def uncertain(self, kind: str) -> bool:
+        """Whether an attempt may meet fault `kind` or not, depending on the draw."""
+        rate = {"duplicate_delivery": self.duplicate_delivery, "torn_writes": self.torn_writes}[kind]
+        return 0 < rate < 1
+
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {}
         if self.duplicate_delivery:

@@ -16,12 +16,12 @@ from typing import Any, Protocol, runtime_checkable
 
 import simpy
 
-from harness.explore.arbiter import Arbiter
 from harness.faults.failures import FailureModel
 from harness.faults.latency import LatencyModel
 from harness.faults.plan import FaultPlan
 from harness.model import Batch, CallResult, Outcome, ToolCall
 from harness.schedulers.execution import ExecutionPolicy
+from harness.sim.arbiter import Arbiter
 from harness.sim.kernel import Kernel
 from harness.sim.trace import canonical_json
 from harness.tools.catalogue import prepare
@@ -132,8 +132,10 @@ class SchedulerContext:
     def interrupted(self) -> bool:
         return bool(self.interrupt.triggered)
 
-    def sleep(self, ms: int) -> simpy.Timeout:
-        return self.kernel.delay(ms)
+    def sleep(self, ms: int, purpose: str = "sleep") -> simpy.Timeout:
+        """A timer `ms` of virtual time from now. `purpose` (timeout, backoff, grace, poll...) is how
+        exploration reports which timers it ordered against the calls."""
+        return self.kernel.delay(ms, purpose)
 
     def all_of(self, events: Iterable[simpy.Event]) -> simpy.Event:
         return simpy.AllOf(self.env, list(events))
@@ -235,7 +237,7 @@ class SchedulerContext:
     def _settle(self, handle: CallHandle) -> Generator[simpy.Event, Any, CallResult]:
         yield simpy.AnyOf(self.env, [handle, self.interrupt])
         if not handle.triggered:
-            yield simpy.AnyOf(self.env, [handle, self.sleep(self.grace_ms)])
+            yield simpy.AnyOf(self.env, [handle, self.sleep(self.grace_ms, "grace")])
             if not handle.triggered:
                 # It may already have changed the world: the honest report is "effect unknown".
                 self.cancel(handle, outcome=Outcome.UNKNOWN,
@@ -249,7 +251,7 @@ class SchedulerContext:
         return self.env.process(self._timeout(handle, ms))
 
     def _timeout(self, handle: CallHandle, ms: int) -> Generator[simpy.Event, Any, CallResult]:
-        timer = self.sleep(ms)
+        timer = self.sleep(ms, "timeout")
         yield simpy.AnyOf(self.env, [handle, timer])
         if not handle.triggered:
             self.cancel(handle, outcome=Outcome.TIMEOUT, reason=f"timed out after {ms} ms")
@@ -278,21 +280,23 @@ class SchedulerContext:
             if limited is not None:
                 self._finish(handle, Outcome.ERROR, None, limited, fault="rate-limit")
                 return
-            if failure is not None and failure.fails(kernel.streams, call.id, attempt):
+            if failure is not None and self._fails(failure, call.id, attempt):
                 # An injected failure: the request dies half way, before the tool touched anything.
-                yield self._arbiter.step(call.id, attempt) if self._arbiter else kernel.delay(round(latency / 2))
+                low, high = _support(model, attempt)
+                yield (self._arbiter.step(call.id, attempt, final=True, earliest=self.now + low / 2,
+                                          latest=self.now + high / 2) if self._arbiter
+                       else kernel.delay(round(latency / 2)))
                 self._finish(handle, Outcome.ERROR, None, failure.error_text(), fault="failure")
                 return
-            plan = self._faults
             io = ToolIO(self._world, call.id, _TouchSink(kernel, call.id, attempt), idempotency_key,
-                        duplicate_delivery=plan.hits("duplicate_delivery", kernel.streams, call.id, attempt),
-                        torn_write=plan.hits("torn_writes", kernel.streams, call.id, attempt))
+                        duplicate_delivery=self._hits("duplicate_delivery", call.id, attempt),
+                        torn_write=self._hits("torn_writes", call.id, attempt))
             if io.duplicate_delivery or io.torn_write:
                 kernel.record("faults", call=call.id, attempt=attempt,
                               kinds=[k for k, on in (("duplicate_delivery", io.duplicate_delivery),
                                                      ("torn_write", io.torn_write)) if on])
             behaviour = spec.behaviour(args, io)
-            value = yield from self._steps(behaviour, call.id, attempt, latency)
+            value = yield from self._steps(behaviour, call.id, attempt, latency, _support(model, attempt))
         except (ToolError, WorldError) as exc:
             self._finish(handle, Outcome.ERROR, None, str(exc))
         except simpy.Interrupt as interrupt:
@@ -303,6 +307,20 @@ class SchedulerContext:
             kernel.record("end", call=call.id, attempt=attempt, outcome="cancelled", reason=str(interrupt.cause))
         else:
             self._finish(handle, Outcome.OK, value, None)
+
+    def _fails(self, failure: FailureModel, call_id: str, attempt: int) -> bool:
+        """The injected-failure draw; order-first, a choice the chooser may take over."""
+        drawn = failure.fails(self.kernel.streams, call_id, attempt)
+        if self._arbiter is None or not failure.uncertain(attempt):
+            return drawn
+        return self._arbiter.fault("failure", call_id, 0 if failure.permanent else attempt, drawn)
+
+    def _hits(self, kind: str, call_id: str, attempt: int) -> bool:
+        """A fault plan's per-attempt draw; order-first, a choice the chooser may take over."""
+        drawn = self._faults.hits(kind, self.kernel.streams, call_id, attempt)
+        if self._arbiter is None or not self._faults.uncertain(kind):
+            return drawn
+        return self._arbiter.fault(kind, call_id, attempt, drawn)
 
     def _rate_limited(self, tool: str) -> str | None:
         """The 429 error if starting a call of `tool` now breaks a rate limit of the fault plan."""
@@ -318,26 +336,36 @@ class SchedulerContext:
         return None
 
     def _steps(self, behaviour: Generator[float, None, Any], call_id: str, attempt: int,
-               latency: int) -> Generator[simpy.Event, Any, Any]:
+               latency: int, support: tuple[int, float]) -> Generator[simpy.Event, Any, Any]:
         """Drive a behaviour through its touch points: after a latency fraction each, or when the
-        arbiter says (order-first). Returns the behaviour's value; a behaviour that returns early
-        still takes its whole latency."""
+        arbiter says (order-first; `support` is the latency model's range, which orders the steps
+        against timers). Returns the behaviour's value; a behaviour that returns early still takes
+        its whole latency."""
         kernel = self.kernel
         begin = self.now
+        low, high = support
+        # A call that would outlast the run hangs in order-first runs too: only timers end it.
+        arbiter = self._arbiter if latency < kernel.limits.time_bound_ms else None
         try:
             fraction = next(behaviour)
             while True:
-                if self._arbiter is not None:
-                    yield self._arbiter.step(call_id, attempt)
+                if arbiter is not None:
+                    share = min(max(fraction, 0.0), 1.0)
+                    yield arbiter.step(call_id, attempt, earliest=begin + math.floor(share * low),
+                                       latest=begin + math.ceil(share * high) if high != math.inf else math.inf)
                 else:
                     target = begin + round(latency * min(max(fraction, 0.0), 1.0))
                     if target > self.now:
-                        yield kernel.delay(target - self.now)
+                        yield kernel.delay(target - self.now, "call")
                 fraction = next(behaviour)
         except StopIteration as stop:
             value = stop.value
-        if self._arbiter is None and self.now < begin + latency:
-            yield kernel.delay(begin + latency - self.now)
+        if arbiter is not None and arbiter.timer_pending():
+            # The call ends (and its caller hears of it) at the whole latency, after its last
+            # touch: with a timer pending, that moment is a step of its own to order against it.
+            yield arbiter.step(call_id, attempt, final=True, earliest=begin + low, latest=begin + high)
+        if arbiter is None and self.now < begin + latency:
+            yield kernel.delay(begin + latency - self.now, "call")
         return value
 
     def _finish(self, handle: CallHandle, outcome: Outcome, value: Any, error: str | None,
@@ -350,6 +378,12 @@ class SchedulerContext:
         if not detached:
             handle.succeed(CallResult(handle.call.id, outcome, value, error, handle.attempt,
                                       handle.started_ms, self.now))
+
+
+def _support(model: LatencyModel, attempt: int) -> tuple[int, float]:
+    """The latency model's range for this attempt; unbounded for a model that does not say."""
+    support = getattr(model, "support", None)
+    return support(attempt) if support is not None else (0, math.inf)
 
 
 def value_digest(value: Any) -> str:

@@ -37,7 +37,7 @@ class BatchRuntime:
         deadline = policy.batch_deadline_ms
         # A Timeout counts as `triggered` from the moment it is scheduled; only `processed` says it
         # has happened, so the runtime asks `processed` of every timer.
-        self.deadline: simpy.Event = ctx.sleep(deadline) if deadline is not None else ctx.env.event()
+        self.deadline: simpy.Event = ctx.sleep(deadline, "batch-deadline") if deadline is not None else ctx.env.event()
         self.running: dict[str, Any] = {}
         self.noticed = self._notice_interrupt() if policy.honour_interrupt else ctx.env.event()
 
@@ -54,7 +54,7 @@ class BatchRuntime:
             elapsed = ctx.now - begin
             wait = (-elapsed) % poll
             if wait:
-                yield ctx.sleep(wait)
+                yield ctx.sleep(wait, "poll")
             ctx.note(f"interrupt noticed (polling every {poll} ms)")
             noticed.succeed()
 
@@ -125,7 +125,7 @@ def _attempts(rt: BatchRuntime, call: ToolCall) -> Generator[simpy.Event, Any, C
         handle = ctx.start(call, attempt=attempt, idempotency_key=key)
         rt.running[call.id] = handle
         waits: list[simpy.Event] = [handle, rt.noticed, rt.cancel_event, rt.deadline]
-        timer = ctx.sleep(policy.timeout_ms) if policy.timeout_ms is not None else None
+        timer = ctx.sleep(policy.timeout_ms, "timeout") if policy.timeout_ms is not None else None
         if timer is not None:
             waits.append(timer)
         yield ctx.any_of(waits)
@@ -138,7 +138,7 @@ def _attempts(rt: BatchRuntime, call: ToolCall) -> Generator[simpy.Event, Any, C
                 ctx.cancel(handle, outcome=Outcome.UNKNOWN,
                            reason=f"batch deadline of {policy.batch_deadline_ms} ms: effect unknown")
             else:  # interrupted: the grace period, then abandon; it may have had an effect already
-                yield handle | ctx.sleep(ctx.grace_ms)
+                yield handle | ctx.sleep(ctx.grace_ms, "grace")
                 if not handle.triggered:
                     ctx.cancel(handle, outcome=Outcome.UNKNOWN,
                                reason=f"interrupted: still running after the {ctx.grace_ms} ms grace period; "
@@ -152,7 +152,7 @@ def _attempts(rt: BatchRuntime, call: ToolCall) -> Generator[simpy.Event, Any, C
                 or rt.cancelled_by is not None or rt.deadline.processed):
             break
         ctx.note(f"retrying {call.id} after {result.outcome.value} (attempt {attempt + 1})", call)
-        backoff = ctx.sleep(policy.backoff_ms * 2 ** (attempt - 1))
+        backoff = ctx.sleep(policy.backoff_ms * 2 ** (attempt - 1), "backoff")
         yield backoff | rt.noticed | rt.cancel_event | rt.deadline
         if not backoff.processed:
             break

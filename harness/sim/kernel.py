@@ -59,10 +59,15 @@ class Kernel:
     def record(self, ev: str, **fields: object) -> None:
         self.trace.record(self.now, ev, **fields)
 
-    def delay(self, ms: int) -> simpy.Timeout:
+    def delay(self, ms: int, purpose: str | None = None) -> simpy.Timeout:
+        """A timer `ms` from now. `purpose` names it (timeout, interrupt, backoff...) for the
+        order-first arbiter, which offers pending timers as choices and reports which fired."""
         if not isinstance(ms, int) or ms < 0:
             raise ValueError(f"virtual delays are non-negative integer milliseconds, got {ms!r}")
-        return self.env.timeout(ms)
+        timer = self.env.timeout(ms)
+        if purpose is not None:
+            timer.purpose = purpose  # type: ignore[attr-defined]
+        return timer
 
     def run_until(self, event: simpy.Event | None) -> StopReason:
         """Step until `event` has been processed (or, with None, until nothing is left).
