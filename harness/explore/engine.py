@@ -49,6 +49,11 @@ AUTO_CYCLE: tuple[tuple[str, int, bool], ...] = (
 )
 
 
+#: What order-first runs assume of latencies, in every scope that includes them.
+ORDER_FIRST_LATENCIES = ("calls' steps in any order among themselves; against timers, within each latency "
+                         "model's range")
+
+
 @dataclass(frozen=True)
 class RunPlan:
     """How run `index` of an exploration is made: `mode` random or pct, the run's seed, the PCT depth
@@ -313,7 +318,7 @@ def _latency_scope(random_runs: int, pct_runs: int) -> str:
     if random_runs:
         parts.append(f"{random_runs} runs with latencies drawn from the scenario's distributions")
     if pct_runs:
-        parts.append(f"{pct_runs} order-first runs (latencies abstracted: any completion order the chooser picks)")
+        parts.append(f"{pct_runs} order-first runs ({ORDER_FIRST_LATENCIES})")
     return "; ".join(parts)
 
 
@@ -370,8 +375,8 @@ def _exhaustive(exploration: Exploration, scenario: Scenario, policy: Scheduler,
     exploration.scope = {
         "runs": exploration.runs,
         "seeds": [seed],
-        "latencies": "abstracted: every order of call steps, up to swapping steps with disjoint footprints "
-                     "(footprints learnt in model order)",
+        "latencies": f"every order of call steps up to swapping steps with disjoint footprints (footprints "
+                     f"learnt in model order); {ORDER_FIRST_LATENCIES}",
         "timers": ("every order of each pending timer against the call steps (timers among themselves in "
                    f"deadline order); fired: {', '.join(sorted(timers)) or 'none pending'}"),
         "faults": (_fault_scope(scenario, f"every choice of at most {fault_bound} injected per run over "

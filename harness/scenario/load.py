@@ -318,6 +318,8 @@ def _batches(r: _Reader, value: Any) -> tuple[tuple[Batch, ...], _PerCall]:
                     raise r.fail(f"{at}.depends_on", "a list of ids of earlier calls in the same batch", needs)
                 per_call.depends_on[call_id] = tuple(needs)
             calls.append(ToolCall(call_id, r.string(call["name"], f"{at}.name"), arguments, c))
-        label = r.string(batch.get("label", f"batch-{b + 1}"), f"{where}.label")
+        # Empty is allowed: batches built in Python (and Hypothesis') have no label, and their
+        # reproducers must load back as they ran.
+        label = r.string(batch.get("label", f"batch-{b + 1}"), f"{where}.label", nonempty=False)
         batches.append(Batch(tuple(calls), label))
     return tuple(batches), per_call

@@ -283,7 +283,7 @@ class SchedulerContext:
             if failure is not None and self._fails(failure, call.id, attempt):
                 # An injected failure: the request dies half way, before the tool touched anything.
                 low, high = _support(model, attempt)
-                yield (self._arbiter.step(call.id, attempt, final=True, earliest=self.now + low / 2,
+                yield (self._arbiter.step(call.id, attempt, final=True, earliest=self.now + math.ceil(low / 2),
                                           latest=self.now + high / 2) if self._arbiter
                        else kernel.delay(round(latency / 2)))
                 self._finish(handle, Outcome.ERROR, None, failure.error_text(), fault="failure")
@@ -352,7 +352,7 @@ class SchedulerContext:
                 if arbiter is not None:
                     share = min(max(fraction, 0.0), 1.0)
                     yield arbiter.step(call_id, attempt, earliest=begin + math.floor(share * low),
-                                       latest=begin + math.ceil(share * high) if high != math.inf else math.inf)
+                                       latest=begin + share * high)
                 else:
                     target = begin + round(latency * min(max(fraction, 0.0), 1.0))
                     if target > self.now:

@@ -12,9 +12,12 @@ the earliest pending timer, which fires before any waiting call moves. So explor
 timer fires before / after this touch" while virtual time stays monotonic and timers keep their
 deadline order (two timers fire in the order of their deadlines, with steps taking 1 ms each).
 Against timers, a call's steps keep to its latency model: a step at fraction f of an attempt that
-started at s lands in [s + f * min, s + f * max], so a step that must land before the timer's
-deadline disables `TIME`, and one that cannot is not enabled until the timer fired. Among
-themselves, calls' steps may come in any order (latencies are abstracted there).
+started at s lands in [s + f * min, s + f * max]. A step that must land before the next timer's
+deadline disables `TIME`; one that cannot land before it is not enabled until the timer fired; a
+granted step moves the clock to its earliest time, so time passes as the calls' latencies say and
+timers set at fixed times (the interrupt, a crash, a batch deadline) meet calls where real runs would.
+Among themselves, calls' steps may come in any order (latencies are abstracted there: a call may be
+slower than its model relative to another call, never relative to a timer).
 
 Faults are choices where the chooser wants them: an attempt the scenario gives a chance (strictly
 between 0 and 1) of failing, of being delivered twice or of tearing its write asks `fault()`; a
@@ -86,7 +89,7 @@ class StepRequest:
     #: True when the step is known to end the attempt (an injected failure's only step, a completion).
     final: bool = False
     #: The virtual times between which the latency model puts this step (for ordering against timers).
-    earliest: float = 0
+    earliest: int = 0
     latest: float = math.inf
 
 
@@ -107,7 +110,7 @@ class Arbiter:
             bind(self)
         kernel.env.process(self._loop())
 
-    def step(self, call_id: str, attempt: int, *, final: bool = False, earliest: float = 0,
+    def step(self, call_id: str, attempt: int, *, final: bool = False, earliest: int = 0,
              latest: float = math.inf) -> simpy.Event:
         """The event a call waits on before its next touch point, which its latency model puts
         between `earliest` and `latest` (virtual ms)."""
@@ -186,7 +189,7 @@ class Arbiter:
                 # A step that cannot land before the deadline waits for the timer; a step that must
                 # land before it keeps the timer from firing. One of the two is always possible.
                 deadline = timer[0]
-                enabled = tuple(r.call_id for r in live if r.earliest <= deadline)
+                enabled = tuple(r.call_id for r in live if r.earliest < deadline)
                 if all(r.latest >= deadline for r in live):
                     enabled += (TIME,)
             chosen = self.chooser.choose(enabled, len(self.decisions))
@@ -205,6 +208,10 @@ class Arbiter:
             self.decisions.append(Decision(enabled, chosen, self.steps_taken.get(key, 0), self.kernel.now))
             self.steps_taken[key] = self.steps_taken.get(key, 0) + 1
             self.pending = [r for r in live if r is not picked]
+            if picked.earliest > self.kernel.now:
+                # The step cannot come sooner: let its latency pass (no timer falls due meanwhile).
+                self._tick = self.kernel.delay(picked.earliest - self.kernel.now)
+                yield self._tick
             picked.granted.succeed()
 
     @property
