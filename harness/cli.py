@@ -44,12 +44,21 @@ def _guarded(command: F) -> F:
             sys.exit(ExitCode.USAGE_ERROR)
         except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt):
             raise
-        except Exception as exc:  # a bug in the harness, not in the user's input
-            click.echo(f"harness: internal error (a harness bug, please report it): "
-                       f"{type(exc).__name__}: {exc}", err=True)
-            sys.exit(ExitCode.HARNESS_BUG)
+        except Exception as exc:
+            from harness.explore.engine import NondeterministicScheduler
+
+            if isinstance(exc, NondeterministicScheduler):
+                click.echo(f"harness: nondeterministic: {exc}", err=True)
+                sys.exit(ExitCode.NONDETERMINISM)
+            _internal(exc)
 
     return wrapper  # type: ignore[return-value]
+
+
+def _internal(exc: Exception) -> None:
+    """A bug in the harness, not in the user's input: one line, exit 70."""
+    click.echo(f"harness: internal error (a harness bug, please report it): {type(exc).__name__}: {exc}", err=True)
+    sys.exit(ExitCode.HARNESS_BUG)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -1,11 +1,11 @@
 """The pytest plugin (entry point `pytest11`): run `check_scheduler` from your tests with a seed and
 a profile chosen on the command line, and get a reproduce section when it fails.
 
-Owns the options `--harness-seed=N|last|random`, `--harness-profile=dev|ci|deep` and
-`--harness-report-dir=DIR`, the header line, the `harness` fixture and the failure section. The
-seed defaults to 1 under the `ci` profile (CI=true) and to a fresh random seed under `dev`; either
-way it is printed and remembered, so `--harness-seed=last` reruns the same exploration. It never
-runs anything by itself.
+Owns the options `--harness-seed=N|last|random`, `--harness-profile=quick|ci|deep` (`dev` is an
+older name of `quick`) and `--harness-report-dir=DIR`, the header line, the `harness` fixture and the
+failure section. The seed defaults to 1 under the `ci` profile (CI=true) and to a fresh random seed
+under `quick`; either way it is printed and remembered, so `--harness-seed=last` reruns the same
+exploration. It never runs anything by itself.
 
     def test_my_policy(harness):
         harness.check(MyPolicy())       # or harness.check("mypackage.policies:MyPolicy")
@@ -45,8 +45,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("harness", "tool-call scheduler checks (harness)")
     group.addoption("--harness-seed", default=None,
                     help="seed for harness checks: an integer, 'last' (the previous run's) or 'random'")
-    group.addoption("--harness-profile", default=None, choices=["dev", "ci", "deep"],
-                    help="how hard harness checks look (default: ci when CI is set, else dev)")
+    group.addoption("--harness-profile", default=None, choices=["quick", "dev", "ci", "deep"],
+                    help="how hard harness checks look (default: ci when CI is set, else quick)")
     group.addoption("--harness-report-dir", default=None, help="where failing checks save reproducers")
 
 
@@ -54,7 +54,8 @@ def _settings(config: pytest.Config) -> HarnessSettings:
     cached = getattr(config, "_harness_settings", None)
     if cached is not None:
         return cached  # type: ignore[no-any-return]
-    profile = config.getoption("harness_profile") or ("ci" if os.environ.get("CI") else "dev")
+    profile = config.getoption("harness_profile") or ("ci" if os.environ.get("CI") else "quick")
+    profile = "quick" if profile == "dev" else profile
     wanted = config.getoption("harness_seed")
     cache = getattr(config, "cache", None)
     if wanted == "last":

@@ -21,7 +21,7 @@ from typing import Any
 from harness.run import RunResult, run
 from harness.scenario import Scenario, ScenarioError, scenario_from_data
 from harness.scenario.dump import scenario_to_data
-from harness.schedulers import get_scheduler
+from harness.schedulers import Scheduler, get_scheduler
 from harness.sim.arbiter import Tape
 from harness.sim.trace import canonical_json
 
@@ -46,9 +46,11 @@ class Reproducer:
     found_by: str = ""
     path: Path | None = None
 
-    def run(self) -> RunResult:
+    def run(self, scheduler: Scheduler | None = None) -> RunResult:
+        """Run it again, under the named scheduler or the instance given."""
         chooser = Tape(self.tape) if self.tape is not None else None
-        return run(self.scenario, get_scheduler(self.scheduler), self.seed, jitter=self.jitter, chooser=chooser)
+        policy = scheduler if scheduler is not None else get_scheduler(self.scheduler)
+        return run(self.scenario, policy, self.seed, jitter=self.jitter, chooser=chooser)
 
     @property
     def command(self) -> str:
@@ -141,8 +143,9 @@ class Replay:
                 f"got {canonical_json(actual) if actual else 'nothing'}")
 
 
-def replay(reproducer: Reproducer) -> Replay:
-    result = reproducer.run()
+def replay(reproducer: Reproducer, scheduler: Scheduler | None = None) -> Replay:
+    """Run the reproducer again (under `scheduler`, an instance, if given) and compare traces."""
+    result = reproducer.run(scheduler)
     recorded, now = list(reproducer.trace), [dict(e) for e in result.trace]
     divergence = None
     for index in range(max(len(recorded), len(now))):
@@ -192,18 +195,18 @@ class SelfCheck:
                 "cache or counter) or reads something outside the simulation")
 
 
-def verify(reproducer: Reproducer, *, fresh_process: bool = False) -> SelfCheck:
-    """Replay `reproducer` here and, with `fresh_process`, in a new interpreter under another
-    PYTHONHASHSEED (the scheduler must then be importable by name there)."""
-    here = replay(reproducer)
+def verify(reproducer: Reproducer, *, fresh_process: bool = False, scheduler: Scheduler | None = None) -> SelfCheck:
+    """Replay `reproducer` here (under `scheduler`, an instance, if given) and, with `fresh_process`,
+    in a new interpreter under another PYTHONHASHSEED (the scheduler must then be importable by name)."""
+    here = replay(reproducer, scheduler)
     fresh = _replay_fresh(reproducer) if fresh_process and here.identical else None
     return SelfCheck(here, fresh)
 
 
-def save_verified(reproducer: Reproducer, directory: Path, *, version: str,
-                  fresh_process: bool = False) -> tuple[Path | None, SelfCheck]:
+def save_verified(reproducer: Reproducer, directory: Path, *, version: str, fresh_process: bool = False,
+                  scheduler: Scheduler | None = None) -> tuple[Path | None, SelfCheck]:
     """Save the reproducer only if it replays (see `verify`); returns (path or None, the check)."""
-    check = verify(reproducer, fresh_process=fresh_process)
+    check = verify(reproducer, fresh_process=fresh_process, scheduler=scheduler)
     if not check.ok:
         return None, check
     return save(reproducer, directory, version=version), check

@@ -132,6 +132,10 @@ class _UserInterrupt:
             self.fired = True
             self.kernel.record("interrupt", index=index, grace_ms=spec.grace_ms)
             event.succeed()
+            # The end of the grace period is a deadline the liveness oracle judges by, whether or not
+            # the scheduler set a timer for it: order-first runs must be able to reach it with calls
+            # still running. It does nothing when it fires (and is not traced).
+            yield self.kernel.delay(spec.grace_ms, "grace-expiry")
 
 
 class WallClockExceeded(Exception):

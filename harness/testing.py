@@ -1,11 +1,16 @@
 """`check_scheduler()`: the property suite users run against their own policy, in their own tests.
 
-Owns what "a scheduler is correct" means for a user: every oracle holds on the built-in scenarios
-(or the ones given) under order-first exploration (PCT), on generated batches (Hypothesis, via
-`harness.strategies`), with faults switched on in swarm mode. On the first violation it raises
-`SchedulerCheckFailed`, an `AssertionError` whose message names the scenario, the oracle, the label,
-the witness and the command that reproduces it (and a saved reproducer when a directory is given).
-It never changes the scheduler.
+Owns what "a scheduler is correct" means for a user: every oracle holds on the default scenarios —
+chosen so that each failure class real runtimes show has a workload that provokes it: path aliases
+(symlink, hard link, case, `./` spellings), a shell `cd` before relative paths, global and per-tool
+caps, `depends_on` chains, a hung call, an interrupt while calls are queued, non-idempotent effects
+with retries, identical duplicate calls, failing siblings, an interactive call — plus any scenarios
+the user adds, under `auto` exploration (random latencies, PCT at depths 1-3 and swarm faults,
+timers and all), and on Hypothesis-generated batches over a world with aliases. On the first
+violation it raises `SchedulerCheckFailed`, an `AssertionError` whose message names the scenario,
+the oracle, the label, the witness and the command that reproduces it; the reproducer is replayed
+before it is reported (and saved, when a directory is given), and a scheduler whose failure does not
+replay is reported as nondeterministic instead. It never changes the scheduler.
 
     from harness.testing import check_scheduler
 
@@ -17,6 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from random import Random
 
@@ -25,16 +31,52 @@ from harness.explore.pct import PCT
 from harness.explore.swarm import POLICY_KINDS
 from harness.model import Batch
 from harness.run import run
-from harness.scenario import Scenario, find_scenario
+from harness.scenario import Scenario, find_scenario, load_scenario
 from harness.schedulers import Scheduler, get_scheduler
+from harness.sim.arbiter import TIME
 from harness.world import World
 
-#: How hard to look, per profile: (PCT runs per scenario, generated batches, swarm runs per scenario).
-PROFILES = {"dev": (20, 30, 5), "ci": (40, 60, 10), "deep": (300, 500, 100)}
 
-#: The scenarios whose races a correct policy must survive, if none are given.
-DEFAULT_SCENARIOS = ("config-clobber", "edit-then-test", "code-review", "clarify-mixed", "shared-shell-cwd",
-                     "home-assistant", "risky-writes", "malformed-args", "interrupt-midbatch", "rare-torn-read")
+@dataclass(frozen=True)
+class Profile:
+    """How hard to look: auto-exploration runs per scenario, and generated batches."""
+
+    runs: int
+    generated: int
+
+
+#: `quick` stays within ~5 s on one core for a fast policy, `ci` within ~30 s; `deep` is for nightly.
+PROFILES = {"quick": Profile(12, 30), "ci": Profile(60, 120), "deep": Profile(400, 1000)}
+#: Older names of the profiles.
+ALIASES = {"dev": "quick"}
+
+#: The scenarios whose races a correct policy must survive, if none are given; each names the
+#: situation it provokes.
+DEFAULT_SCENARIOS = (
+    "config-clobber",           # two read-modify-writes of one file
+    "config-two-spellings",     # one file spelled two ways (`./`)
+    "symlink-alias",            # one file through a symlink
+    "hardlink-alias",           # one file through a hard link
+    "case-alias",               # one file in two cases on a case-insensitive disk
+    "edit-then-test",           # a write, then a read of the whole tree
+    "fix-then-test-dag",        # a declared depends_on chain
+    "shared-shell-cwd",         # shell state shared by calls
+    "cd-then-cat",              # `cd` then a relative path, in one turn
+    "cd-then-edit",             # `cd`, then relative and absolute spellings of one file next turn
+    "home-assistant",           # an external device: write, then read its state
+    "risky-writes",             # external effects in model order
+    "restart-rollback-restart", # identical calls with different ids
+    "duplicate-ticket",         # a timeout, a retry and an idempotency key
+    "ticket-retry",             # a non-idempotent effect slower than the timeout
+    "scrape-fanout",            # a global and a per-tool cap
+    "interrupt-midbatch",       # a user interrupt with calls running
+    "interrupt-search-fanout",  # a user interrupt with calls queued
+    "stuck-extract",            # a call that never answers
+    "cascade-cancel",           # a failing sibling next to a call that ignores cancellation
+    "clarify-mixed",            # an interactive call among others
+    "malformed-args",           # arguments that are not JSON
+    "rare-torn-read",           # a race only a rare order shows
+)
 
 
 class SchedulerCheckFailed(AssertionError):
@@ -43,102 +85,126 @@ class SchedulerCheckFailed(AssertionError):
         self.finding, self.reproducer = finding, reproducer
 
 
-def check_scheduler(scheduler: Scheduler | str, *, scenarios: Sequence[str | Scenario] | None = None,
-                    profile: str = "ci", seed: int = 1, generated: bool = True, swarm: bool = True,
-                    report_dir: Path | str | None = None) -> None:
+def check_scheduler(scheduler: Scheduler | str, *, scenarios: Sequence[str | Path | Scenario] | None = None,
+                    extra_scenarios: Sequence[str | Path | Scenario] = (), profile: str = "ci", seed: int = 1,
+                    generated: bool = True, swarm: bool = True, report_dir: Path | str | None = None,
+                    check_determinism: bool = False) -> None:
     """Raise `SchedulerCheckFailed` with a readable message if any oracle finds a violation.
 
     `scheduler` is an instance, or a name `get_scheduler` accepts (built-in or `module:attr`; with a
-    name the failure message carries a `harness explore` command that reproduces it).
+    name the failure message carries a `harness explore` command that reproduces it). `scenarios`
+    replaces the defaults, `extra_scenarios` adds to them (names, scenario files or `Scenario`
+    values). `check_determinism` also replays a failure in a fresh process under another
+    PYTHONHASHSEED (the scheduler must then be given by name).
     """
-    if profile not in PROFILES:
+    name = ALIASES.get(profile, profile)
+    if name not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; valid: {', '.join(PROFILES)}")
-    pct_runs, batches, swarm_runs = PROFILES[profile]
+    settings = PROFILES[name]
     spec = scheduler if isinstance(scheduler, str) else None
     policy = get_scheduler(scheduler) if isinstance(scheduler, str) else scheduler
-    for item in scenarios if scenarios is not None else DEFAULT_SCENARIOS:
-        scenario = find_scenario(item) if isinstance(item, str) else item
-        _fail_on(_explore(scenario, policy, spec, "pct", pct_runs, seed, False), spec, report_dir)
-        if swarm:
-            _fail_on(_explore(scenario, policy, spec, "random", swarm_runs, seed, True), spec, report_dir)
+    chosen = [*(scenarios if scenarios is not None else DEFAULT_SCENARIOS), *extra_scenarios]
+    for item in chosen:
+        scenario = _scenario(item)
+        exploration = explore(scenario, spec or policy, "auto", runs=settings.runs, seed=seed,
+                              swarm_kinds=POLICY_KINDS if swarm else ())
+        command = ""
+        if spec is not None and isinstance(item, str) and not item.endswith(".toml"):
+            command = (f"harness explore {scenario.name} --scheduler {spec} --strategy auto --runs {settings.runs} "
+                       f"--seed {seed}" + ("" if swarm else " --swarm-kinds ''"))
+        _fail_on(exploration.shrunk or exploration.found, command, spec, report_dir, check_determinism, policy)
     if generated:
-        _fail_on(_generated(policy, batches, seed), spec, report_dir)
+        _fail_on(_generated(policy, settings.generated, seed), "", spec, report_dir, check_determinism, policy)
 
 
-#: Swarm faults a scheduling policy must survive. Duplicate delivery is left out: only idempotency
-#: keys defend against a transport that delivers twice (`harness explore --swarm` includes it).
-CHECK_SWARM_KINDS = POLICY_KINDS
+def _scenario(item: str | Path | Scenario) -> Scenario:
+    if isinstance(item, Scenario):
+        return item
+    if isinstance(item, Path) or item.endswith(".toml"):
+        return load_scenario(Path(item))
+    return find_scenario(item)
 
 
-def _explore(scenario: Scenario, policy: Scheduler, spec: str | None, strategy: str, runs: int, seed: int,
-             swarm: bool) -> tuple[Finding | None, str]:
-    exploration = explore(scenario, spec or policy, strategy, runs=runs, seed=seed, swarm=swarm,
-                          swarm_kinds=CHECK_SWARM_KINDS)
-    command = ""
-    if spec is not None:
-        swarm_flags = f" --swarm --swarm-kinds {','.join(CHECK_SWARM_KINDS)}" if swarm else ""
-        command = (f"harness explore {scenario.name} --scheduler {spec} --strategy {strategy} --runs {runs} "
-                   f"--seed {seed}{swarm_flags}")
-    return exploration.shrunk or exploration.found, command
+#: The generated batches' world: two files, a symlink and a hard link to them, a subdirectory for
+#: `cd` and relative paths, and a test file that reads the tree.
+GENERATED_FILES = {"/repo/a.txt": "alpha beta\n", "/repo/b.txt": "beta gamma\n", "/repo/src/c.txt": "gamma\n",
+                   "/repo/tests/test_a.txt": "requires a.txt alpha\n"}
+GENERATED_PATHS = ("/repo/a.txt", "/repo/b.txt", "/repo/src/c.txt", "/repo/link.txt", "/repo/hard.txt",
+                   "c.txt", "./a.txt")
 
 
-def _generated(policy: Scheduler, examples: int, seed: int) -> tuple[Finding | None, str]:
-    """Hypothesis-generated batches over a small repository; Hypothesis shrinks a failure."""
+def _generated_world() -> World:
+    world = World(cwd="/repo")
+    world.populate(files=sorted(GENERATED_FILES.items()), symlinks=[("/repo/link.txt", "/repo/a.txt")],
+                   hardlinks=[("/repo/b.txt", "/repo/hard.txt")])
+    return world
+
+
+def _generated(policy: Scheduler, examples: int, seed: int) -> Finding | None:
+    """Hypothesis-generated batches over a small repository with aliases; Hypothesis shrinks a failure.
+    Each batch runs order-first under PCT (timers included)."""
     from hypothesis import HealthCheck, find, settings
     from hypothesis.errors import NoSuchExample
 
     from harness.strategies import batches
 
-    files = {"/repo/a.txt": "alpha beta\n", "/repo/b.txt": "beta gamma\n", "/repo/tests/test_a.txt":
-             "requires a.txt alpha\n"}
-    world = World(cwd="/repo")
-    world.populate(files=sorted(files.items()))
-    state = world.state()
+    state = _generated_world().state()
+
+    def chooser(batch: Batch) -> PCT:
+        return PCT(Random(seed), [*batch.ids, TIME], 16)
 
     def failing(batch: Batch) -> bool:
         scenario = Scenario(name="generated", batches=(batch,), world=state)
-        return first_violation(run(scenario, policy, seed, chooser=PCT(Random(seed), list(batch.ids), 8))) \
-            is not None
+        return first_violation(run(scenario, policy, seed, chooser=chooser(batch))) is not None
 
     try:
-        batch = find(batches(max_size=5), failing, random=Random(seed),
+        batch = find(batches(max_size=5, paths=GENERATED_PATHS), failing, random=Random(seed),
                      settings=settings(max_examples=examples, deadline=None, database=None,
                                        suppress_health_check=list(HealthCheck)))
     except NoSuchExample:
-        return None, ""
+        return None
     scenario = Scenario(name="generated", batches=(batch,), world=state)
-    result = run(scenario, policy, seed, chooser=PCT(Random(seed), list(batch.ids), 8))
+    result = run(scenario, policy, seed, chooser=chooser(batch))
     found = first_violation(result)
     assert found is not None
-    return Finding(*found, result, 0), ""
+    return Finding(*found, result, 0, (), "hypothesis")
 
 
-def _fail_on(outcome: tuple[Finding | None, str], spec: str | None, report_dir: Path | str | None) -> None:
-    finding, command = outcome
+def _fail_on(finding: Finding | None, command: str, spec: str | None, report_dir: Path | str | None,
+             check_determinism: bool, policy: Scheduler) -> None:
     if finding is None:
         return
+    from harness import __version__
+    from harness.replay import reproducer_of, save_verified, verify
+
     result = finding.result
+    reproducer = reproducer_of(result, spec or result.scheduler, finding.label, finding.oracle, "check_scheduler")
+    fresh = check_determinism and spec is not None
     path = None
     if report_dir is not None and spec is not None:
-        from harness import __version__
-        from harness.replay import reproducer_of, save
-
-        path = save(reproducer_of(result, spec, finding.label, finding.oracle, "check_scheduler"), Path(report_dir),
-                    version=__version__)
+        path, selfcheck = save_verified(reproducer, Path(report_dir), version=__version__, fresh_process=fresh,
+                                        scheduler=policy)
+    else:
+        selfcheck = verify(reproducer, fresh_process=fresh, scheduler=policy)
     calls = ", ".join(f"{c.id}={c.name}" for c in result.scenario.calls)
+    head = f"{finding.oracle} violated on scenario {result.scenario.name!r}: {finding.label}"
+    if not selfcheck.ok:
+        head = (f"nondeterministic: the {finding.label} found on scenario {result.scenario.name!r} does not replay "
+                f"from its seed and order tape ({selfcheck.describe()})")
     lines = [
-        f"{finding.oracle} violated on scenario {result.scenario.name!r}: {finding.label}",
+        head,
         f"  {finding.message}",
         f"  witness: {json.dumps(finding.witness, sort_keys=True, default=str)}",
         f"  calls: {calls}",
         f"  seed {result.seed}" + (f", order tape {list(result.tape)}" if result.tape is not None else "")
+        + (f", found by {finding.found_by}" if finding.found_by else "")
         + (f", swarm faults: {', '.join(finding.swarm)}" if finding.swarm else ""),
     ]
     if path is not None:
         lines.append(f"  reproduce: harness replay {path}")
-    elif command:
+    elif command and selfcheck.ok:
         lines.append(f"  reproduce: {command}")
-    else:
+    elif selfcheck.ok:
         tape = f", chooser=Tape({list(result.tape)!r})" if result.tape is not None else ""
         lines.append(f"  reproduce: harness.run(<scenario>, <your scheduler>, seed={result.seed}{tape}) "
                      "(name the scheduler as module:attr to get a command line)")

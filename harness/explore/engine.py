@@ -112,6 +112,11 @@ class Exploration:
         return self.strategy == "exhaustive" and bool(self.exhausted) and not self.findings
 
 
+class NondeterministicScheduler(Exception):
+    """A run did not repeat when run again from the same plan: the scheduler (or a tool) depends
+    on something outside the seed."""
+
+
 def first_violation(result: RunResult, label: str | None = None) -> tuple[str, str, str, dict[str, Any]] | None:
     """(label, oracle, message, witness) of the first violation (of `label`, if given)."""
     for verdict in check(result):
@@ -229,13 +234,16 @@ def _planned(exploration: Exploration, scenario: Scenario, scheduler: str | Sche
             raise ValueError(f"processes > 1 needs a scheduler given by name (module:attr) or picklable: {exc}") \
                 from None
     seen: dict[str, _Outcome] = {}
+    kept: dict[int, tuple[RunResult, tuple[str, ...]]] = {}
     timers: set[str] = set()
     faults_seen: set[str] = set()
     max_steps = 0
     done = 0
     for outcomes in _chunks(job, todo, processes):
         stop = False
-        for outcome in outcomes:
+        for outcome, ran in outcomes:
+            if ran is not None and outcome.violation is not None:
+                kept[outcome.index] = ran
             done = outcome.index + 1
             timers.update(outcome.timers)
             faults_seen.update(outcome.kinds)
@@ -252,9 +260,13 @@ def _planned(exploration: Exploration, scenario: Scenario, scheduler: str | Sche
     exploration.runs = done
     for outcome in sorted(seen.values(), key=lambda o: o.index):
         plan = todo[outcome.index]
-        result, on = execute_plan(job, policy, plan)
+        # Runs made in worker processes are made again here (only what they showed came back).
+        result, on = kept.get(outcome.index) or execute_plan(job, policy, plan)
         found = first_violation(result, outcome.violation)
-        assert found is not None, "a run is a pure function of its plan"
+        if found is None:
+            raise NondeterministicScheduler(
+                f"run {outcome.index + 1} ({plan.describe}, seed {plan.seed}) showed {outcome.violation} in a worker "
+                "process but not when made again here: the scheduler depends on something outside the seed")
         exploration.findings.append(Finding(*found, result, outcome.index, on, plan.describe))
     pct_runs = [p for p in todo[:done] if p.mode == "pct"]
     if strategy == "pct":
@@ -267,19 +279,25 @@ def _planned(exploration: Exploration, scenario: Scenario, scheduler: str | Sche
                                        else (), processes)
 
 
-def _chunks(job: _Job, todo: list[RunPlan], processes: int) -> Iterator[list[_Outcome]]:
-    """Outcomes chunk by chunk, in run order (a pool works ahead; results are consumed in order)."""
+_Ran = tuple[RunResult, tuple[str, ...]]
+
+
+def _chunks(job: _Job, todo: list[RunPlan], processes: int) -> Iterator[list[tuple[_Outcome, _Ran | None]]]:
+    """Outcomes chunk by chunk, in run order (a pool works ahead; results are consumed in order),
+    each with its run when it was made in this process."""
     size = 8 if processes > 1 else 1
     chunks = [todo[i:i + size] for i in range(0, len(todo), size)]
     if processes == 1:
         policy = job.scheduler if not isinstance(job.scheduler, str) else get_scheduler(job.scheduler)
         for chunk in chunks:
-            yield [_summarise(plan, *execute_plan(job, policy, plan)) for plan in chunk]
+            ran = [(plan, execute_plan(job, policy, plan)) for plan in chunk]
+            yield [(_summarise(plan, *made), made) for plan, made in ran]
         return
     from harness.sweep import pool_context
 
     with pool_context().Pool(processes) as pool:
-        yield from pool.imap(_run_chunk_star, [(job, chunk) for chunk in chunks])
+        for outcomes in pool.imap(_run_chunk_star, [(job, chunk) for chunk in chunks]):
+            yield [(outcome, None) for outcome in outcomes]
 
 
 def _planned_scope(strategy: str, scenario: Scenario, done: Sequence[RunPlan], pct_runs: Sequence[RunPlan],

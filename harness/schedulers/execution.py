@@ -45,6 +45,11 @@ class ExecutionPolicy:
     #: ("effect unknown"), calls not started are skipped. None: no deadline.
     batch_deadline_ms: int | None = None
     honour_interrupt: bool = True
+    #: Report a call as `unknown` when one of its attempts was abandoned (timeout, sibling cancel)
+    #: while its tool does not honour cancellation (a subprocess, a request already sent): its
+    #: effect may still land. False reports a plain `timeout` / `cancelled` / the last error, as
+    #: `asyncio.wait_for` does, which tells the model nothing happened (REFERENCE.md pattern 11).
+    honest_outcomes: bool = True
     #: How often the runtime notices an interrupt (hermes waits in 5 s slices); 0: at once.
     poll_interval_ms: int = 0
     on_failure: OnFailure = "isolate"
@@ -73,7 +78,8 @@ class ExecutionPolicy:
             raise ValueError(f"unknown key {unknown[0]!r}; expected one of {', '.join(sorted(known))}")
         kinds = {"max_concurrency": int, "timeout_ms": int, "batch_deadline_ms": int, "retries": int, "backoff_ms": int,
                  "same_signature_limit": int, "poll_interval_ms": int, "retry_non_idempotent": bool,
-                 "idempotency_keys": bool, "honour_interrupt": bool, "on_failure": str, "tool_caps": dict}
+                 "idempotency_keys": bool, "honour_interrupt": bool, "honest_outcomes": bool, "on_failure": str,
+                 "tool_caps": dict}
         for key, value in data.items():
             kind = kinds[key]
             if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):

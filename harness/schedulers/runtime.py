@@ -120,6 +120,8 @@ def _attempts(rt: BatchRuntime, call: ToolCall) -> Generator[simpy.Event, Any, C
     key = idempotency_key(call) if policy.idempotency_keys and declared is not None else None
     first_start = ctx.now
     attempt = 0
+    # Set once an attempt was abandoned while its tool keeps running: its effect may land.
+    uncertain = False
     while True:
         attempt += 1
         handle = ctx.start(call, attempt=attempt, idempotency_key=key)
@@ -145,6 +147,8 @@ def _attempts(rt: BatchRuntime, call: ToolCall) -> Generator[simpy.Event, Any, C
                                       "effect unknown")
         result: CallResult = handle.result
         del rt.running[call.id]
+        abandoned = result.outcome in (Outcome.TIMEOUT, Outcome.CANCELLED, Outcome.UNKNOWN)
+        uncertain = uncertain or (abandoned and declared is not None and not declared.honours_cancel)
         failed = result.outcome in (Outcome.ERROR, Outcome.TIMEOUT)
         if failed and _over_signature_limit(ctx, policy, call, result):
             break
@@ -159,7 +163,12 @@ def _attempts(rt: BatchRuntime, call: ToolCall) -> Generator[simpy.Event, Any, C
     if result.outcome in (Outcome.ERROR, Outcome.TIMEOUT):
         rt.fail_siblings(call.id)
     notes = result.notes + ((f"{attempt} attempts",) if attempt > 1 else ())
-    return CallResult(call.id, result.outcome, result.value, result.error, attempt, first_start, result.end_ms, notes)
+    outcome, error = result.outcome, result.error
+    if outcome in (Outcome.TIMEOUT, Outcome.ERROR, Outcome.CANCELLED) and uncertain and policy.honest_outcomes:
+        # An attempt was abandoned, not stopped: say so, or the model will act as if nothing happened.
+        outcome = Outcome.UNKNOWN
+        error = f"{error}; effect unknown: an abandoned attempt of {call.name} may have landed"
+    return CallResult(call.id, outcome, result.value, error, attempt, first_start, result.end_ms, notes)
 
 
 def _over_signature_limit(ctx: SchedulerContext, policy: ExecutionPolicy, call: ToolCall, result: CallResult) -> bool:

@@ -14,13 +14,38 @@ from harness.testing import SchedulerCheckFailed, check_scheduler
 from tests.helpers import scenario
 
 
-@pytest.mark.parametrize("policy", ["serial", "partition"])
+@pytest.mark.parametrize("policy", ["serial", "partition", "rwlock"])
 def test_safe_policies_pass(policy: str) -> None:
     check_scheduler(policy)
 
 
 def test_an_instance_passes_too() -> None:
-    check_scheduler(Serial(), profile="dev")
+    check_scheduler(Serial(), profile="quick")
+    check_scheduler(Serial(), profile="dev")  # the older name of quick
+
+
+def test_unknown_profile_lists_the_valid_ones() -> None:
+    with pytest.raises(ValueError, match="valid: quick, ci, deep"):
+        check_scheduler("serial", profile="thorough")
+
+
+def test_the_defaults_provoke_every_situation_the_issue_lists() -> None:
+    """Aliases, `cd` then relative paths, caps, depends_on, a hung call, an interrupt with queued calls,
+    retries of external effects, identical calls, failing siblings: each default scenario has one."""
+    from harness.scenario import find_scenario
+    from harness.testing import DEFAULT_SCENARIOS
+
+    scenarios = [find_scenario(name) for name in DEFAULT_SCENARIOS]
+    assert any(s.world.to_json().get("symlinks") for s in scenarios)
+    assert any(len(group) > 1 for s in scenarios for group in s.world.to_json().get("hardlinks", []))
+    assert any(not s.world.case_sensitive for s in scenarios)
+    assert any(s.max_concurrency for s in scenarios) and any(s.tool_caps for s in scenarios)
+    assert any(s.depends_on for s in scenarios)
+    assert any(s.interrupt is not None and len(s.calls) > 8 for s in scenarios)
+    assert any(s.execution.retries and s.execution.timeout_ms for s in scenarios)
+    assert any(c.arguments.startswith('{"command": "cd') for s in scenarios for c in s.calls)
+    identical = [s for s in scenarios if len({(c.name, c.arguments) for c in s.calls}) < len(s.calls)]
+    assert identical
 
 
 def test_parallel_fails_with_a_readable_message(tmp_path: Path) -> None:
@@ -42,7 +67,54 @@ def test_an_unnamed_instance_gets_a_python_reproduce_line() -> None:
 
 def test_resource_keys_is_caught_letting_a_question_overlap_work() -> None:
     with pytest.raises(SchedulerCheckFailed, match="exclusivity violated on scenario 'clarify-mixed'"):
+        check_scheduler("resource_keys", scenarios=["clarify-mixed"])
+    with pytest.raises(SchedulerCheckFailed, match="lost-update"):  # and, by default, its symlink blind spot
         check_scheduler("resource_keys")
+
+
+def test_users_add_their_own_scenarios_as_files() -> None:
+    """`extra_scenarios` runs a user's scenario file after the defaults."""
+    mine = Path(__file__).parents[1] / "catalogue" / "scenarios" / "read-then-edit.toml"
+    check_scheduler("serial", scenarios=[], extra_scenarios=[mine], generated=False)
+    with pytest.raises(SchedulerCheckFailed, match="scenario 'read-then-edit'"):
+        check_scheduler("parallel", scenarios=[], extra_scenarios=[str(mine)], generated=False, swarm=False)
+
+
+class _Drifting:
+    """Keeps a counter between runs and flips its order with it: the failure it shows does not replay."""
+
+    name = "drifting"
+
+    def __init__(self) -> None:
+        self.runs = 0
+
+    def __call__(self, batch, ctx):  # type: ignore[no-untyped-def]
+        self.runs += 1
+        calls = list(batch) if self.runs % 2 else list(reversed(list(batch)))
+        results = {}
+        for call in calls:
+            results[call.id] = yield ctx.start(call)
+        return [results[c.id] for c in batch]
+
+
+def test_a_failure_that_does_not_replay_is_reported_as_nondeterministic() -> None:
+    with pytest.raises(SchedulerCheckFailed, match=r"^nondeterministic: ") as info:
+        check_scheduler(_Drifting(), scenarios=["edit-then-test"], generated=False, swarm=False)
+    assert "reproduce:" not in str(info.value)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("policy", ["serial", "partition", "rwlock", "hermes_segments"])
+def test_correct_policies_never_crash_it(policy: str) -> None:
+    """Over many seeds and every profile but deep, check_scheduler passes or reports a documented
+    weakness (hermes_segments: hard-link and case aliases); it never raises anything else."""
+    for profile, seeds in (("quick", range(1, 13)), ("ci", range(13, 15))):
+        for seed in seeds:
+            try:
+                check_scheduler(policy, profile=profile, seed=seed)
+            except SchedulerCheckFailed as failure:
+                assert policy == "hermes_segments" and failure.finding.label == "lost-update", str(failure)
+                assert failure.finding.result.scenario.name in ("hardlink-alias", "case-alias", "generated")
 
 
 def test_generated_batches_catch_what_no_builtin_scenario_has() -> None:

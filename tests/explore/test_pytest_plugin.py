@@ -18,15 +18,15 @@ def test_parallel(harness):
 def test_header_failure_section_and_reproducer(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_policies=TESTS)
     report_dir = pytester.path / "repro"
-    result = pytester.runpytest("--harness-seed=7", "--harness-profile=dev",
+    result = pytester.runpytest("--harness-seed=7", "--harness-profile=quick",
                                 f"--harness-report-dir={report_dir}")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines([
-        "harness: seed 7, profile dev, reproducers in *",
+        "harness: seed 7, profile quick, reproducers in *",
         "*serializability violated on scenario 'config-clobber': lost-update*",
         "*harness reproduce*",
-        "seed 7, profile dev",
-        "rerun this test: pytest test_policies.py::test_parallel --harness-seed=7 --harness-profile=dev",
+        "seed 7, profile quick",
+        "rerun this test: pytest test_policies.py::test_parallel --harness-seed=7 --harness-profile=quick",
         "replay the failing run: harness replay *repro*.json",
     ])
     assert list(report_dir.glob("*.json"))

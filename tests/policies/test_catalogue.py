@@ -90,7 +90,9 @@ def test_optimal_is_a_lower_bound_of_the_conflict_respecting_policies(scenario: 
         assert not labels(best), (seed, labels(best))
         for policy in ("serial", "partition", "rwlock", "resource_keys"):
             result = run(sc, get_scheduler(policy), seed)
-            if not labels(result):
+            # A policy that skipped calls after an interrupt did less work: no makespan to compare.
+            skipped = any(event["ev"] == "skip" for event in result.trace)
+            if not labels(result) and not skipped:
                 assert best.makespan_ms <= result.makespan_ms, (policy, seed)
 
 

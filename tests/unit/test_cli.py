@@ -44,7 +44,7 @@ def test_text_output_has_header_timeline_results_and_fingerprint() -> None:
 def test_unknown_names_exit_2_with_one_line_listing_valid_names() -> None:
     code, _, err = invoke("run", "nope", "--scheduler", "serial")
     assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
-    assert "valid: case-alias, clarify-mixed, code-review" in err
+    assert "valid: cascade-cancel, case-alias, cd-then-cat" in err
     code, _, err = invoke("run", "incident-triage", "--scheduler", "nope")
     assert code == 2 and err.count("\n") == 1 and "valid: dag, grouped, hermes_gate" in err and " serial " in err
 

@@ -1,0 +1,211 @@
+"""The catalogue table: each realistic buggy scheduler, the scenario that exposes it and what the
+oracles must say.
+
+Owns `Case` and `CASES` (one row per bug: the failure class, the REFERENCE.md pattern or issue class
+it reproduces, a scheduler instance, a scenario loader, the violation labels of which any one counts
+as "caught", whether catching it depends on latencies or completion order, and notes), and `CORRECT`,
+built-in policies that are correct for negative checks. Scenarios are loaded lazily: built-in ones by
+name, the catalogue's own from `tests/catalogue/scenarios/`. It never runs anything itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+from harness import Scenario, find_scenario, get_scheduler, load_scenario
+from harness.schedulers import Scheduler
+from tests.catalogue import buggy
+
+SCENARIO_DIR = Path(__file__).parent / "scenarios"
+
+#: A scenario, or a callable that loads one (so importing the table reads no file).
+ScenarioSource = Scenario | Callable[[], Scenario]
+
+
+def builtin(name: str) -> Callable[[], Scenario]:
+    """A loader for a built-in scenario (`scenarios/<name>.toml`)."""
+    return partial(find_scenario, name)
+
+
+def local(name: str) -> Callable[[], Scenario]:
+    """A loader for one of the catalogue's own scenarios (`tests/catalogue/scenarios/<name>.toml`)."""
+    return partial(load_scenario, SCENARIO_DIR / f"{name}.toml")
+
+
+@dataclass(frozen=True)
+class Case:
+    """One realistic bug, the scenario that shows it and the labels that count as catching it."""
+
+    name: str
+    #: A short name of the failure class (e.g. `lost-update`, `hang`, `ghost-effect`).
+    failure_class: str
+    #: The REFERENCE.md pattern ("REFERENCE #7") or the issue class the bug reproduces.
+    reference: str
+    scheduler: Scheduler
+    scenario: ScenarioSource
+    #: Violation labels the oracles should report; any one of them counts.
+    expected_labels: tuple[str, ...]
+    #: True when only some latency draws / completion orders expose it (seed-dependent).
+    order_or_time_dependent: bool
+    notes: str
+    #: Set when today's harness cannot report the expected label (a limitation or a harness bug):
+    #: the random-exploration test marks the case `xfail(strict=True)` with this reason.
+    harness_gap: str | None = None
+
+    def load(self) -> Scenario:
+        return self.scenario if isinstance(self.scenario, Scenario) else self.scenario()
+
+
+CASES: list[Case] = [
+    # -- REFERENCE 1-12 ----------------------------------------------------------------------------
+    Case("raw-path-mutex", "lost-update", "REFERENCE #1 (letta-code#377, pi#2327)",
+         buggy.RawPathMutex(), builtin("config-two-spellings"), ("lost-update",), False,
+         "Per-file mutexes keyed by the path text: `config.yaml` and `./config.yaml` get two mutexes; both "
+         "patches read at t=0, so one update is lost under every latency draw."),
+    Case("one-sided-rw-check", "torn-read", "REFERENCE #2 (pi#8318)",
+         buggy.OneSidedSegments(), builtin("edit-then-test"), ("torn-read", "stale-read"), True,
+         "A reader after a writer of the same path joins its segment; the test run reads the file the "
+         "write truncated, when it reads (10% of 1-3 s) before the write ends (0.1-0.6 s)."),
+    Case("eager-reads", "stale-read", "REFERENCE #3 (zeptoclaw#115, strands-agents#614)",
+         buggy.EagerReads(), builtin("home-assistant"), ("stale-read",), False,
+         "Readers start at once while writes run in order: the state check reads the light before "
+         "turn_on lands (fixed latencies, every seed)."),
+    Case("lifo-work-queue", "future-read", "REFERENCE #3 (reversed: a read after the later write)",
+         buggy.LifoWorkQueue(), local("read-then-edit"), ("future-read",), False,
+         "`pending.pop()` instead of `pop(0)`: the serial worker runs the batch backwards."),
+    Case("ready-on-start-dag", "stale-read", "REFERENCE #3; seed 003 DAG (depends_on ignored in effect)",
+         buggy.ReadyOnStartDag(), builtin("fix-then-test-dag"), ("stale-read", "torn-read", "future-read"), True,
+         "The dependency's `ready` fires when it starts, so run-tests overlaps write-fix despite depends_on; "
+         "torn-read when the test collection falls inside the write, else it passes."),
+    Case("as-completed-results", "out-of-order", "REFERENCE #4 (strands-agents#2112; smolagents, goose)",
+         buggy.asyncio_executor(buggy.as_completed_executor, "as_completed_executor"), builtin("incident-triage"),
+         ("out-of-order",), False,
+         "An unchanged asyncio executor appending results from `asyncio.as_completed` (deploys 2 s < logs "
+         "3 s < metrics 4 s, every seed)."),
+    Case("zip-as-completed", "mispaired-result", "REFERENCE #4 (vercel/ai#16577, bifrost#4410)",
+         buggy.asyncio_executor(buggy.zip_as_completed_executor, "zip_as_completed_executor"),
+         builtin("incident-jitter"), ("mispaired-result",), True,
+         "Completion-ordered outputs zipped onto the calls in model order; pairs right only when the "
+         "jittered queries happen to finish in model order."),
+    Case("cascade-cancel-ghost", "ghost-effect", "REFERENCE #5 (claude-code#22264, #64346) and #11",
+         buggy.parallel_cancel_siblings(), builtin("cascade-cancel"), ("ghost-effect",), True,
+         "A flaky web search (503, rate 0.5) cancels the running build; the shell ignores the cancel and "
+         "build.log lands while the build is reported cancelled. Needs the failure before the build ends."),
+    Case("interrupt-returns-at-once", "orphaned-call", "REFERENCE #6 (crush#529, penguin-harness#621)",
+         buggy.InterruptReturnsAtOnce(), builtin("interrupt-midbatch"), ("orphaned-call",), False,
+         "On Esc the runtime reports 'cancelled by user' for unfinished calls without cancelling them; "
+         "the 6 s test run keeps going after the turn ended."),
+    Case("gather-without-timeout", "hang", "REFERENCE #7 (aden-hive/hive#4948, hermes-agent#54562)",
+         buggy.asyncio_executor(buggy.gather_without_timeout, "gather_without_timeout"), builtin("stuck-extract"),
+         ("hang",), True,
+         "Seed 003 without `wait_for`: the extractor is stuck for an hour in 30% of draws; the user's Esc "
+         "at 120 s is never seen. Serial passes: it honours the interrupt and abandons the stuck call."),
+    Case("retry-everything-on-timeout", "duplicate-effect", "REFERENCE #8 (agno#10366, composio#3654)",
+         buggy.retry_everything_on_timeout(), builtin("ticket-retry"), ("duplicate-effect",), True,
+         "A plan runtime with timeout 800 ms, retries, retry_non_idempotent and no idempotency keys; a "
+         "second ticket whenever the first attempt times out (latency median 700 ms)."),
+    Case("key-per-attempt", "duplicate-effect", "REFERENCE #8; seed 003 (idempotency keys)",
+         buggy.KeyPerAttempt(), builtin("duplicate-ticket"), ("duplicate-effect",), False,
+         "The retry loop mints a new idempotency key per attempt; the first attempt (900 ms) times out at "
+         "500 ms after creating the ticket at 450 ms."),
+    Case("result-cache", "fabricated-result", "REFERENCE #8 (identical calls with different ids); crewAI cache",
+         buggy.ResultCache(), local("double-toggle"), ("fabricated-result", "divergent-result", "stale-read"),
+         False, "Two identical toggles: the second is answered from a (tool, arguments) cache and never runs."),
+    Case("args-hash-idempotency-key", "deduplicated-call", "REFERENCE #8 (identical calls); seed 003 key",
+         buggy.ArgsHashKey(), builtin("restart-rollback-restart"),
+         ("divergent-world", "divergent-result", "reordered-effect", "lost-update"), False,
+         "restart, rollback, restart: both restarts carry the key hash(tool, arguments), so the ops API "
+         "deduplicates the second; the service is never restarted on the rolled-back version.",
+         harness_gap="oracle gap: serializability replays each call with the idempotency key its attempt "
+                     "carried, so two distinct calls sharing one key are deduplicated in the model-order "
+                     "replay too, and no oracle checks that distinct calls carry distinct keys"),
+    Case("read-only-shell-classifier", "stale-read", "REFERENCE #9 (pydantic-ai#3120, #4322)",
+         buggy.ReadOnlyShellPartition(), builtin("cd-then-cat"), ("stale-read", "divergent-result"), True,
+         "`cd` is classified read-only (it writes no file), so `cd src` and `cat app.py` overlap and `cat` "
+         "resolves app.py against the old cwd when it finishes first."),
+    Case("process-cwd-planner", "lost-update", "REFERENCE known gap (planner vs tool cwd); #9 shared shell",
+         buggy.ProcessCwdSegments(), builtin("cd-then-edit"), ("lost-update",), False,
+         "After `cd src` the planner resolves settings.py against the runtime's cwd (/repo); both patches "
+         "of /repo/src/settings.py run together."),
+    Case("git-index-lock", "lock-contention", "REFERENCE #10 (.git/index.lock)",
+         buggy.ShellCommandsInParallel(), local("git-parallel"), ("divergent-result",), True,
+         "`git add` and `git commit` in parallel: real git fails one on index.lock.",
+         harness_gap="harness limitation: the mock shell has no git and runs a terminal call's commands "
+                     "atomically when the call ends, so no tool holds a lock file across virtual time and "
+                     "external lock contention cannot be provoked"),
+    Case("timeout-partition-ghost", "ghost-effect", "REFERENCE #11",
+         buggy.TimeoutPartition(), local("slow-build"), ("ghost-effect",), True,
+         "Partition with a 2 s timeout, reported `timeout`; the build subprocess (median 1.5 s) keeps running "
+         "and writes build.log afterwards."),
+    Case("wait-for-reports-error", "ghost-effect", "REFERENCE #11; seed 003 executor",
+         buggy.asyncio_executor(buggy.wait_for_reports_error, "wait_for_reports_error"), local("slow-notify"),
+         ("ghost-effect",), True,
+         "`asyncio.wait_for(..., 2)` turns a slow send into `success: False`; the message was posted."),
+    Case("arrival-order-locks", "lost-update", "REFERENCE #12 (OpenHands SDK FIFO locks)",
+         buggy.ArrivalOrderLocks(), local("report-locks"), ("lost-update",), True,
+         "Writes wait for their queries, then a FIFO file lock: they land in query-completion order, so "
+         "REPORT.md ends with the first summary when the deploy query finishes first."),
+    # -- interrupts, failures, caps, exclusivity, aliases ---------------------------------------------
+    Case("segment-boundary-interrupt", "start-after-interrupt", "hermes executor (skip on interrupt); crush#529",
+         buggy.SegmentBoundaryInterrupt(), builtin("interrupt-search-fanout"), ("start-after-interrupt",), True,
+         "Interrupt checked between segments only; 12 searches on 8 workers, queued ones start when a "
+         "worker frees after the Esc at 1.5 s."),
+    Case("polling-partition", "start-after-interrupt", "hermes executor (`wait(timeout=5)` slices)",
+         buggy.PollingPartition(), builtin("interrupt-search-fanout"), ("start-after-interrupt", "grace-exceeded"),
+         True, "The interrupt is noticed at the next 5 s poll; meanwhile partition's queued searches start."),
+    Case("join-without-grace", "grace-exceeded", "hermes executor (3 s grace); ThreadPoolExecutor.shutdown",
+         buggy.JoinWithoutGrace(), builtin("interrupt-midbatch"), ("grace-exceeded",), False,
+         "Stops dispatching on Esc but joins running workers without a deadline: the 6 s test run overruns "
+         "the 1 s grace."),
+    Case("first-exception-drops-results", "missing-result", "fail-fast (REFERENCE error policies)",
+         buggy.asyncio_executor(buggy.first_exception_executor, "first_exception_executor"), local("flaky-triage"),
+         ("missing-result",), True,
+         "`asyncio.wait(FIRST_EXCEPTION)`, cancel pending, report what is done: needs the metrics 503 "
+         "(rate 0.35) to come before the others finish."),
+    Case("gather-fails-whole-batch", "orphaned-call", "runtime error; fail-fast without cancelling",
+         buggy.asyncio_executor(buggy.gather_fail_whole_batch, "gather_fail_whole_batch"), local("flaky-triage"),
+         ("orphaned-call",), True,
+         "`gather` without return_exceptions: the first exception ends the turn, the other awaitables "
+         "keep running.",
+         harness_gap="harness bug (from_asyncio): when execute() returns while bridged tool calls are "
+                     "still running, a later settle calls set_result on a future of the closed loop; "
+                     "'RuntimeError: Event loop is closed' ends the run as scheduler-error"),
+    Case("pool-bails-out-on-error", "orphaned-call", "runtime error; fail-fast without cancelling",
+         buggy.PoolBailsOutOnError(), local("flaky-triage"), ("orphaned-call",), True,
+         "`as_completed` + `future.result()` in one try/except: the 503 of the metrics query answers the "
+         "whole batch 'batch failed' while the logs query is still running."),
+    Case("single-semaphore", "cap-exceeded", "seed 003 (asyncio.Semaphore); per-tool caps",
+         buggy.asyncio_executor(buggy.single_semaphore, "single_semaphore"), builtin("scrape-fanout"),
+         ("cap-exceeded",), False,
+         "One Semaphore(5) for everything: six extractions start under the global cap but above the "
+         "site's per-tool cap of 2."),
+    Case("semaphore-released-on-timeout", "cap-exceeded", "seed 003 (Semaphore + wait_for); REFERENCE #11",
+         buggy.asyncio_executor(buggy.semaphore_wait_for, "semaphore_wait_for"), local("scrape-timeouts"),
+         ("cap-exceeded",), True,
+         "A timed-out extraction's thread keeps running after `async with` released its slot; with slow "
+         "pages (p=0.3) a fourth request starts next to it."),
+    Case("read-only-means-safe", "exclusivity", "seed 000 (clarify is never parallel)",
+         buggy.ReadOnlyMeansSafe(), builtin("clarify-mixed"), ("exclusivity",), False,
+         "clarify is declared read-only; treating read-only as concurrency-safe overlaps the question."),
+    Case("abspath-locks-symlink", "lost-update", "REFERENCE known gap (symlinks; hermes gate)",
+         buggy.PathLocks("abspath"), builtin("symlink-alias"), ("lost-update",), False,
+         "Per-file locks keyed by abspath: current.yaml -> config.yaml gets its own lock."),
+    Case("realpath-locks-hardlink", "lost-update", "REFERENCE known gap (hard links)",
+         buggy.PathLocks("realpath"), builtin("hardlink-alias"), ("lost-update",), False,
+         "realpath cannot see that two hard-linked names are one file."),
+    Case("realpath-locks-case", "lost-update", "REFERENCE known gap (case aliases)",
+         buggy.PathLocks("realpath"), builtin("case-alias"), ("lost-update",), False,
+         "On a case-insensitive disk Config.yaml and config.yaml are one file; normcase is the identity "
+         "on POSIX."),
+    Case("first-call-only", "missing-result", "REFERENCE degrade family (crewAI)",
+         buggy.FirstCallOnly(), builtin("shared-shell-cwd"), ("missing-result",), False,
+         "With a mutating tool in the turn only the first call runs; the rest get no result at all."),
+]
+
+#: Correct built-in policies (check_scheduler passes them), for negative checks.
+CORRECT: list[tuple[str, Scheduler]] = [
+    (name, get_scheduler(name)) for name in ("serial", "partition", "rwlock", "hermes_segments")
+]
