@@ -271,6 +271,8 @@ def sweep_command(scenario_list: str, scheduler_list: str, runs: int, seed_start
 @click.option("--processes", type=click.IntRange(min=1), default=1, show_default=True,
               help="Worker processes for random, pct and auto runs (same result for any number).")
 @click.option("--keep-going", is_flag=True, help="Do not stop at the first violation (one finding per label).")
+@click.option("--label", "labels", multiple=True,
+              help="Only violations with this label count (repeatable), e.g. --label duplicate-effect.")
 @click.option("--save-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("fixtures/regressions"),
               show_default=True, help="Where the shrunk reproducer is written.")
 @click.option("--no-save", is_flag=True, help="Do not write a reproducer.")
@@ -281,7 +283,8 @@ def sweep_command(scenario_list: str, scheduler_list: str, runs: int, seed_start
 @_guarded
 def explore_command(scenario: str, scheduler_name: str, strategy: str, runs: int, seed: int, depth: int,
                     swarm: bool, swarm_kinds: str | None, fault_bound: int, processes: int, keep_going: bool,
-                    save_dir: Path, no_save: bool, check_determinism: bool, fmt: str, **execution: Any) -> None:
+                    labels: tuple[str, ...], save_dir: Path, no_save: bool, check_determinism: bool, fmt: str,
+                    **execution: Any) -> None:
     """Search for a violation: auto (the default), random latencies, PCT, bounded exhaustive search or
     Hypothesis. Stops at the first violation, shrinks it, checks that it replays and saves a reproducer.
     Every result says what it covered (scope)."""
@@ -298,7 +301,7 @@ def explore_command(scenario: str, scheduler_name: str, strategy: str, runs: int
     with _progress(f"explore ({strategy})") as progress:
         exploration = explore(loaded, scheduler_name, strategy, runs=runs, seed=seed, depth=depth, swarm=swarm,
                               keep_going=keep_going, on_progress=progress, swarm_kinds=kinds,
-                              fault_bound=fault_bound, processes=processes)
+                              fault_bound=fault_bound, processes=processes, labels=labels or None)
     shrunk = exploration.shrunk
     path = None
     selfcheck = None

@@ -22,7 +22,7 @@ first finding as one process. It never prints.
 from __future__ import annotations
 
 import pickle
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from random import Random
 from typing import Any
@@ -117,11 +117,14 @@ class NondeterministicScheduler(Exception):
     on something outside the seed."""
 
 
-def first_violation(result: RunResult, label: str | None = None) -> tuple[str, str, str, dict[str, Any]] | None:
-    """(label, oracle, message, witness) of the first violation (of `label`, if given)."""
+def first_violation(result: RunResult, label: str | Collection[str] | None = None
+                    ) -> tuple[str, str, str, dict[str, Any]] | None:
+    """(label, oracle, message, witness) of the first violation (with `label`, or one of the labels,
+    if given)."""
+    wanted = (label,) if isinstance(label, str) else label
     for verdict in check(result):
         for violation in verdict.violations:
-            if label is None or violation.label == label:
+            if wanted is None or violation.label in wanted:
                 return violation.label, verdict.oracle, violation.message, dict(violation.witness)
     return None
 
@@ -129,13 +132,15 @@ def first_violation(result: RunResult, label: str | None = None) -> tuple[str, s
 def explore(scenario: Scenario, scheduler: str | Scheduler, strategy: str = "auto", *, runs: int = 100,
             seed: int = 1, depth: int = 3, swarm: bool = False, keep_going: bool = False, shrink: bool = True,
             on_progress: Callable[[int, int], None] | None = None,
-            swarm_kinds: tuple[str, ...] | None = None, fault_bound: int = 1, processes: int = 1) -> Exploration:
+            swarm_kinds: tuple[str, ...] | None = None, fault_bound: int = 1, processes: int = 1,
+            labels: Collection[str] | None = None) -> Exploration:
     """Explore `scenario` under `scheduler` (a name `get_scheduler` accepts, or an instance).
 
     `swarm_kinds` (default: every kind with `--swarm`, the kinds a policy must survive in `auto`)
     limits the faults swarm runs may switch on. `fault_bound` is exhaustive's limit on injected
     faults per run. `processes` > 1 runs random, pct and auto runs on a process pool with the same
-    result as one process (the scheduler must then be a name, or picklable)."""
+    result as one process (the scheduler must then be a name, or picklable). `labels` restricts
+    what counts as a finding to violations with those labels."""
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}; valid: {', '.join(STRATEGIES)}")
     if fault_bound < 0 or processes < 1 or runs < 1 or depth < 1:
@@ -143,13 +148,14 @@ def explore(scenario: Scenario, scheduler: str | Scheduler, strategy: str = "aut
     policy = get_scheduler(scheduler) if isinstance(scheduler, str) else scheduler
     exploration = Exploration(strategy, scenario.name, scheduler if isinstance(scheduler, str) else policy.name)
     kinds = swarm_kinds if swarm_kinds is not None else (POLICY_KINDS if strategy == "auto" else SWARM_KINDS)
+    wanted = tuple(sorted(labels)) if labels is not None else None
     if strategy == "hypothesis":
-        _hypothesis(exploration, scenario, policy, runs, seed)
+        _hypothesis(exploration, scenario, policy, runs, seed, wanted)
     elif strategy == "exhaustive":
-        _exhaustive(exploration, scenario, policy, runs, seed, fault_bound, keep_going, on_progress)
+        _exhaustive(exploration, scenario, policy, runs, seed, fault_bound, keep_going, on_progress, wanted)
     else:
         _planned(exploration, scenario, scheduler, policy, strategy, runs, seed, depth, swarm, kinds, keep_going,
-                 on_progress, processes)
+                 on_progress, processes, wanted)
     if exploration.found is not None and shrink:
         exploration.shrunk = shrink_finding(exploration.found, policy, seed, depth)
     return exploration
@@ -186,6 +192,7 @@ class _Job:
     horizon: int
     seed: int
     kinds: tuple[str, ...]
+    labels: tuple[str, ...] | None = None
 
 
 def execute_plan(job: _Job, policy: Scheduler, plan: RunPlan) -> tuple[RunResult, tuple[str, ...]]:
@@ -200,8 +207,8 @@ def execute_plan(job: _Job, policy: Scheduler, plan: RunPlan) -> tuple[RunResult
     return run(current, policy, plan.seed, chooser=pct_module.PCT(rng, job.entities, job.horizon, plan.depth)), kinds
 
 
-def _summarise(plan: RunPlan, result: RunResult, kinds: tuple[str, ...]) -> _Outcome:
-    found = first_violation(result)
+def _summarise(job: _Job, plan: RunPlan, result: RunResult, kinds: tuple[str, ...]) -> _Outcome:
+    found = first_violation(result, job.labels)
     timers = sorted({p for d in result.decisions if d.chosen == TIME for p in d.fired})
     return _Outcome(plan.index, found[0] if found else None, tuple(timers), len(result.tape or ()), kinds,
                     sum(1 for d in result.decisions if d.chosen.startswith(FAULT)))
@@ -209,7 +216,7 @@ def _summarise(plan: RunPlan, result: RunResult, kinds: tuple[str, ...]) -> _Out
 
 def _run_chunk(job: _Job, chunk: list[RunPlan]) -> list[_Outcome]:
     policy = get_scheduler(job.scheduler) if isinstance(job.scheduler, str) else job.scheduler
-    return [_summarise(plan, *execute_plan(job, policy, plan)) for plan in chunk]
+    return [_summarise(job, plan, *execute_plan(job, policy, plan)) for plan in chunk]
 
 
 def _run_chunk_star(args: tuple[_Job, list[RunPlan]]) -> list[_Outcome]:
@@ -218,7 +225,7 @@ def _run_chunk_star(args: tuple[_Job, list[RunPlan]]) -> list[_Outcome]:
 
 def _planned(exploration: Exploration, scenario: Scenario, scheduler: str | Scheduler, policy: Scheduler,
              strategy: str, runs: int, seed: int, depth: int, swarm: bool, kinds: tuple[str, ...], keep_going: bool,
-             on_progress: Callable[[int, int], None] | None, processes: int) -> None:
+             on_progress: Callable[[int, int], None] | None, processes: int, labels: tuple[str, ...] | None) -> None:
     calls = tuple(c.id for c in scenario.calls)
     todo = plans(strategy, runs, seed, depth, swarm)
     ordered = any(p.mode == "pct" for p in todo)
@@ -226,7 +233,7 @@ def _planned(exploration: Exploration, scenario: Scenario, scheduler: str | Sche
     # the schedule closest to model order, doubled for slack, so no run depends on another's.
     horizon = max(2 * len(run(scenario, policy, seed, chooser=Tape()).tape or ()), depth) if ordered else 0
     job = _Job(scenario, scheduler if processes > 1 and isinstance(scheduler, str) else policy, (*calls, TIME),
-               horizon, seed, kinds)
+               horizon, seed, kinds, labels)
     if processes > 1 and not isinstance(scheduler, str):
         try:
             pickle.dumps(policy)
@@ -291,7 +298,7 @@ def _chunks(job: _Job, todo: list[RunPlan], processes: int) -> Iterator[list[tup
         policy = job.scheduler if not isinstance(job.scheduler, str) else get_scheduler(job.scheduler)
         for chunk in chunks:
             ran = [(plan, execute_plan(job, policy, plan)) for plan in chunk]
-            yield [(_summarise(plan, *made), made) for plan, made in ran]
+            yield [(_summarise(job, plan, *made), made) for plan, made in ran]
         return
     from harness.sweep import pool_context
 
@@ -362,7 +369,8 @@ def _fault_scope(scenario: Scenario, how: str) -> str:
 
 
 def _exhaustive(exploration: Exploration, scenario: Scenario, policy: Scheduler, runs: int, seed: int,
-                fault_bound: int, keep_going: bool, on_progress: Callable[[int, int], None] | None) -> None:
+                fault_bound: int, keep_going: bool, on_progress: Callable[[int, int], None] | None,
+                labels: tuple[str, ...] | None) -> None:
     prints = footprints(scenario)
     search = ExhaustiveSearch(lambda chooser: run(scenario, policy, seed, chooser=chooser), prints, runs,
                               fault_bound)
@@ -381,7 +389,7 @@ def _exhaustive(exploration: Exploration, scenario: Scenario, policy: Scheduler,
         injected_max = max(injected_max, sum(1 for d in result.decisions if d.chosen.startswith(FAULT)))
         if not step.counted:
             continue
-        found = first_violation(result)
+        found = first_violation(result, labels)
         if found is None or found[0] in seen:
             continue
         seen.add(found[0])
@@ -503,7 +511,8 @@ class _IndexTape:
         return str(enabled[min(index, len(enabled) - 1)])
 
 
-def _hypothesis(exploration: Exploration, scenario: Scenario, policy: Scheduler, runs: int, seed: int) -> None:
+def _hypothesis(exploration: Exploration, scenario: Scenario, policy: Scheduler, runs: int, seed: int,
+                labels: tuple[str, ...] | None) -> None:
     from hypothesis import HealthCheck, find, settings
     from hypothesis import strategies as st
     from hypothesis.errors import NoSuchExample
@@ -525,7 +534,7 @@ def _hypothesis(exploration: Exploration, scenario: Scenario, policy: Scheduler,
         current = build(example)
         if current is None:
             return False
-        return first_violation(run(current, policy, seed, chooser=_IndexTape(example[1]))) is not None
+        return first_violation(run(current, policy, seed, chooser=_IndexTape(example[1])), labels) is not None
 
     # Index len(calls) is time (the last entry of an enabled set that has it).
     strategy = st.tuples(st.lists(st.booleans(), min_size=len(calls), max_size=len(calls)),
@@ -545,7 +554,7 @@ def _hypothesis(exploration: Exploration, scenario: Scenario, policy: Scheduler,
     current = build(example)
     assert current is not None
     result = run(current, policy, seed, chooser=_IndexTape(example[1]))
-    found = first_violation(result)
+    found = first_violation(result, labels)
     assert found is not None
     # Hypothesis shrank its own encoding (kept calls, order indices); indices are relative to each
     # decision, so dropping a call shifts them: the greedy pass over the real run finishes the job.
