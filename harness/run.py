@@ -162,7 +162,9 @@ def run(scenario: Scenario, scheduler: Scheduler, seed: int, *, jitter: float = 
     world = World.from_state(scenario.world)
     name = getattr(scheduler, "name", type(scheduler).__name__)
     kernel.record("run", scenario=scenario.name, scheduler=name, seed=seed, jitter=jitter or None,
-                  explorer=type(chooser).__name__.lower() if chooser is not None else None)
+                  # Which chooser made the tape is not part of the run: any chooser that makes the same
+                  # choices makes the same run, and a reproducer replays it with a plain Tape.
+                  explorer="order-first" if chooser is not None else None)
     arbiter = Arbiter(kernel, chooser, {c.id: i for i, c in enumerate(scenario.calls)}) if chooser else None
     batch_runs: list[BatchRun] = []
     contexts: list[SchedulerContext] = []
