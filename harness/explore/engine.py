@@ -341,10 +341,14 @@ def _planned_scope(strategy: str, scenario: Scenario, done: Sequence[RunPlan], p
 def _latency_scope(random_runs: int, pct_runs: int) -> str:
     parts = []
     if random_runs:
-        parts.append(f"{random_runs} runs with latencies drawn from the scenario's distributions")
+        parts.append(f"{_runs(random_runs)} with latencies drawn from the scenario's distributions")
     if pct_runs:
-        parts.append(f"{pct_runs} order-first runs ({ORDER_FIRST_LATENCIES})")
+        parts.append(f"{_runs(pct_runs)} order-first ({ORDER_FIRST_LATENCIES})")
     return "; ".join(parts)
+
+
+def _runs(count: int) -> str:
+    return f"{count} run" + ("" if count == 1 else "s")
 
 
 def _fault_scope(scenario: Scenario, how: str) -> str:
