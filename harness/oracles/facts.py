@@ -13,6 +13,7 @@ from functools import cached_property
 
 from harness.model import CallResult, Outcome, ToolCall
 from harness.run import RunResult
+from harness.sim.trace import TraceEvent
 from harness.tools.spec import MUTATING_OPS as MUTATING
 
 
@@ -34,6 +35,9 @@ class Attempt:
     injected: tuple[str, ...] = ()  # fault-plan faults this attempt met (torn_write, duplicate_delivery)
     abandoned_t: int | None = None  # when the scheduler gave up on it, if it did
     abandoned_seq: int | None = None
+    # False while the trace has not recorded its start: a handle abandoned in the instant it was
+    # started (its process records `start` right after), or one a crashed runtime never ran.
+    opened: bool = True
 
     @property
     def settled_t(self) -> float:
@@ -66,23 +70,51 @@ class RunFacts:
 
     def __post_init__(self) -> None:
         open_attempts: dict[tuple[str, int], Attempt] = {}
+        # Attempts the trace abandoned (or ended) before it recorded their start, oldest first.
+        unopened: dict[tuple[str, int], list[Attempt]] = {}
+        tools = {call.id: call.name for call in self.result.scenario.calls}
         batch = -1
+
+        def placeholder(e: TraceEvent) -> Attempt:
+            # An event for an attempt whose start is not (yet) in the trace. It still counts, as an
+            # attempt that occupied no time, so that what happened to it is judged.
+            key = (e["call"], e["attempt"])
+            a = Attempt(e["call"], e["attempt"], tools.get(e["call"], ""), e["t"], e["seq"], batch,
+                        end_t=e["t"], end_seq=e["seq"], opened=False)
+            self.attempts.append(a)
+            open_attempts[key] = a
+            unopened.setdefault(key, []).append(a)
+            return a
+
         for e in self.result.trace:
             ev = e["ev"]
             if ev == "batch":
                 batch = e["index"]
             elif ev == "start":
-                a = Attempt(e["call"], e["attempt"], e["tool"], e["t"], e["seq"], batch, e.get("key"))
-                self.attempts.append(a)
-                open_attempts[(a.call, a.attempt)] = a
+                key = (e["call"], e["attempt"])
+                waiting = unopened.get(key)
+                if waiting and waiting[0].start_t == e["t"]:
+                    # Its process runs in the same instant the handle was made, after the abandon.
+                    a = waiting.pop(0)
+                    a.tool, a.start_t, a.start_seq, a.key, a.opened = e["tool"], e["t"], e["seq"], e.get("key"), True
+                    if a.outcome is None:
+                        a.end_t, a.end_seq = math.inf, 1 << 62
+                else:
+                    a = Attempt(e["call"], e["attempt"], e["tool"], e["t"], e["seq"], batch, e.get("key"))
+                    self.attempts.append(a)
+                open_attempts[key] = a
             elif ev == "end":
-                a = open_attempts[(e["call"], e["attempt"])]
+                a = open_attempts.get((e["call"], e["attempt"])) or placeholder(e)
                 a.end_t, a.end_seq, a.outcome = e["t"], e["seq"], e["outcome"]
                 a.error, a.value_digest, a.fault = e.get("error"), e.get("vd"), e.get("fault")
             elif ev == "faults":
-                open_attempts[(e["call"], e["attempt"])].injected = tuple(e["kinds"])
+                a = open_attempts.get((e["call"], e["attempt"])) or placeholder(e)
+                a.injected = tuple(e["kinds"])
             elif ev == "abandon":
-                a = open_attempts[(e["call"], e["attempt"])]
+                a_or_none = open_attempts.get((e["call"], e["attempt"]))
+                # A second abandon of the same attempt number is a second handle (a scheduler that
+                # started the same attempt twice), never a re-abandon: a settled handle cannot be.
+                a = a_or_none if a_or_none is not None and a_or_none.abandoned_t is None else placeholder(e)
                 a.abandoned_t, a.abandoned_seq = e["t"], e["seq"]
             elif ev == "touch":
                 self.touches.append(Touch(e["t"], e["seq"], e["call"], e["attempt"], e["op"], e["target"],
@@ -113,17 +145,42 @@ class RunFacts:
             found.setdefault(r.call_id, r)
         return found
 
+    # Indexes, so that oracles asking per call or per target stay linear in the trace's length
+    # (a hung 1,000-call run is judged call by call). Built once the trace has been read.
+
+    @cached_property
+    def _attempts_by_call(self) -> dict[str, list[Attempt]]:
+        index: dict[str, list[Attempt]] = {}
+        for a in self.attempts:
+            index.setdefault(a.call, []).append(a)
+        return index
+
+    @cached_property
+    def _touches_by_call(self) -> dict[str, list[Touch]]:
+        index: dict[str, list[Touch]] = {}
+        for t in self.touches:
+            index.setdefault(t.call, []).append(t)
+        return index
+
+    @cached_property
+    def _touches_by_target(self) -> dict[str, list[Touch]]:
+        index: dict[str, list[Touch]] = {}
+        for t in self.touches:
+            index.setdefault(t.target, []).append(t)
+        return index
+
     def attempts_of(self, call_id: str) -> list[Attempt]:
-        return [a for a in self.attempts if a.call == call_id]
+        return list(self._attempts_by_call.get(call_id, ()))
 
     def touches_of(self, call_id: str, attempt: int | None = None) -> list[Touch]:
-        return [t for t in self.touches if t.call == call_id and (attempt is None or t.attempt == attempt)]
+        return [t for t in self._touches_by_call.get(call_id, ()) if attempt is None or t.attempt == attempt]
 
     def touches_on(self, target: str) -> Iterator[Touch]:
-        return (t for t in self.touches if t.target == target)
+        return iter(self._touches_by_target.get(target, ()))
 
     def started(self, call_id: str) -> bool:
-        return any(a.call == call_id for a in self.attempts)
+        """Whether any attempt of the call really started (abandoned-before-start ones did not)."""
+        return any(a.opened for a in self._attempts_by_call.get(call_id, ()))
 
     def reported_attempt(self, call_id: str) -> Attempt | None:
         """The attempt whose end produced the reported result (the last one that ended with the

@@ -56,7 +56,7 @@ def _batch(facts: RunFacts, index: int) -> Iterator[Violation]:
     for r in batch_run.results:
         if r.call_id not in expected or not r.ok:
             continue
-        attempts = facts.attempts_of(r.call_id)
+        attempts = [a for a in facts.attempts_of(r.call_id) if a.opened]
         if not attempts:
             yield Violation("fabricated-result", f"{r.call_id} was reported ok but never started",
                             {"batch": index, "call": r.call_id})

@@ -3,8 +3,16 @@ one after another, in model order?
 
 Owns the replay and the anomaly labels. It replays, on the initial world and with the tools' pure
 semantics, every call the report says took effect (ok, or an error the tool returned), skips those
-the report says did not (timeout, cancelled, skipped), and tries both for `unknown`. Each observed
-result must equal its replayed observation and the final world must equal a replayed world.
+the report says did not (timeout, cancelled, skipped), and tries both for `unknown` (and for a call
+that started but has no result, e.g. in a hung run). Each observed result must equal its replayed
+observation and the final world must equal a replayed world.
+
+How that stays tractable when many calls have unknown effect: a call that made no change in the
+trace had none (it is not replayed); the history the trace itself shows (each call stopped exactly
+where it stopped) is tried first and usually settles it; calls of unknown effect that share no target
+with other calls are decided on their own, at the end; only the rest multiply the histories, and past
+MAX_BRANCHES the verdict says the check was limited instead of reporting what it could not establish.
+
 Divergences are labelled from the trace's touches:
 
 - `ghost-effect`: a call reported failed (timeout, cancelled, skipped) changed the world anyway
@@ -24,20 +32,24 @@ It reads the run; it never steers one.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from harness.model import ToolCall
 from harness.oracles.facts import RunFacts, Touch
 from harness.oracles.verdict import Verdict, Violation
 from harness.run import RunResult
+from harness.tools.catalogue import prepare
 from harness.tools.semantics import Observation, apply, partial_states
-from harness.tools.spec import MUTATING_OPS
+from harness.tools.spec import MUTATING_OPS, ToolError, ToolIO, ToolSpec
 from harness.world.state import WorldState, content_digest
-from harness.world.world import World
+from harness.world.world import World, WorldError
 
 NAME = "serializability"
-#: Each `unknown` outcome doubles the worlds to consider; past this many, unknowns count as landed.
+#: How many model-order histories the search follows at once. Each call of unknown effect multiplies
+#: them by the number of touch points it may have stopped at; past this many the search stops and the
+#: verdict says the check was limited (it never reports a violation it could not establish).
 MAX_BRANCHES = 64
 
 
@@ -51,8 +63,9 @@ class _Branch:
         self.expected_touches: dict[str, list[tuple[str, str, str | None]]] = {}
         self.observations: dict[str, Observation] = {}
 
-    def fork(self) -> _Branch:
-        twin = _Branch(self.world.clone())
+    def fork(self, state: WorldState) -> _Branch:
+        """This history, but with the world `state` (one the current world may become)."""
+        twin = _Branch(World.from_state(state))
         twin.expected_touches = dict(self.expected_touches)
         twin.observations = dict(self.observations)
         return twin
@@ -67,50 +80,454 @@ class _Branch:
         return observation
 
 
+@dataclass(frozen=True, slots=True)
+class _Step:
+    """A call the replay applies. `certain`: the report says it took effect, so its observation
+    must match. Otherwise its effect is unknown and `stopped_after` is how far the trace shows it
+    got: None, to its end; n, it was stopped after n effects."""
+
+    call: ToolCall
+    certain: bool
+    key: str | None
+    torn: bool
+    stopped_after: int | None = None
+
+
 def check(result: RunResult) -> Verdict:
     facts = RunFacts(result)
-    violations: list[Violation] = []
-    ghosts = _ghost_effects(facts)
-    violations.extend(ghosts)
-    ghost_calls = {v.witness["call"] for v in ghosts}
+    # A list, not a generator: the ghosts are reported and then excused from the world's diff.
+    ghosts = list(_ghost_effects(facts))
+    steps = _steps(facts)
+    if _trace_history_holds(facts, steps):
+        # The history the trace itself shows (every call of unknown effect stopped where it really
+        # stopped) is one of the accepted ones and explains everything: no search needed. This is
+        # what keeps a hung run, where every started call has unknown effect, linear.
+        return Verdict.of(NAME, ghosts)
+    violations, note = _search(facts, steps, {v.witness["call"] for v in ghosts})
+    return Verdict.of(NAME, [*ghosts, *violations], note)
 
-    branches = [_Branch(World.from_state(result.initial))]
-    for call in result.scenario.calls:
+
+def _steps(facts: RunFacts) -> list[_Step]:
+    """The calls to replay, in model order: those the report says took effect, and those of unknown
+    effect that changed the world (one of unknown effect that made no change in the trace had none:
+    replaying it as not run is the only honest history, so it needs no branching)."""
+    steps: list[_Step] = []
+    for call in facts.result.scenario.calls:
         effect = facts.must_take_effect(call.id)
         if effect is False:
             continue
-        attempts = facts.attempts_of(call.id)
+        attempts = [a for a in facts.attempts_of(call.id) if a.opened]
         key = attempts[0].key if attempts else None
-        if effect is None:
-            forked = []
-            torn = any("torn_write" in a.injected for a in attempts)
-            for branch in branches:
-                for state in partial_states(branch.world, call, result.scenario.catalogue, idempotency_key=key,
-                                            torn_write=torn)[:-1]:
-                    stopped = branch.fork()
-                    stopped.world = World.from_state(state)
-                    forked.append(stopped)
-                forked.append(branch)
-            if len(forked) <= MAX_BRANCHES:
-                for branch in branches:
-                    branch.apply(call, result, key)  # the branch that ran to the end
-                branches = forked
-                continue
-        for branch in branches:
-            branch.apply(call, result, key)
-        if effect is True:
-            reported = facts.reported[call.id]
-            observed = (reported.outcome, reported.value, reported.error)
-            matching = [b for b in branches if _same(b.observations[call.id], observed)]
-            if matching:
-                branches = matching
-            else:
-                violations.append(_explain_result(facts, call, branches[0], observed))
+        torn = any("torn_write" in a.injected for a in attempts)
+        if effect:
+            steps.append(_Step(call, True, key, torn))
+            continue
+        effects = [t for t in facts.touches_of(call.id) if t.mutating]
+        if not effects:
+            continue
+        stopped_after = None
+        changed_by = {t.attempt for t in effects}
+        if len(changed_by) == 1:
+            (number,) = changed_by
+            attempt = next((a for a in reversed(attempts) if a.attempt == number), None)
+            if attempt is not None and attempt.outcome not in ("ok", "error"):
+                stopped_after = len(effects)  # interrupted, or still running when the run stopped
+        steps.append(_Step(call, False, key, torn, stopped_after))
+    return steps
 
+
+def _observed(facts: RunFacts, call: ToolCall) -> tuple[Any, Any, Any]:
+    reported = facts.reported[call.id]
+    return reported.outcome, reported.value, reported.error
+
+
+def _trace_history_holds(facts: RunFacts, steps: list[_Step]) -> bool:
+    """Whether the model-order replay in which each call of unknown effect goes exactly as far as the
+    trace shows gives every observed result and the final world."""
+    result = facts.result
+    world = World.from_state(result.initial)
+    for step in steps:
+        if step.stopped_after is None:
+            _, observation = apply(world, step.call, result.scenario.catalogue, in_place=True,
+                                   idempotency_key=step.key)
+            if step.certain and not _same(observation, _observed(facts, step.call)):
+                return False
+        else:
+            _run_partly(world, step, result.scenario.catalogue)
+    return world.state() == result.final
+
+
+def _run_partly(world: World, step: _Step, catalogue: Mapping[str, ToolSpec]) -> None:
+    """Run a call in place up to the first touch point at which it has made `step.stopped_after`
+    changes (or to its end, if it makes fewer): where the trace shows it stopped."""
+    prepared = prepare(step.call, catalogue)
+    if isinstance(prepared, str):
+        return
+    spec, args = prepared
+    made = [0]
+
+    def count(op: str, target: str, digest: str | None) -> None:
+        if op in MUTATING_OPS:
+            made[0] += 1
+
+    behaviour = spec.behaviour(args, ToolIO(world, step.call.id, count, step.key, torn_write=step.torn))
+    try:
+        while made[0] < (step.stopped_after or 0):
+            next(behaviour)
+    except (StopIteration, ToolError, WorldError):
+        return
+    behaviour.close()
+
+
+def _search(facts: RunFacts, steps: list[_Step], ghost_calls: set[str], *,
+            defer: bool = True) -> tuple[list[Violation], str]:
+    """Every model-order history the report allows (a call of unknown effect stopped at any of its
+    touch points), pruned call by call by the observed results; the violations if none gives the
+    final world, and a note if the histories were too many to follow.
+
+    Calls of unknown effect whose targets no call outside their group touches (`defer`) cannot
+    change what another call sees, nor be changed by it: instead of multiplying every history, each
+    such group is replayed last, on its own, and stopped where its targets get their final content.
+    """
+    result = facts.result
+    groups = _isolated_groups(facts, steps) if defer else []
+    deferred = {step.call.id for group in groups for step in group.steps}
+    violations: list[Violation] = []
+    branches = [_Branch(World.from_state(result.initial))]
+    for step in steps:
+        call = step.call
+        if call.id in deferred:
+            continue
+        if not step.certain:
+            forked = _fork(branches, step, result)
+            if forked is None:
+                return violations, _limited(steps, deferred, call)
+            branches = forked
+            continue
+        for branch in branches:
+            branch.apply(call, result, step.key)
+        observed = _observed(facts, call)
+        matching = [b for b in branches if _same(b.observations[call.id], observed)]
+        if matching:
+            branches = matching
+        else:
+            violations.append(_explain_result(facts, call, branches[0], observed))
+    if groups:
+        if any(_conflicts(branch, groups) for branch in branches):
+            # In some history another call touched a group's targets after all (e.g. a relative
+            # path under a cwd that a call of unknown effect may not have changed): search plainly.
+            return _search(facts, steps, ghost_calls, defer=False)
+        for group in groups:
+            first: tuple[_Stop, ...]
+            if len(group.steps) == 1:  # the common case: decided in place, with no copy of the world
+                first = (_settle_alone(branches[0], group, result),)
+                rest = branches[1:]
+            else:
+                stops = _choose_stops(branches[0].world.state(), group, result)
+                if stops is None:
+                    return violations, (
+                        f"check limited: the {len(group.steps)} calls of unknown effect from {group.steps[0].call.id} "
+                        f"that share targets allow more than {MAX_BRANCHES} model-order histories; the history "
+                        "the trace shows does not match, and the final world was not checked")
+                first, rest = stops, branches
+            for branch in rest:
+                for step, stop in zip(group.steps, first, strict=True):
+                    _replay_to(branch, step, stop, result)
     final = result.final
     if not any(branch.world.state() == final for branch in branches):
-        violations.extend(_explain_world(facts, branches[0], final, ghost_calls))
-    return Verdict.of(NAME, violations)
+        closest = min(branches, key=lambda b: _distance(b.world.state(), final))
+        violations.extend(_explain_world(facts, closest, final, ghost_calls))
+    return violations, ""
+
+
+def _limited(steps: list[_Step], deferred: set[str], at: ToolCall) -> str:
+    unknown = sum(1 for s in steps if not s.certain and s.call.id not in deferred)
+    return (f"check limited: {unknown} calls of unknown effect that share targets allow more than "
+            f"{MAX_BRANCHES} model-order histories by {at.id}; the history the trace shows does not match, "
+            f"and results from {at.id} on and the final world were not checked")
+
+
+def _distance(state: WorldState, final: WorldState) -> int:
+    """How many files, session values and ledgers differ: explanations use the closest history."""
+    want, got = state.file_map, final.file_map
+    files = sum(1 for path in want.keys() | got.keys() if want.get(path) != got.get(path))
+    return (files + (state.cwd != final.cwd) + (state.env != final.env)
+            + sum(1 for name in {n for n, _ in state.ledgers} | {n for n, _ in final.ledgers}
+                  if state.ledger(name) != final.ledger(name)))
+
+
+@dataclass(frozen=True, slots=True)
+class _Group:
+    """Calls of unknown effect that share targets only among themselves, in model order."""
+
+    steps: tuple[_Step, ...]
+    touched: frozenset[str]
+    written: frozenset[str]
+    names: tuple[str, ...]  # the targets' identities and every spelling used for them
+
+
+def _footprint(op: str, target: str) -> tuple[list[str], list[str]]:
+    """What one touch reads and writes, for grouping. A change to a path also changes the listing of
+    every directory above it (`dir:` keys: changes in one directory commute with each other, not with
+    a listing of it)."""
+    identity = target.partition("\x00")[0]
+    if identity.startswith(("session:", "ledger:")) or not identity.startswith("/"):
+        return [identity], [identity] if op in MUTATING_OPS else []
+    touched = [identity, f"dir:{identity}"] if op == "list" else [identity]
+    if op not in MUTATING_OPS:
+        return touched, []
+    parents = [f"dir:{p}" for p in _ancestors(identity)]
+    return touched, [identity, *parents]
+
+
+def _ancestors(path: str) -> list[str]:
+    found = []
+    while path not in ("/", ""):
+        path = path.rsplit("/", 1)[0] or "/"
+        found.append(path)
+    return found
+
+
+def _isolated_groups(facts: RunFacts, steps: list[_Step]) -> list[_Group]:
+    """The calls of unknown effect, grouped by conflicts (one writes what another touches), keeping
+    only groups no other call conflicts with: what each call touches in the replay where every call
+    runs to its end and in the trace (touches of calls not replayed, e.g. ghosts, count too)."""
+    result = facts.result
+    world = World.from_state(result.initial)
+    touched: dict[str, set[str]] = {}
+    written: dict[str, set[str]] = {}
+    names: dict[str, set[str]] = {}
+    replayed: list[tuple[str, str, str]] = []  # (call, op, raw target), replay then trace
+    for step in steps:
+        seen = _Recorder()
+        apply(world, step.call, result.scenario.catalogue, in_place=True, idempotency_key=step.key, sink=seen)
+        replayed.extend((step.call.id, op, target) for op, target in seen)
+        names[step.call.id] = {name for _, target in seen for name in target.split("\x00")}
+    replayed.extend((t.call, t.op, t.target) for t in facts.touches)
+    touchers: dict[str, set[str]] = {}
+    writers: dict[str, set[str]] = {}
+    for call_id, op, target in replayed:
+        reads, writes = _footprint(op, target)
+        touched.setdefault(call_id, set()).update(reads)
+        written.setdefault(call_id, set()).update(writes)
+        names.setdefault(call_id, set()).add(target.partition("\x00")[0])
+        for key in reads:
+            touchers.setdefault(key, set()).add(call_id)
+        for key in writes:
+            writers.setdefault(key, set()).add(call_id)
+    unknown = [step for step in steps if not step.certain]
+    # Union-find over the calls of unknown effect: a written target joins its writers and touchers.
+    parent = {step.call.id: step.call.id for step in unknown}
+
+    def root(x: str) -> str:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for key in sorted(writers):
+        if key not in touchers:
+            continue  # e.g. files created in one directory that nobody lists
+        joined = sorted(c for c in writers[key] | touchers[key] if c in parent)
+        for other in joined[1:]:
+            parent[root(other)] = root(joined[0])
+    by_root: dict[str, list[_Step]] = {}
+    for step in unknown:
+        by_root.setdefault(root(step.call.id), []).append(step)
+    groups = []
+    for members in by_root.values():
+        ids = {step.call.id for step in members}
+        group_t = set().union(*(touched.get(c, set()) for c in ids))
+        group_w = set().union(*(written.get(c, set()) for c in ids))
+        if (all(touchers.get(k, set()) <= ids for k in group_w)
+                and all(writers.get(k, set()) <= ids for k in group_t)):
+            groups.append(_Group(tuple(members), frozenset(group_t), frozenset(group_w),
+                                 tuple(sorted(set().union(*(names.get(c, set()) for c in ids))))))
+    return groups
+
+
+class _Recorder(list[tuple[str, str]]):
+    """A touch sink that keeps (op, raw target) pairs."""
+
+    def __call__(self, op: str, target: str, digest: str | None) -> None:
+        self.append((op, target))
+
+
+def _conflicts(branch: _Branch, groups: list[_Group]) -> bool:
+    """Whether, in this history, a replayed call touched what a deferred group writes or wrote what
+    it touches (footprints can differ between histories)."""
+    written = frozenset().union(*(group.written for group in groups))
+    touched = frozenset().union(*(group.touched for group in groups))
+    for touches in branch.expected_touches.values():
+        for op, target, _ in touches:
+            reads, writes = _footprint(op, target)
+            if any(k in written for k in reads) or any(k in touched for k in writes):
+                return True
+    return False
+
+
+#: A call's stop: after this many steps between touch points (None: it ran to its end).
+_Stop = int | None
+
+
+def _choose_stops(base: WorldState, group: _Group, result: RunResult) -> tuple[_Stop, ...] | None:
+    """Where each call of the group stopped, in a history that gives the group's targets their final
+    content (every call run to its end if none does: the final world then differs whichever way it
+    went); None if the group has more than MAX_BRANCHES histories."""
+    wanted = _view(result.final, group.names)
+    frontier: dict[str, tuple[WorldState, tuple[_Stop, ...]]] = {base.digest(): (base, ())}
+    for step in group.steps:
+        reached: dict[str, tuple[WorldState, tuple[_Stop, ...]]] = {}
+        for state, stops in frontier.values():
+            for stop, after in _stops(state, step, result):
+                reached.setdefault(after.digest(), (after, (*stops, stop)))
+            if len(reached) > MAX_BRANCHES:
+                return None
+        frontier = reached
+    for state, stops in frontier.values():
+        if _view(state, group.names) == wanted:
+            return stops
+    return tuple(None for _ in group.steps)
+
+
+def _stops(state: WorldState, step: _Step, result: RunResult) -> list[tuple[_Stop, WorldState]]:
+    """Every world the call can leave behind from `state`: stopped after 0, 1, ... steps, or at its end."""
+    world = World.from_state(state)
+    found: list[tuple[_Stop, WorldState]] = [(0, state)]
+    prepared = prepare(step.call, result.scenario.catalogue)
+    if isinstance(prepared, str):
+        return found
+    spec, args = prepared
+    behaviour = spec.behaviour(args, ToolIO(world, step.call.id, None, step.key, torn_write=step.torn))
+    count = 0
+    try:
+        while True:
+            next(behaviour)
+            count += 1
+            found.append((count, world.state()))
+    except (StopIteration, ToolError, WorldError):
+        found.append((None, world.state()))
+    return found
+
+
+def _settle_alone(branch: _Branch, group: _Group, result: RunResult) -> _Stop:
+    """Replay a group's only call in place, stopped at the first of its touch points at which its
+    targets look as they do in the final world (or at its end if none does); returns where."""
+    (step,) = group.steps
+    world = branch.world
+    wanted = _live_view(result.world, group.names)
+    recorded: list[tuple[str, str, str | None]] = []
+    branch.expected_touches[step.call.id] = recorded
+    if _live_view(world, group.names) == wanted:
+        return 0
+    prepared = prepare(step.call, result.scenario.catalogue)
+    if isinstance(prepared, str):
+        return None
+    spec, args = prepared
+    behaviour = spec.behaviour(args, ToolIO(
+        world, step.call.id,
+        lambda op, target, digest: recorded.append((op, target.partition("\x00")[0], digest)),
+        step.key, torn_write=step.torn))
+    count = 0
+    try:
+        while True:
+            next(behaviour)
+            count += 1
+            if _live_view(world, group.names) == wanted:
+                behaviour.close()
+                return count
+    except (StopIteration, ToolError, WorldError):
+        return None
+
+
+def _live_view(world: World, names: tuple[str, ...]) -> tuple[object, ...]:
+    """`_view` of a live world, read target by target (no snapshot of the whole tree)."""
+    view: list[object] = []
+    for name in names:
+        if name == "session:cwd":
+            view.append(world.cwd)
+        elif name.startswith("session:env:"):
+            view.append(world.env.get(name.removeprefix("session:env:")))
+        elif name.startswith("ledger:"):
+            ledger = world.ledgers.get(name.removeprefix("ledger:"))
+            view.append(ledger.entries if ledger is not None else ())
+        elif world.fs.islink(name):
+            view.append(("link", world.fs.readlink(name)))
+        elif world.is_dir(name):
+            view.append(("dir",))
+        elif world.exists(name):
+            view.append(world.read_text(name))
+        else:
+            view.append(None)
+    return tuple(view)
+
+
+def _replay_to(branch: _Branch, step: _Step, stop: _Stop, result: RunResult) -> None:
+    """Replay a call on the history's world, stopped after `stop` steps (None: to its end)."""
+    if stop is None:
+        branch.apply(step.call, result, step.key)
+        return
+    recorded: list[tuple[str, str, str | None]] = []
+    branch.expected_touches[step.call.id] = recorded
+    prepared = prepare(step.call, result.scenario.catalogue)
+    if stop == 0 or isinstance(prepared, str):
+        return
+    spec, args = prepared
+    behaviour = spec.behaviour(args, ToolIO(
+        branch.world, step.call.id,
+        lambda op, target, digest: recorded.append((op, target.partition("\x00")[0], digest)),
+        step.key, torn_write=step.torn))
+    try:
+        for _ in range(stop):
+            next(behaviour)
+    except (StopIteration, ToolError, WorldError):
+        return
+    behaviour.close()
+
+
+def _view(state: WorldState, names: tuple[str, ...]) -> tuple[object, ...]:
+    """What a world holds under each target name: a file's kind and content, a session value, a
+    ledger's entries."""
+    files, dirs, links = state.file_map, set(state.dirs), dict(state.symlinks)
+    env = dict(state.env)
+    view: list[object] = []
+    for name in names:
+        if name == "session:cwd":
+            view.append(state.cwd)
+        elif name.startswith("session:env:"):
+            view.append(env.get(name.removeprefix("session:env:")))
+        elif name.startswith("ledger:"):
+            view.append(state.ledger(name.removeprefix("ledger:")))
+        elif name in links:
+            view.append(("link", links[name]))
+        elif name in dirs:
+            view.append(("dir",))
+        else:
+            view.append(files.get(name))
+    return tuple(view)
+
+
+def _fork(branches: list[_Branch], step: _Step, result: RunResult) -> list[_Branch] | None:
+    """Each history, split by where the call may have stopped (the worlds it can leave behind,
+    the one where it ran to its end last); histories that reach the same world are one. None when
+    that makes more than MAX_BRANCHES."""
+    forked: list[_Branch] = []
+    seen: set[str] = set()
+    for branch in branches:
+        stops = partial_states(branch.world, step.call, result.scenario.catalogue, idempotency_key=step.key,
+                               torn_write=step.torn)
+        branch.apply(step.call, result, step.key)  # the history in which it ran to its end
+        landed = branch.world.state()
+        for state in stops:
+            if state != landed and state.digest() not in seen:
+                seen.add(state.digest())
+                forked.append(branch.fork(state))
+        if landed.digest() not in seen:
+            seen.add(landed.digest())
+            forked.append(branch)
+        if len(forked) > MAX_BRANCHES:
+            return None
+    return forked
 
 
 def _same(observation: Observation, observed: tuple[Any, Any, Any]) -> bool:

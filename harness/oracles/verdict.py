@@ -65,7 +65,10 @@ class Verdict:
 
     @property
     def message(self) -> str:
-        return self.violations[0].message if self.violations else (self.note or "ok")
+        if not self.violations:
+            return self.note or "ok"
+        # A note next to violations says what the oracle could not check (e.g. a limited search).
+        return self.violations[0].message + (f" ({self.note})" if self.note else "")
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -49,9 +49,12 @@ def gantt_data(result: RunResult, verdicts: Sequence[Verdict] = ()) -> dict[str,
             starts[(e["call"], e["attempt"])] = {"call": e["call"], "attempt": e["attempt"], "start": e["t"],
                                                  "end": None, "outcome": None, "fault": False, "detached": False}
         elif ev == "abandon":
-            bar = starts[(e["call"], e["attempt"])]
-            bar["abandoned"] = e["t"]
+            # An attempt abandoned in the instant it was started never ran: it has no bar.
+            if (e["call"], e["attempt"]) in starts:
+                starts[(e["call"], e["attempt"])]["abandoned"] = e["t"]
         elif ev == "end":
+            if (e["call"], e["attempt"]) not in starts:
+                continue
             bar = starts.pop((e["call"], e["attempt"]))
             bar.update(end=e["t"], outcome=e["outcome"], fault=bool(e.get("fault")))
             abandoned = bar.pop("abandoned", None)

@@ -215,6 +215,11 @@ class SchedulerContext:
         if handle.triggered:
             return False
         call = handle.call
+        if handle.process is None:
+            # Started by a crashed runtime: it never ran. Its dead code may go on, so the handle
+            # settles, but nothing is traced: there is no attempt to abandon.
+            handle.succeed(CallResult(call.id, outcome, None, reason, handle.attempt, handle.started_ms, self.now))
+            return True
         detached = not handle.stops_on_cancel and not handle.finished
         self.kernel.record("abandon", call=call.id, attempt=handle.attempt, outcome=outcome.value,
                            reason=reason, detached=detached or None)
@@ -259,6 +264,11 @@ class SchedulerContext:
 
     def _execute(self, handle: CallHandle, idempotency_key: str | None) -> Generator[simpy.Event, Any, None]:
         kernel, call, attempt = self.kernel, handle.call, handle.attempt
+        if handle.triggered:
+            # Abandoned in the instant it was started (a task cancelled before its first step, as
+            # asyncio does): it never runs.
+            handle.finished = True
+            return
         prepared = prepare(call, self._catalogue)
         kernel.record("start", call=call.id, tool=call.name, attempt=attempt, key=idempotency_key)
         if isinstance(prepared, str):
