@@ -19,14 +19,15 @@ latencies, so with caps it is a greedy bound, not a proven optimum.
 from __future__ import annotations
 
 from collections.abc import Generator
+from functools import partial
 from typing import Any
 
 import simpy
 from simpy.events import EventPriority
 
 from harness.model import Batch, CallResult, ToolCall
-from harness.schedulers.context import SchedulerContext, SchedulerProcess
-from harness.schedulers.plan import Plan, PlanScheduler
+from harness.schedulers.context import SchedulerContext
+from harness.schedulers.plan import CallExecutor, Plan, PlanScheduler
 from harness.schedulers.runtime import BatchRuntime, run_call
 
 
@@ -52,30 +53,15 @@ class Optimal(PlanScheduler):
             after[call.id] = tuple(deps)
         return Plan(after, summary="conflict graph from real footprints")
 
-    def __call__(self, batch: Batch, ctx: SchedulerContext) -> SchedulerProcess:
-        # PlanScheduler.__call__, with each call passing the dispatcher before the runtime.
-        plan = self.plan(batch, ctx)
-        plan.validate(batch)
-        if plan.summary:
-            ctx.note(f"{self.name}: {plan.summary}")
-        runtime = BatchRuntime(ctx, self.execution_for(ctx), plan.cap)
+    def executor(self, runtime: BatchRuntime, batch: Batch) -> CallExecutor:
+        # Each call passes the dispatcher before the runtime, so it never holds one slot while it
+        # queues for another.
         dispatcher = _Dispatcher(runtime, batch)
-        settled = {call.id: ctx.env.event() for call in batch}
-        runs = {call.id: ctx.env.process(_run(runtime, dispatcher, call, plan.after[call.id], settled))
-                for call in batch}  # created in model order: equal-time ties resolve in model order
-        yield ctx.all_of(runs.values())
-        results: list[CallResult] = []
-        for call in batch:
-            value = runs[call.id].value
-            assert isinstance(value, CallResult)
-            results.append(value)
-        return results
+        return partial(_admitted, runtime, dispatcher)
 
 
-def _run(runtime: BatchRuntime, dispatcher: _Dispatcher, call: ToolCall, after: tuple[str, ...],
-         settled: dict[str, simpy.Event]) -> Generator[simpy.Event, Any, CallResult]:
-    if after:
-        yield runtime.ctx.all_of(settled[d] for d in after)
+def _admitted(runtime: BatchRuntime, dispatcher: _Dispatcher,
+              call: ToolCall) -> Generator[simpy.Event, Any, CallResult]:
     admitted = dispatcher.enter(call)
     if not admitted.triggered:
         # The runtime stops waiting calls on an interrupt, a failed sibling or the deadline; so do we
@@ -83,14 +69,11 @@ def _run(runtime: BatchRuntime, dispatcher: _Dispatcher, call: ToolCall, after: 
         yield admitted | runtime.noticed | runtime.cancel_event | runtime.deadline
     if not admitted.triggered:
         dispatcher.withdraw(call)
-        result = yield from run_call(runtime, call)
-    else:
-        try:
-            result = yield from run_call(runtime, call)
-        finally:
-            dispatcher.leave(call)
-    settled[call.id].succeed(result)
-    return result
+        return (yield from run_call(runtime, call))
+    try:
+        return (yield from run_call(runtime, call))
+    finally:
+        dispatcher.leave(call)
 
 
 class _Dispatcher:

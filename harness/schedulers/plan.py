@@ -9,8 +9,9 @@ predecessors to *settle*, whether they failed or not (seed 002: "前一个结束
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterable, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Literal
 
 import simpy
@@ -19,6 +20,9 @@ from harness.model import Batch, CallResult, ToolCall
 from harness.schedulers.context import SchedulerContext, SchedulerProcess
 from harness.schedulers.execution import ExecutionPolicy
 from harness.schedulers.runtime import BatchRuntime, run_call
+
+#: Runs one call, once its plan lets it, to its reported result.
+CallExecutor = Callable[[ToolCall], Generator[simpy.Event, Any, CallResult]]
 
 
 class PlanError(ValueError):
@@ -113,8 +117,9 @@ class PlanScheduler:
         if plan.summary:
             ctx.note(f"{self.name}: {plan.summary}")
         runtime = BatchRuntime(ctx, self.execution_for(ctx), plan.cap)
+        execute = self.executor(runtime, batch)
         settled = {call.id: ctx.env.event() for call in batch}
-        runs = {call.id: ctx.env.process(self._run(runtime, call, plan.after[call.id], settled))
+        runs = {call.id: ctx.env.process(self._run(runtime, execute, call, plan.after[call.id], settled))
                 for call in batch}  # created in model order: equal-time ties resolve in model order
         yield ctx.all_of(runs.values())
         results: dict[str, CallResult] = {call_id: _result(run) for call_id, run in runs.items()}
@@ -127,12 +132,17 @@ class PlanScheduler:
         order: Iterable[str] = plan.order if plan.report == "plan" else batch.ids
         return [results[call_id] for call_id in order]
 
+    def executor(self, runtime: BatchRuntime, batch: Batch) -> CallExecutor:
+        """How a call runs once its plan lets it: under the runtime's execution policy. A subclass may
+        put its own admission in front (e.g. `optimal`'s slot dispatcher)."""
+        return partial(run_call, runtime)
+
     @staticmethod
-    def _run(runtime: BatchRuntime, call: ToolCall, after: tuple[str, ...],
+    def _run(runtime: BatchRuntime, execute: CallExecutor, call: ToolCall, after: tuple[str, ...],
              settled: dict[str, simpy.Event]) -> Generator[simpy.Event, Any, CallResult]:
         if after:
             yield runtime.ctx.all_of(settled[d] for d in after)
-        result = yield from run_call(runtime, call)
+        result = yield from execute(call)
         settled[call.id].succeed(result)
         return result
 
