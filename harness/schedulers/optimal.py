@@ -13,7 +13,7 @@ earliest call in model order that fits. The runtime's queues take the global slo
 wait for the tool's, so a call waiting for its tool would sit on a global slot another tool could
 use; that made `optimal` slower than real policies on capped scenarios (4000 ms where 3000 ms was
 possible). With the scenario's global cap alone the dispatch is the runtime's FIFO. It reads no
-latencies, so with caps it is a greedy bound, not a proven optimum.
+latencies, so with caps it is a greedy schedule, not a proven lower bound.
 """
 
 from __future__ import annotations
