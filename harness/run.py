@@ -134,8 +134,9 @@ class _UserInterrupt:
             event.succeed()
             # The end of the grace period is a deadline the liveness oracle judges by, whether or not
             # the scheduler set a timer for it: order-first runs must be able to reach it with calls
-            # still running. It does nothing when it fires (and is not traced).
-            yield self.kernel.delay(spec.grace_ms, "grace-expiry")
+            # still running: the first instant a call still running is late. It does nothing when it
+            # fires (and is not traced).
+            yield self.kernel.delay(spec.grace_ms + 1, "grace-expiry")
 
 
 class WallClockExceeded(Exception):

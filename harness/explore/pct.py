@@ -1,18 +1,21 @@
 """PCT, probabilistic concurrency testing (Burckhardt, Kothari, Musuvathi, Nagarakatte; ASPLOS 2010),
 order-first: the explorer decides which in-flight call takes its next step.
 
-Owns the chooser and its guarantee. Each run gives the n calls distinct random priorities
-d .. d+n-1 and picks d-1 change points among the k steps of the run; at every step the enabled call
-with the highest priority proceeds, and at the i-th change point the call that just stepped drops
-to priority i. A bug of depth d (one that needs d ordering constraints) is then found by one run with
-probability at least 1 / (n * k**(d-1)); the horizon k is estimated from the runs seen so far. It
-never reads latencies.
+Owns the chooser and its guarantee. Each run gives the n entities (the calls, and time: letting the
+clock run to the next timer) distinct random priorities d .. d+n-1 and picks d-1 change points among
+the first k steps of the run; at every step the enabled entity with the highest priority proceeds,
+and at the i-th change point the one that just stepped drops to priority i. A bug of depth d (one
+that needs d ordering constraints) is then found by one run with probability at least
+1 / (n * k**(d-1)), provided it shows within the horizon k, which the engine fixes before the runs.
+It never reads latencies.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from random import Random
+
+from harness.sim.arbiter import call_of
 
 
 def bound(n: int, k: int, depth: int) -> float:
@@ -37,8 +40,9 @@ class PCT:
                                                                                              depth - 1)))}
 
     def choose(self, enabled: Sequence[str], step: int) -> str:
-        picked = max(enabled, key=lambda call: (self.priority.get(call, 0), -enabled.index(call)))
+        # A retry's steps (`call#2`) share their call's priority.
+        picked = max(enabled, key=lambda entry: (self.priority.get(call_of(entry), 0), -enabled.index(entry)))
         lowered = self.change_points.get(step + 1)
         if lowered is not None:
-            self.priority[picked] = lowered
+            self.priority[call_of(picked)] = lowered
         return picked

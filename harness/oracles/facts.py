@@ -44,6 +44,11 @@ class Attempt:
         """When the scheduler stopped waiting for it: abandonment or its end."""
         return self.abandoned_t if self.abandoned_t is not None else self.end_t
 
+    @property
+    def settled_seq(self) -> int:
+        """The trace position of that moment (orders events of one instant)."""
+        return self.abandoned_seq if self.abandoned_seq is not None else self.end_seq
+
 
 @dataclass(frozen=True, slots=True)
 class Touch:
@@ -66,6 +71,8 @@ class RunFacts:
     attempts: list[Attempt] = field(default_factory=list)
     touches: list[Touch] = field(default_factory=list)
     interrupts: list[tuple[int, int, int, int]] = field(default_factory=list)  # (t, seq, batch, grace)
+    #: Batch index -> seq of its `batch_end` event (when the scheduler's answer was taken).
+    batch_end_seq: dict[int, int] = field(default_factory=dict)
     skipped: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
@@ -121,6 +128,8 @@ class RunFacts:
                                           e.get("digest")))
             elif ev == "interrupt":
                 self.interrupts.append((e["t"], e["seq"], e["index"], e["grace_ms"]))
+            elif ev == "batch_end":
+                self.batch_end_seq[e["index"]] = e["seq"]
             elif ev == "skip":
                 self.skipped.add(e["call"])
 

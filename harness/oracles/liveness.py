@@ -63,8 +63,11 @@ def _orphans(facts: RunFacts) -> Iterator[Violation]:
         how = _ENDED.get(batch_run.status)
         if how is None:
             continue
+        # By trace position, not time: a call still running when the scheduler's answer was taken
+        # is orphaned even if it ends in the same millisecond.
+        returned_seq = facts.batch_end_seq.get(batch_run.index, 1 << 62)
         for a in facts.attempts:
-            if a.batch == batch_run.index and a.settled_t > batch_run.end_ms:
+            if a.batch == batch_run.index and a.settled_seq > returned_seq:
                 yield Violation(
                     "orphaned-call",
                     f"batch {batch_run.index} {how} at {batch_run.end_ms} ms while {a.call} was still running",

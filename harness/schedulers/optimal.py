@@ -23,7 +23,6 @@ from functools import partial
 from typing import Any
 
 import simpy
-from simpy.events import EventPriority
 
 from harness.model import Batch, CallResult, ToolCall
 from harness.schedulers.context import SchedulerContext
@@ -83,6 +82,7 @@ class _Dispatcher:
 
     def __init__(self, runtime: BatchRuntime, batch: Batch) -> None:
         self.env = runtime.ctx.env
+        self.kernel = runtime.ctx.kernel
         self.global_cap = runtime.global_slots.capacity if runtime.global_slots is not None else None
         self.tool_caps = {tool: slots.capacity for tool, slots in runtime.tool_slots.items()}
         self.position = {call.id: i for i, call in enumerate(batch)}
@@ -109,7 +109,7 @@ class _Dispatcher:
     def _schedule_pass(self) -> None:
         if not self.pass_pending:
             self.pass_pending = True
-            _EndOfInstant(self.env).callbacks.append(self._pass)
+            self.kernel.end_of_instant().callbacks.append(self._pass)
 
     def _pass(self, _: simpy.Event) -> None:
         self.pass_pending = False
@@ -126,19 +126,3 @@ class _Dispatcher:
             return False
         cap = self.tool_caps.get(call.name)
         return cap is None or self.running_by_tool.get(call.name, 0) < cap
-
-
-class _EndOfInstant(simpy.Event):
-    """An event processed after every other event of the current instant, those scheduled after it
-    included. A call whose predecessor settles now becomes ready a few events later in this same
-    instant; handing out slots at once would favour whoever asked first, not model order."""
-
-    def __init__(self, env: simpy.Environment) -> None:
-        super().__init__(env)
-        self._ok = True  # how SimPy's own Timeout readies an event it schedules itself
-        self._value = None
-        env.schedule(self, priority=_AFTER_NORMAL)
-
-
-#: SimPy processes events by (time, priority, insertion): URGENT is 0, NORMAL 1.
-_AFTER_NORMAL = EventPriority(2)

@@ -2,8 +2,9 @@
 
 Owns the `Arbiter`, the `Chooser` protocol and `Tape`. In this mode a call does not sleep for a
 latency: at each of its touch points it asks the arbiter for a step, and once every call that can ask
-at the current instant has asked, the chooser picks one of them (the *enabled* set) to proceed, one
-virtual millisecond later.
+at the current instant has asked (at the end of the instant), the chooser picks one of them (the
+*enabled* set) to proceed. An entry is the call id, or `call#N` for attempt N >= 2 (a retry may run
+beside its abandoned first attempt).
 
 Time is a choice too. Whenever a timer is pending in the kernel — a call timeout, `with_timeout`, a
 batch deadline, the user interrupt, a grace period, a retry backoff, a poll interval, a scheduler's
@@ -14,10 +15,11 @@ deadline order (two timers fire in the order of their deadlines, with steps taki
 Against timers, a call's steps keep to its latency model: a step at fraction f of an attempt that
 started at s lands in [s + f * min, s + f * max]. A step that must land before the next timer's
 deadline disables `TIME`; one that cannot land before it is not enabled until the timer fired; a
-granted step moves the clock to its earliest time, so time passes as the calls' latencies say and
-timers set at fixed times (the interrupt, a crash, a batch deadline) meet calls where real runs would.
-Among themselves, calls' steps may come in any order (latencies are abstracted there: a call may be
-slower than its model relative to another call, never relative to a timer).
+granted step moves the clock to its earliest time (and never to or past the deadline), so time passes
+as the calls' latencies say and timers set at fixed times (the interrupt, a crash, a batch deadline)
+meet calls where real runs would. Deciding takes no time, so the clock after a set of steps does not
+depend on their order. Among themselves, calls' steps may come in any order (latencies are abstracted
+there: a call may be slower than its model relative to another call, never relative to a timer).
 
 Faults are choices where the chooser wants them: an attempt the scenario gives a chance (strictly
 between 0 and 1) of failing, of being delivered twice or of tearing its write asks `fault()`; a
@@ -52,8 +54,18 @@ def fault_token(kind: str, call_id: str, attempt: int) -> str:
 
 
 def is_choice_token(entry: str) -> bool:
-    """Whether a tape entry is a harness choice (time or fault) rather than a call id."""
+    """Whether a tape entry is a harness choice (time or fault) rather than a call's step."""
     return entry.startswith("@")
+
+
+def entry_of(call_id: str, attempt: int) -> str:
+    """The enabled-set entry of an attempt's step: the call id, `call#N` for attempt N >= 2."""
+    return call_id if attempt <= 1 else f"{call_id}#{attempt}"
+
+
+def call_of(entry: str) -> str:
+    """The call id of an enabled-set entry."""
+    return entry.rpartition("#")[0] if "#" in entry and entry.rpartition("#")[2].isdigit() else entry
 
 
 class Chooser(Protocol):
@@ -92,6 +104,10 @@ class StepRequest:
     earliest: int = 0
     latest: float = math.inf
 
+    @property
+    def entry(self) -> str:
+        return entry_of(self.call_id, self.attempt)
+
 
 class Arbiter:
     def __init__(self, kernel: Kernel, chooser: Chooser, positions: dict[str, int]) -> None:
@@ -120,9 +136,9 @@ class Arbiter:
             self._wakeup.succeed()
         return granted
 
-    def request(self, call_id: str) -> StepRequest | None:
-        """The pending request of `call_id` at the current decision, if any."""
-        return next((r for r in self.pending if r.call_id == call_id), None)
+    def request(self, entry: str) -> StepRequest | None:
+        """The pending request of an enabled-set entry at the current decision, if any."""
+        return next((r for r in self.pending if r.entry == entry), None)
 
     def fault(self, kind: str, call_id: str, attempt: int, drawn: bool) -> bool:
         """Whether the fault `kind` hits this attempt: the chooser's decision, or `drawn`.
@@ -173,23 +189,25 @@ class Arbiter:
             if not self.pending:
                 self._wakeup = env.event()
                 yield self._wakeup  # nothing scheduled while idle: deadlocks stay detectable
-            # One tick lets every call that reaches a touch point at this instant ask first.
-            self._tick = self.kernel.delay(1)
+            # Decide at the end of the instant: every call that reaches a touch point now has asked,
+            # and whatever a timer firing now sets off (a cancel, a retry) has happened.
+            self._tick = self.kernel.end_of_instant()
             yield self._tick
             # A request is live while its call still waits on it (a cancelled call stopped waiting).
             live = [r for r in self.pending if not r.granted.triggered and r.granted.callbacks]
             self.pending = live
             if not live:
                 continue
-            live.sort(key=lambda r: (self.positions.get(r.call_id, 1 << 30), r.call_id))
+            live.sort(key=lambda r: (self.positions.get(r.call_id, 1 << 30), r.call_id, r.attempt))
+            now = self.kernel.now
             timer = self._next_timer()
             if timer is None:
-                enabled = tuple(r.call_id for r in live)
+                enabled = tuple(r.entry for r in live)
             else:
                 # A step that cannot land before the deadline waits for the timer; a step that must
                 # land before it keeps the timer from firing. One of the two is always possible.
                 deadline = timer[0]
-                enabled = tuple(r.call_id for r in live if r.earliest < deadline)
+                enabled = tuple(r.entry for r in live if max(r.earliest, now) < deadline)
                 if all(r.latest >= deadline for r in live):
                     enabled += (TIME,)
             chosen = self.chooser.choose(enabled, len(self.decisions))
@@ -198,19 +216,21 @@ class Arbiter:
             if chosen == TIME:
                 assert timer is not None
                 deadline, fired = timer
-                self.decisions.append(Decision(enabled, TIME, 0, self.kernel.now, fired))
-                # Inserted after the timer, so the timer and what it sets off happen first.
-                self._tick = self.kernel.delay(deadline - self.kernel.now)
+                self.decisions.append(Decision(enabled, TIME, 0, now, fired))
+                # Inserted after the timer, so the timer fires first; the next decision comes at the
+                # end of that instant, after what it set off.
+                self._tick = self.kernel.delay(deadline - now)
                 yield self._tick
                 continue
-            picked = next(r for r in live if r.call_id == chosen)
+            picked = next(r for r in live if r.entry == chosen)
             key = (picked.call_id, picked.attempt)
-            self.decisions.append(Decision(enabled, chosen, self.steps_taken.get(key, 0), self.kernel.now))
+            self.decisions.append(Decision(enabled, chosen, self.steps_taken.get(key, 0), now))
             self.steps_taken[key] = self.steps_taken.get(key, 0) + 1
             self.pending = [r for r in live if r is not picked]
-            if picked.earliest > self.kernel.now:
-                # The step cannot come sooner: let its latency pass (no timer falls due meanwhile).
-                self._tick = self.kernel.delay(picked.earliest - self.kernel.now)
+            if picked.earliest > now:
+                # The step cannot come sooner: let its latency pass (no timer falls due meanwhile:
+                # it was enabled only if it lands before the next deadline).
+                self._tick = self.kernel.delay(picked.earliest - now)
                 yield self._tick
             picked.granted.succeed()
 

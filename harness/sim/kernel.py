@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass
 
 import simpy
+from simpy.events import EventPriority
 
 from harness.sim.streams import RandomStreams
 from harness.sim.trace import TraceRecorder
@@ -69,6 +70,11 @@ class Kernel:
             timer.purpose = purpose  # type: ignore[attr-defined]
         return timer
 
+    def end_of_instant(self) -> simpy.Event:
+        """An event processed after every other event of the current instant, those scheduled after
+        it included: whoever becomes ready in this instant has asked by then."""
+        return _EndOfInstant(self.env)
+
     def run_until(self, event: simpy.Event | None) -> StopReason:
         """Step until `event` has been processed (or, with None, until nothing is left).
 
@@ -88,3 +94,15 @@ class Kernel:
             env.step()
             self.steps += 1
         return StopReason.DONE
+
+
+class _EndOfInstant(simpy.Event):
+    def __init__(self, env: simpy.Environment) -> None:
+        super().__init__(env)
+        self._ok = True  # how SimPy's own Timeout readies an event it schedules itself
+        self._value = None
+        env.schedule(self, priority=_AFTER_NORMAL)
+
+
+#: SimPy processes events by (time, priority, insertion): URGENT is 0, NORMAL 1.
+_AFTER_NORMAL = EventPriority(2)
