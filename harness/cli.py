@@ -294,6 +294,11 @@ def explore_command(scenario: str, scheduler_name: str, strategy: str, runs: int
 
     loaded, extra = _with_execution(find_scenario(scenario), execution)
     get_scheduler(scheduler_name)
+    from harness.oracles import LABELS
+
+    unknown_labels = [label for label in labels if label not in LABELS]
+    if unknown_labels:
+        raise click.UsageError(f"unknown label {unknown_labels[0]!r}; valid: {', '.join(LABELS)}")
     kinds = None if swarm_kinds is None else tuple(k.strip() for k in swarm_kinds.split(",") if k.strip())
     unknown = [k for k in kinds or () if k not in KINDS]
     if unknown:
@@ -306,7 +311,8 @@ def explore_command(scenario: str, scheduler_name: str, strategy: str, runs: int
     path = None
     selfcheck = None
     if shrunk is not None:
-        reproducer = reproducer_of(shrunk.result, scheduler_name, shrunk.label, shrunk.oracle, strategy)
+        reproducer = reproducer_of(shrunk.result, scheduler_name, shrunk.label, shrunk.oracle,
+                                   shrunk.found_by or strategy)
         if no_save:
             selfcheck = verify(reproducer, fresh_process=check_determinism)
         else:
@@ -360,16 +366,29 @@ def _print_exploration(doc: dict[str, Any], found: bool) -> None:
                    f"a depth-{bound['depth']} bug is found by one run with probability >= {bound['per_run']:.4f}; "
                    f"all {doc['runs']} runs miss it with probability <= {bound['miss_probability']:.4f} "
                    "(for bugs within the scope below)")
+        if bound["max_steps_seen"] > bound["horizon"]:
+            click.echo(f"  caveat: runs reached {bound['max_steps_seen']} steps, beyond the horizon "
+                       f"{bound['horizon']}: the bound covers bugs whose ordering points fall in the first "
+                       f"{bound['horizon']} steps only")
     scope = doc["scope"] or {}
     for key in ("latencies", "timers", "faults"):
         if scope.get(key):
             click.echo(f"  {key}: {scope[key]}")
     if scope.get("swarm"):
         click.echo(f"  swarm kinds: {', '.join(scope['swarm'])}")
+    if scope.get("hung_calls"):
+        click.echo(f"  hung (latency drawn beyond the time bound): {', '.join(scope['hung_calls'])}")
+    if scope.get("limited_checks"):
+        click.echo(f"  oracle checks limited on {scope['limited_checks']} runs: those runs prove nothing")
+    if scope.get("labels"):
+        click.echo(f"  only violations labelled: {', '.join(scope['labels'])}")
     if not found:
         if doc["proven"]:
-            click.echo(f"no violation in {doc['classes']} classes: the bounded space is exhausted (proven for the "
+            what = f"no {' / '.join(scope['labels'])} violation" if scope.get("labels") else "no violation"
+            click.echo(f"{what} in {doc['classes']} classes: the bounded space is exhausted (proven for the "
                        "orders, timers and faults above; not for: " + "; ".join(scope.get("not_covered", [])) + ")")
+        elif doc["exhausted"]:
+            click.echo(f"no violation in {doc['classes']} classes, but nothing is proven: {scope.get('claim')}")
         elif doc["exhausted"] is False:
             click.echo(f"no violation in {doc['classes']} classes; the bound was reached before the space was "
                        "exhausted: nothing is proven (raise --runs)")

@@ -216,22 +216,28 @@ def _replay_fresh(reproducer: Reproducer) -> tuple[bool, str]:
     from harness import __version__
 
     env = dict(os.environ)
-    env["PYTHONHASHSEED"] = str((int(env.get("PYTHONHASHSEED", "0") or 0) + 4241) % 4294967295 or 1)
+    current = env.get("PYTHONHASHSEED", "")
+    env["PYTHONHASHSEED"] = str((int(current) + 4241) % 4294967295 or 1) if current.isdigit() else "4241"
     # The child sees the modules this process sees (a user's scheduler imported from a test tree).
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
     done = subprocess.run([sys.executable, "-m", "harness.replay"], input=to_json(reproducer, version=__version__),
                           capture_output=True, text=True, env=env, timeout=600, check=False)
-    if done.returncode not in (0, 1):
-        return False, f"could not be replayed (exit {done.returncode}): {done.stderr.strip()[-300:]}"
-    identical = done.returncode == 0
-    return identical, done.stdout.strip()
+    if done.returncode not in (0, _DIVERGED):
+        raise ReproducerError(f"the reproducer could not be replayed in a fresh process (exit {done.returncode}): "
+                              f"{done.stderr.strip()[-300:]}")
+    return done.returncode == 0, done.stdout.strip()
+
+
+#: `python -m harness.replay`'s exit code for a replay that ran and differs (anything else but 0 is
+#: a replay that could not run, e.g. a scheduler that does not import there).
+_DIVERGED = 3
 
 
 def _main() -> int:
-    """`python -m harness.replay`: replay the reproducer on stdin; exit 0 if identical, 1 if not."""
+    """`python -m harness.replay`: replay the reproducer on stdin; exit 0 if identical, 3 if not."""
     outcome = replay(loads(sys.stdin.read(), "<stdin>"))
     print(outcome.describe())
-    return 0 if outcome.identical else 1
+    return 0 if outcome.identical else _DIVERGED
 
 
 if __name__ == "__main__":

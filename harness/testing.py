@@ -94,8 +94,9 @@ def check_scheduler(scheduler: Scheduler | str, *, scenarios: Sequence[str | Pat
     `scheduler` is an instance, or a name `get_scheduler` accepts (built-in or `module:attr`; with a
     name the failure message carries a `harness explore` command that reproduces it). `scenarios`
     replaces the defaults, `extra_scenarios` adds to them (names, scenario files or `Scenario`
-    values). `check_determinism` also replays a failure in a fresh process under another
-    PYTHONHASHSEED (the scheduler must then be given by name).
+    values). A failure is always replayed in this process before it is reported; `report_dir` saves
+    its reproducer and `check_determinism` also replays it in a fresh process under another
+    PYTHONHASHSEED — both only for a scheduler given by name, the only kind a file can name.
     """
     name = ALIASES.get(profile, profile)
     if name not in PROFILES:
@@ -202,6 +203,8 @@ def _fail_on(finding: Finding | None, command: str, spec: str | None, report_dir
     ]
     if path is not None:
         lines.append(f"  reproduce: harness replay {path}")
+    if spec is None and (report_dir is not None or check_determinism):
+        lines.append("  (no reproducer saved and no fresh-process replay: name the scheduler as module:attr)")
     elif command and selfcheck.ok:
         lines.append(f"  reproduce: {command}")
     elif selfcheck.ok:

@@ -33,7 +33,7 @@ from harness.explore.footprints import footprints
 from harness.explore.swarm import KINDS as SWARM_KINDS
 from harness.explore.swarm import POLICY_KINDS, swarm_scenario
 from harness.model import Batch
-from harness.oracles import check
+from harness.oracles import LABELS, Verdict, check
 from harness.run import RunResult, run
 from harness.scenario.spec import Scenario
 from harness.schedulers import Scheduler, get_scheduler
@@ -108,8 +108,10 @@ class Exploration:
 
     @property
     def proven(self) -> bool:
-        """True only when exhaustive search ran every class within its bound and found nothing."""
-        return self.strategy == "exhaustive" and bool(self.exhausted) and not self.findings
+        """True only when exhaustive search ran every class within its bound, found nothing, and no
+        oracle had to limit its check on any run."""
+        return (self.strategy == "exhaustive" and bool(self.exhausted) and not self.findings
+                and not self.scope.get("limited_checks"))
 
 
 class NondeterministicScheduler(Exception):
@@ -121,12 +123,22 @@ def first_violation(result: RunResult, label: str | Collection[str] | None = Non
                     ) -> tuple[str, str, str, dict[str, Any]] | None:
     """(label, oracle, message, witness) of the first violation (with `label`, or one of the labels,
     if given)."""
+    return _first_in(check(result), label)
+
+
+def _first_in(verdicts: Sequence[Verdict], label: str | Collection[str] | None
+              ) -> tuple[str, str, str, dict[str, Any]] | None:
     wanted = (label,) if isinstance(label, str) else label
-    for verdict in check(result):
+    for verdict in verdicts:
         for violation in verdict.violations:
             if wanted is None or violation.label in wanted:
                 return violation.label, verdict.oracle, violation.message, dict(violation.witness)
     return None
+
+
+def _limited(verdicts: Sequence[Verdict]) -> bool:
+    """Whether an oracle had to limit its check (it then passes what it could not establish)."""
+    return any(v.note.startswith("check limited") for v in verdicts)
 
 
 def explore(scenario: Scenario, scheduler: str | Scheduler, strategy: str = "auto", *, runs: int = 100,
@@ -145,6 +157,9 @@ def explore(scenario: Scenario, scheduler: str | Scheduler, strategy: str = "aut
         raise ValueError(f"unknown strategy {strategy!r}; valid: {', '.join(STRATEGIES)}")
     if fault_bound < 0 or processes < 1 or runs < 1 or depth < 1:
         raise ValueError("runs, depth and processes must be >= 1 and fault_bound >= 0")
+    unknown = sorted(set(labels or ()) - set(LABELS))
+    if unknown:
+        raise ValueError(f"unknown label {unknown[0]!r}; valid: {', '.join(LABELS)}")
     policy = get_scheduler(scheduler) if isinstance(scheduler, str) else scheduler
     exploration = Exploration(strategy, scenario.name, scheduler if isinstance(scheduler, str) else policy.name)
     kinds = swarm_kinds if swarm_kinds is not None else (POLICY_KINDS if strategy == "auto" else SWARM_KINDS)
@@ -156,8 +171,10 @@ def explore(scenario: Scenario, scheduler: str | Scheduler, strategy: str = "aut
     else:
         _planned(exploration, scenario, scheduler, policy, strategy, runs, seed, depth, swarm, kinds, keep_going,
                  on_progress, processes, wanted)
+    if wanted is not None:
+        exploration.scope["labels"] = list(wanted)
     if exploration.found is not None and shrink:
-        exploration.shrunk = shrink_finding(exploration.found, policy, seed, depth)
+        exploration.shrunk = shrink_finding(exploration.found, policy, seed, depth, fault_bound=fault_bound)
     return exploration
 
 
@@ -182,6 +199,7 @@ class _Outcome:
     steps: int
     kinds: tuple[str, ...]
     faults: int
+    limited: bool
 
 
 @dataclass(frozen=True)
@@ -208,10 +226,11 @@ def execute_plan(job: _Job, policy: Scheduler, plan: RunPlan) -> tuple[RunResult
 
 
 def _summarise(job: _Job, plan: RunPlan, result: RunResult, kinds: tuple[str, ...]) -> _Outcome:
-    found = first_violation(result, job.labels)
+    verdicts = check(result)
+    found = _first_in(verdicts, job.labels)
     timers = sorted({p for d in result.decisions if d.chosen == TIME for p in d.fired})
     return _Outcome(plan.index, found[0] if found else None, tuple(timers), len(result.tape or ()), kinds,
-                    sum(1 for d in result.decisions if d.chosen.startswith(FAULT)))
+                    sum(1 for d in result.decisions if d.chosen.startswith(FAULT)), _limited(verdicts))
 
 
 def _run_chunk(job: _Job, chunk: list[RunPlan]) -> list[_Outcome]:
@@ -246,9 +265,11 @@ def _planned(exploration: Exploration, scenario: Scenario, scheduler: str | Sche
     faults_seen: set[str] = set()
     max_steps = 0
     done = 0
+    limited = 0
     for outcomes in _chunks(job, todo, processes):
         stop = False
         for outcome, ran in outcomes:
+            limited += outcome.limited
             if ran is not None and outcome.violation is not None:
                 kept[outcome.index] = ran
             done = outcome.index + 1
@@ -284,6 +305,7 @@ def _planned(exploration: Exploration, scenario: Scenario, scheduler: str | Sche
     exploration.scope = _planned_scope(strategy, scenario, todo[:done], pct_runs, sorted(timers),
                                        sorted(faults_seen), horizon, max_steps, kinds if swarm or strategy == "auto"
                                        else (), processes)
+    exploration.scope["limited_checks"] = limited
 
 
 _Ran = tuple[RunResult, tuple[str, ...]]
@@ -317,7 +339,8 @@ def _planned_scope(strategy: str, scenario: Scenario, done: Sequence[RunPlan], p
         "seeds": seeds,
         "latencies": _latency_scope(random_runs, len(pct_runs)),
         "timers": ("at their drawn times" if not pct_runs else
-                   f"ordered against call steps by PCT; fired: {', '.join(timers) or 'none pending'}"
+                   "ordered against call steps by PCT; chosen to fire before a waiting step: "
+                   f"{', '.join(timers) or 'none'}"
                    + (" (and at their drawn times in random runs)" if random_runs else "")),
         "faults": _fault_scope(scenario, "drawn per run from each run's seed"),
         "swarm": sorted(kinds) if kinds else [],
@@ -381,7 +404,8 @@ def _exhaustive(exploration: Exploration, scenario: Scenario, policy: Scheduler,
     seen: set[str] = set()
     timers: set[str] = set()
     decision_points: set[str] = set()
-    injected_max = 0
+    limited = 0
+    hung: set[str] = set()
     for index, step in enumerate(search):
         exploration.runs = index + 1
         if on_progress:
@@ -390,10 +414,12 @@ def _exhaustive(exploration: Exploration, scenario: Scenario, policy: Scheduler,
         timers.update(p for d in result.decisions if d.chosen == TIME for p in d.fired)
         decision_points.update(d.chosen.removeprefix(FAULT).removeprefix(NO_FAULT) for d in result.decisions
                                if d.chosen.startswith((FAULT, NO_FAULT)))
-        injected_max = max(injected_max, sum(1 for d in result.decisions if d.chosen.startswith(FAULT)))
+        hung.update(_hung_calls(result))
         if not step.counted:
             continue
-        found = first_violation(result, labels)
+        verdicts = check(result)
+        limited += _limited(verdicts)
+        found = _first_in(verdicts, labels)
         if found is None or found[0] in seen:
             continue
         seen.add(found[0])
@@ -408,7 +434,9 @@ def _exhaustive(exploration: Exploration, scenario: Scenario, policy: Scheduler,
         "latencies": f"every order of call steps up to swapping steps with disjoint footprints (footprints "
                      f"learnt in model order); {ORDER_FIRST_LATENCIES}",
         "timers": ("every order of each pending timer against the call steps (timers among themselves in "
-                   f"deadline order); fired: {', '.join(sorted(timers)) or 'none pending'}"),
+                   f"deadline order); chosen to fire before a waiting step: {', '.join(sorted(timers)) or 'none'}"),
+        "hung_calls": sorted(hung),
+        "limited_checks": limited,
         "faults": (_fault_scope(scenario, f"every choice of at most {fault_bound} injected per run over "
                                           f"{len(points)} attempts that may fail ({', '.join(points[:8])}"
                                           f"{', ...' if len(points) > 8 else ''}); other draws from seed {seed}")
@@ -416,12 +444,33 @@ def _exhaustive(exploration: Exploration, scenario: Scenario, policy: Scheduler,
         "fault_bound": fault_bound,
         "swarm": [],
         "bound": {"runs": runs, "classes": search.classes, "exhausted": search.exhausted},
-        "claim": ("proven: no violation in any of the classes above" if search.exhausted and not exploration.findings
-                  else "none: the run bound was reached first" if not search.exhausted else "violation found"),
+        "claim": _claim(search.exhausted, bool(exploration.findings), limited, labels),
         "not_covered": ["scheduler decisions that read absolute virtual times (e.g. rate-limit windows)",
+                        f"calls hung by seed {seed}'s latency draw stay hung (hung_calls); others' draws are not hangs"
+                        ,
                         "timers whose order only a slower step before they were set could swap",
                         "swarm faults (use --strategy auto or --swarm)"],
     }
+
+
+def _claim(exhausted: bool, found: bool, limited: int, labels: tuple[str, ...] | None) -> str:
+    what = f"no {' / '.join(labels)} violation" if labels else "no violation"
+    if found:
+        return "violation found"
+    if not exhausted:
+        return "none: the run bound was reached first"
+    if limited:
+        return f"none: an oracle limited its check on {limited} runs"
+    return f"proven: {what} in any of the classes above"
+
+
+def _hung_calls(result: RunResult) -> set[str]:
+    """Calls still running when a hung run stopped (a latency drawn beyond the time bound keeps a
+    call hung in order-first runs too)."""
+    if result.status.value != "hang":
+        return set()
+    ended = {e["call"] for e in result.trace if e["ev"] == "end"}
+    return {e["call"] for e in result.trace if e["ev"] == "start"} - ended
 
 
 # -- shrinking ---------------------------------------------------------------------------------------
@@ -442,7 +491,8 @@ def without_call(scenario: Scenario, call_id: str) -> Scenario | None:
                    call_failures={k: v for k, v in scenario.call_failures.items() if k != call_id})
 
 
-def shrink_finding(finding: Finding, policy: Scheduler, seed: int, depth: int, budget: int = 60) -> Finding:
+def shrink_finding(finding: Finding, policy: Scheduler, seed: int, depth: int, budget: int = 60, *,
+                   fault_bound: int = 1) -> Finding:
     """Fewer calls (greedily, while the same label can still be found the way it was found), then a
     shorter order tape. The shrunk finding keeps the swarm faults of the original: its scenario
     carries them."""
@@ -455,7 +505,7 @@ def shrink_finding(finding: Finding, policy: Scheduler, seed: int, depth: int, b
             smaller = without_call(current.result.scenario, call.id)
             if smaller is None:
                 continue
-            again = _refind(smaller, policy, finding.found_by, seed, depth, label, budget)
+            again = _refind(smaller, policy, finding.found_by, seed, depth, label, budget, fault_bound)
             if again is not None:
                 current, changed = again, True
                 break
@@ -464,10 +514,10 @@ def shrink_finding(finding: Finding, policy: Scheduler, seed: int, depth: int, b
 
 
 def _refind(scenario: Scenario, policy: Scheduler, found_by: str, seed: int, depth: int, label: str,
-            budget: int) -> Finding | None:
+            budget: int, fault_bound: int) -> Finding | None:
     if found_by == "exhaustive":
         search = ExhaustiveSearch(lambda chooser: run(scenario, policy, seed, chooser=chooser), footprints(scenario),
-                                  budget, 1)
+                                  budget, fault_bound)
         for index, step in enumerate(search):
             found = first_violation(step.result, label) if step.counted else None
             if found is not None:

@@ -22,9 +22,18 @@ ORACLES: dict[str, Callable[[RunResult], Verdict]] = {
 }
 
 
+#: Every label a violation can carry (what `explore --label` accepts).
+LABELS = (
+    "lost-update", "stale-read", "torn-read", "future-read", "ghost-effect", "duplicate-effect", "reordered-effect",
+    "divergent-result", "divergent-world", "missing-result", "duplicate-result", "orphan-result", "out-of-order",
+    "mispaired-result", "fabricated-result", "scheduler-error", "contract-error", "exclusivity", "cap-exceeded",
+    "hang", "orphaned-call", "start-after-interrupt", "grace-exceeded", "order-dependent",
+)
+
+
 def check(result: RunResult) -> list[Verdict]:
     """The verdict of every single-run oracle on `result`."""
     return [oracle(result) for oracle in ORACLES.values()]
 
 
-__all__ = ["ORACLES", "Kind", "Verdict", "Violation", "check", "exit_code", "reorder"]
+__all__ = ["LABELS", "ORACLES", "Kind", "Verdict", "Violation", "check", "exit_code", "reorder"]

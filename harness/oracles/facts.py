@@ -77,8 +77,6 @@ class RunFacts:
 
     def __post_init__(self) -> None:
         open_attempts: dict[tuple[str, int], Attempt] = {}
-        # Attempts the trace abandoned (or ended) before it recorded their start, oldest first.
-        unopened: dict[tuple[str, int], list[Attempt]] = {}
         tools = {call.id: call.name for call in self.result.scenario.calls}
         batch = -1
 
@@ -90,7 +88,6 @@ class RunFacts:
                         end_t=e["t"], end_seq=e["seq"], opened=False)
             self.attempts.append(a)
             open_attempts[key] = a
-            unopened.setdefault(key, []).append(a)
             return a
 
         for e in self.result.trace:
@@ -98,18 +95,11 @@ class RunFacts:
             if ev == "batch":
                 batch = e["index"]
             elif ev == "start":
-                key = (e["call"], e["attempt"])
-                waiting = unopened.get(key)
-                if waiting and waiting[0].start_t == e["t"]:
-                    # Its process runs in the same instant the handle was made, after the abandon.
-                    a = waiting.pop(0)
-                    a.tool, a.start_t, a.start_seq, a.key, a.opened = e["tool"], e["t"], e["seq"], e.get("key"), True
-                    if a.outcome is None:
-                        a.end_t, a.end_seq = math.inf, 1 << 62
-                else:
-                    a = Attempt(e["call"], e["attempt"], e["tool"], e["t"], e["seq"], batch, e.get("key"))
-                    self.attempts.append(a)
-                open_attempts[key] = a
+                # Always a new attempt: the context never traces the start of an attempt it abandoned
+                # first (it never runs), so an earlier unopened one is another handle's.
+                a = Attempt(e["call"], e["attempt"], e["tool"], e["t"], e["seq"], batch, e.get("key"))
+                self.attempts.append(a)
+                open_attempts[(e["call"], e["attempt"])] = a
             elif ev == "end":
                 a = open_attempts.get((e["call"], e["attempt"])) or placeholder(e)
                 a.end_t, a.end_seq, a.outcome = e["t"], e["seq"], e["outcome"]

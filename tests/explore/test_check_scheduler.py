@@ -46,6 +46,11 @@ def test_the_defaults_provoke_every_situation_the_issue_lists() -> None:
     assert any(c.arguments.startswith('{"command": "cd') for s in scenarios for c in s.calls)
     identical = [s for s in scenarios if len({(c.name, c.arguments) for c in s.calls}) < len(s.calls)]
     assert identical
+    assert any(s.catalogue[c.name].declared.interactive for s in scenarios for c in s.calls if c.name in s.catalogue)
+    assert any(s.tool_failures or s.call_failures for s in scenarios)  # a failing sibling
+    hung = [s for s in scenarios for c in s.calls if c.name in s.catalogue
+            and s.catalogue[c.name].latency.support()[1] >= s.limits.time_bound_ms]
+    assert hung  # a call that may never answer
 
 
 def test_parallel_fails_with_a_readable_message(tmp_path: Path) -> None:

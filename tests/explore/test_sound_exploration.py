@@ -57,8 +57,7 @@ def test_timers_are_steps_of_the_tape_and_replay() -> None:
     tape = nokeys.found.result.tape
     assert tape is not None and TIME in tape
     again = run(nokeys.found.result.scenario, policy, nokeys.found.result.seed, chooser=Tape(tape))
-    # The same run, event for event (the first event names the chooser, which differs).
-    assert again.trace[1:] == nokeys.found.result.trace[1:] and again.final == nokeys.found.result.final
+    assert again.fingerprint == nokeys.found.result.fingerprint  # any chooser making the same choices
 
 
 def test_a_timer_only_fires_where_the_latency_model_allows() -> None:
@@ -257,3 +256,106 @@ def test_check_determinism_replays_in_a_fresh_process_under_another_hash_seed() 
     assert not fresh.ok and "PYTHONHASHSEED" in fresh.describe()
     steady = reproducer_of(run(sc, get_scheduler("serial"), 1), "serial", "x", "o", "test")
     assert verify(steady, fresh_process=True).ok
+
+
+# -- regressions found by review ---------------------------------------------------------------------
+
+
+class _RetryTicketOnTimeout:
+    """Starts every call; the ticket gets a 201 ms timeout and one retry if it timed out."""
+
+    name = "retry-ticket-on-timeout"
+
+    def __call__(self, batch: Batch, ctx: SchedulerContext) -> Generator[simpy.Event, Any, list[CallResult]]:
+        def one(call: Any) -> Generator[simpy.Event, Any, CallResult]:
+            if call.id != "ticket":
+                return (yield ctx.start(call))  # type: ignore[no-any-return]
+            first = yield ctx.with_timeout(ctx.start(call), 201)
+            if first.outcome is Outcome.TIMEOUT:
+                return (yield ctx.start(call, attempt=2))  # type: ignore[no-any-return]
+            return first  # type: ignore[no-any-return]
+
+        processes = [ctx.env.process(one(c)) for c in batch]
+        yield ctx.all_of(processes)
+        return [p.value for p in processes]
+
+
+def _restart_and_ticket() -> Any:
+    from harness.faults.latency import Uniform
+
+    sc = scenario([("restart", "restart_service", {"service_name": "api"}),
+                   ("ticket", "create_ticket", {"title": "t", "body": "b"})], name="restart-and-ticket")
+    # The ticket API answers within 10-20 ms: its 201 ms timeout can never fire.
+    return replace(sc, call_latency={"restart": Uniform(400, 400), "ticket": Uniform(10, 20)})
+
+
+@pytest.mark.parametrize("strategy", ["exhaustive", "pct"])
+def test_a_slow_sibling_cannot_push_the_clock_onto_a_timer(strategy: str) -> None:
+    """Granting the restart's step used to move the clock to 200 ms and the next decision's tick to
+    201, firing the ticket's timeout before its 10-20 ms request: a duplicate ticket no run can have."""
+    sc = _restart_and_ticket()
+    policy = _RetryTicketOnTimeout()
+    assert all(first_violation(run(sc, policy, seed)) is None for seed in range(1, 51))
+    assert explore(sc, policy, strategy, runs=200, shrink=False).found is None
+
+
+class _TimeoutAll:
+    name = "timeout-all"
+
+    def __call__(self, batch: Batch, ctx: SchedulerContext) -> Generator[simpy.Event, Any, list[CallResult]]:
+        waits = [ctx.with_timeout(ctx.start(c), 201) for c in batch]
+        yield ctx.all_of(waits)
+        return [w.value for w in waits]
+
+
+def test_sleep_sets_with_timers_cover_the_same_outcomes_as_no_reduction() -> None:
+    from harness.explore.exhaustive import ExhaustiveSearch
+    from harness.explore.footprints import footprints
+    from harness.faults.latency import Uniform
+
+    sc = replace(scenario([("c0", "restart_service", {"service_name": "s0"}),
+                           ("c1", "create_ticket", {"title": "t", "body": "b"})], name="m"),
+                 call_latency={"c0": Uniform(400, 400), "c1": Uniform(0, 10)})
+
+    def outcomes(prints: Any) -> set[tuple[str, ...]]:
+        search = ExhaustiveSearch(lambda chooser: run(sc, _TimeoutAll(), 1, chooser=chooser), prints, 1000, 0)
+        found = {tuple(r.outcome.value for r in step.result.results) for step in search if step.counted}
+        assert search.exhausted
+        return found
+
+    realistic = {tuple(r.outcome.value for r in run(sc, _TimeoutAll(), seed).results) for seed in range(1, 30)}
+    assert outcomes(footprints(sc)) == outcomes({}) == realistic == {("timeout", "ok")}
+
+
+def test_a_retry_and_its_abandoned_attempt_are_two_choices() -> None:
+    """The first attempt (detached after its timeout) and the retry run side by side; the order of
+    their steps decides which ticket id each gets, so it is explored."""
+    from harness.faults.latency import Uniform
+
+    base = find_scenario("duplicate-ticket")
+    sc = replace(base, execution=base.execution.merged(idempotency_keys=False),
+                 catalogue=base.catalogue.overridden("create_ticket", latency=Uniform(400, 900)))
+    exploration = explore(sc, "partition", "exhaustive", runs=500, keep_going=True, shrink=False)
+    enabled = {entry for f in exploration.findings for d in f.result.decisions for entry in d.enabled}
+    assert "open-ticket#2" in enabled and "open-ticket" in enabled
+
+
+def test_labels_are_checked_and_named_in_the_claim() -> None:
+    result = CliRunner().invoke(main, ["explore", "config-clobber", "--scheduler", "parallel", "--strategy",
+                                       "exhaustive", "--label", "lost_update", "--no-save"])
+    assert result.exit_code == 2 and "unknown label 'lost_update'" in result.output
+    doc = _explore_json("config-clobber", "--scheduler", "parallel", "--strategy", "exhaustive",
+                        "--label", "duplicate-effect")
+    assert doc["proven"] and doc["scope"]["claim"].startswith("proven: no duplicate-effect violation")
+    text = CliRunner().invoke(main, ["explore", "config-clobber", "--scheduler", "parallel", "--strategy",
+                                     "exhaustive", "--label", "duplicate-effect", "--no-save"]).output
+    assert "no duplicate-effect violation in" in text
+
+
+def test_a_fresh_replay_that_cannot_run_is_an_error_not_nondeterminism() -> None:
+    from harness.replay import ReproducerError
+
+    result = run(find_scenario("config-clobber"), get_scheduler("serial"), 1)
+    reproducer = reproducer_of(result, "no_such_module_anywhere:Policy", "x", "o", "test")
+    with pytest.raises(ReproducerError, match="could not be replayed in a fresh process"):
+        verify(reproducer, fresh_process=True, scheduler=get_scheduler("serial"))
