@@ -28,6 +28,7 @@ from random import Random
 from typing import Any
 
 from harness.explore import pct as pct_module
+from harness.explore import scope
 from harness.explore.exhaustive import ExhaustiveSearch
 from harness.explore.footprints import footprints
 from harness.explore.swarm import KINDS as SWARM_KINDS
@@ -47,11 +48,6 @@ AUTO_CYCLE: tuple[tuple[str, int, bool], ...] = (
     ("random", 0, False), ("pct", 1, False), ("pct", 2, False), ("pct", 3, False),
     ("random", 0, True), ("pct", 2, True),
 )
-
-
-#: What order-first runs assume of latencies, in every scope that includes them.
-ORDER_FIRST_LATENCIES = ("calls' steps in any order among themselves; against timers, within each latency "
-                         "model's range")
 
 
 @dataclass(frozen=True)
@@ -163,7 +159,7 @@ def explore(scenario: Scenario, scheduler: str | Scheduler, strategy: str = "aut
     policy = get_scheduler(scheduler) if isinstance(scheduler, str) else scheduler
     exploration = Exploration(strategy, scenario.name, scheduler if isinstance(scheduler, str) else policy.name)
     kinds = swarm_kinds if swarm_kinds is not None else (POLICY_KINDS if strategy == "auto" else SWARM_KINDS)
-    wanted = tuple(sorted(labels)) if labels is not None else None
+    wanted = tuple(sorted(labels)) if labels else None
     if strategy == "hypothesis":
         _hypothesis(exploration, scenario, policy, runs, seed, wanted)
     elif strategy == "exhaustive":
@@ -302,10 +298,12 @@ def _planned(exploration: Exploration, scenario: Scenario, scheduler: str | Sche
         exploration.bound = {"depth": depth, "calls": len(calls), "entities": len(calls) + 1, "horizon": horizon,
                              "max_steps_seen": max_steps, "per_run": per_run,
                              "miss_probability": pct_module.miss_bound(per_run, done)}
-    exploration.scope = _planned_scope(strategy, scenario, todo[:done], pct_runs, sorted(timers),
-                                       sorted(faults_seen), horizon, max_steps, kinds if swarm or strategy == "auto"
-                                       else (), processes)
-    exploration.scope["limited_checks"] = limited
+    exploration.scope = scope.planned_scope(
+        random_runs=done - len(pct_runs), pct_runs=len(pct_runs), seeds=[todo[0].seed, todo[done - 1].seed],
+        timers=sorted(timers), scenario=scenario, swarm=kinds if swarm or strategy == "auto" else (),
+        swarm_seen=sorted(faults_seen), depths=sorted({p.depth for p in pct_runs}), horizon=horizon,
+        max_steps=max_steps, processes=processes, limited=limited,
+        mix=[RunPlan(0, mode, 0, d, on).describe for mode, d, on in AUTO_CYCLE] if strategy == "auto" else None)
 
 
 _Ran = tuple[RunResult, tuple[str, ...]]
@@ -327,69 +325,6 @@ def _chunks(job: _Job, todo: list[RunPlan], processes: int) -> Iterator[list[tup
     with pool_context().Pool(processes) as pool:
         for outcomes in pool.imap(_run_chunk_star, [(job, chunk) for chunk in chunks]):
             yield [(outcome, None) for outcome in outcomes]
-
-
-def _planned_scope(strategy: str, scenario: Scenario, done: Sequence[RunPlan], pct_runs: Sequence[RunPlan],
-                   timers: list[str], swarm_kinds: list[str], horizon: int, max_steps: int,
-                   kinds: tuple[str, ...], processes: int) -> dict[str, Any]:
-    random_runs = len(done) - len(pct_runs)
-    seeds = [done[0].seed, done[-1].seed] if done else []
-    scope: dict[str, Any] = {
-        "runs": len(done),
-        "seeds": seeds,
-        "latencies": _latency_scope(random_runs, len(pct_runs)),
-        "timers": ("at their drawn times" if not pct_runs else
-                   "ordered against call steps by PCT; chosen to fire before a waiting step: "
-                   f"{', '.join(timers) or 'none'}"
-                   + (" (and at their drawn times in random runs)" if random_runs else "")),
-        "faults": _fault_scope(scenario, "drawn per run from each run's seed"),
-        "swarm": sorted(kinds) if kinds else [],
-        "swarm_seen": swarm_kinds,
-        "processes": processes,
-    }
-    if pct_runs:
-        depths = sorted({p.depth for p in pct_runs})
-        scope["pct"] = {"depths": depths, "horizon": horizon, "max_steps_seen": max_steps,
-                        "covers": "bugs that need at most d ordering constraints between call steps and timers, "
-                                  "under the seed's fault draws" + (
-                                      "" if max_steps <= horizon else
-                                      f"; runs reached {max_steps} steps, beyond the horizon {horizon}: change "
-                                      f"points fall in the first {horizon} steps only")}
-    if strategy == "auto":
-        scope["mix"] = [f"{mode}" + (f"(d={d})" if mode == "pct" else "") + ("+swarm" if on else "")
-                        for mode, d, on in AUTO_CYCLE]
-    return scope
-
-
-def _latency_scope(random_runs: int, pct_runs: int) -> str:
-    parts = []
-    if random_runs:
-        parts.append(f"{_runs(random_runs)} with latencies drawn from the scenario's distributions")
-    if pct_runs:
-        parts.append(f"{_runs(pct_runs)} order-first ({ORDER_FIRST_LATENCIES})")
-    return "; ".join(parts)
-
-
-def _runs(count: int) -> str:
-    return f"{count} run" + ("" if count == 1 else "s")
-
-
-def _fault_scope(scenario: Scenario, how: str) -> str:
-    sources = []
-    if scenario.tool_failures or scenario.call_failures:
-        sources.append("call failures")
-    faults = scenario.faults
-    if faults.duplicate_delivery:
-        sources.append("duplicate delivery")
-    if faults.torn_writes:
-        sources.append("torn writes")
-    if faults.rate_limits:
-        sources.append("rate limits")
-    if faults.crash_at_ms is not None:
-        sources.append("a crash (a timer)")
-    if not sources:
-        return "none in the scenario"
-    return f"{', '.join(sources)}: {how}"
 
 
 # -- exhaustive -------------------------------------------------------------------------------------
@@ -414,7 +349,7 @@ def _exhaustive(exploration: Exploration, scenario: Scenario, policy: Scheduler,
         timers.update(p for d in result.decisions if d.chosen == TIME for p in d.fired)
         decision_points.update(d.chosen.removeprefix(FAULT).removeprefix(NO_FAULT) for d in result.decisions
                                if d.chosen.startswith((FAULT, NO_FAULT)))
-        hung.update(_hung_calls(result))
+        hung.update(scope.hung_calls(result))
         if not step.counted:
             continue
         verdicts = check(result)
@@ -427,50 +362,11 @@ def _exhaustive(exploration: Exploration, scenario: Scenario, policy: Scheduler,
         if not keep_going:
             break
     exploration.exhausted, exploration.classes = search.exhausted, search.classes
-    points = sorted(decision_points)
-    exploration.scope = {
-        "runs": exploration.runs,
-        "seeds": [seed],
-        "latencies": f"every order of call steps up to swapping steps with disjoint footprints (footprints "
-                     f"learnt in model order); {ORDER_FIRST_LATENCIES}",
-        "timers": ("every order of each pending timer against the call steps (timers among themselves in "
-                   f"deadline order); chosen to fire before a waiting step: {', '.join(sorted(timers)) or 'none'}"),
-        "hung_calls": sorted(hung),
-        "limited_checks": limited,
-        "faults": (_fault_scope(scenario, f"every choice of at most {fault_bound} injected per run over "
-                                          f"{len(points)} attempts that may fail ({', '.join(points[:8])}"
-                                          f"{', ...' if len(points) > 8 else ''}); other draws from seed {seed}")
-                   if points else _fault_scope(scenario, f"drawn from seed {seed} (none is a choice)")),
-        "fault_bound": fault_bound,
-        "swarm": [],
-        "bound": {"runs": runs, "classes": search.classes, "exhausted": search.exhausted},
-        "claim": _claim(search.exhausted, bool(exploration.findings), limited, labels),
-        "not_covered": ["scheduler decisions that read absolute virtual times (e.g. rate-limit windows)",
-                        f"calls hung by seed {seed}'s latency draw stay hung (hung_calls); others' draws are not hangs"
-                        ,
-                        "timers whose order only a slower step before they were set could swap",
-                        "swarm faults (use --strategy auto or --swarm)"],
-    }
-
-
-def _claim(exhausted: bool, found: bool, limited: int, labels: tuple[str, ...] | None) -> str:
-    what = f"no {' / '.join(labels)} violation" if labels else "no violation"
-    if found:
-        return "violation found"
-    if not exhausted:
-        return "none: the run bound was reached first"
-    if limited:
-        return f"none: an oracle limited its check on {limited} runs"
-    return f"proven: {what} in any of the classes above"
-
-
-def _hung_calls(result: RunResult) -> set[str]:
-    """Calls still running when a hung run stopped (a latency drawn beyond the time bound keeps a
-    call hung in order-first runs too)."""
-    if result.status.value != "hang":
-        return set()
-    ended = {e["call"] for e in result.trace if e["ev"] == "end"}
-    return {e["call"] for e in result.trace if e["ev"] == "start"} - ended
+    exploration.scope = scope.exhaustive_scope(
+        runs=exploration.runs, bound=runs, seed=seed, scenario=scenario, timers=sorted(timers),
+        decision_points=sorted(decision_points), fault_bound=fault_bound, classes=search.classes,
+        exhausted=search.exhausted, found=bool(exploration.findings), limited=limited, hung=sorted(hung),
+        labels=labels)
 
 
 # -- shrinking ---------------------------------------------------------------------------------------
@@ -594,9 +490,10 @@ def _hypothesis(exploration: Exploration, scenario: Scenario, policy: Scheduler,
     strategy = st.tuples(st.lists(st.booleans(), min_size=len(calls), max_size=len(calls)),
                          st.lists(st.integers(min_value=0, max_value=len(calls)), max_size=4 * len(calls) + 4))
     exploration.scope = {"runs": runs, "seeds": [seed],
-                         "latencies": "abstracted: order choices drawn and shrunk by Hypothesis (a sample, no claim)",
+                         "latencies": "order choices drawn and shrunk by Hypothesis (a sample, no claim); "
+                                      + scope.ORDER_FIRST_LATENCIES,
                          "timers": "ordered against call steps where Hypothesis draws the time index",
-                         "faults": _fault_scope(scenario, f"drawn from seed {seed}"), "swarm": []}
+                         "faults": scope.faults(scenario, f"drawn from seed {seed}"), "swarm": []}
     try:
         example = find(strategy, fails, settings=settings(max_examples=runs, deadline=None, database=None,
                                                           suppress_health_check=list(HealthCheck)),
