@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import fields
+from pathlib import Path
 from typing import Any
 
 from harness.oracles.verdict import Verdict, exit_code
 from harness.run import RunResult
+from harness.scenario.library import builtin_dir
 from harness.sim.trace import canonical_json
 
 
@@ -54,7 +56,10 @@ def reproduce_command(result: RunResult, scheduler: str | None = None, extra_arg
     """The command that re-runs `result`; `scheduler` is how the user named it (e.g. module:attr),
     `extra_args` the execution flags given on the command line."""
     scenario = result.scenario
-    builtin = scenario.path is None or scenario.path.endswith(f"/{scenario.name}.toml")
+    # Built-in only when it is the built-in directory's file: a user's file named as its stem must be
+    # named by its path, or the command finds no such scenario.
+    builtin = scenario.path is None or (
+        Path(scenario.path).resolve() == (builtin_dir() / f"{scenario.name}.toml").resolve())
     target = scenario.name if builtin else scenario.path
     extra = "".join(f" {arg}" for arg in extra_args)
     return f"harness run {target} --scheduler {scheduler or result.scheduler} --seed {result.seed}{extra}"

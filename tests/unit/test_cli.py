@@ -111,3 +111,12 @@ def test_run_with_reorder_invariance() -> None:
     verdict = next(v for v in doc["verdicts"] if v["oracle"] == "reorder-invariance")
     assert code == 1 and verdict["label"] == "order-dependent"
     assert doc["reproduce"].endswith("--seed 1 --reorder 10")
+
+
+def test_the_reproduce_line_names_a_user_scenario_file_by_its_path(tmp_path: Path) -> None:
+    """A user's file named like its stem is not a built-in: the printed command must find it."""
+    mine = tmp_path / "my-race.toml"
+    mine.write_text((Path(__file__).parents[2] / "scenarios" / "config-clobber.toml").read_text()
+                    .replace('name = "config-clobber"', 'name = "my-race"'))
+    result = CliRunner().invoke(main, ["run", str(mine), "--scheduler", "parallel", "--seed", "3", "--format", "json"])
+    assert json.loads(result.stdout)["reproduce"].startswith(f"harness run {mine} ")
