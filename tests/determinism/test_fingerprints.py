@@ -55,3 +55,27 @@ def test_every_scenario_is_covered(here: dict[str, str]) -> None:
 
 def test_fingerprint_changes_with_the_seed(here: dict[str, str]) -> None:
     assert here["config-clobber/parallel/1"] != here["config-clobber/parallel/7"]
+
+
+_EXPLORE = """
+import json
+from harness import find_scenario
+from harness.explore.engine import explore
+out = {}
+for name, scheduler, strategy in [("config-clobber", "parallel", "auto"), ("rare-torn-read", "parallel", "pct"),
+                                  ("duplicate-ticket", "partition", "exhaustive"),
+                                  ("interrupt-midbatch", "parallel", "auto")]:
+    found = explore(find_scenario(name), scheduler, strategy, runs=40, seed=3, shrink=False).found
+    out[f"{name}/{strategy}"] = [found.run_index, found.result.fingerprint] if found else None
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.parametrize("hash_seed", ["1", "31337"])
+def test_order_first_explorations_match_across_processes_and_hash_seeds(hash_seed: str) -> None:
+    """The first finding of auto, PCT and exhaustive (timers and all) is the same run, byte for byte."""
+    root = Path(__file__).resolve().parents[2]
+    runs = [json.loads(subprocess.run([sys.executable, "-c", _EXPLORE], env={**os.environ, "PYTHONHASHSEED": seed},
+                                      cwd=root, capture_output=True, text=True, timeout=300, check=True).stdout)
+            for seed in ("0", hash_seed)]
+    assert runs[0] == runs[1] and any(runs[0].values())
