@@ -3,8 +3,9 @@
 For each case: `auto` (the default strategy), PCT and bounded exhaustive search each find one of the
 expected labels within 1,000 runs (measured: at most 7 runs for every case, seed 1). `check_scheduler`
 with its defaults and the `quick` profile fails every buggy scheduler of the catalogue that today's
-harness can express, with a finding that replays (not always on the planted bug: a realistic
-scheduler has more than one).
+harness can express, with a finding that replays or, for an asyncio executor whose order depends on
+object addresses, a `nondeterministic` report (not always on the planted bug: a realistic scheduler
+has more than one).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import pytest
 
 from harness.explore.engine import explore
+from harness.schedulers.asyncio_adapter import FromAsyncio
 from harness.testing import SchedulerCheckFailed, check_scheduler
 from tests.catalogue.cases import CASES, CORRECT, Case
 
@@ -31,7 +33,10 @@ def test_each_strategy_finds_the_planted_bug(case: Case, strategy: str) -> None:
 def test_check_scheduler_fails_every_buggy_scheduler(case: Case) -> None:
     with pytest.raises(SchedulerCheckFailed) as failure:
         check_scheduler(case.scheduler, profile="quick")
-    assert not str(failure.value).startswith("nondeterministic")
+    if str(failure.value).startswith("nondeterministic"):
+        # Legitimate only for executors bridged through from_asyncio, whose task sets (as_completed,
+        # wait) iterate in object-address order: the self-check catches exactly that (issue 11).
+        assert isinstance(case.scheduler, FromAsyncio), str(failure.value)
 
 
 @pytest.mark.parametrize(("name", "scheduler"), CORRECT, ids=[name for name, _ in CORRECT])
