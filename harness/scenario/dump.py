@@ -97,4 +97,7 @@ def scenario_to_data(scenario: Scenario) -> dict[str, Any]:
         data["execution"] = execution
     if not scenario.faults.empty:
         data["faults"] = scenario.faults.to_json()
+    unknown = sorted({call.name for call in scenario.calls if call.name not in scenario.catalogue})
+    if unknown:
+        data["unknown_tools"] = unknown  # a Python-built scenario may call tools the runtime does not know
     return data

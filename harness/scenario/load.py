@@ -8,6 +8,7 @@ imported or evaluated. Unknown keys are errors, so a typo cannot silently change
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import json
 import posixpath
 import tomllib
@@ -44,7 +45,7 @@ def _show(value: Any) -> str:
 
 
 _TOP_KEYS = {"name", "description", "source", "time_bound_ms", "event_budget", "max_concurrency", "interrupt",
-             "execution", "faults", "world", "tools", "batches"}
+             "execution", "faults", "world", "tools", "batches", "unknown_tools"}
 _WORLD_KEYS = {"cwd", "home", "case_sensitive", "env", "dirs", "files", "symlinks", "hardlinks"}
 _TOOL_KEYS = {"latency", "declared", "stops_on_cancel", "max_concurrency", "failure"}
 _BATCH_KEYS = {"label", "calls"}
@@ -167,6 +168,7 @@ def scenario_from_data(data: Any, file: str = "<data>") -> Scenario:
         interrupt = Interrupt(r.non_negative(table["at_ms"], "interrupt.at_ms"),
                               r.non_negative(table.get("grace_ms", 3000), "interrupt.grace_ms"))
     batches, per_call = _batches(r, top.get("batches"))
+    _known_tools(r, batches, catalogue, top.get("unknown_tools", []))
     tool_failures = {
         name: r.failure(override["failure"], f"tools.{name}.failure")
         for name, override in top.get("tools", {}).items()
@@ -191,6 +193,27 @@ def scenario_from_data(data: Any, file: str = "<data>") -> Scenario:
         execution=execution,
         faults=faults,
     )
+
+
+def _known_tools(r: _Reader, batches: tuple[Batch, ...], catalogue: Catalogue, unknown: Any) -> None:
+    """Every call names a tool of the catalogue, or one the scenario declares unknown on purpose (to
+    model a tool the runtime does not know): a typo must not run as a batch of errors that passes."""
+    if not isinstance(unknown, list) or not all(isinstance(n, str) and n for n in unknown):
+        raise r.fail("unknown_tools", "a list of tool names the runtime is meant not to know", unknown)
+    for name in unknown:
+        if name in catalogue:
+            raise r.fail("unknown_tools", f"names of tools the catalogue does not have ({name!r} is one it has)",
+                         unknown)
+    valid = sorted(catalogue)
+    for b, batch in enumerate(batches):
+        for c, call in enumerate(batch):
+            if call.name in catalogue or call.name in unknown:
+                continue
+            close = difflib.get_close_matches(call.name, valid, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise r.fail(f"batches[{b}].calls[{c}].name",
+                         f"a known tool ({hint}valid: {', '.join(valid)}; or list it in unknown_tools to model a "
+                         "tool the runtime does not know)", call.name)
 
 
 def _world(r: _Reader, value: Any) -> WorldState:

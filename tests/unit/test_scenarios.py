@@ -108,3 +108,29 @@ def test_declared_override_makes_a_tool_lie_without_changing_behaviour(tmp_path:
     sc = load_scenario(path)
     assert sc.catalogue["terminal"].declared.read_only is True
     assert "/f" in run(sc, get_scheduler("serial"), 1).final.file_map
+
+
+def test_a_typo_in_a_tool_name_is_a_load_error_naming_the_tool(tmp_path: Path) -> None:
+    """It used to run, every call erroring, and pass."""
+    from click.testing import CliRunner
+
+    from harness.cli import main
+
+    typo = tmp_path / "typo.toml"
+    typo.write_text('name = "typo"\n[[batches]]\n[[batches.calls]]\nid = "a"\nname = "pacth"\n'
+                    "arguments = '{\"path\": \"/x\"}'\n")
+    result = CliRunner().invoke(main, ["run", str(typo)])
+    assert result.exit_code == 2
+    assert "typo.toml: batches[0].calls[0].name" in result.stderr and "did you mean 'patch'?" in result.stderr
+    meant = tmp_path / "meant.toml"
+    meant.write_text(typo.read_text().replace('name = "typo"', 'name = "meant"\nunknown_tools = ["pacth"]'))
+    result = CliRunner().invoke(main, ["run", str(meant), "--format", "json"])
+    assert result.exit_code == 0 and "unknown tool 'pacth'" in result.stdout
+    with pytest.raises(ScenarioError, match="unknown_tools: expected names of tools the catalogue does not have"):
+        load_scenario(_with(typo, 'unknown_tools = ["patch"]\n'))
+
+
+def _with(path: Path, line: str) -> Path:
+    changed = path.with_name("changed.toml")
+    changed.write_text(line + path.read_text())
+    return changed

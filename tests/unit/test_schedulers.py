@@ -108,7 +108,7 @@ def test_scheduler_sees_declared_metadata_only() -> None:
             return (yield from Serial()(batch, ctx))
 
     sc = scenario([("t", "terminal", {"command": "echo x > f"}), ("u", "mystery_tool", "{}")],
-                  tools={"terminal": {"declared": {"read_only": True}}})
+                  tools={"terminal": {"declared": {"read_only": True}}}, unknown_tools=["mystery_tool"])
     run(sc, Inspect(), 1)
     declared, keys = seen["t"]
     assert declared is not None and declared.read_only is True  # the lie, as declared
