@@ -2,9 +2,10 @@
 
 Owns what "a scheduler is correct" means for a user: every oracle holds on the default scenarios —
 chosen so that each failure class real runtimes show has a workload that provokes it: path aliases
-(symlink, hard link, case, `./` spellings), a shell `cd` before relative paths, global and per-tool
-caps, `depends_on` chains, a hung call, an interrupt while calls are queued, non-idempotent effects
-with retries, identical duplicate calls, failing siblings, an interactive call — plus any scenarios
+(symlink, hard link, case, `./` spellings, `..` after a symlink), a shell `cd` before relative
+paths, global and per-tool caps, `depends_on` chains, a hung call, an interrupt while calls are
+queued, non-idempotent effects with retries, identical duplicate calls, failing siblings, an
+interactive call — plus any scenarios
 the user adds, under `auto` exploration (random latencies, PCT at depths 1-3 and swarm faults,
 timers and all), and on Hypothesis-generated batches over a world with aliases. On the first
 violation it raises `SchedulerCheckFailed`, an `AssertionError` whose message names the scenario,
@@ -56,6 +57,7 @@ DEFAULT_SCENARIOS = (
     "config-clobber",           # two read-modify-writes of one file
     "config-two-spellings",     # one file spelled two ways (`./`)
     "symlink-alias",            # one file through a symlink
+    "symlink-dotdot",           # `..` after a symlink: the kernel resolves the link first
     "hardlink-alias",           # one file through a hard link
     "case-alias",               # one file in two cases on a case-insensitive disk
     "edit-then-test",           # a write, then a read of the whole tree

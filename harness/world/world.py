@@ -85,8 +85,22 @@ class World:
     # -- paths -------------------------------------------------------------------------------
 
     def absolute(self, raw: str) -> str:
-        """`raw` resolved against the session cwd; see `absolute_path`."""
-        return absolute_path(raw, self.cwd, self.home)
+        """`raw` resolved against the session cwd the way the kernel opens it: `~` expanded, joined to
+        the cwd, and each `..` applied to the directory the components before it resolve to, symlinks
+        followed (POSIX), not to their text (`absolute_path`, what planners compute). Components not
+        followed by `..` keep their spelling, so a touch still says which alias the tool used."""
+        if raw == "~" or raw.startswith("~/"):
+            raw = self.home + raw[1:]
+        joined = posixpath.join(self.cwd, raw)
+        parts = joined.split("/")
+        if ".." not in parts or not self._symlinks:
+            return posixpath.normpath(joined)  # without a symlink, text and POSIX agree
+        result = "/"
+        for part in parts:
+            if part in ("", "."):
+                continue
+            result = posixpath.dirname(self.realpath(result)) if part == ".." else posixpath.join(result, part)
+        return result
 
     def realpath(self, path: str, _depth: int = 0) -> str:
         """The path with symlinks resolved, as `os.path.realpath` would on this world: every other

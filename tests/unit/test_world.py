@@ -1,3 +1,4 @@
+import json
 import os
 
 import pytest
@@ -91,3 +92,53 @@ def test_world_never_touches_the_real_disk(tmp_path: object) -> None:
 
 def test_empty_state_is_the_default() -> None:
     assert World().state() == WorldState()
+
+
+def test_dotdot_after_a_symlink_resolves_like_the_kernel_not_like_text() -> None:
+    """`link/../x` is the parent of the link's *target*; without a symlink, text and POSIX agree."""
+    world = World(cwd="/repo")
+    world.populate(files=[("/repo/sub/dir/x.txt", "x"), ("/repo/sub/a.txt", "sub"), ("/repo/a.txt", "top")],
+                   symlinks=[("/repo/link", "/repo/sub/dir")])
+    assert world.absolute("link/../a.txt") == "/repo/sub/a.txt"
+    assert world.read_text(world.absolute("link/../a.txt")) == "sub"
+    assert world.absolute("link/x.txt") == "/repo/link/x.txt"  # spelling kept where no `..` follows
+    assert world.absolute("sub/dir/../a.txt") == "/repo/sub/a.txt"
+    assert world.realpath("/repo/link/../a.txt") == "/repo/sub/a.txt"
+
+
+def test_a_planner_normalising_as_text_is_caught_and_one_resolving_like_posix_passes() -> None:
+    import posixpath
+
+    from harness import find_scenario, get_scheduler, run
+    from harness.oracles import check
+    from harness.schedulers import Plan, PlanScheduler
+
+    class ByPath(PlanScheduler):
+        """One call at a time when two calls name the same file, as `resolve` sees it."""
+
+        name = "by-path"
+
+        def __init__(self, resolve) -> None:  # type: ignore[no-untyped-def]
+            super().__init__()
+            self.resolve = resolve
+
+        def plan(self, batch, ctx) -> Plan:  # type: ignore[no-untyped-def]
+            seen: dict[str, str] = {}
+            after = {}
+            for call in batch:
+                path = self.resolve(ctx, json.loads(call.arguments)["path"])
+                after[call.id] = (seen[path],) if path in seen else ()
+                seen[path] = call.id
+            return Plan(after)
+
+    by_path = ByPath
+    text_first = by_path(lambda ctx, p: ctx.realpath(posixpath.normpath(posixpath.join(ctx.cwd, p))))
+    posix = by_path(lambda ctx, p: ctx.realpath(posixpath.join(ctx.cwd, p)))
+    sc = find_scenario("symlink-dotdot")
+
+    def labels(policy) -> set[str]:  # type: ignore[no-untyped-def]
+        return {v.label for seed in range(1, 6) for v in check(run(sc, policy, seed)) if not v.ok}
+
+    assert labels(text_first) == {"stale-read"}
+    assert labels(posix) == set()
+    assert "stale-read" in labels(get_scheduler("hermes_segments"))  # abspath, then realpath: REFERENCE's gap
