@@ -14,14 +14,15 @@ from harness.world import World
 
 def scenario(calls: list[tuple[str, str, Any]], *, files: dict[str, str] | None = None, cwd: str = "/repo",
              tools: dict[str, Any] | None = None, extra_batches: list[list[tuple[str, str, Any]]] | None = None,
-             **top: Any) -> Scenario:
-    """A scenario from `(id, tool, arguments)` triples (arguments: dict or raw string)."""
+             world_extra: dict[str, Any] | None = None, **top: Any) -> Scenario:
+    """A scenario from `(id, tool, arguments)` triples (arguments: dict or raw string); `world_extra`
+    adds world keys (symlinks, hardlinks, case_sensitive...)."""
     def batch(rows: list[tuple[str, str, Any]]) -> dict[str, Any]:
         return {"calls": [{"id": i, "name": n, "arguments": a} for i, n, a in rows]}
 
     data: dict[str, Any] = {
         "name": top.pop("name", "test"),
-        "world": {"cwd": cwd, "files": files or {}},
+        "world": {"cwd": cwd, "files": files or {}, **(world_extra or {})},
         "tools": tools or {},
         "batches": [batch(calls)] + [batch(rows) for rows in extra_batches or []],
         **top,

@@ -2,7 +2,8 @@
 
 Owns their behaviour as touch points in virtual time, faithful to how the real tools race:
 `write_file` truncates when it starts and writes when it ends (a reader in between sees a torn,
-empty file); `write_file_atomic` writes once at the end (rename into place); `patch` reads when it
+empty file); `write_file_atomic` writes once at the end by renaming a new file into place (a new
+inode: hard links keep the old content, a symlink at the path is replaced); `patch` reads when it
 starts and writes when it ends (read-modify-write, the shape of a lost update), also in V4A mode
 (`{"mode": "v4a", "patch": "*** Begin Patch ..."}`, several files at once); readers read half
 way through. It never decides what may run in parallel.
@@ -48,7 +49,7 @@ def write_file(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
 def write_file_atomic(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
     path, content = require_str(args, "path"), require_str(args, "content")
     yield 1.0
-    io.write(path, content)  # write to a temporary name, then rename over the target
+    io.write_atomic(path, content)  # write to a temporary name, then rename over the target
     return {"path": io.path(path), "bytes_written": len(content.encode())}
 
 

@@ -178,6 +178,12 @@ class ToolIO:
         self.world.write_text(path, text)
         self._file_touch("write", path, text)
 
+    def write_atomic(self, raw: str, text: str) -> None:
+        """A write that renames a temporary file over the target: a new file, hard links broken."""
+        path = self.path(raw)
+        self.world.replace_text(path, text)
+        self._file_touch("write", path, text)
+
     def truncate(self, raw: str) -> None:
         path = self.path(raw)
         self.world.write_text(path, "")

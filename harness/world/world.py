@@ -241,6 +241,25 @@ class World:
             raise WorldError(f"cannot create {path}: {exc.strerror or exc}") from None
         self._restructured()
 
+    def replace_text(self, path: str, text: str) -> None:
+        """Write `text` to a temporary file beside `path` and rename it over `path`, as atomic writers
+        do (editors, hermes' file tools): the name now points at a new file. Other hard links of the
+        old file keep its content, and a symlink at `path` is replaced by the file, not written
+        through (POSIX `rename`)."""
+        parent, name = posixpath.split(path)
+        if self.fs.isdir(path) and not self.fs.islink(path):
+            raise WorldError(f"is a directory: {path}")
+        if not self.fs.isdir(parent):
+            missing = not self.fs.exists(parent)
+            raise WorldError(f"no such directory: {parent}" if missing else f"not a directory: {parent}")
+        temporary = posixpath.join(parent, f".{name}.harness-tmp")
+        try:
+            self.fs.create_file(temporary, contents=text)
+            self.fs.rename(temporary, path)
+        except OSError as exc:
+            raise WorldError(f"cannot replace {path}: {exc.strerror or exc}") from None
+        self._restructured()
+
     def append_text(self, path: str, text: str) -> None:
         current = self.read_text(path) if self.exists(path) else ""
         self.write_text(path, current + text)

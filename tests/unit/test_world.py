@@ -142,3 +142,33 @@ def test_a_planner_normalising_as_text_is_caught_and_one_resolving_like_posix_pa
     assert labels(text_first) == {"stale-read"}
     assert labels(posix) == set()
     assert "stale-read" in labels(get_scheduler("hermes_segments"))  # abspath, then realpath: REFERENCE's gap
+
+
+def test_an_atomic_write_replaces_the_file_and_breaks_hard_links_and_symlinks() -> None:
+    world = World(cwd="/repo")
+    world.populate(files=[("/repo/a.txt", "old")], hardlinks=[("/repo/a.txt", "/repo/b.txt")],
+                   symlinks=[("/repo/l.txt", "/repo/a.txt")])
+    world.replace_text("/repo/a.txt", "new")
+    assert (world.read_text("/repo/a.txt"), world.read_text("/repo/b.txt")) == ("new", "old")
+    assert world.canonical("/repo/a.txt") != world.canonical("/repo/b.txt")
+    world.replace_text("/repo/l.txt", "link replaced")  # rename replaces the link, not its target
+    assert not world.fs.islink("/repo/l.txt") and world.read_text("/repo/a.txt") == "new"
+    with pytest.raises(WorldError, match="no such directory"):
+        world.replace_text("/nowhere/x.txt", "x")
+
+
+@pytest.mark.parametrize(("tool", "caught"), [("write_file", True), ("write_file_atomic", False)])
+def test_hard_links_race_with_in_place_writes_not_with_atomic_ones(tool: str, caught: bool) -> None:
+    """Two writes of one file through two hard-linked names under a path-scoped policy: in place they
+    hit one file (the later write wins whatever the model said); atomically each name gets a new file."""
+    from harness import get_scheduler, run
+    from harness.oracles import check
+    from tests.helpers import scenario
+
+    sc = scenario([("via-a", tool, {"path": "a.txt", "content": "from a\n"}),
+                   ("via-b", tool, {"path": "b.txt", "content": "from b\n"})],
+                  files={"/repo/a.txt": "old\n"}, world_extra={"hardlinks": [["/repo/a.txt", "/repo/b.txt"]]},
+                  tools={tool: {"latency": {"uniform": [100, 900]}}})
+    labels = {v.label for seed in range(1, 9) for v in check(run(sc, get_scheduler("hermes_segments"), seed))
+              if not v.ok}
+    assert bool(labels) is caught, labels
