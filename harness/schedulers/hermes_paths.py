@@ -11,10 +11,11 @@ import os.path
 import posixpath
 from pathlib import PurePosixPath
 
-#: Tier 1: read-only, no shared state — may always run in parallel (seed 000, 11 tools).
+#: Tier 1: read-only, no shared state — may always run in parallel (seed 000's 11 tools, and
+#: `image_generate`, which hermes' list has too).
 PARALLEL_SAFE_TOOLS = frozenset({
     "read_file", "search_files", "web_search", "web_extract", "vision_analyze", "session_search",
-    "skill_view", "skills_list", "ha_get_state", "ha_list_entities", "ha_list_services",
+    "skill_view", "skills_list", "ha_get_state", "ha_list_entities", "ha_list_services", "image_generate",
 })
 #: Tier 2: file tools, parallel when their paths do not overlap.
 PATH_SCOPED_TOOLS = frozenset({"read_file", "write_file", "patch"})

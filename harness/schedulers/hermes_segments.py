@@ -43,8 +43,10 @@ def scoped_paths(call: ToolCall, args: dict[str, object]) -> list[str] | None:
         text = args.get("patch")
         found = _V4A_HEADER.findall(text) if isinstance(text, str) else []
         return found or None
-    raw = args.get("path", READER_DEFAULT_PATHS.get(call.name))
-    if call.name in PATH_SCOPED_TOOLS or call.name in READER_DEFAULT_PATHS:
+    raw = args.get("path")
+    if call.name in READER_DEFAULT_PATHS and not (isinstance(raw, str) and raw.strip()):
+        return [READER_DEFAULT_PATHS[call.name]]  # hermes: a blank or non-string path searches `.`
+    if call.name in PATH_SCOPED_TOOLS:
         return [raw] if isinstance(raw, str) and raw.strip() else None
     return []
 

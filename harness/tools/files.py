@@ -116,9 +116,9 @@ def _patch_v4a(text: str, io: ToolIO) -> Generator[float, None, JSONValue]:
 
 def search_files(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
     pattern = require_str(args, "pattern")
-    root = args.get("path", ".")
-    if not isinstance(root, str):
-        raise ToolError("argument 'path' must be a string")
+    root = args.get("path")
+    if not isinstance(root, str) or not root.strip():
+        root = "."  # as hermes' tool: a blank or non-string path searches the working directory
     glob = args.get("glob")
     try:
         regex = re.compile(pattern)

@@ -2,7 +2,7 @@
 seed 004.
 
 Owns their canned, deterministic answers (a function of the arguments only) and default latencies
-(seed 003: logs 3 s, metrics 4 s, deployment history 2 s). They touch no world state, so any order
+(seed 003: logs 3 s, metrics 4 s, deployment history 2 s; an image takes 8 s). They touch no world state, so any order
 of them is equivalent; they exist to give schedulers realistic latency to overlap. Never networked.
 """
 
@@ -32,6 +32,14 @@ def web_extract(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
     url = require_str(args, "url")
     yield 1.0
     return {"url": url, "content": f"Extracted text of {url} ({_stable_int(url) % 5000} words)"}
+
+
+def image_generate(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
+    prompt = require_str(args, "prompt")
+    yield 1.0
+    tag = hashlib.sha256(prompt.encode()).hexdigest()[:12]
+    return {"image": f"https://images.example.invalid/{tag}.png", "prompt": prompt,
+            "aspect_ratio": args.get("aspect_ratio", "square")}
 
 
 def query_service_logs(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
@@ -83,6 +91,8 @@ _REMOTE = Declared(read_only=True, category="remote")
 SPECS = (
     ToolSpec("web_search", "Search the web (canned results).", _REMOTE, web_search, Fixed(1200)),
     ToolSpec("web_extract", "Extract the text of a web page (canned).", _REMOTE, web_extract, Fixed(1500)),
+    ToolSpec("image_generate", "Generate an image from a prompt (a canned URL; on hermes' safe list).", _REMOTE,
+             image_generate, Fixed(8000)),
     ToolSpec("query_service_logs", "Seed 003: error logs of a service over N minutes.", _REMOTE,
              query_service_logs, Fixed(3000)),
     ToolSpec("query_service_metrics", "Seed 003: CPU, memory, latency and pool usage.", _REMOTE,

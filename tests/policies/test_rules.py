@@ -109,3 +109,25 @@ def test_plan_policies_honour_scenario_caps(policy: str) -> None:
     sc = scenario([(f"q{i}", "web_search", {"query": str(i)}) for i in range(6)], max_concurrency=2)
     result = run(sc, get_scheduler(policy), 1)
     assert sorted(starts(result).values()) == [0, 0, 1200, 1200, 2400, 2400]
+
+
+def test_image_generate_is_on_hermes_safe_list() -> None:
+    assert gate(("image_generate", {"prompt": "a cat"}), ("web_search", {"query": "cats"}))
+    sc = scenario([("img", "image_generate", {"prompt": "a cat"}), ("q", "web_search", {"query": "cats"})])
+    for policy in ("hermes_gate", "hermes_segments"):
+        assert run(sc, get_scheduler(policy), 1).makespan_ms == 8000  # side by side: the image's 8 s
+
+
+@pytest.mark.parametrize("path", ["", "   ", 3, None])
+def test_search_files_with_a_blank_or_odd_path_searches_the_working_directory(path: object) -> None:
+    """As hermes' tool does; hermes_segments scopes such a search to `.` (a reader), not a barrier."""
+    args: dict[str, object] = {"pattern": "alpha"}
+    if path is not None:
+        args["path"] = path
+    sc = scenario([("s", "search_files", args), ("r", "read_file", {"path": "/repo/b.txt"})],
+                  files={"/repo/a.txt": "alpha\n", "/repo/b.txt": "beta\n"})
+    result = run(sc, get_scheduler("hermes_segments"), 1)
+    search = result.results[0]
+    assert search.outcome.value == "ok" and "/repo/a.txt" in json.dumps(search.value)
+    starts = {e["call"]: e["t"] for e in result.trace if e["ev"] == "start"}
+    assert starts["s"] == starts["r"] == 0  # two readers: one parallel segment
