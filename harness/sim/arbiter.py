@@ -53,11 +53,6 @@ def fault_token(kind: str, call_id: str, attempt: int) -> str:
     return f"{kind}:{call_id}/{attempt}"
 
 
-def is_choice_token(entry: str) -> bool:
-    """Whether a tape entry is a harness choice (time or fault) rather than a call's step."""
-    return entry.startswith("@")
-
-
 def entry_of(call_id: str, attempt: int) -> str:
     """The enabled-set entry of an attempt's step: the call id, `call#N` for attempt N >= 2."""
     return call_id if attempt <= 1 else f"{call_id}#{attempt}"
