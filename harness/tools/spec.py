@@ -194,6 +194,14 @@ class ToolIO:
         self._file_touch("remove", path)
         self.world.remove(path)
 
+    def rename(self, raw_source: str, raw_target: str) -> None:
+        """Move a name: the source's name goes away and the target now holds its content."""
+        source, target = self.path(raw_source), self.path(raw_target)
+        self._file_touch("remove", source)
+        self.world.rename(source, target)
+        self._file_touch("write", target, self.world.read_text(target) if self.world.exists(target)
+                         and not self.world.is_dir(target) else None)
+
     def make_dir(self, raw: str) -> None:
         path = self.path(raw)
         self.world.make_dir(path)

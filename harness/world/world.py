@@ -272,6 +272,24 @@ class World:
         self.fs.remove(path)
         self._restructured()
 
+    def rename(self, source: str, target: str) -> None:
+        """POSIX `rename(2)`: the name `source` (a symlink itself, not its target) becomes `target`,
+        replacing a file there (its other hard links keep the old content); a directory at `target`
+        or a missing parent is an error, and renaming a name onto itself changes nothing."""
+        if not self.fs.exists(source) and not self.fs.islink(source):
+            raise WorldError(f"no such file: {source}")
+        if self.fs.isdir(target) and not self.fs.islink(target):
+            raise WorldError(f"is a directory: {target}")
+        parent = posixpath.dirname(target)
+        if not self.fs.isdir(parent):
+            raise WorldError(f"no such directory: {parent}" if not self.fs.exists(parent) else
+                             f"not a directory: {parent}")
+        try:
+            self.fs.rename(source, target)
+        except OSError as exc:
+            raise WorldError(f"cannot rename {source} to {target}: {exc.strerror or exc}") from None
+        self._restructured()
+
     def make_dir(self, path: str) -> None:
         if self.fs.exists(path):
             if self.fs.isdir(path):
