@@ -75,9 +75,18 @@ class SchedulerContext:
 
     Time: `now`, `sleep(ms)`, `all_of`, `any_of`, `resource(capacity)`. Calls: `start`, `cancel`,
     `with_timeout`, `settle` (honours the interrupt), `skip`. Limits: `max_concurrency`, `tool_caps`,
-    `interrupt` (an event), `grace_ms`. Knowledge: `declared(call)`, `resource_keys(call)`, `cwd`
-    (the planner's view of the session at the start of the batch). Nothing here reveals latencies or
-    real behaviour.
+    `interrupt` (an event), `grace_ms`. Knowledge: `declared(call)`, `resource_keys(call)`, and
+    where paths lead:
+
+    - `cwd`: the shell session's working directory at the start of the batch (a `terminal` `cd`
+      in an earlier turn moves it; tools resolve relative paths against it);
+    - `process_cwd`: the runtime process's own working directory, which no `cd` moves (what
+      `os.getcwd()` returns to a planner, e.g. inside `from_gate` / `from_plan`);
+    - `home`: the world's home directory (`~`), at the start of the batch;
+    - `realpath(path)`: `path` with the world's symlinks resolved as they are at the moment of the
+      call, like `os.path.realpath` (no case folding, hard links untouched).
+
+    Nothing here reveals latencies or real behaviour.
     """
 
     def __init__(self, kernel: Kernel, world: World, catalogue: Mapping[str, ToolSpec], batch: Batch,
@@ -116,6 +125,8 @@ class SchedulerContext:
         self._catalogue = catalogue
         self.batch = batch
         self.scheduler_name = scheduler_name
+        #: The shell's cwd and the world's home at the start of the batch (snapshots: a `cd`
+        #: during the batch does not move them).
         self.cwd = world.cwd
         self.home = world.home
         self.handles: list[CallHandle] = []
@@ -164,7 +175,8 @@ class SchedulerContext:
         return self._depends_on.get(call.id, ())
 
     def realpath(self, path: str) -> str:
-        """`os.path.realpath` as a planner on this machine would get it, at planning time."""
+        """`os.path.realpath` as a planner on this machine would get it: the world's symlinks as
+        they are now (at planning time, the start of the batch), other components as spelled."""
         return self._world.realpath(path)
 
     def real_footprints(self) -> dict[str, tuple[frozenset[str], frozenset[str]]]:
