@@ -12,6 +12,7 @@ import builtins
 import io
 import json
 import os
+import re
 from os import getcwd as imported_getcwd  # bound by name: the world view patches this module's globals
 from pathlib import Path
 from typing import Any
@@ -375,3 +376,13 @@ def test_context_home_and_realpath() -> None:
                   world_extra={"home": "/home/ada", "symlinks": {"/repo/current.yaml": "config.yaml"}})
     run(sc, Look(), 1)
     assert seen == [("/repo", "/home/ada", "/repo/config.yaml", "/repo/x")]
+
+
+def test_the_recipe_in_docs_runs_and_prints_what_it_says(elsewhere: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    doc = Path(__file__).resolve().parents[2] / "docs" / "real-planners.md"
+    blocks = re.findall(r"```python\n(.*?)```", doc.read_text(), flags=re.S)
+    assert blocks
+    for block in blocks:
+        exec(compile(block, str(doc), "exec"), {})
+        promised = re.findall(r"^print\(.*\)\s+# (.+)$", block, flags=re.M)
+        assert promised and capsys.readouterr().out.splitlines() == promised
