@@ -40,21 +40,24 @@ def _messages(r: Reader, messages: list[Any], prefix: str, *, single: bool = Fal
     skipped: Counter[str] = Counter()
     assistant_turns = 0
     for i, value in enumerate(messages):
-        at = "(top level)" if single else f"{prefix}[{i}]"
-        message = r.obj(value, at, "a message object with role and content")
+        at = "" if single else f"{prefix}[{i}]"
+        dot = f"{at}." if at else ""
+        message = r.obj(value, at or "(top level)", "a message object with role and content")
         role = message.get("role")
         if role not in ("user", "assistant"):
-            raise r.fail(f"{at}.role", "\"user\" or \"assistant\"", message.get("role", MISSING))
+            hint = " (roles system and tool are OpenAI's: import it with `harness import openai`)" \
+                if role in ("system", "tool", "developer") else ""
+            raise r.fail(f"{dot}role", f"\"user\" or \"assistant\"{hint}", message.get("role", MISSING))
         content = message.get("content")
         if content is None or isinstance(content, str):
             assistant_turns += role == "assistant"
             continue
-        blocks = r.array(content, f"{at}.content", "a string or a list of content blocks")
+        blocks = r.array(content, f"{dot}content", "a string or a list of content blocks")
         if role == "assistant":
             assistant_turns += 1
             calls: list[Call] = []
             for j, block_value in enumerate(blocks):
-                where = f"{at}.content[{j}]"
+                where = f"{dot}content[{j}]"
                 block = _block(r, block_value, where)
                 if block["type"] == "tool_use":
                     calls.append(_tool_use(r, block, where))
@@ -64,7 +67,7 @@ def _messages(r: Reader, messages: list[Any], prefix: str, *, single: bool = Fal
                 turns.append(Turn(f"turn-{assistant_turns}", tuple(calls), i))
         else:
             for j, block_value in enumerate(blocks):
-                where = f"{at}.content[{j}]"
+                where = f"{dot}content[{j}]"
                 block = _block(r, block_value, where)
                 if block["type"] == "tool_result":
                     outputs.append(_tool_result(r, block, where, i))

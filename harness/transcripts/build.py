@@ -10,7 +10,6 @@ result that answers no call is ignored with a warning. It never reads files and 
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -61,8 +60,10 @@ class _Slot:
 def build(parsed: Parsed, *, name: str, file: str, tool_map: ToolMap | None = None) -> Imported:
     """The scenario data for `parsed`, named `name`; `file` names the transcript in messages."""
     if not parsed.turns:
+        other = "anthropic" if parsed.dialect.startswith("OpenAI") else "openai"
         raise TranscriptError(file, "(top level)", f"at least one assistant turn with tool calls (read as "
-                              f"{parsed.dialect}), found none", has_got=False)
+                              f"{parsed.dialect}), found none; if it is an {other} transcript, import it "
+                              f"with `harness import {other}`", has_got=False)
     warnings = list(parsed.warnings)
     original_ids = {call.id for turn in parsed.turns for call in turn.calls}
     used: set[str] = set()
@@ -110,8 +111,7 @@ def build(parsed: Parsed, *, name: str, file: str, tool_map: ToolMap | None = No
             continue
         slot.answered = True
         if output.is_error:
-            message = output.value if isinstance(output.value, str) else json.dumps(output.value)
-            slot.row["failure"] = {"rate": 1.0, "permanent": True, "message": message}
+            slot.row["failure"] = {"rate": 1.0, "permanent": True, "message": output.value}
         else:
             slot.row["result"] = output.value
     if generic:

@@ -13,8 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.model import JSONValue
-
 
 class TranscriptError(ValueError):
     """A transcript or a `--map` file is malformed. `str()` is one line:
@@ -72,10 +70,10 @@ class Turn:
 @dataclass(frozen=True, slots=True)
 class Output:
     """A tool result the transcript holds for the call `call_id` (`is_error`: the transcript marks it
-    failed). `value` is what the model was shown: a string, or a JSON value for non-text content."""
+    failed). `value` is the text the model was shown (non-text content as its JSON text)."""
 
     call_id: str
-    value: JSONValue
+    value: str
     is_error: bool
     where: str
     position: int
@@ -149,7 +147,7 @@ def parse_json(text: str, file: str) -> Any:
         raise TranscriptError(file, "", "JSON nested less deeply", has_got=False) from None
 
 
-def content_text(parts: Any) -> JSONValue:
+def content_text(parts: Any) -> str:
     """What a tool result's content was: none as ""; a string as is; a list of text parts (`text`, `input_text`,
     `output_text`) joined with newlines; anything else (images, files) as its JSON text, so it is
     still a string the scenario file can hold."""

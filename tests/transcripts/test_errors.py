@@ -103,7 +103,8 @@ def test_anthropic_other_malformed_messages() -> None:
     bad_flag = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "is_error": "yes"}]}
     assert _error("anthropic", [use, bad_flag]) == "t.json: [1].content[0].is_error: expected true or false, got 'yes'"
     assert _error("anthropic", [{"role": "system", "content": "x"}]) == (
-        "t.json: [0].role: expected \"user\" or \"assistant\", got 'system'")
+        "t.json: [0].role: expected \"user\" or \"assistant\" (roles system and tool are OpenAI's: import it with "
+        "`harness import openai`), got 'system'")
     assert _error("anthropic", [{"role": "assistant", "content": [{"text": "hi"}]}]) == (
         "t.json: [0].content[0].type: expected a block type (text, tool_use, tool_result, ...), "
         "got nothing (the key is missing)")
@@ -112,7 +113,11 @@ def test_anthropic_other_malformed_messages() -> None:
 def test_a_transcript_without_tool_calls_is_an_error() -> None:
     assert _error("anthropic", [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]) == (
         "t.json: (top level): expected at least one assistant turn with tool calls (read as Anthropic Messages "
-        "API), found none")
+        "API), found none; if it is an openai transcript, import it with `harness import openai`")
+    anthropic = json.loads((Path(__file__).parent / "data" / "anthropic_coding.json").read_text())
+    assert _error("openai", anthropic).endswith(
+        "(read as OpenAI Chat Completions), found none; if it is an anthropic transcript, import it with "
+        "`harness import anthropic`")
 
 
 def test_a_result_for_an_unknown_call_id_is_ignored_with_a_warning() -> None:
