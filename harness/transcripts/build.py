@@ -68,7 +68,8 @@ def build(parsed: Parsed, *, name: str, file: str, tool_map: ToolMap | None = No
     original_ids = {call.id for turn in parsed.turns for call in turn.calls}
     used: set[str] = set()
     renamed: dict[str, list[str]] = {}
-    slots: dict[str, list[_Slot]] = {}
+    slots: dict[str, list[_Slot]] = {}  # by the id the transcript uses
+    in_order: list[_Slot] = []
     generic: dict[str, None] = {}
     batches = []
     for turn in parsed.turns:
@@ -96,31 +97,33 @@ def build(parsed: Parsed, *, name: str, file: str, tool_map: ToolMap | None = No
                 generic[tool] = None
             row: dict[str, Any] = {"id": final_id, "name": tool, "arguments": arguments}
             rows.append(row)
-            slots.setdefault(call.id, []).append(_Slot(final_id, turn.position, index, row))
+            slot = _Slot(final_id, turn.position, index, row)
+            slots.setdefault(call.id, []).append(slot)
+            in_order.append(slot)
         batches.append({"label": turn.label, "calls": rows})
 
     for original, new_ids in renamed.items():
         warnings.append(f"call id {original!r} is used by {len(new_ids) + 1} calls; the later ones are renamed "
                         f"{', '.join(new_ids)} (results pair with the latest earlier turn's unanswered call)")
     for output in parsed.outputs:
-        slot = _answered_by(slots.get(output.call_id, []), output)
-        if slot is None:
+        answered = _answered_by(slots.get(output.call_id, []), output)
+        if answered is None:
             again = any(s.turn_position < output.position for s in slots.get(output.call_id, []))
             why = "a second result for that call" if again else "no call in the transcript has that id"
             warnings.append(f"{output.where}: tool result for call id {output.call_id!r} ignored ({why})")
             continue
-        slot.answered = True
+        answered.answered = True
         if output.is_error:
-            slot.row["failure"] = {"rate": 1.0, "permanent": True, "message": output.value}
+            answered.row["failure"] = {"rate": 1.0, "permanent": True, "message": output.value}
         else:
-            slot.row["result"] = output.value
+            answered.row["result"] = output.value
     if generic:
         names = list(generic)
         one = len(names) == 1
         warnings.append(f"{len(names)} tool{'' if one else 's'} {'has' if one else 'have'} no mapping and "
                         f"{'was' if one else 'were'} given {'a generic spec' if one else 'generic specs'}: "
                         f"{', '.join(names)}; map {'it' if one else 'them'} with --map")
-    unanswered = [s.final_id for group in slots.values() for s in group if not s.answered]
+    unanswered = [s.final_id for s in in_order if not s.answered]
     if unanswered:
         warnings.append(f"{len(unanswered)} call{'' if len(unanswered) == 1 else 's'} without a result in the "
                         f"transcript (the mock tool's own value is used): {_listing(unanswered)}")

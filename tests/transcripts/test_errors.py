@@ -212,3 +212,11 @@ def test_an_unmapped_tool_name_the_scenario_cannot_declare_is_an_error_unless_ma
         "or a --map entry for it, got 'read file'")
     mapped = import_transcript("anthropic", messages, name="x", tool_map=parse_map({"read file": "read_file"}))
     assert mapped.data["batches"][0]["calls"][0]["name"] == "read_file"
+
+
+def test_calls_without_results_are_listed_in_transcript_order() -> None:
+    messages = [_assistant(_fn("z", "web_search", "{}"), _fn("a", "web_search", "{}"), _fn("m", "web_search", "{}")),
+                {"role": "tool", "tool_call_id": "a", "content": "A"},
+                _assistant(_fn("z", "web_search", "{}"))]
+    assert import_transcript("openai", messages, name="x").warnings[-1] == (
+        "3 calls without a result in the transcript (the mock tool's own value is used): z, m, z#2")
