@@ -1,21 +1,25 @@
 """A scenario back to plain data, the inverse of `load.scenario_from_data`.
 
 Owns the serialisation that reproducers use to carry their scenario inline: only what differs from
-the built-in tools and the defaults is written, and loading the data again gives a scenario that
-runs identically (same fingerprint). It never writes files.
+the built-in tools, the named tool modules and the defaults is written; tools the scenario declares
+are written whole, Python tools by the module that provides them; loading the data again gives a
+scenario that runs identically (same fingerprint). It never writes files.
 """
 
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import fields, replace
 from typing import Any
 
 from harness.faults.failures import FailureModel
+from harness.scenario.load import NEW_TOOL_DECLARED
 from harness.scenario.spec import Scenario
 from harness.schedulers.execution import ExecutionPolicy
 from harness.sim.kernel import Limits
-from harness.tools.catalogue import BUILTIN
-from harness.tools.spec import Declared
+from harness.tools.catalogue import Catalogue, base_catalogue
+from harness.tools.modules import module_of
+from harness.tools.script import Script
+from harness.tools.spec import DEFAULT_LATENCY, Declared, ResourceKeys
 
 _DECLARED = ("read_only", "idempotent", "interactive", "needs_confirmation", "honours_cancel", "exclusive",
              "category", "side_effect")
@@ -26,16 +30,83 @@ def _failure(model: FailureModel) -> dict[str, Any]:
             "attempts": list(model.attempts)}
 
 
-def _declared_changes(base: Declared, now: Declared) -> dict[str, Any]:
-    changes = {}
+def _declared_changes(base: Declared, now: Declared, tool: str = "") -> dict[str, Any]:
+    changes: dict[str, Any] = {}
     for name in _DECLARED:
         value = getattr(now, name)
         if value != getattr(base, name):
             changes[name] = value.value if name == "side_effect" else value
+    if now.resource_keys != base.resource_keys:
+        changes["resource_keys"] = _key_templates(tool, now.resource_keys)
     return changes
 
 
+class NotSerializable(ValueError):
+    """A scenario uses a tool that data cannot name: a Python tool no importable module provides."""
+
+
+def _modules_needed(scenario: Scenario) -> tuple[str, ...]:
+    """The scenario's tool modules, plus the module of any Python tool that lists it in its TOOLS (a
+    scenario built in Python from a user's module): a reproducer must be able to import it again."""
+    modules = list(scenario.tools_modules)
+    known = base_catalogue(scenario.tools_modules)
+    for name, spec in scenario.catalogue.items():
+        if name in known or isinstance(spec.behaviour, Script):
+            continue
+        home = module_of(spec, [str(getattr(spec.behaviour, "__module__", ""))])
+        if home is None:
+            raise NotSerializable(
+                f"tool {name!r} is defined in Python outside a tools module, so a reproducer cannot bring it "
+                "back: list its ToolSpec in a module's TOOLS and name the module (tools_module = \"pkg.mod\", "
+                "--tools pkg.mod), or declare it in the scenario file")
+        modules.append(home)
+    return tuple(dict.fromkeys(modules))
+
+
+def _tools(scenario: Scenario, base: Catalogue) -> dict[str, Any]:
+    """Each tool that differs from `base`: overrides of base tools, declared tools whole."""
+    tools: dict[str, Any] = {}
+    for name, spec in scenario.catalogue.items():
+        origin = base.get(name)
+        override: dict[str, Any] = {}
+        if origin is None:
+            if not isinstance(spec.behaviour, Script):
+                continue  # a module tool: _modules_needed put its module in the base
+            override["description"] = spec.description
+            override["does"] = spec.behaviour.to_json()
+            if spec.behaviour.has_result:
+                override["result"] = spec.behaviour.result
+            override["declared"] = _declared_changes(NEW_TOOL_DECLARED, spec.declared, name)
+            origin = replace(spec, latency=DEFAULT_LATENCY, stops_on_cancel=True)
+        elif spec.behaviour is not origin.behaviour:
+            raise NotSerializable(f"tool {name!r} has a behaviour other than its catalogue's; data cannot carry "
+                                  "it (declare a tool under a new name instead)")
+        else:
+            changes = _declared_changes(origin.declared, spec.declared, name)
+            if changes:
+                override["declared"] = changes
+        if spec.latency != origin.latency:
+            override["latency"] = spec.latency.to_json()
+        if spec.stops_on_cancel != origin.stops_on_cancel:
+            override["stops_on_cancel"] = spec.stops_on_cancel
+        if name in scenario.tool_failures:
+            override["failure"] = _failure(scenario.tool_failures[name])
+        if name in scenario.tool_caps:
+            override["max_concurrency"] = scenario.tool_caps[name]
+        if override:
+            tools[name] = override
+    return tools
+
+
+def _key_templates(name: str, keys: ResourceKeys) -> list[str]:
+    if keys.path_args or keys.default_path is not None:
+        raise NotSerializable(f"tool {name!r} declares resource keys from path arguments, which a scenario file "
+                              'writes as templates: resource_keys = ["file:{path}"]')
+    return [key.replace("{", "{{").replace("}", "}}") for key in keys.fixed] + list(keys.templates)
+
+
 def scenario_to_data(scenario: Scenario) -> dict[str, Any]:
+    """The scenario as data; raises `NotSerializable` for a tool that data cannot name."""
     state = scenario.world
     world: dict[str, Any] = {"cwd": state.cwd, "home": state.home, "case_sensitive": state.case_sensitive,
                              "env": dict(state.env), "dirs": list(state.dirs), "files": dict(state.files)}
@@ -45,25 +116,8 @@ def scenario_to_data(scenario: Scenario) -> dict[str, Any]:
         world["hardlinks"] = [list(group) for group in state.hardlinks]
     linked = {path for group in state.hardlinks for path in group[1:]}
     world["files"] = {path: content for path, content in state.files if path not in linked}
-    tools: dict[str, Any] = {}
-    for name, spec in scenario.catalogue.items():
-        base = BUILTIN.get(name)
-        override: dict[str, Any] = {}
-        if base is None:
-            continue
-        if spec.latency != base.latency:
-            override["latency"] = spec.latency.to_json()
-        changes = _declared_changes(base.declared, spec.declared)
-        if changes:
-            override["declared"] = changes
-        if spec.stops_on_cancel != base.stops_on_cancel:
-            override["stops_on_cancel"] = spec.stops_on_cancel
-        if name in scenario.tool_failures:
-            override["failure"] = _failure(scenario.tool_failures[name])
-        if name in scenario.tool_caps:
-            override["max_concurrency"] = scenario.tool_caps[name]
-        if override:
-            tools[name] = override
+    modules = _modules_needed(scenario)
+    tools = _tools(scenario, base_catalogue(modules))
     batches = []
     for batch in scenario.batches:
         calls = []
@@ -75,10 +129,14 @@ def scenario_to_data(scenario: Scenario) -> dict[str, Any]:
                 row["failure"] = _failure(scenario.call_failures[call.id])
             if call.id in scenario.depends_on:
                 row["depends_on"] = list(scenario.depends_on[call.id])
+            if call.id in scenario.catalogue.results:
+                row["result"] = scenario.catalogue.results[call.id]
             calls.append(row)
         batches.append({"label": batch.label, "calls": calls})
     data: dict[str, Any] = {"name": scenario.name, "description": scenario.description, "source": scenario.source,
                             "world": world, "tools": tools, "batches": batches}
+    if modules:
+        data["tools_module"] = list(modules)
     defaults = Limits()
     if scenario.limits.time_bound_ms != defaults.time_bound_ms:
         data["time_bound_ms"] = scenario.limits.time_bound_ms

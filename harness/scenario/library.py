@@ -32,19 +32,20 @@ def scenario_names() -> list[str]:
     return sorted(p.stem for p in builtin_dir().glob("*.toml"))
 
 
-def find_scenario(name_or_path: str) -> Scenario:
-    """A built-in scenario by name, or a scenario file by path."""
+def find_scenario(name_or_path: str, *, tools_modules: tuple[str, ...] = ()) -> Scenario:
+    """A built-in scenario by name, or a scenario file by path; `tools_modules` adds Python tool
+    modules (`--tools`) to those the file names."""
     candidate = Path(name_or_path)
     if name_or_path.endswith(".toml") or "/" in name_or_path:
         if not candidate.is_file():
             raise UnknownScenarioError(name_or_path, scenario_names())
-        return load_scenario(candidate)
-    return _load_builtin(name_or_path)
+        return load_scenario(candidate, tools_modules=tools_modules)
+    return _load_builtin(name_or_path, tools_modules)
 
 
 @lru_cache(maxsize=64)
-def _load_builtin(name: str) -> Scenario:
+def _load_builtin(name: str, tools_modules: tuple[str, ...] = ()) -> Scenario:
     path = builtin_dir() / f"{name}.toml"
     if not path.is_file():
         raise UnknownScenarioError(name, scenario_names())
-    return load_scenario(path)
+    return load_scenario(path, tools_modules=tools_modules)

@@ -11,6 +11,7 @@ import dataclasses
 import difflib
 import json
 import posixpath
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -24,8 +25,10 @@ from harness.model import Batch, ToolCall
 from harness.scenario.spec import Interrupt, Scenario
 from harness.schedulers.execution import ExecutionPolicy
 from harness.sim.kernel import Limits
-from harness.tools.catalogue import BUILTIN, Catalogue
-from harness.tools.spec import Declared, SideEffect
+from harness.tools.catalogue import Catalogue, base_catalogue
+from harness.tools.modules import ToolsModuleError
+from harness.tools.script import Script, ScriptError, Template
+from harness.tools.spec import Declared, ResourceKeys, SideEffect, ToolSpec
 from harness.world.state import WorldState
 from harness.world.world import World
 
@@ -45,11 +48,15 @@ def _show(value: Any) -> str:
 
 
 _TOP_KEYS = {"name", "description", "source", "time_bound_ms", "event_budget", "max_concurrency", "interrupt",
-             "execution", "faults", "world", "tools", "batches", "unknown_tools"}
+             "execution", "faults", "world", "tools", "batches", "unknown_tools", "tools_module"}
 _WORLD_KEYS = {"cwd", "home", "case_sensitive", "env", "dirs", "files", "symlinks", "hardlinks"}
 _TOOL_KEYS = {"latency", "declared", "stops_on_cancel", "max_concurrency", "failure"}
+#: A tool the catalogue does not have is declared whole: its behaviour (`does`) is what makes it one.
+_NEW_TOOL_KEYS = _TOOL_KEYS | {"description", "does", "result"}
+#: What a declared tool claims when its scenario does not say: it may change things, and not safely twice.
+NEW_TOOL_DECLARED = Declared(read_only=False, side_effect=SideEffect.LOCAL, idempotent=False)
 _BATCH_KEYS = {"label", "calls"}
-_CALL_KEYS = {"id", "name", "arguments", "latency", "failure", "depends_on"}
+_CALL_KEYS = {"id", "name", "arguments", "latency", "failure", "depends_on", "result"}
 _EXECUTION_KEYS = {f.name for f in dataclasses.fields(ExecutionPolicy)}
 _DECLARED_BOOLS = {"read_only", "idempotent", "interactive", "needs_confirmation", "honours_cancel", "exclusive"}
 
@@ -111,8 +118,8 @@ class _Reader:
             raise ScenarioError(self.file, field, str(exc).removeprefix("expected "), has_got=False) from None
 
 
-def load_scenario(path: str | Path) -> Scenario:
-    """Read and validate one scenario file."""
+def load_scenario(path: str | Path, *, tools_modules: tuple[str, ...] = ()) -> Scenario:
+    """Read and validate one scenario file; `tools_modules` adds Python tool modules to the ones it names."""
     file = str(path)
     try:
         raw = Path(path).read_bytes()
@@ -124,13 +131,19 @@ def load_scenario(path: str | Path) -> Scenario:
         raise ScenarioError(file, "(file)", "UTF-8 text", has_got=False) from None
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(file, "(syntax)", f"valid TOML ({exc})", has_got=False) from None
-    return scenario_from_data(data, file)
+    return scenario_from_data(data, file, tools_modules=tools_modules)
 
 
-def scenario_from_data(data: Any, file: str = "<data>") -> Scenario:
-    """Validate already-parsed scenario data (a TOML document as a dict)."""
+def scenario_from_data(data: Any, file: str = "<data>", *, tools_modules: tuple[str, ...] = ()) -> Scenario:
+    """Validate already-parsed scenario data (a TOML document as a dict). `tools_modules` (e.g. from
+    `--tools`) are used after the ones the data names."""
     r = _Reader(file)
     top = r.table(data, "", _TOP_KEYS)
+    modules = _modules(r, top.get("tools_module", []), tools_modules)
+    try:
+        base = base_catalogue(modules)
+    except ToolsModuleError as exc:
+        raise r.fail("tools_module", f"importable tool modules ({exc})", has_got=False) from None
     if "name" not in top:
         raise r.fail("name", "a non-empty string (the scenario's name)", has_got=False)
     name = r.string(top["name"], "name")
@@ -139,7 +152,7 @@ def scenario_from_data(data: Any, file: str = "<data>") -> Scenario:
         event_budget=r.positive(top.get("event_budget", Limits().event_budget), "event_budget"),
     )
     world = _world(r, top.get("world", {}))
-    catalogue = _tools(r, top.get("tools", {}))
+    catalogue = _tools(r, top.get("tools", {}), base)
     tool_caps = {
         name: r.positive(override["max_concurrency"], f"tools.{name}.max_concurrency")
         for name, override in top.get("tools", {}).items()
@@ -169,6 +182,8 @@ def scenario_from_data(data: Any, file: str = "<data>") -> Scenario:
                               r.non_negative(table.get("grace_ms", 3000), "interrupt.grace_ms"))
     batches, per_call = _batches(r, top.get("batches"))
     _known_tools(r, batches, catalogue, top.get("unknown_tools", []))
+    if per_call.results:
+        catalogue = catalogue.with_results(per_call.results)
     tool_failures = {
         name: r.failure(override["failure"], f"tools.{name}.failure")
         for name, override in top.get("tools", {}).items()
@@ -192,7 +207,16 @@ def scenario_from_data(data: Any, file: str = "<data>") -> Scenario:
         interrupt=interrupt,
         execution=execution,
         faults=faults,
+        tools_modules=modules,
     )
+
+
+def _modules(r: _Reader, value: Any, extra: tuple[str, ...]) -> tuple[str, ...]:
+    names = [value] if isinstance(value, str) else value
+    if not isinstance(names, list) or not all(isinstance(n, str) and n.strip() for n in names):
+        raise r.fail("tools_module", "a Python module name (or a list of them) whose TOOLS the scenario uses, "
+                     "e.g. \"mypkg.tools\"", value)
+    return tuple(dict.fromkeys([*names, *extra]))
 
 
 def _known_tools(r: _Reader, batches: tuple[Batch, ...], catalogue: Catalogue, unknown: Any) -> None:
@@ -263,25 +287,51 @@ def _world(r: _Reader, value: Any) -> WorldState:
     return world.state()
 
 
-def _tools(r: _Reader, value: Any) -> Catalogue:
-    tools = r.table(value, "tools", set(BUILTIN))
-    catalogue = BUILTIN
-    for tool_name, override in tools.items():
-        base = f"tools.{tool_name}"
-        o = r.table(override, base, _TOOL_KEYS)
-        spec = catalogue[tool_name]
+def _tools(r: _Reader, value: Any, base: Catalogue) -> Catalogue:
+    """Overrides of the catalogue's tools, and tools the scenario declares whole (with `does`)."""
+    if not isinstance(value, Mapping):
+        raise r.fail("tools", "a table of tool name = table", value)
+    catalogue = base
+    for tool_name, override in value.items():
+        field = f"tools.{tool_name}"
+        if tool_name in base:
+            o = r.table(override, field, _TOOL_KEYS | {"does", "result", "description"})
+            for whole in ("does", "result", "description"):
+                if whole in o:
+                    raise r.fail(f"{field}.{whole}", f"no {whole}: {tool_name!r} is a tool of the catalogue and "
+                                 "keeps its behaviour (declare a tool under a new name to script one)", has_got=False)
+            spec = catalogue[tool_name]
+        else:
+            if not isinstance(override, Mapping) or "does" not in override:
+                close = difflib.get_close_matches(tool_name, list(base), n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise r.fail(field, f"a tool of the catalogue{hint}, or a new tool declared with its behaviour: "
+                             "does = [...] (touch points; [] for a tool that only waits)", has_got=False)
+            if not _TOOL_NAME.fullmatch(tool_name):
+                raise r.fail(field, "a tool name of letters, digits, '_', '-' or '.'", tool_name)
+            o = r.table(override, field, _NEW_TOOL_KEYS)
+            try:
+                behaviour = Script.parse(o["does"], o.get("result"), has_result="result" in o, field="does")
+            except ScriptError as exc:
+                raise r.fail(f"{field}.{exc.field}", exc.expected, has_got=False) from None
+            description = r.string(o.get("description", f"declared in {r.file}"), f"{field}.description",
+                                   nonempty=False)
+            spec = ToolSpec(tool_name, description, NEW_TOOL_DECLARED, behaviour)
         if "latency" in o:
-            spec = replace(spec, latency=r.latency(o["latency"], f"{base}.latency"))
+            spec = replace(spec, latency=r.latency(o["latency"], f"{field}.latency"))
         if "stops_on_cancel" in o:
-            spec = replace(spec, stops_on_cancel=r.boolean(o["stops_on_cancel"], f"{base}.stops_on_cancel"))
+            spec = replace(spec, stops_on_cancel=r.boolean(o["stops_on_cancel"], f"{field}.stops_on_cancel"))
         if "declared" in o:
-            spec = replace(spec, declared=_declared(r, spec.declared, o["declared"], f"{base}.declared"))
+            spec = replace(spec, declared=_declared(r, spec.declared, o["declared"], f"{field}.declared"))
         catalogue = catalogue.replace_tool(spec)
     return catalogue
 
 
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
+
+
 def _declared(r: _Reader, declared: Declared, value: Any, field: str) -> Declared:
-    d = r.table(value, field, _DECLARED_BOOLS | {"side_effect", "category"})
+    d = r.table(value, field, _DECLARED_BOOLS | {"side_effect", "category", "resource_keys"})
     changes: dict[str, Any] = {k: r.boolean(v, f"{field}.{k}") for k, v in d.items() if k in _DECLARED_BOOLS}
     if "side_effect" in d:
         choices = [s.value for s in SideEffect]
@@ -290,6 +340,20 @@ def _declared(r: _Reader, declared: Declared, value: Any, field: str) -> Declare
         changes["side_effect"] = SideEffect(d["side_effect"])
     if "category" in d:
         changes["category"] = r.string(d["category"], f"{field}.category")
+    if "resource_keys" in d:
+        keys = d["resource_keys"]
+        where = f"{field}.resource_keys"
+        if not isinstance(keys, list):
+            raise r.fail(where, 'a list of key templates over the arguments, e.g. ["db:{table}", "file:{path}"]',
+                         keys)
+        for i, key in enumerate(keys):
+            try:
+                Template.parse(key, f"{where}[{i}]")
+            except ScriptError as exc:
+                raise r.fail(exc.field, exc.expected, has_got=False) from None
+            if not key:
+                raise r.fail(f"{where}[{i}]", "a non-empty key template", key)
+        changes["resource_keys"] = ResourceKeys(templates=tuple(keys))
     return replace(declared, **changes)
 
 
@@ -298,6 +362,22 @@ class _PerCall:
     latency: dict[str, LatencyModel] = field(default_factory=dict)
     failures: dict[str, FailureModel] = field(default_factory=dict)
     depends_on: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    results: dict[str, Any] = field(default_factory=dict)
+
+
+def _json_value(r: _Reader, value: Any, field: str) -> Any:
+    """A value a call can return: TOML's strings, numbers, booleans, arrays and tables (no dates)."""
+    if isinstance(value, str | bool | int) or value is None:
+        return value
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise r.fail(field, "a finite number (JSON has no nan or inf)", value)
+        return value
+    if isinstance(value, list):
+        return [_json_value(r, item, f"{field}[{i}]") for i, item in enumerate(value)]
+    if isinstance(value, Mapping):
+        return {str(k): _json_value(r, v, f"{field}.{k}") for k, v in value.items()}
+    raise r.fail(field, "a JSON value (string, number, boolean, array or table)", value)
 
 
 def _batches(r: _Reader, value: Any) -> tuple[tuple[Batch, ...], _PerCall]:
@@ -334,6 +414,8 @@ def _batches(r: _Reader, value: Any) -> tuple[tuple[Batch, ...], _PerCall]:
                 per_call.latency[call_id] = r.latency(call["latency"], f"{at}.latency")
             if "failure" in call:
                 per_call.failures[call_id] = r.failure(call["failure"], f"{at}.failure")
+            if "result" in call:
+                per_call.results[call_id] = _json_value(r, call["result"], f"{at}.result")
             if "depends_on" in call:
                 needs = call["depends_on"]
                 batch_ids = {c.id for c in calls}

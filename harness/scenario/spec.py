@@ -47,6 +47,8 @@ class Scenario:
     interrupt: Interrupt | None = None
     execution: ExecutionPolicy = field(default_factory=ExecutionPolicy)
     faults: FaultPlan = field(default_factory=FaultPlan)
+    #: Python modules whose tools the catalogue was built on (after the built-ins), by name.
+    tools_modules: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.batches:

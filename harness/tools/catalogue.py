@@ -1,27 +1,31 @@
 """The tool catalogue: which tools exist in a run, by name.
 
-Owns lookup, the built-in set and per-scenario overrides (latency, a declared field that lies,
-`stops_on_cancel`). It never runs a tool.
+Owns lookup, the built-in set, per-scenario overrides (latency, a declared field that lies,
+`stops_on_cancel`) and per-call results (a transcript's recorded return values, which replace what
+the tool's behaviour returns while its touches stay). It never runs a tool.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Generator, Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
-from harness.model import ToolCall
+from harness.model import JSONValue, ToolCall
 from harness.tools import effects, files, home, remote, shell
-from harness.tools.spec import Args, ToolSpec
+from harness.tools.modules import load_tools
+from harness.tools.spec import Args, Behaviour, ToolIO, ToolSpec
 
 
 class Catalogue(Mapping[str, ToolSpec]):
-    """An immutable name -> ToolSpec mapping, iterated in name order."""
+    """An immutable name -> ToolSpec mapping, iterated in name order, with per-call results."""
 
-    __slots__ = ("_specs",)
+    __slots__ = ("_specs", "results")
 
-    def __init__(self, specs: Mapping[str, ToolSpec]) -> None:
+    def __init__(self, specs: Mapping[str, ToolSpec], results: Mapping[str, JSONValue] | None = None) -> None:
         self._specs = {name: specs[name] for name in sorted(specs)}
+        #: call id -> the value that call returns when it succeeds (instead of its behaviour's).
+        self.results: Mapping[str, JSONValue] = dict(results or {})
 
     def __getitem__(self, name: str) -> ToolSpec:
         return self._specs[name]
@@ -33,13 +37,28 @@ class Catalogue(Mapping[str, ToolSpec]):
         return len(self._specs)
 
     def replace_tool(self, spec: ToolSpec) -> Catalogue:
-        return Catalogue({**self._specs, spec.name: spec})
+        return Catalogue({**self._specs, spec.name: spec}, self.results)
+
+    def with_results(self, results: Mapping[str, JSONValue]) -> Catalogue:
+        return Catalogue(self._specs, {**self.results, **results})
 
     def overridden(self, name: str, **changes: Any) -> Catalogue:
         return self.replace_tool(replace(self._specs[name], **changes))
 
 
 BUILTIN = Catalogue({spec.name: spec for module in (files, shell, remote, effects, home) for spec in module.SPECS})
+
+
+def base_catalogue(tools_modules: tuple[str, ...] = ()) -> Catalogue:
+    """The built-in tools plus those of the named Python modules, a later module's tool replacing an
+    earlier one (or a built-in) of the same name. Raises `ToolsModuleError` for a module that cannot
+    be used."""
+    if not tools_modules:
+        return BUILTIN
+    specs = dict(BUILTIN.items())
+    for name in tools_modules:
+        specs.update((spec.name, spec) for spec in load_tools(name))
+    return Catalogue(specs)
 
 
 def prepare(call: ToolCall, catalogue: Mapping[str, ToolSpec]) -> tuple[ToolSpec, Args] | str:
@@ -50,4 +69,20 @@ def prepare(call: ToolCall, catalogue: Mapping[str, ToolSpec]) -> tuple[ToolSpec
     args = call.parsed_arguments()
     if args is None:
         return "arguments are not a valid JSON object"
+    results = getattr(catalogue, "results", None)
+    if results and call.id in results:
+        spec = replace(spec, behaviour=_Returning(spec.behaviour, results[call.id]))
     return spec, args
+
+
+class _Returning:
+    """A behaviour that acts like `behaviour` and returns `value` (a recorded result) if it succeeds."""
+
+    __slots__ = ("behaviour", "value")
+
+    def __init__(self, behaviour: Behaviour, value: JSONValue) -> None:
+        self.behaviour, self.value = behaviour, value
+
+    def __call__(self, args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
+        yield from self.behaviour(args, io)
+        return self.value

@@ -11,6 +11,7 @@ advances time or picks latencies; the executor does.
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -44,12 +45,28 @@ class ResourceKeys:
 
     Each argument named in `path_args` that is present yields `file:<absolute path>` (resolved
     against the cwd a planner sees, `~` expanded, no symlink resolution); `default_path` stands in
-    when none is given; `fixed` keys are always declared (e.g. `terminal:session`).
+    when none is given; `fixed` keys are always declared (e.g. `terminal:session`). `templates` are
+    keys over the arguments, such as `"db:{table}"` or `"file:{path}"` (a `file:` key is made
+    absolute the same way); a template naming an argument the call lacks (or gives as a non-string)
+    declares nothing.
     """
 
     path_args: tuple[str, ...] = ()
     default_path: str | None = None
     fixed: tuple[str, ...] = ()
+    templates: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {}
+        if self.path_args:
+            data["path_args"] = list(self.path_args)
+        if self.default_path is not None:
+            data["default_path"] = self.default_path
+        if self.fixed:
+            data["fixed"] = list(self.fixed)
+        if self.templates:
+            data["templates"] = list(self.templates)
+        return data
 
     def compute(self, args: Args | None, cwd: str, home: str = "/home/user") -> tuple[str, ...]:
         keys: list[str] = []
@@ -62,7 +79,33 @@ class ResourceKeys:
         if not found and self.default_path is not None:
             keys.append("file:" + absolute_path(self.default_path, cwd, home))
         keys.extend(self.fixed)
+        for template in self.templates:
+            key = _render_key(template, args or {})
+            if key is not None:
+                kind, _, rest = key.partition(":")
+                keys.append(f"file:{absolute_path(rest, cwd, home)}" if kind == "file" and rest else key)
         return tuple(keys)
+
+
+_KEY_REFERENCE = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def _render_key(template: str, args: Args) -> str | None:
+    """`template` with `{name}` replaced by the string argument `name`; None if one is missing."""
+    missing = False
+
+    def replace(match: re.Match[str]) -> str:
+        nonlocal missing
+        if match.group(1) is None:
+            return match.group(0)[0]
+        value = args.get(match.group(1))
+        if isinstance(value, bool) or not isinstance(value, str | int | float) or value == "":
+            missing = True
+            return ""
+        return str(value)
+
+    key = _KEY_REFERENCE.sub(replace, template)
+    return None if missing else key
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +132,7 @@ class Declared:
             "honours_cancel": self.honours_cancel,
             "exclusive": self.exclusive,
             "category": self.category,
+            "resource_keys": self.resource_keys.to_json(),
         }
 
 
@@ -183,6 +227,13 @@ class ToolIO:
         path = self.path(raw)
         self.world.replace_text(path, text)
         self._file_touch("write", path, text)
+
+    def append(self, raw: str, text: str) -> None:
+        """An `O_APPEND` write: the text lands after whatever the file holds at that moment (created if
+        missing); no read of the old content is observed, so two appends never lose each other."""
+        path = self.path(raw)
+        self.world.append_text(path, text)
+        self._file_touch("write", path, self.world.read_text(path))
 
     def truncate(self, raw: str) -> None:
         path = self.path(raw)
