@@ -29,6 +29,7 @@ from harness.replay import ReproducerError
 from harness.run import RunResult, WallClockExceeded, run
 from harness.scenario import Scenario, ScenarioError, UnknownScenarioError, find_scenario, scenario_names
 from harness.schedulers import BUILTIN_SCHEDULERS, UnknownSchedulerError, get_scheduler
+from harness.transcripts.command import import_command
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -55,6 +56,12 @@ def _guarded(command: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def tools_option(command: F) -> F:
+    return click.option("--tools", "tools_modules", multiple=True, metavar="MODULE",
+                        help="A Python module (or installed catalogue) whose TOOLS the scenario may call; "
+                             "repeatable.")(command)
+
+
 def _internal(exc: Exception) -> None:
     """A bug in the harness, not in the user's input: one line, exit 70."""
     click.echo(f"harness: internal error (a harness bug, please report it): {type(exc).__name__}: {exc}", err=True)
@@ -67,11 +74,16 @@ def main() -> None:
     """Deterministic simulation and chaos testing for schedulers of LLM tool-call batches."""
 
 
+main.add_command(import_command)
+
+
 @main.command("list")
 @click.argument("what", type=click.Choice(["scenarios", "schedulers", "tools"]))
+@tools_option
 @_guarded
-def list_command(what: str) -> None:
-    """List the built-in scenarios, schedulers or mock tools."""
+def list_command(what: str, tools_modules: tuple[str, ...]) -> None:
+    """List the built-in scenarios, schedulers or mock tools (with --tools, a module's tools too; the
+    catalogues installed packages ship are listed by name)."""
     if what == "scenarios":
         for name in scenario_names():
             scenario = find_scenario(name)
@@ -82,10 +94,17 @@ def list_command(what: str) -> None:
             entry = BUILTIN_SCHEDULERS[name]
             click.echo(f"{name:28} {entry.description}  [{entry.source}]")
     else:
-        from harness.tools import BUILTIN
+        from harness.tools.catalogue import base_catalogue
+        from harness.tools.modules import ToolsModuleError, entry_point_names
 
-        for name, spec in BUILTIN.items():
+        try:
+            catalogue = base_catalogue(tools_modules)
+        except ToolsModuleError as exc:
+            raise click.UsageError(str(exc)) from None
+        for name, spec in catalogue.items():
             click.echo(f"{name:28} {spec.description}")
+        for catalogue_name in entry_point_names():
+            click.echo(f"(installed catalogue: {catalogue_name}; list it with --tools {catalogue_name})")
 
 
 _EXECUTION_FLAGS: list[tuple[str, str, Any, str]] = [
@@ -112,6 +131,12 @@ def execution_options(command: F) -> F:
     command = click.option("--retry-non-idempotent", "retry_non_idempotent", is_flag=True, default=None,
                            help="Retry tools not declared idempotent too (dangerous).")(command)
     return command
+
+
+def _find(scenario: str, tools_modules: tuple[str, ...]) -> tuple[Scenario, list[str]]:
+    """The scenario with the `--tools` modules, and those flags for the reproduce line."""
+    found = find_scenario(scenario, tools_modules=tools_modules)
+    return found, [arg for module in tools_modules for arg in ("--tools", module)]
 
 
 def _with_execution(scenario: Scenario, options: dict[str, Any]) -> tuple[Scenario, list[str]]:
@@ -280,19 +305,23 @@ def sweep_command(scenario_list: str, scheduler_list: str, runs: int, seed_start
               help="Also replay the reproducer in a fresh process under another PYTHONHASHSEED before saving.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @execution_options
+@tools_option
 @_guarded
 def explore_command(scenario: str, scheduler_name: str, strategy: str, runs: int, seed: int, depth: int,
                     swarm: bool, swarm_kinds: str | None, fault_bound: int, processes: int, keep_going: bool,
                     labels: tuple[str, ...], save_dir: Path, no_save: bool, check_determinism: bool, fmt: str,
-                    **execution: Any) -> None:
+                    tools_modules: tuple[str, ...], **execution: Any) -> None:
     """Search for a violation: auto (the default), random latencies, PCT, bounded exhaustive search or
     Hypothesis. Stops at the first violation, shrinks it, checks that it replays and saves a reproducer.
     Every result says what it covered (scope)."""
     from harness.explore.engine import explore
     from harness.explore.swarm import KINDS
     from harness.replay import reproducer_of, save_verified, verify
+    from harness.scenario.dump import NotSerializable
 
-    loaded, extra = _with_execution(find_scenario(scenario), execution)
+    found_scenario, tools_args = _find(scenario, tools_modules)
+    loaded, extra = _with_execution(found_scenario, execution)
+    extra = [*tools_args, *extra]
     get_scheduler(scheduler_name)
     from harness.oracles import LABELS
 
@@ -310,18 +339,23 @@ def explore_command(scenario: str, scheduler_name: str, strategy: str, runs: int
     shrunk = exploration.shrunk
     path = None
     selfcheck = None
+    unsaved = None
     if shrunk is not None:
         reproducer = reproducer_of(shrunk.result, scheduler_name, shrunk.label, shrunk.oracle,
                                    shrunk.found_by or strategy)
-        if no_save:
-            selfcheck = verify(reproducer, fresh_process=check_determinism)
-        else:
-            path, selfcheck = save_verified(reproducer, save_dir, version=__version__,
-                                            fresh_process=check_determinism)
+        try:
+            if no_save:
+                selfcheck = verify(reproducer, fresh_process=check_determinism)
+            else:
+                path, selfcheck = save_verified(reproducer, save_dir, version=__version__,
+                                                fresh_process=check_determinism)
+        except NotSerializable as exc:
+            unsaved = str(exc)
     found = exploration.found
     flags = " ".join(extra)
     document = {
-        "scenario": loaded.name, "scheduler": scheduler_name, "strategy": strategy, "seed": seed,
+        "scenario": loaded.name, "target": scenario, "scheduler": scheduler_name, "strategy": strategy,
+        "seed": seed, "unsaved": unsaved,
         "execution": flags or None,
         "found": found is not None, "label": found.label if found else None,
         "labels": [f.label for f in exploration.findings],
@@ -357,7 +391,7 @@ def _exit_for(result: RunResult) -> int:
 
 def _print_exploration(doc: dict[str, Any], found: bool) -> None:
     flags = f" {doc['execution']}" if doc["execution"] else ""
-    click.echo(f"explore {doc['scenario']} --scheduler {doc['scheduler']} --strategy {doc['strategy']} "
+    click.echo(f"harness explore {doc['target']} --scheduler {doc['scheduler']} --strategy {doc['strategy']} "
                f"--seed {doc['seed']}{flags}: {doc['runs']} runs")
     bound = doc["bound"]
     if bound is not None:
@@ -409,6 +443,8 @@ def _print_exploration(doc: dict[str, Any], found: bool) -> None:
         click.echo(f"replay: {doc['replay']}")
     elif doc["nondeterministic"]:
         click.echo("no reproducer saved: it would not replay")
+    elif doc["unsaved"]:
+        click.echo(f"no reproducer saved: {doc['unsaved']}")
 
 
 @main.command("replay")
@@ -481,14 +517,17 @@ def matrix_command(scenario_list: str, scheduler_list: str, seed: int, fmt: str)
 @click.option("--reorder", type=click.IntRange(min=0), default=0, show_default=True,
               help="Also check reorder invariance over this many runs with jittered latencies.")
 @execution_options
+@tools_option
 @_guarded
 def run_command(scenario: str, scheduler_name: str, seed: int, fmt: str, out: Path | None,
-                wall_timeout: float, reorder: int, **execution: Any) -> None:
+                wall_timeout: float, reorder: int, tools_modules: tuple[str, ...], **execution: Any) -> None:
     """Run SCENARIO (a built-in name or a .toml path) once under one scheduler and seed."""
     from harness.oracles import check, exit_code
     from harness.report.run_json import dumps, run_to_json
 
-    loaded, extra = _with_execution(find_scenario(scenario), execution)
+    found_scenario, tools_args = _find(scenario, tools_modules)
+    loaded, extra = _with_execution(found_scenario, execution)
+    extra = [*tools_args, *extra]
     scheduler = get_scheduler(scheduler_name)
     with wall_clock_watchdog(wall_timeout):
         result = run(loaded, scheduler, seed)

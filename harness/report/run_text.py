@@ -73,7 +73,9 @@ def render_run(result: RunResult, console: Console, *, version: str, verdicts: S
     if failed:
         code = exit_code(verdicts)
         console.print(f"FAILED ({', '.join(sorted({v.label or '' for v in failed}))}); exit code {int(code)}")
-        console.print(f"reproduce: {reproduce_command(result, scheduler_spec, extra_args)}")
+        # Never wrapped: the line is a command to paste, however long its paths are.
+        console.print(f"reproduce: {reproduce_command(result, scheduler_spec, extra_args)}", soft_wrap=True,
+                      markup=False)
     else:
         console.print("PASSED: every oracle holds")
 
