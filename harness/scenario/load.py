@@ -23,6 +23,7 @@ from harness.faults.latency import LatencyModel, LatencySpecError, parse_latency
 from harness.faults.plan import FaultPlan, FaultSpecError, parse_faults
 from harness.model import Batch, ToolCall
 from harness.scenario.spec import Interrupt, Scenario
+from harness.scenario.tree import Tree, TreeError, read_tree
 from harness.schedulers.execution import ExecutionPolicy
 from harness.sim.kernel import Limits
 from harness.tools.catalogue import Catalogue, base_catalogue
@@ -49,7 +50,7 @@ def _show(value: Any) -> str:
 
 _TOP_KEYS = {"name", "description", "source", "time_bound_ms", "event_budget", "max_concurrency", "interrupt",
              "execution", "faults", "world", "tools", "batches", "unknown_tools", "tools_module"}
-_WORLD_KEYS = {"cwd", "home", "case_sensitive", "env", "dirs", "files", "symlinks", "hardlinks"}
+_WORLD_KEYS = {"cwd", "home", "case_sensitive", "env", "dirs", "files", "symlinks", "hardlinks", "from_dir"}
 _TOOL_KEYS = {"latency", "declared", "stops_on_cancel", "max_concurrency", "failure"}
 #: A tool the catalogue does not have is declared whole: its behaviour (`does`) is what makes it one.
 _NEW_TOOL_KEYS = _TOOL_KEYS | {"description", "does", "result"}
@@ -264,6 +265,14 @@ def _world(r: _Reader, value: Any) -> WorldState:
         raise r.fail("world.symlinks", "a table of link path = target", links_table)
     symlinks = [(r.abs_path(p, f"world.symlinks.{json.dumps(p)}"), r.string(t, f"world.symlinks.{json.dumps(p)}"))
                 for p, t in links_table.items()]
+    if "from_dir" in w:
+        tree = _from_dir(r, w["from_dir"], cwd)
+        dirs = [*tree.dirs, *dirs]
+        listed = {p for p, _ in files}
+        files = [*((p, c) for p, c in tree.files if p not in listed), *files]  # world.files wins
+        symlinks = [*tree.symlinks, *symlinks]
+    else:
+        tree = None
     groups_value = w.get("hardlinks", [])
     if not isinstance(groups_value, list):
         raise r.fail("world.hardlinks", "a list of path lists, e.g. [['/a', '/b']]", groups_value)
@@ -277,6 +286,8 @@ def _world(r: _Reader, value: Any) -> WorldState:
         if paths[0] not in file_paths:
             raise r.fail(f"{field}[0]", "a path listed in world.files (the file the others link to)", paths[0])
         hardlinks.append(paths)
+    if tree is not None:
+        hardlinks = [*tree.hardlinks, *hardlinks]
     # Building the world once validates the structure (e.g. a file inside a file) and normalises
     # it into canonical form.
     world = World(case_sensitive=case_sensitive, cwd=cwd, home=home, env=dict(env_table))
@@ -285,6 +296,24 @@ def _world(r: _Reader, value: Any) -> WorldState:
     except OSError as exc:
         raise r.fail("world", "a consistent file tree", f"{exc.strerror or exc}: {exc.filename}") from None
     return world.state()
+
+
+def _from_dir(r: _Reader, value: Any, cwd: str) -> Tree:
+    """`from_dir = "tree/"` or `{ path = "tree/", into = "/repo", exclude = [".git"] }`: a real tree,
+    relative to the scenario file, copied under `into` (default: the world's cwd)."""
+    table = {"path": value} if isinstance(value, str) else r.table(value, "world.from_dir", {"path", "into",
+                                                                                             "exclude"})
+    where = "world.from_dir" if isinstance(value, str) else "world.from_dir.path"
+    relative = r.string(table.get("path"), where)
+    into = r.abs_path(table.get("into", cwd), "world.from_dir.into")
+    exclude: Any = table.get("exclude", [])
+    if not isinstance(exclude, list) or not all(isinstance(p, str) and p for p in exclude):
+        raise r.fail("world.from_dir.exclude", 'a list of glob patterns, e.g. [".git", "*.png"]', exclude)
+    base = Path(r.file).parent if Path(r.file).is_file() else Path.cwd()
+    try:
+        return read_tree(base / relative, into, exclude=tuple(exclude))
+    except TreeError as exc:
+        raise r.fail(where, f"a directory tree that fits a world ({exc})", has_got=False) from None
 
 
 def _tools(r: _Reader, value: Any, base: Catalogue) -> Catalogue:
