@@ -5,7 +5,9 @@ every `requires FILE TEXT` line of every `test_*` file under its path holds (so 
 old or truncated code fails). `terminal` runs a tiny deterministic shell (cd, pwd, ls, cat, echo
 with > and >>, export, rm, mkdir, touch, true, false) in the *shared* session: its `cd` moves every
 later command, which is the implicit shared state that fools schedulers. It ignores cancellation,
-like a real subprocess left running. Never a real shell: nothing here can reach the host.
+like a real subprocess left running. A failed system call prints what coreutils and bash print
+(`cat: x: No such file or directory`, `rm: cannot remove 'd': Is a directory`). Never a real shell:
+nothing here can reach the host.
 """
 
 from __future__ import annotations
@@ -57,8 +59,11 @@ def terminal(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
     for segment in _split_commands(command):
         try:
             code = _run_one(segment, io, out)
-        except (ToolError, WorldError) as exc:
+        except ToolError as exc:
             out.append(str(exc))
+            code = 1
+        except WorldError as exc:  # not raised by one of the commands below: the shell's own words
+            out.append(f"bash: {exc.filename}: {_strerror(exc)}\n" if exc.filename else f"bash: {exc}\n")
             code = 1
         if code != 0:
             break
@@ -79,6 +84,18 @@ def _split_commands(command: str) -> list[list[str]]:
     return [s for s in segments if s]
 
 
+def _strerror(exc: WorldError) -> str:
+    """The message a command prints for a failed system call: `strerror(errno)`, or the error's own
+    text when it has no errno or is not the kernel's (a NUL byte)."""
+    return exc.strerror if exc.name is not None and str(exc).startswith("[Errno") else str(exc)
+
+
+def _fails(exc: WorldError, form: str, raw: str) -> ToolError:
+    """A coreutils-style message, `form` naming the operand as the user typed it:
+    `cat: x: No such file or directory`, `rm: cannot remove 'd': Is a directory`."""
+    return ToolError(form.format(raw) + f": {_strerror(exc)}\n")
+
+
 def _run_one(words: list[str], io: ToolIO, out: list[str]) -> int:
     name, rest = words[0], words[1:]
     redirect, target = None, None
@@ -90,11 +107,20 @@ def _run_one(words: list[str], io: ToolIO, out: list[str]) -> int:
     elif name == "pwd":
         text = io.get_cwd() + "\n"
     elif name == "ls":
-        directory = io.path(rest[0] if rest else ".")
-        names = sorted({posixpath.relpath(p, directory).split("/")[0] for p in io.list_files(directory)})
+        operand = rest[0] if rest else "."
+        try:
+            directory = io.path(operand)
+            listed = io.list_files(directory)
+        except WorldError as exc:
+            raise _fails(exc, "ls: cannot access '{}'", operand) from None
+        names = sorted({posixpath.relpath(p, directory).split("/")[0] for p in listed})
         text = "".join(n + "\n" for n in names)
     elif name == "cat":
-        text = "".join(io.read(path) for path in rest)
+        for path in rest:
+            try:
+                text += io.read(path)
+            except WorldError as exc:
+                raise _fails(exc, "cat: {}", path) from None
     elif name == "echo":
         text = " ".join(rest) + "\n"
     elif name == "export":
@@ -103,14 +129,23 @@ def _run_one(words: list[str], io: ToolIO, out: list[str]) -> int:
             io.set_env(key, value)
     elif name == "rm":
         for path in (p for p in rest if not p.startswith("-")):
-            io.remove(path)
+            try:
+                io.remove(path)
+            except WorldError as exc:
+                raise _fails(exc, "rm: cannot remove '{}'", path) from None
     elif name == "mkdir":
         for path in (p for p in rest if not p.startswith("-")):
-            io.make_dir(path)
+            try:
+                io.make_dir(path)
+            except WorldError as exc:
+                raise _fails(exc, "mkdir: cannot create directory '{}'", path) from None
     elif name == "touch":
         for path in rest:
-            if not io.exists(path):
-                io.write(path, "")
+            try:
+                if not io.exists(path):
+                    io.write(path, "")
+            except WorldError as exc:
+                raise _fails(exc, "touch: cannot touch '{}'", path) from None
     elif name == "true":
         pass
     elif name == "false":
@@ -118,11 +153,12 @@ def _run_one(words: list[str], io: ToolIO, out: list[str]) -> int:
     else:
         out.append(f"{name}: command not found\n")
         return 127
-    if redirect == ">" and target is not None:
-        io.write(target, text)
-    elif redirect == ">>" and target is not None:
-        current = io.read(target) if io.exists(target) else ""
-        io.write(target, current + text)
+    if redirect is not None and target is not None:
+        try:
+            current = io.read(target) if redirect == ">>" and io.exists(target) else ""
+            io.write(target, current + text)
+        except WorldError as exc:
+            raise _fails(exc, "bash: {}", target) from None
     else:
         out.append(text)
     return 0

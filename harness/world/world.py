@@ -8,6 +8,8 @@ records touches or advances time: the executor wraps it for that.
 
 from __future__ import annotations
 
+import errno as _errno
+import os
 import posixpath
 import stat
 from collections.abc import Iterable, Mapping
@@ -41,6 +43,12 @@ def _object_path(obj: FakeFile) -> str:
     return "/" + "/".join(reversed(names))
 
 
+def _too_long(path: str) -> bool:
+    """ENAMETOOLONG: the path over `PATH_MAX` bytes, or one of its names over `NAME_MAX`."""
+    encoded = path.encode("utf-8", "surrogateescape")
+    return len(encoded) > PATH_MAX or any(len(name) > NAME_MAX for name in encoded.split(b"/"))
+
+
 class _Defer:
     """Marker: a fast lookup that pyfakefs must settle."""
 
@@ -49,8 +57,81 @@ DEFER = _Defer()
 _MISSING = object()
 
 
+#: Linux's number and message for each errno name. The world is pinned to Linux semantics (see
+#: `World.__init__`), and an error's text goes into results and fingerprints, so it must read the same
+#: on any host: macOS numbers ELOOP 62, not 40, and its libc words some messages differently.
+_LINUX_ERRNO: dict[str, tuple[int, str]] = {
+    "EPERM": (1, "Operation not permitted"),
+    "ENOENT": (2, "No such file or directory"),
+    "EIO": (5, "Input/output error"),
+    "EACCES": (13, "Permission denied"),
+    "EBUSY": (16, "Device or resource busy"),
+    "EEXIST": (17, "File exists"),
+    "EXDEV": (18, "Invalid cross-device link"),
+    "ENOTDIR": (20, "Not a directory"),
+    "EISDIR": (21, "Is a directory"),
+    "EINVAL": (22, "Invalid argument"),
+    "ENAMETOOLONG": (36, "File name too long"),
+    "ENOTEMPTY": (39, "Directory not empty"),
+    "ELOOP": (40, "Too many levels of symbolic links"),
+}
+
+#: Symlinks followed in one path walk before the kernel gives up with ELOOP (Linux `MAXSYMLINKS`).
+MAX_SYMLINK_HOPS = 40
+#: Longest path and longest name a Linux filesystem accepts, in bytes (`PATH_MAX` - 1, `NAME_MAX`).
+PATH_MAX = 4095
+NAME_MAX = 255
+
+
 class WorldError(Exception):
-    """A world operation failed the way the real operation would (missing file, not a directory...)."""
+    """A world operation failed the way the real system call would, with its errno.
+
+    `WorldError(errno.ENOENT, "/repo/x")` reads `[Errno 2] No such file or directory: '/repo/x'`,
+    exactly what `str(OSError)` gives in the tool's process, so the model sees the error a real tool
+    would show it; `WorldError(errno.ENOENT, a, b)` reads `...: 'a' -> 'b'` as a failed rename does.
+    `errno` is the host's constant (compare it with `errno.ENOENT`), `name` its symbolic name; the
+    number printed is Linux's whatever the host. `text` replaces the whole message for errors that
+    are not the kernel's (Python's `embedded null byte`). A lone string is a free-form message with
+    no errno, for callers that predate errnos.
+    """
+
+    def __init__(self, code: int | str, filename: str | None = None, filename2: str | None = None, *,
+                 text: str | None = None) -> None:
+        if isinstance(code, str):  # WorldError("message"): free-form, no errno
+            self.errno: int | None = None
+            self.name: str | None = None
+            self.strerror = code
+            message = code
+        else:
+            self.errno = code
+            self.name = _errno.errorcode.get(code, f"E{code}")
+            number, self.strerror = _LINUX_ERRNO.get(self.name, (code, os.strerror(code)))
+            message = f"[Errno {number}] {self.strerror}"
+            if filename is not None:
+                message += f": {filename!r}" + (f" -> {filename2!r}" if filename2 is not None else "")
+        self.filename = filename
+        self.filename2 = filename2
+        super().__init__(text if text is not None else message)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # The default pickling calls `WorldError(message)`, which would drop the errno.
+        return (_restore_world_error, (self.errno, self.strerror, self.filename, self.filename2, str(self)))
+
+
+def _restore_world_error(code: int | None, strerror: str, filename: str | None, filename2: str | None,
+                         text: str) -> WorldError:
+    return WorldError(strerror if code is None else code, filename, filename2, text=text)
+
+
+def _from_os_error(exc: OSError, filename: str, filename2: str | None = None) -> WorldError:
+    """A pyfakefs failure as the WorldError of the path the tool asked for (pyfakefs raises host
+    errnos, so the name maps to Linux's number and message)."""
+    return WorldError(exc.errno if isinstance(exc.errno, int) else _errno.EIO, filename, filename2)
+
+
+def null_byte_error(path: str) -> WorldError:
+    """A path with a NUL byte never reaches the kernel: Python refuses it with this ValueError text."""
+    return WorldError(_errno.EINVAL, path, text="embedded null byte")
 
 
 class World:
@@ -88,37 +169,116 @@ class World:
         """`raw` resolved against the session cwd the way the kernel opens it: `~` expanded, joined to
         the cwd, and each `..` applied to the directory the components before it resolve to, symlinks
         followed (POSIX), not to their text (`absolute_path`, what planners compute). Components not
-        followed by `..` keep their spelling, so a touch still says which alias the tool used."""
+        followed by `..` keep their spelling, so a touch still says which alias the tool used.
+
+        Fails as the kernel would before any file is touched: a NUL byte (Python's ValueError text),
+        a name or path too long (ENAMETOOLONG), and for a prefix that `..` must leave, a missing
+        directory (ENOENT), a file (ENOTDIR) or a symlink loop (ELOOP)."""
+        if "\x00" in raw:
+            raise null_byte_error(raw)
+        if len(raw) > NAME_MAX // 4 and _too_long(raw):  # a shorter path cannot exceed NAME_MAX bytes
+            raise WorldError(_errno.ENAMETOOLONG, raw)
         if raw == "~" or raw.startswith("~/"):
             raw = self.home + raw[1:]
         joined = posixpath.join(self.cwd, raw)
         parts = joined.split("/")
-        if ".." not in parts or not self._symlinks:
-            return posixpath.normpath(joined)  # without a symlink, text and POSIX agree
+        if ".." not in parts:
+            return posixpath.normpath(joined)  # the hot path: without `..`, text and POSIX agree
         result = "/"
         for part in parts:
             if part in ("", "."):
                 continue
-            result = posixpath.dirname(self.realpath(result)) if part == ".." else posixpath.join(result, part)
+            if part == "..":
+                # The prefix must be a directory the kernel can walk: `file/..` and `missing/..` fail.
+                resolved, _ = self._walk_path(result, missing_ok=False, want_dir=True, shown=raw)
+                result = posixpath.dirname(resolved)
+            else:
+                result = posixpath.join(result, part)
         return result
 
-    def realpath(self, path: str, _depth: int = 0) -> str:
-        """The path with symlinks resolved, as `os.path.realpath` would on this world: every other
-        component keeps the spelling it was given (no case folding, hard links untouched)."""
-        result = "/"
-        parts = [p for p in path.split("/") if p not in ("", ".")]
-        for i, part in enumerate(parts):
-            if part == "..":
-                result = posixpath.dirname(result)
+    def realpath(self, path: str) -> str:
+        """The path with symlinks resolved, as `realpath(3)` would on this world, by the same walk the
+        tools' `..` uses: every other component keeps the spelling it was given (no case folding,
+        hard links untouched). Like `os.path.realpath`, missing components are kept as spelled (a
+        planner scopes files not yet created); a symlink loop (more than 40 hops) fails with ELOOP and
+        a file used as a directory with ENOTDIR, as the kernel's walk does."""
+        if "\x00" in path:
+            raise null_byte_error(path)
+        return self._walk_path(path)[0]
+
+    def _walk_path(self, path: str, *, follow_last: bool = True, missing_ok: bool = True,
+                   want_dir: bool = False, shown: str | None = None) -> tuple[str, FakeFile | None]:
+        """The kernel's path walk (`path_resolution(7)`) over this world: component by component from
+        the root, each symlink met replaced by its target (relative to the link's directory), `..`
+        taken from the directory reached so far. Returns the resolved path and the object there (None
+        if it does not exist).
+
+        `follow_last=False` stops at a final symlink (lstat, unlink, rename); `missing_ok` carries on
+        past a missing component textually (realpath, creating a file) instead of failing with ENOENT;
+        `want_dir` requires the result to be a directory. Errors name `shown` (default `path`): the
+        path the caller was asked about, as `str(OSError)` would.
+        """
+        name = path if shown is None else shown
+        pending = path.split("/")
+        pending.reverse()  # a stack: the next component is at the end
+        names: list[str] = []
+        nodes: list[FakeFile | None] = [self.fs.root]
+        hops = 0
+        while pending:
+            part = pending.pop()
+            if part in ("", "."):
                 continue
-            candidate = posixpath.join(result, part)
-            if _depth < 40 and self.fs.islink(candidate):
-                target = self.fs.readlink(candidate)
-                rest = "/".join(parts[i + 1:])
-                joined = posixpath.join(result, target, rest) if rest else posixpath.join(result, target)
-                return self.realpath(posixpath.normpath(joined), _depth + 1)
-            result = candidate
-        return result
+            if part == "..":
+                # Taken from the directory reached so far, symlinks already followed. `file/..` is
+                # left to the caller: `absolute` requires the prefix to be a directory (ENOTDIR, as
+                # the kernel), `realpath` pops it as `os.path.realpath` does.
+                if names:
+                    names.pop()
+                    nodes.pop()
+                continue
+            here = nodes[-1]
+            if here is not None and not isinstance(here, FakeDirectory):
+                raise WorldError(_errno.ENOTDIR, name)  # a file used as a directory
+            child = None if here is None else self._entry(here, part)
+            if child is None:
+                if not missing_ok:
+                    raise WorldError(_errno.ENOENT, name)
+                names.append(part)
+                nodes.append(None)
+                continue
+            if stat.S_ISLNK(child.st_mode) and (follow_last or any(p not in ("", ".") for p in pending)):
+                hops += 1
+                if hops > MAX_SYMLINK_HOPS:
+                    raise WorldError(_errno.ELOOP, name)
+                target = child.contents or ""
+                if target.startswith("/"):
+                    del names[:]
+                    del nodes[1:]
+                pending.extend(reversed(target.split("/")))
+                continue
+            names.append(part)
+            nodes.append(child)
+        found = nodes[-1]
+        if want_dir and not isinstance(found, FakeDirectory):
+            raise WorldError(_errno.ENOENT if found is None else _errno.ENOTDIR, name)
+        return "/" + "/".join(names), found
+
+    def _entry(self, directory: FakeDirectory, name: str) -> FakeFile | None:
+        """The entry `name` of `directory`, folding case on a case-insensitive world."""
+        child: FakeFile | None = directory.entries.get(name)
+        if child is None and not self.fs.is_case_sensitive:
+            folded = name.lower()
+            child = next((obj for key, obj in directory.entries.items() if str(key).lower() == folded), None)
+        return child
+
+    def _failure(self, path: str) -> WorldError:
+        """Why `path` cannot be opened: the first component the walk fails on (ENOENT, ENOTDIR,
+        ELOOP), named by the whole path as `open()` reports it."""
+        try:
+            self._walk_path(path, missing_ok=False)
+        except WorldError as exc:
+            return exc
+        return WorldError(_errno.ENOENT, path)
 
     def canonical(self, path: str) -> str:
         """The identity of the file at `path`: one name for all its aliases (symlinks resolved, the
@@ -181,12 +341,13 @@ class World:
         return node
 
     def _object(self, path: str) -> FakeFile | None:
-        """The object at `path` (symlinks followed), or None: the fast walk, else pyfakefs."""
+        """The object at `path` (symlinks followed), or None: the fast walk, else the kernel-like walk
+        (the one `realpath` and `absolute` use, so a loop is ELOOP after 40 hops everywhere)."""
         found = self._lookup(path)
         if found is DEFER:
             try:
-                return self.fs.resolve(path)
-            except OSError:
+                return self._walk_path(path, missing_ok=False)[1]
+            except WorldError:
                 return None
         assert not isinstance(found, _Defer)
         return found
@@ -194,19 +355,18 @@ class World:
     def _file(self, path: str) -> FakeFile:
         found = self._object(path)
         if found is None:
-            raise WorldError(f"no such file: {path}")
+            raise self._failure(path)
         assert isinstance(found, FakeFile)
         if isinstance(found, FakeDirectory):
-            raise WorldError(f"is a directory: {path}")
+            raise WorldError(_errno.EISDIR, path)
         return found
 
     def exists(self, path: str) -> bool:
-        found = self._lookup(path)
-        return bool(self.fs.exists(path)) if found is DEFER else found is not None
+        """`os.path.exists`: symlinks followed; a dangling or looping one does not exist."""
+        return self._object(path) is not None
 
     def is_dir(self, path: str) -> bool:
-        found = self._lookup(path)
-        return bool(self.fs.isdir(path)) if found is DEFER else isinstance(found, FakeDirectory)
+        return isinstance(self._object(path), FakeDirectory)
 
     def read_text(self, path: str) -> str:
         return self._file(path).contents or ""
@@ -219,7 +379,7 @@ class World:
         found = self._lookup(path)
         if isinstance(found, FakeFile):
             if isinstance(found, FakeDirectory):
-                raise WorldError(f"is a directory: {path}")
+                raise WorldError(_errno.EISDIR, path)
             found.set_contents(text)
             return
         if found is None:
@@ -229,16 +389,19 @@ class World:
                 directory.add_entry(FakeFile(name, contents=text, filesystem=self.fs))
                 self._restructured()
                 return
-        if self.fs.exists(path):
-            self._file(path).set_contents(text)
+        # Symlinks, case folding, missing parents, a file used as a directory: walk as the kernel
+        # does (ELOOP, ENOTDIR), then write the file the walk reaches or create it there, so a
+        # dangling symlink creates its target, as open(O_CREAT) does.
+        real, target = self._walk_path(path)
+        if target is not None:
+            if isinstance(target, FakeDirectory):
+                raise WorldError(_errno.EISDIR, path)
+            target.set_contents(text)
             return
-        parent = posixpath.dirname(path)
-        if self.fs.exists(parent) and not self.fs.isdir(parent):
-            raise WorldError(f"not a directory: {parent}")
         try:
-            self.fs.create_file(path, contents=text)
+            self.fs.create_file(real, contents=text)
         except OSError as exc:
-            raise WorldError(f"cannot create {path}: {exc.strerror or exc}") from None
+            raise _from_os_error(exc, path) from None
         self._restructured()
 
     def replace_text(self, path: str, text: str) -> None:
@@ -247,17 +410,17 @@ class World:
         old file keep its content, and a symlink at `path` is replaced by the file, not written
         through (POSIX `rename`)."""
         parent, name = posixpath.split(path)
-        if self.fs.isdir(path) and not self.fs.islink(path):
-            raise WorldError(f"is a directory: {path}")
-        if not self.fs.isdir(parent):
-            missing = not self.fs.exists(parent)
-            raise WorldError(f"no such directory: {parent}" if missing else f"not a directory: {parent}")
-        temporary = posixpath.join(parent, f".{name}.harness-tmp")
+        # The temporary file is created in the parent: it must be a directory (ENOENT, ENOTDIR).
+        real_parent, _ = self._walk_path(parent, missing_ok=False, want_dir=True, shown=path)
+        _, existing = self._walk_path(path, follow_last=False)
+        if isinstance(existing, FakeDirectory):
+            raise WorldError(_errno.EISDIR, path)  # rename(2) of a file over a directory
+        temporary = posixpath.join(real_parent, f".{name}.harness-tmp")
         try:
             self.fs.create_file(temporary, contents=text)
-            self.fs.rename(temporary, path)
+            self.fs.rename(temporary, posixpath.join(real_parent, name))
         except OSError as exc:
-            raise WorldError(f"cannot replace {path}: {exc.strerror or exc}") from None
+            raise _from_os_error(exc, path) from None
         self._restructured()
 
     def append_text(self, path: str, text: str) -> None:
@@ -265,11 +428,14 @@ class World:
         self.write_text(path, current + text)
 
     def remove(self, path: str) -> None:
-        if not self.fs.exists(path) and not self.fs.islink(path):
-            raise WorldError(f"no such file: {path}")
-        if self.fs.isdir(path) and not self.fs.islink(path):
-            raise WorldError(f"is a directory: {path}")
-        self.fs.remove(path)
+        """`unlink(2)`: the name goes (a symlink itself, not its target); a directory is EISDIR."""
+        real, found = self._walk_path(path, follow_last=False, missing_ok=False)
+        if isinstance(found, FakeDirectory):
+            raise WorldError(_errno.EISDIR, path)
+        try:
+            self.fs.remove(real)
+        except OSError as exc:
+            raise _from_os_error(exc, path) from None
         self._restructured()
 
     def rename(self, source: str, target: str) -> None:
@@ -277,24 +443,23 @@ class World:
         replacing a file there (its other hard links keep the old content); a directory at `target`
         or a missing parent is an error, and renaming a name onto itself changes nothing."""
         if not self.fs.exists(source) and not self.fs.islink(source):
-            raise WorldError(f"no such file: {source}")
+            raise WorldError(_errno.ENOENT, source, target)
         if self.fs.isdir(target) and not self.fs.islink(target):
-            raise WorldError(f"is a directory: {target}")
+            raise WorldError(_errno.EISDIR, source, target)
         parent = posixpath.dirname(target)
         if not self.fs.isdir(parent):
-            raise WorldError(f"no such directory: {parent}" if not self.fs.exists(parent) else
-                             f"not a directory: {parent}")
+            raise WorldError(_errno.ENOENT if not self.fs.exists(parent) else _errno.ENOTDIR, source, target)
         try:
             self.fs.rename(source, target)
         except OSError as exc:
-            raise WorldError(f"cannot rename {source} to {target}: {exc.strerror or exc}") from None
+            raise _from_os_error(exc, source, target) from None
         self._restructured()
 
     def make_dir(self, path: str) -> None:
         if self.fs.exists(path):
             if self.fs.isdir(path):
                 return
-            raise WorldError(f"file exists: {path}")
+            raise WorldError(_errno.EEXIST, path)
         self.fs.create_dir(path)
         self._restructured()
 
@@ -318,7 +483,7 @@ class World:
         """
         top = self._object(root)
         if top is None:
-            raise WorldError(f"no such file or directory: {root}")
+            raise self._failure(root)
         if not isinstance(top, FakeDirectory):
             return [root]
         found: list[str] = []
@@ -336,7 +501,10 @@ class World:
             elif stat.S_ISLNK(obj.st_mode):
                 target = obj.contents or ""
                 if files_only:
-                    resolved = self.realpath(path)
+                    try:
+                        resolved = self.realpath(path)
+                    except WorldError:
+                        continue  # a symlink loop is not a file (`find -type f` skips it too)
                     if self.fs.isfile(resolved):
                         out.append(path)
                 else:
