@@ -3,10 +3,12 @@
 Owns their behaviour as touch points in virtual time, faithful to how the real tools race:
 `write_file` truncates when it starts and writes when it ends (a reader in between sees a torn,
 empty file); `write_file_atomic` writes once at the end by renaming a new file into place (a new
-inode: hard links keep the old content, a symlink at the path is replaced); `patch` reads when it
-starts and writes when it ends (read-modify-write, the shape of a lost update), also in V4A mode
-(`{"mode": "v4a", "patch": "*** Begin Patch ..."}`, several files at once); readers read half
-way through. It never decides what may run in parallel.
+inode: hard links keep the old content, a symlink at the path is replaced); `patch` takes hermes'
+arguments (see the comment above it): in replace mode it reads when it starts and writes when it
+ends (read-modify-write, the shape of a lost update); in V4A mode (`{"mode": "patch", "patch":
+"*** Begin Patch ..."}`) it reads every file it names when it starts, then re-reads and atomically
+writes, deletes or moves each in turn over the second half of the call; readers read half way
+through. It never decides what may run in parallel.
 """
 
 from __future__ import annotations
@@ -15,10 +17,12 @@ import fnmatch
 import posixpath
 import re
 from collections.abc import Generator
+from pathlib import PurePosixPath
 
 from harness.faults.latency import Fixed
 from harness.model import JSONValue
 from harness.tools.spec import Args, Declared, ResourceKeys, SideEffect, ToolError, ToolIO, ToolSpec, require_str
+from harness.world.world import WorldError
 
 _PATH_KEY = ResourceKeys(path_args=("path",))
 
@@ -53,9 +57,93 @@ def write_file_atomic(args: Args, io: ToolIO) -> Generator[float, None, JSONValu
     return {"path": io.path(path), "bytes_written": len(content.encode())}
 
 
+# -- patch: hermes-agent's `patch` tool -----------------------------------------------------------
+#
+# Modelled on NousResearch/hermes-agent (read 2026): `tools/file_tools.py` (`PATCH_SCHEMA`,
+# `_handle_patch`, `patch_tool`), `tools/file_operations.py` (`ShellFileOperations.patch_replace`,
+# `patch_v4a`, `write_file` — an atomic write: temporary file, then rename —, `delete_file`,
+# `move_file` = `mv`), `tools/patch_parser.py` (`parse_v4a_patch`, `apply_v4a_operations`) and
+# `tools/fuzzy_match.py` (`fuzzy_find_and_replace`, `is_already_applied`). What it takes:
+#   {"mode": "replace" (the default), "path", "old_string", "new_string", "replace_all": false}
+#   {"mode": "patch", "patch": "*** Begin Patch\n*** Update File: p\n@@ hint @@\n ctx\n-old\n+new\n..."}
+# Headers match `***\s*(Update|Add|Delete)\s+File:\s*p` and `***\s*Move\s+File:\s*a\s*->\s*b` at the
+# start of a line, so `***Update File:p` and `*** Update  File:  p` count; `*** Move to:` is a parse
+# error in hermes ("not supported; rename with '*** Move File: a -> b'"). A V4A patch is validated
+# whole against the files as read when it starts (nothing is written if any part fails), then applied
+# operation by operation, each re-reading its file just before writing it.
+# Where the mock is simpler, on purpose: matching is exact (hermes falls back through eight fuzzy
+# strategies), CRLF/BOM preservation, lint and the sensitive-path guards are left out, and a read
+# failure keeps its errno text where hermes words it "Failed to read file: ...".
+# Replace mode writes in place (read at start, write at end), as the mock always has: the lost
+# update and hard-link races the built-in scenarios provoke need that shape. hermes itself writes
+# atomically there too; V4A mode does here.
+#
+# Two older spellings of this harness stay accepted so scenarios written before keep their meaning:
+# `old`/`new` instead of `old_string`/`new_string` (the first occurrence is replaced, as before), and
+# mode "v4a", the OpenAI apply_patch dialect (`*** Move to: q` inside an Update, `+` lines of an Add
+# each ending in a newline). hermes itself ignores `old`/`new` ("old_string and new_string
+# required") and answers "Unknown mode: v4a", and its planner scopes such a call by `path`.
+
+_OP_HEADERS = (
+    ("update", re.compile(r"\*\*\*\s*Update\s+File:\s*(.+)")),
+    ("add", re.compile(r"\*\*\*\s*Add\s+File:\s*(.+)")),
+    ("delete", re.compile(r"\*\*\*\s*Delete\s+File:\s*(.+)")),
+    ("move", re.compile(r"\*\*\*\s*Move\s+File:\s*(.+?)\s*->\s*(.+)")),
+)
+_BEGIN = re.compile(r"^\*\*\*\s*Begin\s+Patch\s*$")
+_END = re.compile(r"^\*\*\*\s*End\s+Patch\s*$")
+_END_OF_FILE = re.compile(r"^\*\*\*\s*End\s+of\s+File\s*$")
+_MOVE_TO = re.compile(r"^\*\*\*\s*Move\s+to:\s*(.*)$")
+_HINT = re.compile(r"@@\s*(.+?)\s*@@")
+
+
 def patch(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
-    if args.get("mode") == "v4a":
-        return (yield from _patch_v4a(require_str(args, "patch"), io))
+    mode = args.get("mode", "replace")  # hermes' handler: args.get("mode", "replace")
+    if mode == "replace":
+        return (yield from _patch_replace(args, io))
+    if mode in ("patch", "v4a"):
+        body = args.get("patch")
+        if not isinstance(body, str) or not body:
+            raise ToolError("patch content required")
+        return (yield from _patch_v4a(body, io, hermes=mode == "patch"))
+    raise ToolError(f"Unknown mode: {mode}")
+
+
+def _patch_replace(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
+    """Replace mode: `old_string` must occur exactly once unless `replace_all`; read at start,
+    write at end (read-modify-write)."""
+    if "old_string" not in args and "new_string" not in args:
+        return (yield from _patch_replace_legacy(args, io))
+    path = args.get("path")
+    if not isinstance(path, str) or not path:
+        raise ToolError("path required")
+    old, new = args.get("old_string"), args.get("new_string")
+    if not isinstance(old, str) or not isinstance(new, str):
+        raise ToolError("old_string and new_string required")
+    replace_all = args.get("replace_all") is True
+    text = io.read(path)
+    if not old:
+        raise ToolError("old_string cannot be empty")
+    if not old.strip():
+        raise ToolError("old_string is only whitespace — provide non-blank text to match")
+    if old == new:
+        raise ToolError("old_string and new_string are identical")
+    count = text.count(old)
+    if count == 0:
+        if _already_applied(text, old, new):  # hermes answers a re-sent edit with a no-op success
+            return {"path": io.path(path), "replacements": 0, "no_change": True}
+        raise ToolError("Could not find a match for old_string in the file")
+    if count > 1 and not replace_all:
+        raise ToolError(f"Found {count} matches for old_string. Provide more context to make it unique, "
+                        f"or use replace_all=True. Matches:\n{_locations(text, old)}")
+    yield 1.0
+    io.write(path, text.replace(old, new) if replace_all else text.replace(old, new, 1))
+    return {"path": io.path(path), "replacements": count}
+
+
+def _patch_replace_legacy(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
+    """The harness's earlier spelling, `old`/`new`, keeps its earlier meaning: the first occurrence
+    is replaced (all with `replace_all`), and text that is absent is an error."""
     path, old, new = require_str(args, "path"), require_str(args, "old"), require_str(args, "new")
     text = io.read(path)
     if old not in text:
@@ -67,51 +155,313 @@ def patch(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
     return {"path": io.path(path), "replacements": count}
 
 
-def _patch_v4a(text: str, io: ToolIO) -> Generator[float, None, JSONValue]:
-    """The V4A patch format (OpenAI's apply_patch, hermes' `patch` mode): `*** Add File: P` with `+`
-    lines, `*** Delete File: P`, `*** Update File: P` with `@@` hunks of ` `/`-`/`+` lines and an
-    optional `*** Move to: Q`. Every file is read when the call starts, all writes land at the end."""
-    operations: list[tuple[str, str, list[str], str | None]] = []  # (kind, path, lines, move_to)
-    for line in text.splitlines():
-        if line.startswith("*** ") and ": " in line:
-            header, _, target = line[4:].partition(": ")
-            kinds = {"Add File": "add", "Delete File": "delete", "Update File": "update"}
-            if header in kinds:
-                operations.append((kinds[header], target.strip(), [], None))
-            elif header == "Move to" and operations and operations[-1][0] == "update":
-                kind, path, lines, _ = operations[-1]
-                operations[-1] = (kind, path, lines, target.strip())
-        elif operations and not line.startswith("***"):
-            operations[-1][2].append(line)
-    if not operations:
+def _already_applied(content: str, old: str, new: str) -> bool:
+    """`is_already_applied`: a non-trivial `new` is present and `old` is gone."""
+    return len(new.strip()) >= 8 and new in content and (old == new or old not in content)
+
+
+def _locations(content: str, text: str, cap: int = 5) -> str:
+    """Where `text` occurs, as hermes lists ambiguous matches (`  L<line>: <line>`)."""
+    rows: list[str] = []
+    start = content.find(text)
+    while start != -1:
+        line_start = content.rfind("\n", 0, start) + 1
+        line_end = content.find("\n", start)
+        rows.append(f"  L{content.count(chr(10), 0, start) + 1}: "
+                    f"{content[line_start:len(content) if line_end == -1 else line_end].strip()[:80]}")
+        start = content.find(text, start + 1)
+    return "\n".join(rows[:cap] + ([f"  ... and {len(rows) - cap} more"] if len(rows) > cap else []))
+
+
+class _Hunk:
+    """One `@@` hunk: its context hint and its ` `/`-`/`+` lines as (prefix, text)."""
+
+    __slots__ = ("hint", "lines")
+
+    def __init__(self, hint: str | None = None) -> None:
+        self.hint = hint
+        self.lines: list[tuple[str, str]] = []
+
+    def search(self) -> str:
+        return "\n".join(text for prefix, text in self.lines if prefix != "+")
+
+    def replacement(self) -> str:
+        return "\n".join(text for prefix, text in self.lines if prefix != "-")
+
+
+class _Operation:
+    """One `*** ... File:` section of a V4A patch."""
+
+    __slots__ = ("hunks", "kind", "move_to", "path")
+
+    def __init__(self, kind: str, path: str, move_to: str | None = None) -> None:
+        self.kind = kind
+        self.path = path
+        self.move_to = move_to  # Move File's destination; Move to's, in the apply_patch dialect
+        self.hunks: list[_Hunk] = []
+
+    def added(self, hermes: bool) -> str:
+        lines = [text for hunk in self.hunks for prefix, text in hunk.lines if prefix == "+"]
+        return "\n".join(lines) if hermes else "".join(line + "\n" for line in lines)
+
+
+def parse_v4a(body: str, *, hermes: bool = True) -> list[_Operation]:
+    """`parse_v4a_patch`: the operations between `*** Begin Patch` and `*** End Patch` (both
+    optional). Raises ToolError with hermes' "Failed to parse patch: Parse error: ..." text."""
+    lines = [line[:-1] if line.endswith("\r") else line for line in body.split("\n")]
+    start, end = -1, len(lines)
+    for index, line in enumerate(lines):
+        if _BEGIN.match(line):
+            start = index
+        elif _END.match(line):
+            end = index
+            break
+    operations: list[_Operation] = []
+    errors: list[str] = []
+    current: _Operation | None = None
+    hunk: _Hunk | None = None
+
+    def flush() -> None:
+        if current is not None and hunk is not None and hunk.lines:
+            current.hunks.append(hunk)
+
+    for line in lines[start + 1:end]:
+        header = next(((kind, m) for kind, rx in _OP_HEADERS if (m := rx.match(line))), None)
+        if header is not None:
+            flush()
+            kind, match = header
+            current = _Operation(kind, match.group(1).strip(),
+                                 match.group(2).strip() if kind == "move" else None)
+            operations.append(current)
+            hunk = _Hunk() if kind == "add" else None
+            if kind in ("delete", "move"):
+                current = None  # complete: any lines that follow belong to nothing
+        elif _END_OF_FILE.match(line):
+            continue
+        elif (move_to := _MOVE_TO.match(line)) and current is not None:
+            if hermes:
+                errors.append(f"'*** Move to: {move_to.group(1).strip()}' is not supported; rename with "
+                              f"'*** Move File: {current.path} -> {move_to.group(1).strip()}' and put any "
+                              "edits in their own '*** Update File:' block")
+            else:
+                current.move_to = move_to.group(1).strip()
+        elif line.startswith("@@"):
+            if current is not None:
+                flush()
+                hint = _HINT.match(line)
+                hunk = _Hunk(hint.group(1) if hint else None)
+        elif current is not None and line:  # hermes skips blank lines
+            if hunk is None:
+                hunk = _Hunk()
+            if line[0] in "+- ":
+                hunk.lines.append((line[0], line[1:]))
+            elif line[0] != "\\":  # "\ No newline at end of file"
+                hunk.lines.append((" ", line))  # an implicit context line
+    flush()
+    for operation in operations:
+        if not operation.path:
+            errors.append("Operation with empty file path")
+        if operation.kind == "update" and not operation.hunks:
+            errors.append(f"UPDATE {operation.path!r}: no hunks found")
+    if not hermes and not operations:
         raise ToolError("patch: no *** Add/Update/Delete File: sections in the V4A patch")
-    planned: list[tuple[str, str | None, str | None]] = []  # (path, new content or None to delete, move_to)
-    for kind, path, lines, move_to in operations:
-        if kind == "add":
-            planned.append((path, "".join(ln[1:] + "\n" for ln in lines if ln.startswith("+")), None))
-        elif kind == "delete":
-            io.read(path)  # must exist
-            planned.append((path, None, None))
+    if errors:
+        raise ToolError("Failed to parse patch: Parse error: " + "; ".join(errors))
+    return operations
+
+
+def _apply_hunks(content: str, operation: _Operation) -> tuple[str, str | None]:
+    """The content after the operation's hunks, in order, or the first failure (hermes' wording)."""
+    for number, hunk in enumerate(operation.hunks, start=1):
+        search, replacement = hunk.search(), hunk.replacement()
+        if search == replacement:
+            continue  # a context-only anchor: inert
+        if not search:  # addition only: after the hint's line, else at the end
+            if hunk.hint:
+                occurrences = content.count(hunk.hint)
+                if occurrences == 0:
+                    return content, f"addition-only hunk context hint '{hunk.hint}' not found"
+                if occurrences > 1:
+                    return content, (f"addition-only hunk context hint '{hunk.hint}' is ambiguous "
+                                     f"({occurrences} occurrences)")
+                eol = content.find("\n", content.find(hunk.hint))
+                content = (content + "\n" + replacement if eol == -1 else
+                           content[:eol + 1] + replacement + "\n" + content[eol + 1:])
+            else:
+                content = content.rstrip("\n") + "\n" + replacement + "\n"
+            continue
+        count = content.count(search)
+        if count == 1:
+            content = content.replace(search, replacement, 1)
+        elif count == 0 and _already_applied(content, search, replacement):
+            continue  # hermes skips a hunk that already landed
         else:
-            content = io.read(path)
-            for hunk in "\n".join(lines).split("@@"):
-                body = [ln for ln in hunk.splitlines() if ln[:1] in (" ", "-", "+")]
-                before = "".join(ln[1:] + "\n" for ln in body if ln[0] in " -")
-                after = "".join(ln[1:] + "\n" for ln in body if ln[0] in " +")
-                if before and before not in content:
-                    raise ToolError(f"patch: hunk does not apply to {io.path(path)}")
-                content = content.replace(before, after, 1) if before else content + after
-            planned.append((path, content, move_to))
-    yield 1.0
-    for path, new_content, move_to in planned:
-        if new_content is None:
-            io.remove(path)
-        elif move_to is not None:
-            io.write(move_to, new_content)
+            label = f"'{hunk.hint}'" if hunk.hint else "(no hint)"
+            why = ("Could not find a match for old_string in the file" if count == 0 else
+                   f"Found {count} matches for old_string. Provide more context to make it unique")
+            return content, f"hunk {number} {label} not found — {why}"
+    return content, None
+
+
+def _patch_v4a(body: str, io: ToolIO, *, hermes: bool) -> Generator[float, None, JSONValue]:
+    """V4A mode, as `apply_v4a_operations`: every operation validated against the files as read when
+    the call starts (an overlay carries earlier operations' results to later ones), nothing written
+    if anything fails; then each applied in order, re-reading its file just before its atomic
+    write, the apply phase spread over the second half of the call."""
+    if hermes:
+        for header in _header_paths(body):
+            if ".." in PurePosixPath(header).parts:  # `has_traversal_component` on V4A headers
+                raise ToolError(f"V4A patch header contains '..' traversal: {header!r}. Use the agent's "
+                                "cwd-relative path (no '..') or an absolute path in '*** Update File:' / "
+                                "'*** Add File:' / '*** Delete File:' / '*** Move File:' headers.")
+    operations = parse_v4a(body, hermes=hermes)
+    named = [path for op in operations for path in (op.path, op.move_to) if path is not None]
+    resolved = [io.path(path) for path in dict.fromkeys(named)]
+    # -- validation: reads at the start of the call --
+    errors: list[str] = []
+    pending: dict[str, str] = {}  # header path -> content after earlier operations (hermes' overlay)
+    removed: set[str] = set()
+    changes = 0
+
+    def current(path: str) -> tuple[str | None, str | None]:
+        if path in pending:
+            return pending[path], None
+        if path in removed:
+            return None, "file not found"
+        try:
+            return io.read(path), None
+        except (WorldError, ToolError) as exc:
+            return None, str(exc)
+
+    def occupied(path: str) -> bool:
+        return path in pending or (path not in removed and io.exists(path))
+
+    for operation in operations:
+        path = operation.path
+        if operation.kind == "update":
+            content, error = current(path)
+            if content is None:
+                errors.append(f"{path}: {error}")
+                continue
+            changes += sum(1 for hunk in operation.hunks if any(p in "+-" for p, _ in hunk.lines))
+            content, error = _apply_hunks(content, operation)
+            if error is not None:
+                errors.append(f"{path}: {error}" if hermes else f"patch: hunk does not apply to {io.path(path)}")
+                continue
+            pending[path] = content
+            if operation.move_to is not None:  # apply_patch's Move to
+                pending[operation.move_to] = pending.pop(path)
+                removed.add(path)
+            continue
+        changes += 1
+        if operation.kind == "delete":
+            if current(path)[1] is not None:
+                errors.append(f"{path}: file not found for deletion")
+            else:
+                removed.add(path)
+                pending.pop(path, None)
+        elif operation.kind == "move":
+            assert operation.move_to is not None
+            source, error = current(path)
+            if error is not None:
+                errors.append(f"{path}: source file not found for move")
+            if occupied(operation.move_to):
+                errors.append(f"{operation.move_to}: destination already exists — move would overwrite")
+            elif source is not None:
+                pending[operation.move_to] = source
+                removed.add(path)
+                pending.pop(path, None)
+        elif occupied(path):  # add
+            errors.append(f"{path}: file already exists — use Update File, not Add File")
+        else:
+            removed.discard(path)
+            pending[path] = operation.added(hermes)
+    if not errors and changes == 0:
+        errors.append("Patch contains no changes (only context lines were provided)")
+    if errors:
+        if not hermes:
+            raise ToolError(errors[0])
+        raise ToolError("Patch validation failed (no files were modified):\n"
+                        + "\n".join(f"  • {error}" for error in errors))
+    # -- apply: each operation re-reads, then writes (hermes' write_file renames a temporary file) --
+    failures: list[str] = []
+    created: list[str] = []
+    deleted: list[str] = []
+    step = 0.5 / len(operations)
+    yield 0.5
+    for index, operation in enumerate(operations):
+        try:
+            failure = yield from _apply_one(operation, io, hermes=hermes, write_at=0.5 + step * (index + 1))
+        except (WorldError, ToolError) as exc:
+            failure = str(exc)
+        if failure is not None:
+            failures.append(f"Failed to {operation.kind} {operation.path}: {failure}")
+        elif operation.kind == "add":
+            created.append(operation.path)
+        elif operation.kind == "delete":
+            deleted.append(operation.path)
+    if failures:
+        raise ToolError("Apply phase failed (state may be inconsistent — run `git diff` to assess):\n"
+                        + "\n".join(f"  • {failure}" for failure in failures))
+    # `patch_tool` reports every header's absolute path as modified; the buckets keep the spelling.
+    return {"files_modified": resolved, "files_created": created, "files_deleted": deleted}
+
+
+def _apply_one(operation: _Operation, io: ToolIO, *, hermes: bool,
+               write_at: float) -> Generator[float, None, str | None]:
+    """Apply one validated operation: re-check its file, wait until `write_at`, write. Returns the
+    failure, or None."""
+    path = operation.path
+    if operation.kind == "add":
+        if io.exists(path):
+            return f"{path}: file already exists — use Update File, not Add File"
+        yield write_at
+        _make_parent(path, io)
+        io.write_atomic(path, operation.added(hermes))
+    elif operation.kind == "delete":
+        try:
+            io.read(path)  # hermes re-reads to guard against a race since validation
+        except WorldError:
+            return f"Cannot delete {path}: file not found"
+        yield write_at
+        io.remove(path)
+    elif operation.kind == "move":
+        assert operation.move_to is not None
+        if io.exists(operation.move_to):
+            return f"{operation.move_to}: destination already exists — move would overwrite"
+        yield write_at
+        io.rename(path, operation.move_to)
+    else:
+        content, error = _apply_hunks(io.read(path), operation)
+        if error is not None:
+            return f"Could not apply hunk: {error}"
+        yield write_at
+        if operation.move_to is not None:  # apply_patch's Move to: the edit lands at the new name
+            _make_parent(operation.move_to, io)
+            io.write_atomic(operation.move_to, content)
             io.remove(path)
         else:
-            io.write(path, new_content)
-    return {"files": [io.path(move_to or path) for path, _, move_to in planned]}
+            io.write_atomic(path, content)
+    return None
+
+
+def _make_parent(path: str, io: ToolIO) -> None:
+    """hermes' atomic write runs `mkdir -p` on the parent first."""
+    parent = posixpath.dirname(path)
+    if parent and not io.exists(parent):
+        io.make_dir(parent)
+
+
+_HEADER_PATHS = re.compile(r"^\*\*\*\s*(?:Update|Add|Delete)\s+File:\s*(.+)$", re.MULTILINE)
+_MOVE_PATHS = re.compile(r"^\*\*\*\s*Move\s+File:\s*(.+?)\s*->\s*(.+)$", re.MULTILINE)
+
+
+def _header_paths(body: str) -> list[str]:
+    """Every path the headers of a V4A body name (both sides of a move), as `patch_tool` finds them
+    for its traversal and sensitive-path guards."""
+    paths = [m.group(1).strip() for m in _HEADER_PATHS.finditer(body)]
+    paths += [m.group(i).strip() for m in _MOVE_PATHS.finditer(body) for i in (1, 2)]
+    return [path for path in paths if path]
 
 
 def search_files(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
@@ -153,7 +503,8 @@ SPECS = (
         write_file_atomic, Fixed(200),
     ),
     ToolSpec(
-        "patch", "Replace text in a file: reads at start, writes at end (read-modify-write).",
+        "patch", "hermes' patch: replace mode (path, old_string, new_string, replace_all) reads at start and "
+                 "writes at end; patch mode applies a V4A body to every file its headers name.",
         Declared(read_only=False, side_effect=SideEffect.LOCAL, idempotent=False, category="write",
                  resource_keys=_PATH_KEY),
         patch, Fixed(300),
