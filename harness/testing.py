@@ -58,6 +58,7 @@ DEFAULT_SCENARIOS = (
     "config-two-spellings",     # one file spelled two ways (`./`)
     "symlink-alias",            # one file through a symlink
     "symlink-dotdot",           # `..` after a symlink: the kernel resolves the link first
+    "v4a-multi-file",           # one V4A patch of two files, a read of the second beside it
     "hardlink-alias",           # one file through a hard link
     "case-alias",               # one file in two cases on a case-insensitive disk
     "edit-then-test",           # a write, then a read of the whole tree

@@ -1,14 +1,15 @@
 """hermes-agent's tool lists and path rules, shared by both generations of its planner.
 
-Owns the lists exactly as seeds 000/001 and REFERENCE.md give them and the `Path.parts` prefix
-overlap (`/x/ab` does not overlap `/x/a`; a directory overlaps everything under it). It never
-decides a schedule.
+Owns the lists exactly as seeds 000/001 and REFERENCE.md give them, the `Path.parts` prefix
+overlap (`/x/ab` does not overlap `/x/a`; a directory overlaps everything under it) and how hermes
+reads the files a V4A patch names from its headers. It never decides a schedule.
 """
 
 from __future__ import annotations
 
 import os.path
 import posixpath
+import re
 from pathlib import PurePosixPath
 
 #: Tier 1: read-only, no shared state — may always run in parallel (seed 000's 11 tools, and
@@ -32,6 +33,23 @@ def paths_overlap(left: PurePosixPath, right: PurePosixPath) -> bool:
         return bool(left_parts) == bool(right_parts) and bool(left_parts)
     common = min(len(left_parts), len(right_parts))
     return left_parts[:common] == right_parts[:common]
+
+
+# hermes' planner finds a V4A patch's files with these (agent/tool_dispatch_helpers.py,
+# `_extract_file_mutation_targets`, NousResearch/hermes-agent): `\s*` after `***` and any spacing
+# inside, so `***Update File:p` and `*** Update  File:  p` count, as hermes' own parser accepts them.
+_V4A_FILE_HEADER = re.compile(r"^\*\*\*\s*(?:Update|Add|Delete)\s+File:\s*(.+)$", re.MULTILINE)
+_V4A_MOVE_HEADER = re.compile(r"^\*\*\*\s*Move\s+File:\s*(.+?)\s*->\s*(.+)$", re.MULTILINE)
+
+
+def v4a_scope_paths(body: object) -> list[str]:
+    """The raw paths a V4A patch body's headers name: every `*** Update/Add/Delete File: p`, then
+    both sides of every `*** Move File: a -> b`, in that order (hermes' order); [] for no body."""
+    if not isinstance(body, str) or not body:
+        return []
+    paths = [match.group(1).strip() for match in _V4A_FILE_HEADER.finditer(body)]
+    paths += [match.group(side).strip() for match in _V4A_MOVE_HEADER.finditer(body) for side in (1, 2)]
+    return [path for path in paths if path]
 
 
 def abspath_against(raw: str, cwd: str, home: str) -> str:

@@ -7,8 +7,10 @@ current run unless one of its paths overlaps a reserved path and either side is 
 (`write_file`, `patch`; readers: `read_file`, `search_files`, whose default path is `.`); then the
 run is closed first. Runs of two or more calls execute in parallel, runs of one alone; segments run
 in order, never reordered. Paths: expanduser, joined to the terminal's cwd, abspath, realpath,
-normcase (the identity on POSIX). `patch` in V4A mode scopes every `*** Update/Add/Delete File:`
-header and `*** Move to:` instead of `path`. At most 8 calls run at once; results in model order.
+normcase (the identity on POSIX); a path whose realpath fails (a symlink loop) keeps its abspath, as
+`os.path.realpath` returns it. `patch` with `mode` "patch" (V4A) is scoped by every file its
+headers name — `*** Update/Add/Delete File: p`, both sides of `*** Move File: a -> b`, any spacing —
+instead of `path`; with none it is a barrier. At most 8 calls run at once; results in model order.
 
 Known weaknesses it keeps: hard links and case aliases are not resolved; `[write a, read a,
 write b]` runs `write b` after `write a` although it could overlap it (never reorders).
@@ -16,7 +18,6 @@ write b]` runs `write b` after `write a` although it could overlap it (never reo
 
 from __future__ import annotations
 
-import re
 from pathlib import PurePosixPath
 
 from harness.model import Batch, ToolCall
@@ -29,26 +30,35 @@ from harness.schedulers.hermes_paths import (
     abspath_against,
     normcase,
     paths_overlap,
+    v4a_scope_paths,
 )
 from harness.schedulers.plan import Plan, PlanScheduler
+from harness.world.world import WorldError
 
 WRITERS = frozenset({"write_file", "patch"})
 READER_DEFAULT_PATHS = {"search_files": "."}
-_V4A_HEADER = re.compile(r"^\*\*\* (?:Update File|Add File|Delete File|Move to): (.+?)\s*$", re.M)
 
 
 def scoped_paths(call: ToolCall, args: dict[str, object]) -> list[str] | None:
     """The raw paths a call is scoped to; None when a path-scoped call has none (a barrier)."""
-    if call.name == "patch" and args.get("mode") == "v4a":
-        text = args.get("patch")
-        found = _V4A_HEADER.findall(text) if isinstance(text, str) else []
-        return found or None
+    if call.name == "patch" and (args.get("mode") or "replace") == "patch":
+        # hermes (`_extract_parallel_scope_paths`): the headers, not a possibly-decoy `path=`
+        return v4a_scope_paths(args.get("patch")) or None
     raw = args.get("path")
     if call.name in READER_DEFAULT_PATHS and not (isinstance(raw, str) and raw.strip()):
         return [READER_DEFAULT_PATHS[call.name]]  # hermes: a blank or non-string path searches `.`
     if call.name in PATH_SCOPED_TOOLS:
         return [raw] if isinstance(raw, str) and raw.strip() else None
     return []
+
+
+def _realpath(ctx: SchedulerContext, path: str) -> str:
+    """`os.path.realpath` (not strict): where the walk fails — a symlink loop, a file used as a
+    directory, a NUL byte — Python hands the path back rather than raising, so the planner goes on."""
+    try:
+        return ctx.realpath(path)
+    except WorldError:
+        return path
 
 
 class HermesSegments(PlanScheduler):
@@ -75,7 +85,7 @@ class HermesSegments(PlanScheduler):
                 close()
                 segments.append([call])
                 continue
-            paths = [PurePosixPath(normcase(ctx.realpath(abspath_against(p, ctx.cwd, ctx.home))))
+            paths = [PurePosixPath(normcase(_realpath(ctx, abspath_against(p, ctx.cwd, ctx.home))))
                      for p in raw_paths]
             writer = call.name in WRITERS
             if any(paths_overlap(p, q) and (writer or q_writer) for p in paths for q, q_writer in reserved):
