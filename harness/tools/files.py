@@ -100,7 +100,9 @@ _HINT = re.compile(r"@@\s*(.+?)\s*@@")
 def patch(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
     mode = args.get("mode", "replace")  # hermes' handler: args.get("mode", "replace")
     if mode == "replace":
-        return (yield from _patch_replace(args, io))
+        # One generator level less for the common legacy spelling: every touch passes through each.
+        replace = _patch_replace if "old_string" in args or "new_string" in args else _patch_replace_legacy
+        return (yield from replace(args, io))
     if mode in ("patch", "v4a"):
         body = args.get("patch")
         if not isinstance(body, str) or not body:
@@ -112,8 +114,6 @@ def patch(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
 def _patch_replace(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
     """Replace mode: `old_string` must occur exactly once unless `replace_all`; read at start,
     write at end (read-modify-write)."""
-    if "old_string" not in args and "new_string" not in args:
-        return (yield from _patch_replace_legacy(args, io))
     path = args.get("path")
     if not isinstance(path, str) or not path:
         raise ToolError("path required")
