@@ -1,0 +1,141 @@
+"""Where the bridged primitives are installed: module attributes and the executor's own globals.
+
+Owns `Installation`: for as long as any bridged batch is running, `threading.Lock`,
+`RLock`, `Condition`, `Semaphore`, `BoundedSemaphore`, `Event`, `Thread`, `Timer` and
+`current_thread`, `queue.SimpleQueue` (and the clock `queue.Queue` reads), the clock functions of
+`time`, and `concurrent.futures`' `Future` name the bridged versions of `primitives`; so do names the
+executor's module imported from them (`from time import sleep`). Every replacement decides per call:
+in a bridge thread it is bridged, anywhere else it is the real thing, so the harness, the test runner
+and foreign threads are never affected while patches are in place. A real `threading.Thread` started
+from a bridge thread (a subclass defined before the run) is refused with the reason, since it would
+run outside the turnstile. Everything is restored when the last bridged batch ends, also on error.
+It never creates threads or decides anything about them.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures._base as futures_base
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, MutableMapping
+from typing import Any
+
+from harness.schedulers.bridge_threads import primitives as bridged
+from harness.schedulers.bridge_threads.turnstile import ThreadReleased, current
+
+#: (module, attribute, replacement). The real values are read when patches are installed.
+_TARGETS: tuple[tuple[Any, str, Any], ...] = (
+    (threading, "Lock", bridged.Lock),
+    (threading, "RLock", bridged.RLock),
+    (threading, "Condition", bridged.Condition),
+    (threading, "Semaphore", bridged.Semaphore),
+    (threading, "BoundedSemaphore", bridged.BoundedSemaphore),
+    (threading, "Event", bridged.Event),
+    (threading, "Thread", bridged.Thread),
+    (threading, "Timer", bridged.Timer),
+    (threading, "current_thread", bridged.current_thread),
+    (threading, "currentThread", bridged.current_thread),
+    (queue, "SimpleQueue", bridged.SimpleQueue),
+    (queue, "time", bridged.monotonic),  # `queue.Queue.get(timeout=...)` measures with it
+    (time, "sleep", bridged.sleep),
+    (time, "monotonic", bridged.monotonic),
+    (time, "monotonic_ns", bridged.monotonic_ns),
+    (time, "perf_counter", bridged.perf_counter),
+    (time, "perf_counter_ns", bridged.perf_counter_ns),
+    (time, "time", bridged.time),
+    (time, "time_ns", bridged.time_ns),
+    (futures_base, "Future", bridged.Future),
+)
+#: The function `threading.Thread.start` starts an OS thread with (3.11, 3.12; 3.13 renamed it).
+_START_NAMES = ("_start_new_thread", "_start_joinable_thread")
+
+_depth = 0
+_saved: list[tuple[Any, str, Any]] = []
+
+
+def _refuse_real_threads(real: Callable[..., Any]) -> Callable[..., Any]:
+    def start(*args: Any, **kwargs: Any) -> Any:
+        if current() is not None:
+            raise RuntimeError("a real threading.Thread cannot start inside a bridged run (its class was "
+                               "defined before the run, e.g. a subclass at import): it would run outside the "
+                               "turnstile; create it with threading.Thread(target=...) instead")
+        return real(*args, **kwargs)
+
+    return start
+
+
+class _QuietRelease(logging.Filter):
+    """Drops the 'Exception in worker' record a pool worker logs while `ThreadReleased` unwinds it at
+    the end of a run: the bridge's own doing, not the executor's."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and record.exc_info[0] is ThreadReleased)
+
+
+_quiet = _QuietRelease()
+
+
+def _install() -> None:
+    for module, name, replacement in _TARGETS:
+        _saved.append((module, name, getattr(module, name)))
+        setattr(module, name, replacement)
+    for name in _START_NAMES:
+        real = getattr(threading, name, None)
+        if real is not None:
+            _saved.append((threading, name, real))
+            setattr(threading, name, _refuse_real_threads(real))
+    futures_base.LOGGER.addFilter(_quiet)
+
+
+def _restore() -> None:
+    while _saved:
+        module, name, real = _saved.pop()
+        setattr(module, name, real)
+    futures_base.LOGGER.removeFilter(_quiet)
+
+
+def _swap_globals(namespace: MutableMapping[str, Any]) -> list[tuple[str, Any]]:
+    """Point names the executor's module imported from the patched modules at the replacements."""
+    replacements = {id(real): replacement for module, name, replacement in _TARGETS
+                    if (real := _real_of(module, name)) is not None}
+    swapped = []
+    for name, value in list(namespace.items()):
+        replacement = replacements.get(id(value))
+        if replacement is not None and value is not replacement:
+            swapped.append((name, value))
+            namespace[name] = replacement
+    return swapped
+
+
+def _real_of(module: Any, name: str) -> Any:
+    for saved_module, saved_name, real in _saved:
+        if saved_module is module and saved_name == name:
+            return real
+    return None
+
+
+class Installation:
+    """Patches in place from construction until `close()` (idempotent). Batches share one
+    installation of the module patches; each swaps its executor's globals itself."""
+
+    def __init__(self, namespaces: tuple[MutableMapping[str, Any], ...] = ()) -> None:
+        global _depth
+        if _depth == 0:
+            _install()
+        _depth += 1
+        self._swapped = [(namespace, _swap_globals(namespace)) for namespace in namespaces]
+        self._open = True
+
+    def close(self) -> None:
+        global _depth
+        if not self._open:
+            return
+        self._open = False
+        for namespace, names in self._swapped:
+            for name, value in names:
+                namespace[name] = value
+        _depth -= 1
+        if _depth == 0:
+            _restore()

@@ -1,0 +1,78 @@
+"""Noticing, from inside the simulation, that a run is about to stop while bridge threads wait.
+
+Owns `Reaper`. A run that hangs (deadlock, virtual-time bound, event budget) stops stepping the kernel
+without resuming the bridge, and `run()` has no hook to say so; real threads parked on the turnstile
+would then outlive the run. While the bridge waits, the reaper is an event at the next instant that
+has anything scheduled, processed after that instant's other events; each time it looks at what is
+left: nothing (a deadlock), only events past the time bound, or no step left in the event budget, and
+the run is over — it calls `on_stop` (which releases the threads) there and then. It is invisible to
+order-first exploration (the arbiter counts as timers only events someone waits on, and the reaper's
+callback list reads as empty) and never adds an instant of its own. It never touches threads itself.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import simpy
+from simpy.events import EventPriority
+
+from harness.sim.kernel import Kernel
+
+#: After the instant's other events (SimPy: URGENT 0, NORMAL 1), like the arbiter's end of instant.
+_LAST = EventPriority(2)
+
+
+class _Unheard(list[Callable[[Any], None]]):
+    """A callback list that reads as empty: the arbiter then never offers the reaper as a timer."""
+
+    def __bool__(self) -> bool:
+        return False
+
+
+class Reaper:
+    def __init__(self, kernel: Kernel, on_stop: Callable[[str], None]) -> None:
+        self.kernel = kernel
+        self.on_stop = on_stop
+        self.armed = False
+        self.fired = False
+        self._scheduled = False
+
+    def arm(self) -> None:
+        if self.fired:
+            return
+        self.armed = True
+        if not self._scheduled:
+            self._schedule(self.kernel.now)
+
+    def disarm(self) -> None:
+        self.armed = False
+
+    def _schedule(self, at: float) -> None:
+        env = self.kernel.env
+        event = simpy.Event(env)
+        event._ok = True  # how SimPy readies an event it schedules itself (as Timeout does)
+        event._value = None
+        event.callbacks = _Unheard([self._check])
+        env.schedule(event, priority=_LAST, delay=at - env.now)
+        self._scheduled = True
+
+    def _check(self, _event: simpy.Event) -> None:
+        self._scheduled = False
+        if not self.armed:
+            return
+        kernel = self.kernel
+        upcoming = kernel.env.peek()
+        if upcoming == math.inf:
+            why = "nothing left to happen (deadlock)"
+        elif upcoming > kernel.limits.time_bound_ms:
+            why = f"nothing left before the {kernel.limits.time_bound_ms} ms time bound"
+        elif kernel.steps + 1 >= kernel.limits.event_budget:
+            why = f"the event budget ({kernel.limits.event_budget}) is spent"
+        else:
+            self._schedule(upcoming)
+            return
+        self.fired, self.armed = True, False
+        self.on_stop(why)

@@ -1,0 +1,260 @@
+"""The turnstile: real OS threads of which exactly one runs at a time, on the virtual clock.
+
+Owns `BridgeThread` (one user thread, backed by a real OS thread that waits for its baton on a lock
+of its own), `Turnstile` (which threads are runnable, blocked or done; handing the baton to one and
+taking it back when that thread blocks; virtual deadlines; releasing every thread at the end) and
+`current()` (the bridge thread the caller runs in, if any). A thread gives the baton back only at a
+controlled point: when it blocks (`park`), yields (`yield_now`) or ends. Whoever holds the baton — the
+driving SimPy process or one bridge thread — is the only code touching this state, so it needs no
+lock of its own. It never decides which runnable thread goes next (the driver does) and never reads
+the wall clock, except in the backstop that frees threads of a run nobody drives any more.
+"""
+
+from __future__ import annotations
+
+import _thread
+import math
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+#: The real primitives, captured before any patch, for the bridge's own plumbing.
+_allocate_lock = _thread.allocate_lock
+_get_ident = _thread.get_ident
+_RealThread = threading.Thread
+_real_monotonic = time.monotonic
+
+#: OS thread ident -> the bridge thread running on it (every run's; an entry lives as long as its thread).
+_by_ident: dict[int, BridgeThread] = {}
+
+#: Seconds without kernel progress after which a parked thread decides nobody drives its run any more.
+BACKSTOP_S = 2.0
+
+
+def current() -> BridgeThread | None:
+    """The bridge thread the caller runs in, or None for any other thread (the harness's own, a test
+    runner's, a library's): those always get the real primitives."""
+    return _by_ident.get(_get_ident())
+
+
+class ThreadReleased(BaseException):
+    """Raised inside a bridge thread at its next controlled point once its run is over, to unwind it.
+
+    A BaseException, so `except Exception` in user code does not swallow it."""
+
+
+RUNNABLE, RUNNING, BLOCKED, DONE = "runnable", "running", "blocked", "done"
+
+
+class BridgeThread:
+    """One thread of the code under test."""
+
+    __slots__ = ("deadline", "error", "go", "index", "killed", "name", "on_timeout", "os_thread", "owner",
+                 "state", "target", "timed_out", "turnstile", "watchers")
+
+    def __init__(self, turnstile: Turnstile, index: int, name: str, target: Callable[[], Any],
+                 owner: object | None) -> None:
+        self.turnstile, self.index, self.name, self.target = turnstile, index, name, target
+        #: The user-visible thread object (`threading.current_thread()` inside this thread).
+        self.owner = owner
+        self.go = _allocate_lock()
+        self.go.acquire()  # held until the driver hands this thread the baton
+        self.state = RUNNABLE
+        self.deadline: int | None = None
+        self.timed_out = False
+        self.killed = False
+        self.on_timeout: Callable[[], None] | None = None
+        self.error: BaseException | None = None
+        #: Called (with the baton held) when this thread ends: joiners waiting for it.
+        self.watchers: list[Callable[[], None]] = []
+        self.os_thread: threading.Thread | None = None
+
+    @property
+    def entry(self) -> str:
+        """The thread's name in an order tape (zero-padded, so tapes sort in creation order)."""
+        return f"@thread:{self.index:03d}"
+
+    def _main(self) -> None:
+        """Body of the OS thread: wait for the baton, run the target, hand the baton back."""
+        ident = _get_ident()
+        _by_ident[ident] = self
+        try:
+            self.turnstile._wait_for_baton(self)
+            if self.killed:
+                raise ThreadReleased
+            self.target()
+        except ThreadReleased:
+            pass
+        except BaseException as exc:  # a real thread dies with it; the driver reports it
+            self.error = exc
+        finally:
+            self.state = DONE
+            watchers, self.watchers = self.watchers, []
+            for watcher in watchers:
+                watcher()
+            del _by_ident[ident]
+            self.turnstile.back.release()
+
+
+class Turnstile:
+    """The threads of one batch. The driver calls `run(thread)`; threads call `park`/`yield_now`."""
+
+    def __init__(self, now_ms: Callable[[], int], on_wake: Callable[[], None], progress: Callable[[], int]) -> None:
+        self.now_ms = now_ms
+        #: Tells the driver, if it is waiting on the simulation, that a thread became runnable.
+        self.on_wake = on_wake
+        #: A counter that moves while the run is driven (the kernel's steps), for the backstop.
+        self._progress = progress
+        self.back = _allocate_lock()
+        self.back.acquire()  # released by a thread when it gives the baton back
+        self.threads: list[BridgeThread] = []
+        self.serial = 0  # creation counter of this batch's primitives: their deterministic hashes
+        self.closed = False
+        self.driving = False  # the driver is waiting for a thread (the run is alive even if the kernel is still)
+        #: Whether a yield without blocking is a choice (order-first runs) or a no-op (plain runs).
+        self.yields_switch = False
+
+    # -- the driver's side -------------------------------------------------------------------
+
+    def spawn(self, target: Callable[[], Any], name: str | None = None, owner: object | None = None) -> BridgeThread:
+        """A new runnable thread. Its OS thread is created when it first gets the baton, by the driver:
+        a real thread must never be started from inside a bridge thread (it would see patched
+        primitives while bootstrapping)."""
+        if self.closed:
+            raise RuntimeError("cannot start a thread: its run is over")
+        index = len(self.threads)
+        thread = BridgeThread(self, index, name or f"Thread-{index}", target, owner)
+        self.threads.append(thread)
+        self.on_wake()
+        return thread
+
+    def next_serial(self) -> int:
+        self.serial += 1
+        return self.serial
+
+    def runnable(self) -> list[BridgeThread]:
+        return [t for t in self.threads if t.state == RUNNABLE]
+
+    def alive(self) -> list[BridgeThread]:
+        return [t for t in self.threads if t.state != DONE]
+
+    def next_deadline(self) -> int | None:
+        deadlines = [t.deadline for t in self.threads if t.state == BLOCKED and t.deadline is not None]
+        return min(deadlines) if deadlines else None
+
+    def expire(self) -> None:
+        """Wake, as timed out, every blocked thread whose virtual deadline has come."""
+        now = self.now_ms()
+        for thread in self.threads:
+            if thread.state == BLOCKED and thread.deadline is not None and thread.deadline <= now:
+                thread.timed_out = True
+                if thread.on_timeout is not None:
+                    thread.on_timeout()  # leave the primitive's waiter list before anyone notifies it
+                self._make_runnable(thread)
+
+    def run(self, thread: BridgeThread) -> None:
+        """Hand `thread` the baton; return once it blocks, yields or ends."""
+        if thread.os_thread is None:
+            thread.os_thread = _RealThread(target=thread._main, name=f"harness-bridge-{thread.name}", daemon=True)
+            thread.os_thread.start()
+        thread.state = RUNNING
+        self.driving = True
+        try:
+            thread.go.release()
+            self.back.acquire()
+        finally:
+            self.driving = False
+
+    def release_all(self, attempts: int = 50) -> list[str]:
+        """End every thread: each, in creation order and one at a time, gets the baton back with
+        `ThreadReleased` raised at its controlled point and unwinds; then its OS thread is joined.
+        Returns the names of threads that would not end (user code that swallows `ThreadReleased`
+        and blocks again `attempts` times); they are left as daemon threads."""
+        self.closed = True
+        stuck: list[str] = []
+        for thread in self.threads:
+            if thread.os_thread is None:
+                thread.state = DONE  # never ran: nothing to unwind
+                continue
+            for _ in range(attempts):
+                if thread.state == DONE:
+                    break
+                thread.killed = True
+                self.run(thread)
+            if thread.state != DONE:
+                stuck.append(thread.name)
+                continue
+            thread.os_thread.join()
+        return stuck
+
+    # -- the threads' side -------------------------------------------------------------------
+
+    def deadline_in(self, timeout: float | None) -> int | None:
+        """The virtual deadline (ms) of a wait of `timeout` seconds (None: no deadline)."""
+        if timeout is None:
+            return None
+        return self.now_ms() + max(0, math.ceil(timeout * 1000 - 1e-9))
+
+    def park(self, thread: BridgeThread, deadline: int | None = None,
+             on_timeout: Callable[[], None] | None = None) -> bool:
+        """Block `thread` (the caller) until `wake(thread)` or the deadline; True if woken in time."""
+        if thread.killed:
+            raise ThreadReleased
+        if deadline is not None and deadline <= self.now_ms():
+            # A zero timeout never blocks (`acquire(timeout=0)`, `wait(0)`), as with real threads.
+            if on_timeout is not None:
+                on_timeout()
+            return False
+        thread.state = BLOCKED
+        thread.deadline = deadline
+        thread.timed_out = False
+        thread.on_timeout = on_timeout
+        self._give_back(thread)
+        return not thread.timed_out
+
+    def yield_now(self, thread: BridgeThread) -> None:
+        """A switch point that does not block: in order-first runs, another runnable thread may go
+        first (a choice); in plain runs the caller simply continues."""
+        if thread.killed:
+            raise ThreadReleased
+        if not self.yields_switch:
+            return
+        thread.state = RUNNABLE
+        self._give_back(thread)
+
+    def wake(self, thread: BridgeThread) -> None:
+        """Make a blocked thread runnable (called by whoever holds the baton)."""
+        if thread.state == BLOCKED:
+            self._make_runnable(thread)
+
+    def _make_runnable(self, thread: BridgeThread) -> None:
+        thread.state = RUNNABLE
+        thread.deadline = None
+        thread.on_timeout = None
+        self.on_wake()
+
+    def _give_back(self, thread: BridgeThread) -> None:
+        self.back.release()
+        self._wait_for_baton(thread)
+        if thread.killed:
+            raise ThreadReleased
+
+    def _wait_for_baton(self, thread: BridgeThread) -> None:
+        """Wait for the baton. The backstop: if the run stopped without releasing its threads (the
+        kernel gave up on an event budget while no thread was driving), the kernel stops moving; after
+        BACKSTOP_S of that, the first thread to notice releases the others and unwinds itself."""
+        seen, since = self._progress(), _real_monotonic()
+        while not thread.go.acquire(timeout=0.25):
+            progress = self._progress()
+            if progress != seen or self.driving:
+                seen, since = progress, _real_monotonic()
+            elif _real_monotonic() - since > BACKSTOP_S and not self.closed:
+                self.closed = True
+                for other in self.threads:
+                    if other is not thread and other.state != DONE and other.os_thread is not None:
+                        other.killed = True
+                        other.go.release()
+                        self.back.acquire()
+                thread.killed = True
+                return
