@@ -188,11 +188,37 @@ class SelfCheck:
             return "likely cause: state kept between runs changed the world (a module-level cache or counter)"
         _, expected, actual = divergence
         kind = (expected or actual or {}).get("ev")
+        if _same_instant_reorder(list(self.here.reproducer.trace), [dict(e) for e in self.here.result.trace],
+                                 divergence[0]):
+            return ("likely cause: start order follows iteration over a set of tasks (asyncio.as_completed, "
+                    "asyncio.wait, a set of futures or coroutines): the same events happened in the same "
+                    "millisecond in another order, and a set iterates in object-address order, which changes "
+                    "from run to run; iterate a list in model order instead")
         if kind in ("start", "skip", "note", "abandon"):
             return ("likely cause: the scheduler decides from something outside the seed: object addresses "
                     "(id(), sets of tasks or handles), wall-clock time, global random, or state kept between runs")
         return ("likely cause: a tool or the scheduler keeps state between runs (a module-level semaphore, "
                 "cache or counter) or reads something outside the simulation")
+
+
+def _same_instant_reorder(recorded: list[dict[str, Any]], now: list[dict[str, Any]], index: int) -> bool:
+    """Whether the traces differ first by a start (or abandon) that both runs made in the same
+    millisecond, in another order: what iterating a set of tasks does."""
+    if index >= len(recorded) or index >= len(now):
+        return False
+    expected, actual = recorded[index], now[index]
+    if expected.get("ev") not in ("start", "abandon") or actual.get("ev") != expected.get("ev"):
+        return False
+    t = expected.get("t")
+
+    def bare(event: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in event.items() if k != "seq"}
+
+    def instant(trace: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [bare(e) for e in trace[index:] if e.get("t") == t and e.get("ev") == expected.get("ev")]
+
+    mine, theirs = instant(recorded), instant(now)
+    return actual.get("t") == t and bare(actual) in mine and bare(expected) in theirs
 
 
 def verify(reproducer: Reproducer, *, fresh_process: bool = False, scheduler: Scheduler | None = None) -> SelfCheck:

@@ -16,7 +16,7 @@ from functools import partial
 from pathlib import Path
 
 from harness import Scenario, find_scenario, get_scheduler, load_scenario
-from harness.schedulers import Scheduler
+from harness.schedulers import Scheduler, from_asyncio
 from tests.catalogue import buggy
 
 SCENARIO_DIR = Path(__file__).parent / "scenarios"
@@ -99,10 +99,12 @@ CASES: list[Case] = [
          "On Esc the runtime reports 'cancelled by user' for unfinished calls without cancelling them; "
          "the 6 s test run keeps going after the turn ended."),
     Case("gather-without-timeout", "hang", "REFERENCE #7 (aden-hive/hive#4948, hermes-agent#54562)",
-         buggy.asyncio_executor(buggy.gather_without_timeout, "gather_without_timeout"), builtin("stuck-extract"),
-         ("hang",), True,
-         "Seed 003 without `wait_for`: the extractor is stuck for an hour in 30% of draws; the user's Esc "
-         "at 120 s is never seen. Serial passes: it honours the interrupt and abandons the stuck call."),
+         from_asyncio(buggy.gather_without_timeout, name="gather_without_timeout", interrupt=None,
+                      description="seed 003 without wait_for; Esc is not wired to the executor"),
+         builtin("stuck-extract"), ("hang",), True,
+         "Seed 003 without `wait_for`, in a runtime whose Esc never reaches the executor (interrupt=None; "
+         "Ctrl-C would cancel its task): the extractor is stuck for an hour in 30% of draws. Serial passes: "
+         "it honours the interrupt and abandons the stuck call."),
     Case("retry-everything-on-timeout", "duplicate-effect", "REFERENCE #8 (agno#10366, composio#3654)",
          buggy.retry_everything_on_timeout(), builtin("ticket-retry"), ("duplicate-effect",), True,
          "A plan runtime with timeout 800 ms, retries, retry_non_idempotent and no idempotency keys; a "
@@ -169,10 +171,7 @@ CASES: list[Case] = [
          buggy.asyncio_executor(buggy.gather_fail_whole_batch, "gather_fail_whole_batch"), local("flaky-triage"),
          ("orphaned-call",), True,
          "`gather` without return_exceptions: the first exception ends the turn, the other awaitables "
-         "keep running.",
-         harness_gap="harness bug (from_asyncio): when execute() returns while bridged tool calls are "
-                     "still running, a later settle calls set_result on a future of the closed loop; "
-                     "'RuntimeError: Event loop is closed' ends the run as scheduler-error"),
+         "keep running."),
     Case("pool-bails-out-on-error", "orphaned-call", "runtime error; fail-fast without cancelling",
          buggy.PoolBailsOutOnError(), local("flaky-triage"), ("orphaned-call",), True,
          "`as_completed` + `future.result()` in one try/except: the 503 of the metrics query answers the "

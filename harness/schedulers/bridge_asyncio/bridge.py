@@ -1,0 +1,246 @@
+"""`from_asyncio`: a runtime's real asyncio executor as a scheduler, run unchanged on virtual time.
+
+Owns the per-run state (`RunState`: the lent loop and the pump, a SimPy process that steps the loop
+whenever a call settles or an asyncio timer falls due, for the whole run, so tasks an executor leaves
+behind keep running into later turns exactly as on a long-lived loop) and the per-batch scheduler:
+start the executor's task, deliver the user interrupt, wait for it, report leftover tasks, turn its
+return value into results. Never decides an order (the user's code does) and never advances time
+except through the kernel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import inspect
+from collections.abc import Awaitable, Callable, Generator, Mapping, MutableMapping, Sequence
+from typing import Any, Literal
+
+import simpy
+
+from harness.model import Batch, CallResult, Outcome, ToolCall
+from harness.schedulers.bridge_asyncio import loop as loops
+from harness.schedulers.bridge_asyncio.calls import BridgeToolCall, bridge_calls
+from harness.schedulers.bridge_asyncio.results import to_results
+from harness.schedulers.bridge_asyncio.toolbox import Registry, Toolbox, current
+from harness.schedulers.context import SchedulerContext, SchedulerProcess
+from harness.sim.kernel import Kernel
+
+Tools = Mapping[str, Callable[..., Awaitable[Any]]]
+Execute = Callable[..., Awaitable[Sequence[Any]]]
+#: How the user interrupt reaches the executor: "cancel" (its task is cancelled, as Ctrl-C cancels
+#: `asyncio.run`'s main task), an `asyncio.Event` the runtime watches (set), a callback (called on
+#: the loop), or None (never: the executor does not know about interrupts).
+InterruptHook = Literal["cancel"] | asyncio.Event | Callable[[], object] | None
+
+_SESSION_KEY = "asyncio-bridge"
+
+
+class ExecutorError(RuntimeError):
+    """The bridged executor did something a scheduler must not; the message says what."""
+
+
+class RunState:
+    """One run's side of the bridge: the lent loop and the pump that steps it."""
+
+    def __init__(self, ctx: SchedulerContext, registry: Registry | None) -> None:
+        self.kernel: Kernel = ctx.kernel
+        self.ctx = ctx
+        self.registry = registry
+        self.closed = False
+        self.loop = loops.lend(self._now, self.release, self._note)
+        if registry is not None:
+            registry.install()
+        self.wake: simpy.Event = ctx.env.event()
+        self._timer: tuple[int, simpy.Event] | None = None
+        ctx.env.process(self._pump())
+
+    @classmethod
+    def of(cls, ctx: SchedulerContext, registry: Registry | None) -> RunState:
+        state = ctx.session.get(_SESSION_KEY)
+        if not isinstance(state, RunState) or state.closed:
+            state = cls(ctx, registry)
+            ctx.session[_SESSION_KEY] = state
+        state.ctx = ctx
+        return state
+
+    def _now(self) -> int:
+        return self.kernel.now
+
+    def _note(self, text: str) -> None:
+        self.ctx.note(f"asyncio: {text}")
+
+    def signal(self) -> None:
+        if not self.wake.triggered:
+            self.wake.succeed()
+
+    def release(self) -> None:
+        """The run is over (the loop is lent to the next one): what is left is drained without it."""
+        self.closed = True
+        if self.registry is not None:
+            self.registry.restore()
+
+    def _pump(self) -> Generator[simpy.Event, Any, None]:
+        env, kernel, loop = self.kernel.env, self.kernel, self.loop
+        while not self.closed:
+            loop.run_ready()
+            waits = [self.wake]
+            due = loop.next_timer_ms()
+            if due is not None:
+                due = max(due, kernel.now)
+                if self._timer is None or self._timer[0] != due or self._timer[1].processed:
+                    self._timer = (due, kernel.delay(due - kernel.now, "sleep"))
+                waits.append(self._timer[1])
+            # Nothing ready and no timer: wait for a call to settle, scheduling nothing, so a
+            # deadlocked executor leaves the kernel idle and is reported as a hang.
+            yield simpy.AnyOf(env, waits)
+            if self.wake.triggered:
+                self.wake = env.event()
+
+
+class FromAsyncio:
+    """The scheduler `from_asyncio` makes (see its docstring)."""
+
+    def __init__(self, execute: Execute, name: str, description: str, *, interrupt: InterruptHook = "cancel",
+                 registry: MutableMapping[str, Any] | None = None, allow_unstarted_errors: bool = False) -> None:
+        self.execute, self.name, self.description = execute, name, description
+        self.interrupt = interrupt
+        self.registry = Registry(registry) if registry is not None else None
+        self.allow_unstarted_errors = allow_unstarted_errors
+        self._wants_tools = _wants_tools(execute)
+
+    def __call__(self, batch: Batch, ctx: SchedulerContext) -> SchedulerProcess:
+        state = RunState.of(ctx, self.registry)
+        loop = state.loop
+        toolbox = Toolbox(batch, ctx, state)
+        first_task = len(loop.tasks)
+        if isinstance(self.interrupt, asyncio.Event):
+            self.interrupt.clear()  # a new turn: the flag the runtime watches starts down
+        context = contextvars.copy_context()
+        context.run(current.set, toolbox)
+        task = loop.create_task(self._main(bridge_calls(batch), toolbox), context=context)
+        done = ctx.env.event()
+        task.add_done_callback(lambda _: done.succeed() if not done.triggered else None)
+        if ctx.interrupt.callbacks is None:  # interrupted before this batch began
+            self._deliver(task, state)
+        else:
+            ctx.interrupt.callbacks.append(lambda _: self._deliver(task, state))
+        state.signal()
+        yield done
+        leftovers = loop.pending_since(first_task)
+        if leftovers:
+            ctx.note(f"asyncio: execute returned with {len(leftovers)} task(s) still pending: "
+                     + "; ".join(_describe_task(t, toolbox) for t in leftovers)
+                     + " (they run on until the run ends, then are cancelled)")
+        return self._results(task, batch, ctx, toolbox)
+
+    async def _main(self, calls: list[BridgeToolCall], tools: Toolbox) -> Sequence[Any]:
+        produced = self.execute(calls, tools) if self._wants_tools else self.execute(calls)
+        return await produced
+
+    def _deliver(self, task: asyncio.Task[Any], state: RunState) -> None:
+        """The user interrupted the turn (an event callback, outside the loop's steps)."""
+        if task.done() or self.interrupt is None:
+            return
+        if self.interrupt == "cancel":
+            task.cancel("user interrupt")
+        elif isinstance(self.interrupt, asyncio.Event):
+            self.interrupt.set()
+        elif callable(self.interrupt):
+            state.loop.call_soon(self.interrupt)
+        state.signal()
+
+    def _results(self, task: asyncio.Task[Any], batch: Batch, ctx: SchedulerContext,
+                 toolbox: Toolbox) -> list[CallResult]:
+        if task.cancelled():
+            if not ctx.interrupted or self.interrupt != "cancel":
+                raise ExecutorError("the executor's task was cancelled (CancelledError escaped execute)")
+            return _interrupted(batch, ctx, toolbox)
+        error = task.exception()
+        if error is not None:
+            raise ExecutorError(f"execute raised {type(error).__name__}: {error}") from error
+        items = task.result()
+        if not isinstance(items, Sequence) or isinstance(items, str | bytes | Mapping):
+            raise ExecutorError(f"execute returned {type(items).__name__}, not a list with one item per call")
+        results = to_results(batch, toolbox, items)
+        if not self.allow_unstarted_errors:
+            registry = self.registry
+            known = ((lambda call: call.name in registry.names) if registry is not None
+                     else (lambda call: ctx.declared(call) is not None))
+            _check_unstarted(batch, ctx, toolbox, results, known)
+        return results
+
+
+def _interrupted(batch: Batch, ctx: SchedulerContext, toolbox: Toolbox) -> list[CallResult]:
+    """The results a runtime reports after Ctrl-C cancelled its executor: each call started as it
+    ended (abandoned ones `unknown`), the others skipped."""
+    ctx.note("asyncio: the user interrupt cancelled the executor's task; reporting each call as it stands")
+    results = []
+    for call in batch:
+        handles = toolbox.handles.get(call.id, [])
+        if not handles:
+            results.append(ctx.skip(call))
+            continue
+        last = handles[-1]
+        if not last.triggered:  # never settled (e.g. a dead runtime): abandon it now
+            ctx.cancel(last, outcome=Outcome.UNKNOWN, reason="interrupted; effect unknown")
+        result = last.result
+        results.append(CallResult(call.id, result.outcome, result.value, result.error, len(handles),
+                                  handles[0].started_ms, result.end_ms))
+    return results
+
+
+def _check_unstarted(batch: Batch, ctx: SchedulerContext, toolbox: Toolbox, results: list[CallResult],
+                     known: Callable[[ToolCall], bool]) -> None:
+    """An error reported for a well-formed call of a known tool that never started, while nothing
+    had gone wrong in the batch, is an exception inside the executor (its glue, an asyncio primitive)
+    swallowed into a result: make it a scheduler error rather than a run where every oracle holds."""
+    if ctx.interrupted:
+        return
+    if any(h.triggered and h.result.outcome is not Outcome.OK for hs in toolbox.handles.values() for h in hs):
+        return
+    calls = {call.id: call for call in batch}
+    for result in results:
+        call = calls.get(result.call_id)
+        if (call is None or result.outcome is Outcome.OK or toolbox.handles.get(call.id)
+                or not known(call) or call.parsed_arguments() is None):
+            continue
+        raise ExecutorError(
+            f"the executor reported {call.id} as {result.outcome.value} ({result.error}) without ever starting it, "
+            "though its tool is known and its arguments are well-formed: an exception inside the executor before "
+            "the call started (glue code, an asyncio primitive), swallowed into a result. Pass "
+            "allow_unstarted_errors=True to from_asyncio if your runtime refuses calls on purpose")
+
+
+def _describe_task(task: asyncio.Task[Any], toolbox: Toolbox) -> str:
+    # Deterministic text only: task names carry a process-wide counter, so the coroutine's name.
+    coro = task.get_coro()
+    name = getattr(coro, "__qualname__", type(coro).__name__)
+    awaiting = [h.call.id for h, waiter in toolbox.waiting.items() if waiter is task]
+    return name + (f" awaiting {', '.join(awaiting)}" if awaiting else "")
+
+
+def _wants_tools(execute: Execute) -> bool:
+    """Whether `execute` takes the tools as its second argument (seed 003's executor takes only the
+    calls and looks tools up in its own registry)."""
+    try:
+        parameters = list(inspect.signature(execute).parameters.values())
+    except (TypeError, ValueError):
+        return True
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) >= 2 or any(p.kind is p.VAR_POSITIONAL for p in parameters)
+
+
+def from_asyncio(execute: Execute, *, name: str | None = None, description: str = "",
+                 interrupt: InterruptHook = "cancel", registry: MutableMapping[str, Any] | None = None,
+                 allow_unstarted_errors: bool = False) -> FromAsyncio:
+    """A scheduler from a runtime's `async def execute(tool_calls, tools)` (or `execute(tool_calls)`
+    with `registry=` its module-level tool table), run unchanged on virtual time.
+
+    `interrupt` says how the user interrupt reaches it (default: its task is cancelled). With
+    `allow_unstarted_errors`, error results for calls the executor never started are accepted as
+    deliberate refusals instead of failing the run.
+    """
+    return FromAsyncio(execute, name or str(getattr(execute, "__name__", "asyncio")),
+                       description or "an asyncio executor on the virtual clock", interrupt=interrupt,
+                       registry=registry, allow_unstarted_errors=allow_unstarted_errors)

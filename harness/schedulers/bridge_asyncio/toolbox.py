@@ -1,0 +1,179 @@
+"""The tools a bridged executor calls: `tools[name](...)` runs the batch's matching call.
+
+Owns the `Toolbox` (one per batch: a mapping from tool name to an async callable), the matching of
+an invocation to a call of the batch (by name and arguments, keyword or positional, preferring the
+call the task last read, then calls not yet started, in model order), the attempt numbering, the
+idempotency key an executor passes (`idempotency_key=...`, when no call has an argument of that
+name) and the awaiting of a started call from asyncio. A cancelled await abandons the call (a
+`wait_for` timeout: `cancelled`; after the user interrupt: `unknown`, since the effect may land).
+Also owns the registry dispatchers that stand in for a runtime's module-level tool table. It never
+decides an order or reports results.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterator, Mapping, MutableMapping
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any
+
+import simpy
+
+from harness.model import Batch, CallResult, Outcome, ToolCall
+from harness.schedulers.bridge_asyncio.calls import ScenarioLimits, reading
+from harness.schedulers.context import CallHandle, SchedulerContext
+
+if TYPE_CHECKING:
+    from harness.schedulers.bridge_asyncio.bridge import RunState
+
+#: The toolbox of the batch whose executor task (or a task it spawned) is running.
+current: ContextVar[Toolbox | None] = ContextVar("harness_bridge_toolbox", default=None)
+
+#: The keyword an executor passes an idempotency key with (unless a call has an argument so named).
+KEY_ARGUMENT = "idempotency_key"
+
+
+class ToolFailed(Exception):
+    """Raised by a bridged tool whose call ended in an error (the message is the tool's)."""
+
+
+class Toolbox(Mapping[str, Callable[..., Awaitable[Any]]]):
+    """`tools[name](**arguments)`: runs the batch's matching call in the simulation."""
+
+    def __init__(self, batch: Batch, ctx: SchedulerContext, state: RunState) -> None:
+        self.batch, self.ctx, self.state = batch, ctx, state
+        #: Every handle started per call id, in start order (attempt n is handles[n - 1]).
+        self.handles: dict[str, list[CallHandle]] = {}
+        #: Calls an invocation has been matched to (claimed when the coroutine is made).
+        self._claimed: dict[str, int] = {}
+        #: The task awaiting each unsettled handle (for the leftover report).
+        self.waiting: dict[CallHandle, asyncio.Task[Any] | None] = {}
+        self._names = sorted({call.name for call in batch})
+        self.limits = ScenarioLimits.of(ctx)
+
+    def __getitem__(self, name: str) -> Callable[..., Awaitable[Any]]:
+        if name not in self._names:
+            raise KeyError(name)
+        return BridgedTool(name, self)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def invoke(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Awaitable[Any]:
+        call, key = self.match(name, args, kwargs)
+        self._claimed[call.id] = self._claimed.get(call.id, 0) + 1
+        return self._run(call, key)
+
+    def match(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[ToolCall, str | None]:
+        named = [c for c in self.batch if c.name == name]
+        if not named:
+            raise KeyError(name)
+        key: str | None = None
+        if KEY_ARGUMENT in kwargs and not any(KEY_ARGUMENT in (c.parsed_arguments() or {}) for c in named):
+            kwargs = dict(kwargs)
+            raw = kwargs.pop(KEY_ARGUMENT)
+            key = None if raw is None else str(raw)
+        same = [c for c in named if _binds(c, args, kwargs)] or named
+        last_read = reading.get()
+        chosen = next((c for c in same if c.id == last_read), None)
+        if chosen is None:
+            fresh = [c for c in same if c.id not in self._claimed]
+            chosen = fresh[0] if fresh else same[-1]
+        return chosen, key
+
+    async def _run(self, call: ToolCall, key: str | None) -> Any:
+        ctx, state = self.ctx, self.state
+        handles = self.handles.setdefault(call.id, [])
+        handle = ctx.start(call, attempt=len(handles) + 1, idempotency_key=key)
+        handles.append(handle)
+        future: asyncio.Future[CallResult] = asyncio.get_running_loop().create_future()
+
+        def settle(event: simpy.Event) -> None:
+            if not future.done() and isinstance(event.value, CallResult):
+                future.set_result(event.value)
+            state.signal()
+
+        if handle.callbacks is None:  # already settled and processed
+            settle(handle)
+        else:
+            handle.callbacks.append(settle)
+        self.waiting[handle] = asyncio.current_task()
+        try:
+            result = await future
+        except asyncio.CancelledError:
+            if not state.closed:
+                # After the user interrupt the runtime is going down: the call's effect may still
+                # land, so its honest outcome is unknown; before it, asyncio's plain cancellation.
+                interrupted = ctx.interrupted
+                ctx.cancel(handle, outcome=Outcome.UNKNOWN if interrupted else Outcome.CANCELLED,
+                           reason=("interrupted: the executor's task was cancelled; effect unknown" if interrupted
+                                   else "cancelled by the asyncio executor"))
+            raise
+        finally:
+            self.waiting.pop(handle, None)
+        if result.outcome is Outcome.OK:
+            return result.value
+        if result.outcome is Outcome.TIMEOUT:
+            raise TimeoutError(result.error or "timed out")
+        raise ToolFailed(result.error or result.outcome.value)
+
+
+def _binds(call: ToolCall, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """Whether `tool(*args, **kwargs)` asks for exactly this call's arguments (positional ones bound
+    to the argument names in the order the model wrote them)."""
+    parsed = call.parsed_arguments()
+    if parsed is None:
+        return False
+    names = list(parsed)
+    if len(args) > len(names):
+        return False
+    bound = dict(zip(names, args, strict=False))
+    if set(bound) & set(kwargs):
+        return False
+    return {**bound, **kwargs} == parsed
+
+
+class BridgedTool:
+    """`tools[name]`: calling it matches the invocation to a call of the batch (in the caller's
+    context, so identical calls made together get distinct calls) and returns the awaitable."""
+
+    def __init__(self, name: str, toolbox: Toolbox | None = None) -> None:
+        self.name, self._toolbox = name, toolbox
+        self.__name__ = self.__qualname__ = name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Awaitable[Any]:
+        toolbox = self._toolbox or current.get()
+        if toolbox is None:
+            raise RuntimeError(f"tool {self.name!r} was called outside a bridged executor (no batch is running)")
+        return toolbox.invoke(self.name, args, kwargs)
+
+    def __repr__(self) -> str:
+        return f"<bridged tool {self.name}>"
+
+
+class Registry:
+    """A runtime's module-level tool table (seed 003's `TOOL_REGISTRY`), pointed at the simulation
+    while a run is open: every entry becomes a dispatcher to the running batch's toolbox."""
+
+    def __init__(self, table: MutableMapping[str, Any]) -> None:
+        self.table = table
+        self._saved: dict[str, Any] | None = None
+
+    @property
+    def names(self) -> frozenset[str]:
+        """The tools the runtime's table knows (its own keys, not the harness's catalogue)."""
+        return frozenset(self._saved if self._saved is not None else self.table)
+
+    def install(self) -> None:
+        if self._saved is None:
+            self._saved = dict(self.table)
+            for name in self._saved:
+                self.table[name] = BridgedTool(name)
+
+    def restore(self) -> None:
+        if self._saved is not None:
+            self.table.update(self._saved)
+            self._saved = None
