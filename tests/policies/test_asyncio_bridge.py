@@ -351,3 +351,31 @@ def test_fingerprints_are_stable_across_processes_and_hash_seeds() -> None:
     here = (run(find_scenario("code-review"), GATHER, 7).fingerprint,
             run(find_scenario("fanout-100"), WAIT, 3).fingerprint)
     assert prints == {" ".join(here)}
+
+
+async def as_completed_executor(tool_calls: list[Any], tools: Any) -> list[Any]:
+    """smolagents style: results as they complete; as_completed puts the coroutines in a set first."""
+    async def one(tc: Any) -> dict[str, Any]:
+        return {"id": tc.id, "success": True,
+                "result": await tools[tc.function.name](**json.loads(tc.function.arguments))}
+
+    return [await done for done in asyncio.as_completed([one(tc) for tc in tool_calls])]
+
+
+def test_as_completed_start_order_follows_addresses_and_the_self_check_names_it() -> None:
+    from harness.replay import Replay
+
+    bridge = from_asyncio(as_completed_executor, name="as_completed")
+    runs = []
+    for _ in range(50):
+        runs.append(run(find_scenario("incident-triage"), bridge, 1))
+        if len({r.fingerprint for r in runs}) > 1:
+            break
+    first = runs[0]
+    other = next(r for r in runs if r.fingerprint != first.fingerprint)
+    recorded, now = list(first.trace), [dict(e) for e in other.trace]
+    index = next(i for i, (a, b) in enumerate(zip(recorded, now, strict=False)) if a != b)
+    selfcheck = SelfCheck(Replay(reproducer_of(first, "as_completed", "none", "none", "test"), other,
+                                 (index, recorded[index], now[index])))
+    assert selfcheck.describe().startswith("nondeterministic")
+    assert "start order follows iteration over a set of tasks" in selfcheck.describe()
