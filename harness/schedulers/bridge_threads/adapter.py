@@ -145,7 +145,9 @@ class _BatchRun:
         self.main = self.turnstile.spawn(main, "MainThread")
 
     def _signal(self) -> None:
-        if self.waiting and not self.wake.triggered:
+        # Not once released: the reaper releases threads because the run is stopping, and waking
+        # the driver then would keep it going.
+        if self.waiting and not self.closed and not self.wake.triggered:
             self.wake.succeed()
 
     def _stopped(self, why: str) -> None:
@@ -154,7 +156,7 @@ class _BatchRun:
 
     def drive(self) -> SchedulerProcess:
         ctx, turnstile = self.ctx, self.turnstile
-        while self.main.state != DONE:
+        while self.main.state != DONE and not self.closed:
             runnable = turnstile.runnable()
             if runnable:
                 thread = runnable[0] if self.arbiter is None else (yield from self._choose(runnable))
@@ -172,6 +174,8 @@ class _BatchRun:
             if self.wake.triggered:
                 self.wake = ctx.env.event()
             turnstile.expire()
+        if self.closed:
+            yield ctx.env.event()  # released by the reaper: the run is over, nothing more happens here
         for thread in turnstile.threads:
             if thread.error is not None and thread is not self.main:
                 ctx.note(f"thread {thread.name} died: {type(thread.error).__name__}: {thread.error}")

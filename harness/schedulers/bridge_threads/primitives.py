@@ -24,7 +24,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from harness.schedulers.bridge_threads.turnstile import DONE, BridgeThread, ThreadReleased, current
+from harness.schedulers.bridge_threads.turnstile import DONE, BridgeThread, current
 
 _REAL: dict[str, Any] = {
     "Lock": _thread.allocate_lock,
@@ -97,8 +97,7 @@ class _BridgeLock(_Hashed):
             return False
         if me is None:
             raise RuntimeError("a bridged lock held by a thread of the run cannot be waited for outside it")
-        if me.killed:
-            raise ThreadReleased
+        me.turnstile.check(me)
         deadline = None if timeout is None or timeout < 0 else me.turnstile.deadline_in(timeout)
         self._waiters.append(me)
         # The releaser hands the lock over (FIFO): woken means owning.
@@ -235,8 +234,7 @@ class Condition(_Hashed):
         if not self._is_owned():
             raise RuntimeError("cannot wait on un-acquired lock")
         me = _me()
-        if me.killed:
-            raise ThreadReleased
+        me.turnstile.check(me)
         saved = self._lock._release_save() if hasattr(self._lock, "_release_save") else self._lock.release()
         self._waiters.append(me)
         try:
@@ -301,8 +299,7 @@ class Semaphore(_Hashed):
         if not blocking:
             return False
         me = _me()
-        if me.killed:
-            raise ThreadReleased
+        me.turnstile.check(me)
         self._waiters.append(me)
         # A release hands its permit to the first waiter: woken means holding it.
         return me.turnstile.park(me, me.turnstile.deadline_in(timeout), lambda: self._waiters.remove(me))
@@ -378,8 +375,7 @@ class Event(_Hashed):
         if self._flag:
             return True
         me = _me()
-        if me.killed:
-            raise ThreadReleased
+        me.turnstile.check(me)
         self._waiters.append(me)
         me.turnstile.park(me, me.turnstile.deadline_in(timeout), lambda: self._waiters.remove(me))
         return self._flag
@@ -458,8 +454,7 @@ class Thread(_Hashed):
         me = _me()
         if bridge is me:
             raise RuntimeError("cannot join current thread")
-        if me.killed:
-            raise ThreadReleased
+        me.turnstile.check(me)
 
         def ended(me: BridgeThread = me) -> None:
             me.turnstile.wake(me)
@@ -552,8 +547,7 @@ class SimpleQueue(_Hashed):
         me = _me()
         deadline = me.turnstile.deadline_in(timeout)
         while not self._items:
-            if me.killed:
-                raise ThreadReleased
+            me.turnstile.check(me)
             self._waiters.append(me)
             if not me.turnstile.park(me, deadline, lambda: self._waiters.remove(me)):
                 raise queue.Empty

@@ -28,6 +28,8 @@ _real_monotonic = time.monotonic
 #: OS thread ident -> the bridge thread running on it (every run's; an entry lives as long as its thread).
 _by_ident: dict[int, BridgeThread] = {}
 
+#: How often a thread may swallow `ThreadReleased` before it is parked for good.
+RELEASE_LIMIT = 50
 #: Seconds without kernel progress after which a parked thread decides nobody drives its run any more.
 BACKSTOP_S = 2.0
 
@@ -50,8 +52,8 @@ RUNNABLE, RUNNING, BLOCKED, DONE = "runnable", "running", "blocked", "done"
 class BridgeThread:
     """One thread of the code under test."""
 
-    __slots__ = ("deadline", "error", "go", "index", "killed", "name", "on_timeout", "os_thread", "owner",
-                 "state", "target", "timed_out", "turnstile", "watchers")
+    __slots__ = ("abandoned", "deadline", "error", "go", "index", "killed", "name", "on_timeout", "os_thread",
+                 "owner", "releases", "state", "target", "timed_out", "turnstile", "watchers")
 
     def __init__(self, turnstile: Turnstile, index: int, name: str, target: Callable[[], Any],
                  owner: object | None) -> None:
@@ -64,6 +66,8 @@ class BridgeThread:
         self.deadline: int | None = None
         self.timed_out = False
         self.killed = False
+        self.releases = 0  # how many times `ThreadReleased` was raised in it
+        self.abandoned = False  # it swallowed `ThreadReleased` too often: parked for good
         self.on_timeout: Callable[[], None] | None = None
         self.error: BaseException | None = None
         #: Called (with the baton held) when this thread ends: joiners waiting for it.
@@ -166,23 +170,21 @@ class Turnstile:
         finally:
             self.driving = False
 
-    def release_all(self, attempts: int = 50) -> list[str]:
+    def release_all(self) -> list[str]:
         """End every thread: each, in creation order and one at a time, gets the baton back with
         `ThreadReleased` raised at its controlled point and unwinds; then its OS thread is joined.
         Returns the names of threads that would not end (user code that swallows `ThreadReleased`
-        and blocks again `attempts` times); they are left as daemon threads."""
+        again and again, see `check`); they stay parked for good, as daemon threads."""
         self.closed = True
         stuck: list[str] = []
         for thread in self.threads:
             if thread.os_thread is None:
                 thread.state = DONE  # never ran: nothing to unwind
                 continue
-            for _ in range(attempts):
-                if thread.state == DONE:
-                    break
+            if thread.state != DONE:
                 thread.killed = True
                 self.run(thread)
-            if thread.state != DONE:
+            if thread.abandoned or thread.state != DONE:
                 stuck.append(thread.name)
                 continue
             thread.os_thread.join()
@@ -199,8 +201,7 @@ class Turnstile:
     def park(self, thread: BridgeThread, deadline: int | None = None,
              on_timeout: Callable[[], None] | None = None) -> bool:
         """Block `thread` (the caller) until `wake(thread)` or the deadline; True if woken in time."""
-        if thread.killed:
-            raise ThreadReleased
+        self.check(thread)
         if deadline is not None and deadline <= self.now_ms():
             # A zero timeout never blocks (`acquire(timeout=0)`, `wait(0)`), as with real threads.
             if on_timeout is not None:
@@ -216,8 +217,7 @@ class Turnstile:
     def yield_now(self, thread: BridgeThread) -> None:
         """A switch point that does not block: in order-first runs, another runnable thread may go
         first (a choice); in plain runs the caller simply continues."""
-        if thread.killed:
-            raise ThreadReleased
+        self.check(thread)
         if not self.yields_switch:
             return
         thread.state = RUNNABLE
@@ -237,8 +237,23 @@ class Turnstile:
     def _give_back(self, thread: BridgeThread) -> None:
         self.back.release()
         self._wait_for_baton(thread)
-        if thread.killed:
-            raise ThreadReleased
+        self.check(thread)
+
+    def check(self, thread: BridgeThread) -> None:
+        """At a controlled point: unwind the thread if its run is over. User code that catches
+        `ThreadReleased` and carries on meets it again at its next controlled point; after
+        RELEASE_LIMIT times the thread gives the baton back and stays parked for good (a daemon thread,
+        which cannot keep the process alive), so the release of the others goes on."""
+        if not thread.killed:
+            return
+        thread.releases += 1
+        if thread.releases > RELEASE_LIMIT:
+            thread.abandoned = True
+            self.back.release()
+            forever = _allocate_lock()
+            forever.acquire()
+            forever.acquire()  # nobody ever releases it
+        raise ThreadReleased
 
     def _wait_for_baton(self, thread: BridgeThread) -> None:
         """Wait for the baton. The backstop: if the run stopped without releasing its threads (the
