@@ -114,6 +114,8 @@ def scenario_to_data(scenario: Scenario) -> dict[str, Any]:
         world["symlinks"] = dict(state.symlinks)
     if state.hardlinks:
         world["hardlinks"] = [list(group) for group in state.hardlinks]
+    if state.users:
+        world["users"] = dict(state.users)
     linked = {path for group in state.hardlinks for path in group[1:]}
     world["files"] = {path: content for path, content in state.files if path not in linked}
     modules = _modules_needed(scenario)

@@ -50,7 +50,8 @@ def _show(value: Any) -> str:
 
 _TOP_KEYS = {"name", "description", "source", "time_bound_ms", "event_budget", "max_concurrency", "interrupt",
              "execution", "faults", "world", "tools", "batches", "unknown_tools", "tools_module"}
-_WORLD_KEYS = {"cwd", "home", "case_sensitive", "env", "dirs", "files", "symlinks", "hardlinks", "from_dir"}
+_WORLD_KEYS = {"cwd", "home", "case_sensitive", "env", "dirs", "files", "symlinks", "hardlinks", "from_dir",
+               "users"}
 _TOOL_KEYS = {"latency", "declared", "stops_on_cancel", "max_concurrency", "failure"}
 #: A tool the catalogue does not have is declared whole: its behaviour (`does`) is what makes it one.
 _NEW_TOOL_KEYS = _TOOL_KEYS | {"description", "does", "result"}
@@ -290,7 +291,16 @@ def _world(r: _Reader, value: Any) -> WorldState:
         hardlinks = [*tree.hardlinks, *hardlinks]
     # Building the world once validates the structure (e.g. a file inside a file) and normalises
     # it into canonical form.
-    world = World(case_sensitive=case_sensitive, cwd=cwd, home=home, env=dict(env_table))
+    users_table = w.get("users", {})
+    if not isinstance(users_table, Mapping):
+        raise r.fail("world.users", 'a table of user name = home directory, e.g. { alice = "/home/alice" }',
+                     users_table)
+    users = {}
+    for user, user_home in users_table.items():
+        if not user or "/" in user:
+            raise r.fail(f"world.users.{json.dumps(user)}", "a user name without '/'", user)
+        users[user] = r.abs_path(user_home, f"world.users.{json.dumps(user)}")
+    world = World(case_sensitive=case_sensitive, cwd=cwd, home=home, env=dict(env_table), users=users)
     try:
         world.populate(dirs=dirs, files=files, symlinks=symlinks, hardlinks=hardlinks)
     except OSError as exc:

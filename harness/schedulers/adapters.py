@@ -60,7 +60,7 @@ def _ask(fn: Callable[[list[OpenAIToolCall]], Any], batch: Batch, ctx: Scheduler
     # The context deliberately has no public door to the world (schedulers see declared metadata
     # only); the world view is the one read-only reader of it, for code that calls `os` itself.
     world = ctx._world
-    return call_in_world(fn, calls, fs=world.fs, cwd=ctx.process_cwd, home=ctx.home)
+    return call_in_world(fn, calls, fs=world.fs, cwd=ctx.process_cwd, home=ctx.home, users=ctx.users)
 
 
 class _Gate(PlanScheduler):

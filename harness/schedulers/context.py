@@ -129,6 +129,8 @@ class SchedulerContext:
         #: during the batch does not move them).
         self.cwd = world.cwd
         self.home = world.home
+        #: The world's users (name -> home), as `~name` expands for tools and planners.
+        self.users: Mapping[str, str] = dict(world.users)
         self.handles: list[CallHandle] = []
         #: Set when the runtime crashes (fault plan): from then on nothing the scheduler asks for happens.
         self.crashed = False
@@ -202,7 +204,7 @@ class SchedulerContext:
         declared = self.declared(call)
         if declared is None:
             return ()
-        return declared.resource_keys.compute(call.parsed_arguments(), self.cwd, self.home)
+        return declared.resource_keys.compute(call.parsed_arguments(), self.cwd, self.home, self.users)
 
     # -- calls ------------------------------------------------------------------------------
 

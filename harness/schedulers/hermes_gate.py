@@ -15,6 +15,7 @@ everything unknown (`terminal`, even `ls`) serialises the whole batch.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import PurePosixPath
 
 from harness.model import Batch
@@ -31,7 +32,8 @@ from harness.schedulers.hermes_paths import (
 from harness.schedulers.plan import Plan, PlanScheduler
 
 
-def should_parallelize(tool_calls: list[OpenAIToolCall], cwd: str = "/", home: str = "/home/user") -> bool:
+def should_parallelize(tool_calls: list[OpenAIToolCall], cwd: str = "/", home: str = "/home/user",
+                       users: Mapping[str, str] | None = None) -> bool:
     """The gate, over the OpenAI `tool_calls` shape."""
     if len(tool_calls) <= 1:
         return False
@@ -50,7 +52,7 @@ def should_parallelize(tool_calls: list[OpenAIToolCall], cwd: str = "/", home: s
             raw = args.get("path")
             if not isinstance(raw, str) or not raw.strip():
                 return False
-            path = PurePosixPath(abspath_against(raw, cwd, home))
+            path = PurePosixPath(abspath_against(raw, cwd, home, users))
             if any(paths_overlap(path, other) for other in reserved):
                 return False
             reserved.append(path)
@@ -66,6 +68,6 @@ class HermesGate(PlanScheduler):
     source = "hermes-agent until mid-2026 (seeds 000, 001)"
 
     def plan(self, batch: Batch, ctx: SchedulerContext) -> Plan:
-        if should_parallelize(openai_tool_calls(batch), ctx.process_cwd, ctx.home):
+        if should_parallelize(openai_tool_calls(batch), ctx.process_cwd, ctx.home, ctx.users):
             return Plan.parallel(batch, cap=MAX_WORKERS, summary="gate passed: parallel on 8 workers")
         return Plan.serial(batch, summary="gate refused: serial")

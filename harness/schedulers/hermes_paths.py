@@ -8,9 +8,11 @@ reads the files a V4A patch names from its headers. It never decides a schedule.
 from __future__ import annotations
 
 import os.path
-import posixpath
 import re
+from collections.abc import Mapping
 from pathlib import PurePosixPath
+
+from harness.world.world import absolute_path
 
 #: Tier 1: read-only, no shared state — may always run in parallel (seed 000's 11 tools, and
 #: `image_generate`, which hermes' list has too).
@@ -52,12 +54,11 @@ def v4a_scope_paths(body: object) -> list[str]:
     return [path for path in paths if path]
 
 
-def abspath_against(raw: str, cwd: str, home: str) -> str:
-    """`os.path.abspath(os.path.expanduser(raw))` for a process whose cwd is `cwd` and HOME `home`
-    (pure text: no symlink resolution, so `link/../x` collapses to `x`)."""
-    if raw == "~" or raw.startswith("~/"):
-        raw = home + raw[1:]
-    return posixpath.normpath(posixpath.join(cwd, raw))
+def abspath_against(raw: str, cwd: str, home: str, users: Mapping[str, str] | None = None) -> str:
+    """`os.path.abspath(os.path.expanduser(raw))` for a process whose cwd is `cwd`, HOME `home` and
+    password database `users` (`~alice`; pure text: no symlink resolution, so `link/../x` collapses
+    to `x`)."""
+    return absolute_path(raw, cwd, home, users)
 
 
 def normcase(path: str) -> str:

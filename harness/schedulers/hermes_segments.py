@@ -85,7 +85,7 @@ class HermesSegments(PlanScheduler):
                 close()
                 segments.append([call])
                 continue
-            paths = [PurePosixPath(normcase(_realpath(ctx, abspath_against(p, ctx.cwd, ctx.home))))
+            paths = [PurePosixPath(normcase(_realpath(ctx, abspath_against(p, ctx.cwd, ctx.home, ctx.users))))
                      for p in raw_paths]
             writer = call.name in WRITERS
             if any(paths_overlap(p, q) and (writer or q_writer) for p in paths for q, q_writer in reserved):

@@ -30,7 +30,8 @@ import errno
 import functools
 import io
 import os
-from collections.abc import Callable, MutableMapping
+import pwd
+from collections.abc import Callable, Mapping, MutableMapping
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -69,8 +70,11 @@ class WorldView:
     """
 
     def __init__(self, fs: FakeFilesystem, *, cwd: str, home: str,
-                 globals: tuple[MutableMapping[str, Any], ...] = ()) -> None:
+                 globals: tuple[MutableMapping[str, Any], ...] = (), users: Mapping[str, str] | None = None) -> None:
         self.fs, self.cwd, self.home = fs, cwd, home
+        #: The world's password database: `os.path.expanduser("~alice")` reads it through `pwd`.
+        self.users = dict(users or {})
+        self._saved_pwd: Any = None
         self.globals = globals
         self.refused: list[str] = []
         self._saved_os: dict[str, Any] = {}
@@ -141,6 +145,8 @@ class WorldView:
             for name, replacement in table.items():
                 setattr(os, name, replacement)
             builtins.open = io.open = self._open
+            self._saved_pwd = pwd.getpwnam
+            pwd.getpwnam = self._getpwnam
             fs.cwd = self.cwd
         except BaseException:
             self._restore()
@@ -151,7 +157,18 @@ class WorldView:
                  trace: TracebackType | None) -> None:
         self._restore()
 
+    def _getpwnam(self, name: str) -> pwd.struct_passwd:
+        """The world's users, not the machine's: an unknown name is a KeyError, as for pwd."""
+        names = sorted(self.users)
+        if name not in self.users:
+            raise KeyError(f"getpwnam(): name not found: {name!r}")
+        uid = 0 if name == "root" else 1000 + names.index(name)
+        return pwd.struct_passwd((name, "x", uid, uid, name, self.users[name], "/bin/sh"))
+
     def _restore(self) -> None:
+        if self._saved_pwd is not None:
+            pwd.getpwnam = self._saved_pwd
+            self._saved_pwd = None
         for name, original in self._saved_os.items():
             setattr(os, name, original)
         self._saved_os = {}
@@ -194,10 +211,11 @@ def module_globals(fn: Callable[..., Any]) -> tuple[MutableMapping[str, Any], ..
     return tuple(found)
 
 
-def call_in_world(fn: Callable[..., T], *args: Any, fs: FakeFilesystem, cwd: str, home: str) -> T:
+def call_in_world(fn: Callable[..., T], *args: Any, fs: FakeFilesystem, cwd: str, home: str,
+                  users: Mapping[str, str] | None = None) -> T:
     """`fn(*args)` with the process's `os` answering from `fs` (see `WorldView`); raises
     `PlannerWroteError` if it tried to write, whether or not it caught the refusal."""
-    view = WorldView(fs, cwd=cwd, home=home, globals=module_globals(fn))
+    view = WorldView(fs, cwd=cwd, home=home, globals=module_globals(fn), users=users)
     with view:
         result = fn(*args)
     if view.refused:

@@ -68,22 +68,23 @@ class ResourceKeys:
             data["templates"] = list(self.templates)
         return data
 
-    def compute(self, args: Args | None, cwd: str, home: str = "/home/user") -> tuple[str, ...]:
+    def compute(self, args: Args | None, cwd: str, home: str = "/home/user",
+                users: Mapping[str, str] | None = None) -> tuple[str, ...]:
         keys: list[str] = []
         found = False
         for name in self.path_args:
             value = (args or {}).get(name)
             if isinstance(value, str) and value:
-                keys.append("file:" + absolute_path(value, cwd, home))
+                keys.append("file:" + absolute_path(value, cwd, home, users))
                 found = True
         if not found and self.default_path is not None:
-            keys.append("file:" + absolute_path(self.default_path, cwd, home))
+            keys.append("file:" + absolute_path(self.default_path, cwd, home, users))
         keys.extend(self.fixed)
         for template in self.templates:
             key = _render_key(template, args or {})
             if key is not None:
                 kind, _, rest = key.partition(":")
-                keys.append(f"file:{absolute_path(rest, cwd, home)}" if kind == "file" and rest else key)
+                keys.append(f"file:{absolute_path(rest, cwd, home, users)}" if kind == "file" and rest else key)
         return tuple(keys)
 
 

@@ -33,6 +33,7 @@ class WorldState:
     env: tuple[tuple[str, str], ...] = ()
     home: str = "/home/user"
     case_sensitive: bool = True
+    users: tuple[tuple[str, str], ...] = ()  # (name, home) of users a scenario names, for `~name`
     _digest: list[str] = field(default_factory=list, compare=False, repr=False)
 
     @property
@@ -57,6 +58,8 @@ class WorldState:
             "env": dict(self.env),
             "home": self.home,
             "case_sensitive": self.case_sensitive,
+            # Only when named: worlds without users keep the digests they always had.
+            **({"users": dict(self.users)} if self.users else {}),
         }
 
     def digest(self) -> str:

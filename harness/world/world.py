@@ -22,13 +22,34 @@ from harness.world.ledger import Ledger
 from harness.world.state import WorldState
 
 
-def absolute_path(raw: str, cwd: str, home: str) -> str:
-    """`~` expanded, joined to `cwd` and normalised as text, like `os.path.abspath`.
+def expand_user(raw: str, home: str, users: Mapping[str, str] | None = None) -> str:
+    """`os.path.expanduser` on this world: `~` is `home`, `~name` the home of the world's user `name`
+    (see `World.users`); an unknown user leaves the path as it is, as Python does, so opening it
+    then fails like any missing relative path."""
+    if not raw.startswith("~"):
+        return raw
+    name, slash, rest = raw[1:].partition("/")
+    base = (users or {}).get(name) if name else home
+    if base is None:
+        return raw
+    return base.rstrip("/") + slash + rest if slash else base
+
+
+def default_users(home: str, users: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The world's users: `root` (/root), the owner of `home` (its last component), and any the
+    scenario names, which win."""
+    owner = posixpath.basename(home.rstrip("/"))
+    found = {"root": "/root", **({owner: home} if owner else {})}
+    found.update(users or {})
+    return found
+
+
+def absolute_path(raw: str, cwd: str, home: str, users: Mapping[str, str] | None = None) -> str:
+    """`~` and `~user` expanded, joined to `cwd` and normalised as text, like `os.path.abspath`.
 
     Symlinks are not resolved, so `link/../x` collapses textually, as it does in real planners.
     """
-    if raw == "~" or raw.startswith("~/"):
-        raw = home + raw[1:]
+    raw = expand_user(raw, home, default_users(home, users) if raw.startswith("~") else None)
     return posixpath.normpath(posixpath.join(cwd, raw))
 
 
@@ -137,10 +158,11 @@ def null_byte_error(path: str) -> WorldError:
 class World:
     """Filesystem + ledgers + session; build one with `World.from_state` or `World.empty`."""
 
-    __slots__ = ("_found", "_identities", "_symlinks", "cwd", "env", "fs", "home", "ledgers")
+    __slots__ = ("_found", "_identities", "_symlinks", "cwd", "env", "fs", "home", "ledgers", "scenario_users",
+                 "users")
 
     def __init__(self, *, case_sensitive: bool = True, cwd: str = "/", home: str = "/home/user",
-                 env: Mapping[str, str] | None = None) -> None:
+                 env: Mapping[str, str] | None = None, users: Mapping[str, str] | None = None) -> None:
         fs = FakeFilesystem(path_separator="/")
         # Pin POSIX semantics so a run is the same on a macOS or Windows host. The setter resets
         # the whole filesystem (~30 us), so only pay for it off Linux.
@@ -152,6 +174,9 @@ class World:
         self.cwd = cwd
         self.env: dict[str, str] = dict(env or {})
         self.home = home
+        #: The users a scenario names (name -> home), and all of them with root and home's owner.
+        self.scenario_users: dict[str, str] = dict(users or {})
+        self.users = default_users(home, self.scenario_users)
         # path -> identity, and path -> object (or None / DEFER): both valid until the tree's
         # structure changes (see `_restructured`); writing a file's content changes neither.
         self._identities: dict[str, str] = {}
@@ -178,8 +203,8 @@ class World:
             raise null_byte_error(raw)
         if len(raw) > NAME_MAX // 4 and _too_long(raw):  # a shorter path cannot exceed NAME_MAX bytes
             raise WorldError(_errno.ENAMETOOLONG, raw)
-        if raw == "~" or raw.startswith("~/"):
-            raw = self.home + raw[1:]
+        if raw.startswith("~"):
+            raw = expand_user(raw, self.home, self.users)
         joined = posixpath.join(self.cwd, raw)
         parts = joined.split("/")
         if ".." not in parts:
@@ -548,11 +573,13 @@ class World:
             env=tuple(sorted(self.env.items())),
             home=self.home,
             case_sensitive=self.fs.is_case_sensitive,
+            users=tuple(sorted(self.scenario_users.items())),
         )
 
     @classmethod
     def from_state(cls, state: WorldState) -> World:
-        world = cls(case_sensitive=state.case_sensitive, cwd=state.cwd, home=state.home, env=dict(state.env))
+        world = cls(case_sensitive=state.case_sensitive, cwd=state.cwd, home=state.home, env=dict(state.env),
+                    users=dict(state.users))
         world.populate(
             dirs=state.dirs, files=state.files, symlinks=state.symlinks, hardlinks=state.hardlinks
         )
