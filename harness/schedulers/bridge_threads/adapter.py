@@ -125,6 +125,7 @@ class _BatchRun:
         self.wake: simpy.Event = ctx.env.event()
         self.turnstile = Turnstile(lambda: ctx.kernel.now, self._signal, lambda: ctx.kernel.steps)
         self.turnstile.yields_switch = self.arbiter is not None
+        self.turnstile.direct = self.arbiter is None
         self.tools = ThreadTools(batch, ctx, self.turnstile)
         self.flag = InterruptFlag()
         if ctx.interrupt.triggered:
