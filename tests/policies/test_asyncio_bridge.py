@@ -379,3 +379,13 @@ def test_as_completed_start_order_follows_addresses_and_the_self_check_names_it(
                                  (index, recorded[index], now[index])))
     assert selfcheck.describe().startswith("nondeterministic")
     assert "start order follows iteration over a set of tasks" in selfcheck.describe()
+
+
+def test_the_recipes_first_example_runs(capsys: Any) -> None:
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "asyncio.md").read_text()
+    first = re.findall(r"```python\n(.*?)```", text, flags=re.S)[0]
+    exec(compile(first, "docs/asyncio.md", "exec"), {})
+    assert capsys.readouterr().out.strip() == "4000"
