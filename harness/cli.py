@@ -10,6 +10,7 @@ matplotlib at start-up.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import signal
 import sys
 import threading
@@ -340,6 +341,7 @@ def explore_command(scenario: str, scheduler_name: str, strategy: str, runs: int
     path = None
     selfcheck = None
     unsaved = None
+    reproducer = None
     if shrunk is not None:
         reproducer = reproducer_of(shrunk.result, scheduler_name, shrunk.label, shrunk.oracle,
                                    shrunk.found_by or strategy)
@@ -366,7 +368,7 @@ def explore_command(scenario: str, scheduler_name: str, strategy: str, runs: int
         "shrunk_tape": list(shrunk.result.tape) if shrunk and shrunk.result.tape is not None else None,
         "fingerprint": shrunk.result.fingerprint if shrunk else None,
         "reproducer": str(path) if path else None,
-        "replay": f"harness replay {path}" if path else None,
+        "replay": dataclasses.replace(reproducer, path=path).command if path and reproducer else None,
         "determinism": selfcheck.describe() if selfcheck else None,
         "nondeterministic": bool(selfcheck and not selfcheck.ok),
         "bound": exploration.bound, "exhausted": exploration.exhausted, "classes": exploration.classes,
@@ -452,24 +454,38 @@ def _print_exploration(doc: dict[str, Any], found: bool) -> None:
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write the run's report (Gantt, Perfetto trace, world diff) here.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--trust-module", "trust", multiple=True, metavar="MODULE",
+              help="Let the reproducer import this module (or package): its module:attr scheduler or its tool "
+                   "modules. Without it, a reproducer runs built-in schedulers and installed catalogues only.")
+@click.option("--scheduler", "scheduler_name", default=None,
+              help="Replay under this scheduler instead of the one the file names (built-in or module:attr).")
 @_guarded
-def replay_command(file: Path, out: Path | None, fmt: str) -> None:
-    """Replay a reproducer: the same fingerprint, or the first trace event that differs (exit 5)."""
+def replay_command(file: Path, out: Path | None, fmt: str, trust: tuple[str, ...],
+                   scheduler_name: str | None) -> None:
+    """Replay a reproducer: the same fingerprint, or the first trace event that differs (exit 5).
+
+    A reproducer is data: code it names is imported only with --trust-module (or --scheduler)."""
     from harness.oracles import check, exit_code
     from harness.replay import load, replay
     from harness.report.run_json import dumps, run_to_json
 
-    outcome = replay(load(file))
-    reproducer, result = outcome.reproducer, outcome.result
+    if file.exists() and not file.is_file():
+        raise click.UsageError(f"{file} is not a regular file")
+    scheduler = get_scheduler(scheduler_name) if scheduler_name is not None else None
+    reproducer = load(file, trust=trust, own_scheduler=scheduler_name is None)
+    outcome = replay(reproducer, scheduler)
+    result = outcome.result
     verdicts = check(result)
-    document = run_to_json(result, version=__version__, verdicts=verdicts, scheduler_spec=reproducer.scheduler)
-    document["reproduce"] = f"harness replay {file}"
+    spec = scheduler_name or reproducer.scheduler
+    document = run_to_json(result, version=__version__, verdicts=verdicts, scheduler_spec=spec)
+    document["reproduce"] = f"harness replay {file}" + "".join(f" --trust-module {m}" for m in trust) + (
+        f" --scheduler {scheduler_name}" if scheduler_name else "")
     document.update(replayed=outcome.identical, expected_label=reproducer.label, replay=outcome.describe())
     if fmt == "json":
         click.echo(dumps(document))
     else:
         labels = sorted({v.label for v in verdicts if not v.ok and v.label})
-        click.echo(f"replay {file}: {reproducer.scenario.name} under {reproducer.scheduler}, seed {reproducer.seed}"
+        click.echo(f"replay {file}: {reproducer.scenario.name} under {spec}, seed {reproducer.seed}"
                    + (f", tape {list(reproducer.tape)}" if reproducer.tape is not None else ""))
         click.echo(outcome.describe())
         click.echo(f"expected {reproducer.label}; verdicts now: {', '.join(labels) or 'all oracles hold'}")

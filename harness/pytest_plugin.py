@@ -98,7 +98,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         lines = [f"seed {settings.seed}, profile {settings.profile}",
                  f"rerun this test: pytest {item.nodeid} --harness-seed={settings.seed} "
                  f"--harness-profile={settings.profile}"]
-        if call.excinfo.value.reproducer is not None:
-            lines.append(f"replay the failing run: harness replay {call.excinfo.value.reproducer}")
+        if call.excinfo.value.replay_command is not None:
+            lines.append(f"replay the failing run: {call.excinfo.value.replay_command}")
         report.sections.append(("harness reproduce", "\n".join(lines)))
     return report

@@ -53,8 +53,15 @@ class Reproducer:
         return run(self.scenario, policy, self.seed, jitter=self.jitter, chooser=chooser)
 
     @property
+    def modules(self) -> tuple[str, ...]:
+        """The Python modules replaying it imports: a `module:attr` scheduler's, and the scenario's
+        tool modules (installed catalogues, named by entry point, are not listed)."""
+        return modules_named(self.scheduler, self.scenario.tools_modules)
+
+    @property
     def command(self) -> str:
-        return f"harness replay {self.path}" if self.path else "harness replay FILE"
+        trust = "".join(f" --trust-module {module}" for module in self.modules)
+        return f"harness replay {self.path or 'FILE'}{trust}"
 
 
 def reproducer_of(result: RunResult, scheduler: str, label: str, oracle: str, found_by: str) -> Reproducer:
@@ -65,7 +72,9 @@ def reproducer_of(result: RunResult, scheduler: str, label: str, oracle: str, fo
 def save(reproducer: Reproducer, directory: Path, *, version: str) -> Path:
     """Write the reproducer into `directory` (created if missing); returns the file's path."""
     directory.mkdir(parents=True, exist_ok=True)
-    parts = (reproducer.scenario.name, _safe(reproducer.scheduler), reproducer.label, reproducer.fingerprint[:8])
+    # Names come from user data (a scenario named "../../x"): made safe, and short enough for any filesystem.
+    parts = (_safe(reproducer.scenario.name)[:80], _safe(reproducer.scheduler)[:60], _safe(reproducer.label)[:40],
+             reproducer.fingerprint[:8])
     name = "--".join(parts) + ".json"
     path = directory / name
     path.write_text(to_json(reproducer, version=version))
@@ -88,17 +97,54 @@ def _safe(text: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in text)
 
 
-def load(path: Path) -> Reproducer:
+def load(path: Path, *, trust: tuple[str, ...] = (), own_scheduler: bool = True) -> Reproducer:
     file = str(path)
     try:
         text = Path(path).read_text()
     except OSError as exc:
         raise ReproducerError(f"{file}: (file): expected a readable file, got {exc.strerror}") from None
-    return loads(text, file, Path(path))
+    return loads(text, file, Path(path), trust=trust, own_scheduler=own_scheduler)
 
 
-def loads(text: str, file: str = "<reproducer>", path: Path | None = None) -> Reproducer:
-    """Parse a reproducer's text; errors name `file`, the field and what was expected."""
+def modules_named(scheduler: str, tools_modules: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    from harness.schedulers import BUILTIN_SCHEDULERS
+    from harness.tools.modules import entry_point_names
+
+    named = [] if scheduler in BUILTIN_SCHEDULERS or ":" not in scheduler else [scheduler.partition(":")[0]]
+    installed = set(entry_point_names()) if tools_modules else set()
+    named += [m for m in tools_modules if m not in installed]
+    return tuple(dict.fromkeys(named))
+
+
+def _trusted(module: str, trust: tuple[str, ...]) -> bool:
+    return any(module == t or module.startswith(t + ".") for t in trust)
+
+
+def _check_trust(data: dict[str, Any], file: str, trust: tuple[str, ...]) -> None:
+    """A reproducer is data: by itself it runs built-in schedulers and installed tool catalogues only.
+    Code it names (a `module:attr` scheduler, a tools module) is imported only when the user trusts
+    it, so a file from elsewhere cannot run anything by being replayed."""
+    tools = data["scenario"].get("tools_module", [])
+    tools = [tools] if isinstance(tools, str) else tools
+    if not isinstance(tools, list) or not all(isinstance(t, str) for t in tools):
+        return  # the scenario's loader names the malformed field
+    scheduler = data["scheduler"]
+    for module in modules_named(scheduler, tools):
+        if not _trusted(module, trust):
+            field = "scheduler" if scheduler.partition(":")[0] == module and ":" in scheduler else \
+                "scenario.tools_module"
+            raise ReproducerError(
+                f"{file}: {field}: names code outside the harness ({module!r}); a reproducer is data and imports "
+                f"nothing by itself: replay it with --trust-module {module}"
+                + (f" (or --scheduler {scheduler})" if field == "scheduler" else "") + " if you trust that code")
+
+
+def loads(text: str, file: str = "<reproducer>", path: Path | None = None, *,
+          trust: tuple[str, ...] = (), own_scheduler: bool = True) -> Reproducer:
+    """Parse a reproducer's text; errors name `file`, the field and what was expected. Modules it
+    names are imported only if `trust` lists them (or a package containing them); with
+    `own_scheduler=False` (the caller replays under a scheduler of its own) its scheduler is never
+    imported, so it need not be trusted."""
     try:
         data = json.loads(text)
     except ValueError as exc:
@@ -113,6 +159,7 @@ def loads(text: str, file: str = "<reproducer>", path: Path | None = None) -> Re
     tape = data.get("tape")
     if tape is not None and not (isinstance(tape, list) and all(isinstance(t, str) for t in tape)):
         raise ReproducerError(f"{file}: tape: expected a list of call ids or null")
+    _check_trust(data if own_scheduler else {**data, "scheduler": "serial"}, file, trust)
     try:
         scenario = scenario_from_data(data["scenario"], f"{file} (scenario)")
     except ScenarioError as exc:
@@ -246,8 +293,11 @@ def _replay_fresh(reproducer: Reproducer) -> tuple[bool, str]:
     env["PYTHONHASHSEED"] = str((int(current) + 4241) % 4294967295 or 1) if current.isdigit() else "4241"
     # The child sees the modules this process sees (a user's scheduler imported from a test tree).
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-    done = subprocess.run([sys.executable, "-m", "harness.replay"], input=to_json(reproducer, version=__version__),
-                          capture_output=True, text=True, env=env, timeout=600, check=False)
+    # This process made the reproducer from code it already runs: the child may import the same.
+    trust = [arg for module in reproducer.modules for arg in ("--trust-module", module)]
+    done = subprocess.run([sys.executable, "-m", "harness.replay", *trust],
+                          input=to_json(reproducer, version=__version__), capture_output=True, text=True, env=env,
+                          timeout=600, check=False)
     if done.returncode not in (0, _DIVERGED):
         raise ReproducerError(f"the reproducer could not be replayed in a fresh process (exit {done.returncode}): "
                               f"{done.stderr.strip()[-300:]}")
@@ -260,8 +310,11 @@ _DIVERGED = 3
 
 
 def _main() -> int:
-    """`python -m harness.replay`: replay the reproducer on stdin; exit 0 if identical, 3 if not."""
-    outcome = replay(loads(sys.stdin.read(), "<stdin>"))
+    """`python -m harness.replay [--trust-module M ...]`: replay the reproducer on stdin; exit 0 if
+    identical, 3 if not."""
+    args = sys.argv[1:]
+    trust = tuple(args[i + 1] for i in range(len(args) - 1) if args[i] == "--trust-module")
+    outcome = replay(loads(sys.stdin.read(), "<stdin>", trust=trust))
     print(outcome.describe())
     return 0 if outcome.identical else _DIVERGED
 

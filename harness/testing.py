@@ -21,6 +21,7 @@ replay is reported as nondeterministic instead. It never changes the scheduler.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -83,9 +84,12 @@ DEFAULT_SCENARIOS = (
 
 
 class SchedulerCheckFailed(AssertionError):
-    def __init__(self, message: str, finding: Finding, reproducer: Path | None) -> None:
+    def __init__(self, message: str, finding: Finding, reproducer: Path | None, replay_command: str | None = None
+                 ) -> None:
         super().__init__(message)
         self.finding, self.reproducer = finding, reproducer
+        #: `harness replay FILE --trust-module ...`: the command that replays the saved reproducer.
+        self.replay_command = replay_command
 
 
 def check_scheduler(scheduler: Scheduler | str, *, scenarios: Sequence[str | Path | Scenario] | None = None,
@@ -204,8 +208,9 @@ def _fail_on(finding: Finding | None, command: str, spec: str | None, report_dir
         + (f", found by {finding.found_by}" if finding.found_by else "")
         + (f", swarm faults: {', '.join(finding.swarm)}" if finding.swarm else ""),
     ]
-    if path is not None:
-        lines.append(f"  reproduce: harness replay {path}")
+    replay_command = dataclasses.replace(reproducer, path=path).command if path is not None else None
+    if replay_command is not None:
+        lines.append(f"  reproduce: {replay_command}")
     if spec is None and (report_dir is not None or check_determinism):
         lines.append("  (no reproducer saved and no fresh-process replay: name the scheduler as module:attr)")
     elif command and selfcheck.ok:
@@ -214,4 +219,4 @@ def _fail_on(finding: Finding | None, command: str, spec: str | None, report_dir
         tape = f", chooser=Tape({list(result.tape)!r})" if result.tape is not None else ""
         lines.append(f"  reproduce: harness.run(<scenario>, <your scheduler>, seed={result.seed}{tape}) "
                      "(name the scheduler as module:attr to get a command line)")
-    raise SchedulerCheckFailed("\n".join(lines), finding, path)
+    raise SchedulerCheckFailed("\n".join(lines), finding, path, replay_command)

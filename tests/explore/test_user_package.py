@@ -112,10 +112,13 @@ def test_explore_finds_the_race_between_a_python_and_a_declared_tool_and_it_repl
     header = found.stdout.splitlines()[0].split(":")[0].split()
     again = harness(*header[1:], "--save-dir", str(tmp_path / "fx2"), cwd=tmp_path, pythonpath=package)
     assert "FOUND stale-read" in again.stdout, again.stdout + again.stderr
-    saved = re.search(r"^replay: harness replay (\S+)$", found.stdout, re.M)
+    saved = re.search(r"^replay: (harness replay (\S+).*)$", found.stdout, re.M)
     assert saved is not None
-    replayed = harness("replay", saved.group(1), cwd=tmp_path, pythonpath=package)
-    recorded = json.loads(Path(saved.group(1)).read_text())
+    command, file = saved.group(1).split(), saved.group(2)
+    # The reproducer imports nothing by itself: the printed command trusts the one module it needs.
+    assert command[3:] == ([] if how == "entry point" else ["--trust-module", "acme.tools"])
+    replayed = harness(*command[1:], cwd=tmp_path, pythonpath=package)
+    recorded = json.loads(Path(file).read_text())
     assert replayed.returncode == 1, replayed.stdout + replayed.stderr  # it reproduces the violation
     assert f"reproduced: same fingerprint {recorded['fingerprint'][:16]}" in replayed.stdout
     assert recorded["scenario"]["tools"]["status"]["does"][0]["path"] == "/srv/manifest.txt"
@@ -127,10 +130,13 @@ def test_explore_finds_the_race_between_a_python_and_a_declared_tool_and_it_repl
     rerun = harness(*line.group(1).split()[1:], cwd=tmp_path, pythonpath=package)
     assert rerun.returncode == 1 and "stale-read" in rerun.stdout
     # Without the package, replay says which module is missing (exit 2, no traceback).
-    missing = harness("replay", saved.group(1), cwd=tmp_path, pythonpath=None)
+    missing = harness("replay", file, "--trust-module", "acme", cwd=tmp_path, pythonpath=None)
     assert missing.returncode == 2
     assert "tools_module" in missing.stderr and "no module named 'acme'" in missing.stderr
     assert "Traceback" not in missing.stderr
+    if how != "entry point":  # an installed catalogue is trusted; a module the file names is not
+        untrusted = harness("replay", file, cwd=tmp_path, pythonpath=package)
+        assert untrusted.returncode == 2 and "--trust-module acme.tools" in untrusted.stderr
 
 
 def test_the_installed_catalogue_is_listed_and_usable_by_name(package: Path, tmp_path: Path) -> None:
@@ -158,7 +164,9 @@ def test_a_scenario_built_in_python_from_a_module_names_that_module(package: Pat
     reproducer = reproducer_of(result, "parallel", "stale-read", "serializability", "test")
     path = tmp_path / "r.json"
     path.write_text(to_json(reproducer, version="test"))
-    assert load(path).run().fingerprint == result.fingerprint
+    with pytest.raises(ReproducerError, match="--trust-module acme.tools"):
+        load(path)
+    assert load(path, trust=("acme",)).run().fingerprint == result.fingerprint
 
 
 def test_a_python_tool_outside_any_module_cannot_be_saved_and_says_why() -> None:
