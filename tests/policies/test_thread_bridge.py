@@ -350,3 +350,32 @@ for executor in (stuck, stubborn):
 def test_the_process_exits_even_with_a_thread_that_swallows_its_release() -> None:
     done = subprocess.run([sys.executable, "-c", _STUCK], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stdout.split(), done.stderr) == (0, ["hang", "completed"], "")
+
+
+def test_the_recipe_in_docs_threads_md_runs_as_written() -> None:
+    text = (ROOT / "docs" / "threads.md").read_text()
+    block = text.split("```python\n", 1)[1].split("```", 1)[0]
+    exec(compile(block, "docs/threads.md", "exec"), {"__name__": "docs_threads"})  # its asserts are the claims
+
+
+def test_barrier_and_timer_wait_in_virtual_time() -> None:
+    fired: list[float] = []
+
+    def executor(tool_calls: list[Any], run_tool: Any) -> list[Any]:
+        barrier = threading.Barrier(len(tool_calls) + 1)
+        results: dict[str, Any] = {}
+
+        def one(tc: Any) -> None:
+            results[tc.id] = run_tool(tc)
+            barrier.wait()
+
+        for tc in tool_calls:
+            threading.Thread(target=one, args=(tc,)).start()
+        timer = threading.Timer(1.5, lambda: fired.append(time.monotonic()))
+        timer.start()
+        barrier.wait(timeout=10)
+        timer.join()
+        return [results[tc.id] for tc in tool_calls]
+
+    result = run(find_scenario("incident-triage"), from_threads(executor), seed=1)
+    assert result.makespan_ms == 4000 and fired == [1.5] and failed(result) == []
