@@ -2,6 +2,7 @@
 
 from harness.schedulers.adapters import from_gate, from_plan
 from harness.schedulers.asyncio_adapter import ToolFailed, from_asyncio
+from harness.schedulers.bridge_threads import from_threads
 from harness.schedulers.context import CallHandle, Scheduler, SchedulerContext, SchedulerProcess
 from harness.schedulers.execution import ExecutionPolicy
 from harness.schedulers.parallel import Parallel
@@ -30,6 +31,7 @@ __all__ = [
     "from_asyncio",
     "from_gate",
     "from_plan",
+    "from_threads",
     "get_scheduler",
     "scheduler_names",
 ]
