@@ -342,14 +342,29 @@ def stubborn(tool_calls, run_tool):
     threading.Thread(target=never_ends).start()
     return [run_tool(tc) for tc in tool_calls]
 
+def spins(tool_calls, run_tool):
+    while True:  # never reaches a controlled point: only a wall-clock timeout ends the run
+        pass
+
 for executor in (stuck, stubborn):
     print(run(find_scenario("incident-triage"), from_threads(executor), seed=1).status.value, flush=True)
+
+import signal
+from harness.run import WallClockExceeded
+
+def wall_timeout(*_):
+    raise WallClockExceeded("wall clock")  # as harness run --wall-timeout does
+
+signal.signal(signal.SIGALRM, wall_timeout)
+signal.setitimer(signal.ITIMER_REAL, 0.5)
+print(run(find_scenario("incident-triage"), from_threads(spins), seed=1).status.value, threading.Lock is
+      __import__("_thread").allocate_lock, flush=True)
 """
 
 
-def test_the_process_exits_even_with_a_thread_that_swallows_its_release() -> None:
+def test_the_process_exits_even_with_a_thread_that_swallows_its_release_or_spins() -> None:
     done = subprocess.run([sys.executable, "-c", _STUCK], cwd=ROOT, capture_output=True, text=True, timeout=60)
-    assert (done.returncode, done.stdout.split(), done.stderr) == (0, ["hang", "completed"], "")
+    assert (done.returncode, done.stdout.split(), done.stderr) == (0, ["hang", "completed", "hang", "True"], "")
 
 
 def test_the_recipe_in_docs_threads_md_runs_as_written() -> None:

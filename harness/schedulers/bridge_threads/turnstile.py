@@ -185,6 +185,11 @@ class Turnstile:
             if thread.os_thread is None:
                 thread.state = DONE  # never ran: nothing to unwind
                 continue
+            if thread.state == RUNNING:
+                # It holds the baton: the driver was interrupted while waiting for it (a wall-clock
+                # timeout of a thread that spins without a controlled point). It cannot be stopped.
+                stuck.append(thread.name)
+                continue
             if thread.state != DONE:
                 thread.killed = True
                 self.run(thread)
