@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
+import math
+import os
 import signal
 import sys
 import threading
@@ -46,6 +49,9 @@ def _guarded(command: F) -> F:
             sys.exit(ExitCode.USAGE_ERROR)
         except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt):
             raise
+        except WallClockExceeded as exc:  # outside a run (oracles, reorder runs, a constructor): still a hang
+            click.echo(f"harness: hang: {exc}", err=True)
+            sys.exit(ExitCode.LIVENESS_VIOLATION)
         except Exception as exc:
             from harness.explore.engine import NondeterministicScheduler
 
@@ -61,6 +67,75 @@ def tools_option(command: F) -> F:
     return click.option("--tools", "tools_modules", multiple=True, metavar="MODULE",
                         help="A Python module (or installed catalogue) whose TOOLS the scenario may call; "
                              "repeatable.")(command)
+
+
+def _seconds(value: float) -> float:
+    """A real-time limit: finite, 0 (none) or between 1 ms and a day."""
+    if not math.isfinite(value) or value < 0 or 0 < value < 0.001 or value > 86400:
+        raise click.BadParameter(f"{value!r} is not a number of seconds between 0.001 and 86400 (0: no limit)")
+    return value
+
+
+#: More runs than this in one command is a typo, not a plan (cells are listed up front).
+MAX_RUNS = 1_000_000
+
+
+def _writable_dir(path: Path) -> str | None:
+    """Why `path` cannot be (or become) a directory we write into, or None if it can."""
+    if str(path) in ("", "."):
+        return None
+    probe = path
+    while not probe.exists():
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    if probe.exists() and not probe.is_dir():
+        return f"{probe} is not a directory"
+    if not os.access(probe, os.W_OK | os.X_OK):
+        return f"{probe} is not writable"
+    return None
+
+
+def _directory_option(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+    """A directory the command writes into: named explicitly (never "" for the current directory),
+    and writable, checked before any run so a long exploration does not end in a traceback."""
+    if value is None:
+        return None
+    if str(value) in ("", "."):
+        raise click.BadParameter("give a directory name (an empty path would write into the current directory)")
+    problem = _writable_dir(value)
+    if problem:
+        raise click.BadParameter(f"{value}: {problem}")
+    return value
+
+
+def _file_option(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+    if value is None:
+        return None
+    if str(value) in ("", "."):
+        raise click.BadParameter("give a file name")
+    if value.exists() and (not value.is_file() or not os.access(value, os.W_OK)):
+        raise click.BadParameter(f"{value}: not a writable regular file")
+    problem = _writable_dir(value.parent)
+    if problem:
+        raise click.BadParameter(f"{value}: {problem}")
+    return value
+
+
+def _sweep_file_option(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+    """A sweep file: new, empty, or one a sweep wrote (rows are appended to it, never to another file)."""
+    value = _file_option(ctx, param, value)
+    if value is not None and value.exists() and value.stat().st_size:
+        with value.open("rb") as handle:
+            first = handle.readline(65536)
+        try:
+            row = json.loads(first)
+        except ValueError:
+            row = None
+        if not isinstance(row, dict) or not {"scenario", "scheduler", "seed"} <= set(row):
+            raise click.BadParameter(f"{value}: exists and is not a sweep file (its first line is not a sweep row); "
+                                     "choose a new file")
+    return value
 
 
 def _internal(exc: Exception) -> None:
@@ -165,7 +240,7 @@ def _progress(description: str) -> Iterator[Callable[[int, int], None]]:
     """A rich progress bar on a terminal; silent in pipes and CI logs."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    console = Console(stderr=True)
+    console = Console(stderr=True, markup=False, highlight=False)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                   console=console, transient=True, disable=not console.is_terminal) as progress:
         task = progress.add_task(description, total=None)
@@ -182,10 +257,11 @@ def _progress(description: str) -> Iterator[Callable[[int, int], None]]:
               help="Comma-separated scenario names, or all (instead of SCENARIO).")
 @click.option("--schedulers", "scheduler_list", default="serial,parallel", show_default=True,
               help="Comma-separated scheduler names (serial and optimal are always run as baselines).")
-@click.option("--runs", type=click.IntRange(min=1), default=100, show_default=True, help="Seeds per scheduler.")
+@click.option("--runs", type=click.IntRange(min=1, max=MAX_RUNS), default=100, show_default=True,
+              help="Seeds per scheduler.")
 @click.option("--seed-start", type=int, default=1, show_default=True)
 @click.option("--processes", type=click.IntRange(min=1), default=1, show_default=True)
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None, callback=_directory_option,
               help="Write summary.json, results.csv, plots and index.html here.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @_guarded
@@ -201,6 +277,8 @@ def compare_command(scenario: str | None, scenario_list: str | None, scheduler_l
     if (scenario is None) == (scenario_list is None):
         raise click.UsageError("give one SCENARIO or --scenarios a,b|all")
     scenarios = [scenario] if scenario else _names(scenario_list or "", scenario_names)
+    if not scenarios:
+        raise click.UsageError("--scenarios names no scenario; give a,b or all")
     for name in scenarios:
         find_scenario(name)
     schedulers = _names(scheduler_list, scheduler_names)
@@ -220,7 +298,7 @@ def compare_command(scenario: str | None, scenario_list: str | None, scheduler_l
         return
     from rich.table import Table
 
-    console = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
+    console = Console(highlight=False, markup=False, width=None if sys.stdout.isatty() else 120)
     for scenario_name, table in summary["scenarios"].items():
         shown = Table(title=f"{scenario_name}: {runs} runs per scheduler, seeds {seeds[0]}-{seeds[-1]}",
                       title_justify="left")
@@ -244,12 +322,14 @@ def _ratio(value: float | None) -> str:
 @main.command("sweep")
 @click.option("--scenarios", "scenario_list", default="all", show_default=True)
 @click.option("--schedulers", "scheduler_list", default="serial,parallel", show_default=True)
-@click.option("--runs", type=click.IntRange(min=1), default=100, show_default=True, help="Seeds per cell.")
+@click.option("--runs", type=click.IntRange(min=1, max=MAX_RUNS), default=100, show_default=True,
+              help="Seeds per cell.")
 @click.option("--seed-start", type=int, default=1, show_default=True)
 @click.option("--processes", type=click.IntRange(min=1), default=1, show_default=True)
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None, callback=_sweep_file_option,
               help="JSONL file of finished cells: written as they finish, read back to resume.")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              callback=_file_option,
               help="Also write the final table as CSV.")
 @_guarded
 def sweep_command(scenario_list: str, scheduler_list: str, runs: int, seed_start: int, processes: int,
@@ -259,6 +339,8 @@ def sweep_command(scenario_list: str, scheduler_list: str, runs: int, seed_start
     from harness.sweep import grid, sweep, to_frame
 
     scenarios = _names(scenario_list, scenario_names)
+    if not scenarios:
+        raise click.UsageError("--scenarios names no scenario; give a,b or all")
     for name in scenarios:
         find_scenario(name)
     schedulers = _names(scheduler_list, scheduler_names)
@@ -284,10 +366,10 @@ def sweep_command(scenario_list: str, scheduler_list: str, runs: int, seed_start
 @click.option("--strategy", type=click.Choice(["auto", "random", "pct", "exhaustive", "hypothesis"]), default="auto",
               show_default=True,
               help="auto mixes random latencies, PCT at depths 1-3 and swarm faults in one run budget.")
-@click.option("--runs", type=click.IntRange(min=1), default=100, show_default=True,
+@click.option("--runs", type=click.IntRange(min=1, max=MAX_RUNS), default=100, show_default=True,
               help="Run budget (exhaustive: the bound on runs; hypothesis: examples).")
 @click.option("--seed", type=int, default=1, show_default=True)
-@click.option("--depth", type=click.IntRange(min=1), default=3, show_default=True, help="PCT bug depth d.")
+@click.option("--depth", type=click.IntRange(min=1, max=100), default=3, show_default=True, help="PCT bug depth d.")
 @click.option("--swarm", is_flag=True, help="Switch a random subset of fault kinds on per run.")
 @click.option("--swarm-kinds", default=None,
               help="Comma-separated fault kinds swarm runs may switch on (default: all with --swarm; those a "
@@ -300,6 +382,7 @@ def sweep_command(scenario_list: str, scheduler_list: str, runs: int, seed_start
 @click.option("--label", "labels", multiple=True,
               help="Only violations with this label count (repeatable), e.g. --label duplicate-effect.")
 @click.option("--save-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("fixtures/regressions"),
+              callback=_directory_option,
               show_default=True, help="Where the shrunk reproducer is written.")
 @click.option("--no-save", is_flag=True, help="Do not write a reproducer.")
 @click.option("--check-determinism", is_flag=True,
@@ -451,7 +534,7 @@ def _print_exploration(doc: dict[str, Any], found: bool) -> None:
 
 @main.command("replay")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None, callback=_directory_option,
               help="Write the run's report (Gantt, Perfetto trace, world diff) here.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--trust-module", "trust", multiple=True, metavar="MODULE",
@@ -525,10 +608,10 @@ def matrix_command(scenario_list: str, scheduler_list: str, seed: int, fmt: str)
               help="Built-in scheduler name (see `harness list schedulers`) or package.module:attribute.")
 @click.option("--seed", type=int, default=1, show_default=True, help="Root seed of every random stream.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None, callback=_directory_option,
               help="Write run.json, trace.jsonl, gantt.png, trace.perfetto.json, world_diff.txt and "
                    "index.html into this directory (created if missing).")
-@click.option("--wall-timeout", type=float, default=60.0, show_default=True,
+@click.option("--wall-timeout", type=float, default=60.0, show_default=True, callback=lambda c, p, v: _seconds(v),
               help="Real seconds a run may take before the scheduler is declared hung (0: no limit).")
 @click.option("--reorder", type=click.IntRange(min=0), default=0, show_default=True,
               help="Also check reorder invariance over this many runs with jittered latencies.")
@@ -544,8 +627,8 @@ def run_command(scenario: str, scheduler_name: str, seed: int, fmt: str, out: Pa
     found_scenario, tools_args = _find(scenario, tools_modules)
     loaded, extra = _with_execution(found_scenario, execution)
     extra = [*tools_args, *extra]
-    scheduler = get_scheduler(scheduler_name)
     with wall_clock_watchdog(wall_timeout):
+        scheduler = get_scheduler(scheduler_name)  # a constructor can spin too
         result = run(loaded, scheduler, seed)
         verdicts = check(result)
         if reorder:
@@ -562,7 +645,7 @@ def run_command(scenario: str, scheduler_name: str, seed: int, fmt: str, out: Pa
         from harness.report.run_text import render_run
 
         # A pipe has no width; 120 columns keeps values readable in CI logs.
-        console = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
+        console = Console(highlight=False, markup=False, width=None if sys.stdout.isatty() else 120)
         render_run(result, console, version=__version__, verdicts=verdicts, scheduler_spec=scheduler_name,
                    extra_args=extra)
     if out is not None:

@@ -156,6 +156,11 @@ def loads(text: str, file: str = "<reproducer>", path: Path | None = None, *,
     for key, kind in expected.items():
         if not isinstance(data.get(key), kind):
             raise ReproducerError(f"{file}: {key}: expected {kind.__name__}, got {data.get(key)!r:.60}")
+    if isinstance(data["seed"], bool):
+        raise ReproducerError(f"{file}: seed: expected int, got {data['seed']!r}")
+    jitter = data.get("jitter", 0.0)
+    if isinstance(jitter, bool) or not isinstance(jitter, int | float) or not 0 <= jitter <= 10:
+        raise ReproducerError(f"{file}: jitter: expected a number between 0 and 10, got {jitter!r:.60}")
     tape = data.get("tape")
     if tape is not None and not (isinstance(tape, list) and all(isinstance(t, str) for t in tape)):
         raise ReproducerError(f"{file}: tape: expected a list of call ids or null")

@@ -68,6 +68,8 @@ class RunResult:
     #: Order-first runs: the calls picked at each step (replay it with `explore.Tape`).
     tape: tuple[str, ...] | None = None
     decisions: tuple[Decision, ...] = ()
+    #: An outside watchdog stopped the run (real time ran out): a harness driving many runs should stop too.
+    wall_clock_exceeded: bool = False
 
     @property
     def results(self) -> tuple[CallResult, ...]:
@@ -139,6 +141,10 @@ class _UserInterrupt:
             yield self.kernel.delay(spec.grace_ms + 1, "grace-expiry")
 
 
+#: Jitter multiplies latencies by up to e^jitter: beyond this, virtual times overflow any bound.
+MAX_JITTER = 10.0
+
+
 class WallClockExceeded(Exception):
     """Raised into a run by an outside watchdog (the CLI's `--wall-timeout`) when the code under test
     spins without yielding. The simulation itself never reads the wall clock."""
@@ -159,6 +165,10 @@ def run(scenario: Scenario, scheduler: Scheduler, seed: int, *, jitter: float = 
     With a `chooser`, the run is order-first (see `harness.sim.arbiter`): calls advance one
     touch point at a time in the order the chooser picks, and `RunResult.tape` records the picks.
     """
+    if isinstance(jitter, bool) or not isinstance(jitter, int | float) or not 0 <= jitter <= MAX_JITTER:
+        raise ValueError(f"jitter must be a number between 0 and {MAX_JITTER} (a log-scale factor), got {jitter!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ValueError(f"seed must be an integer, got {seed!r}")
     kernel = Kernel(seed, scenario.limits)
     world = World.from_state(scenario.world)
     name = getattr(scheduler, "name", type(scheduler).__name__)
@@ -174,6 +184,7 @@ def run(scenario: Scenario, scheduler: Scheduler, seed: int, *, jitter: float = 
     session: dict[str, Any] = {}
     rate_windows: dict[str, list[int]] = {}
     status, error = RunStatus.COMPLETED, None
+    wall_clock = False
     for index, batch in enumerate(scenario.batches):
         interrupt = user_interrupt.arm(index)
         ctx = SchedulerContext(kernel, world, scenario.catalogue, batch, name, scenario.call_latency,
@@ -196,6 +207,7 @@ def run(scenario: Scenario, scheduler: Scheduler, seed: int, *, jitter: float = 
                 driver.crash(process)
         except WallClockExceeded as exc:
             stop, driver.status, driver.error = StopReason.DONE, RunStatus.HANG, str(exc)
+            wall_clock = True
         except Exception as exc:  # an event of the scheduler's own failed with nobody waiting
             stop, driver.status, driver.error = StopReason.DONE, RunStatus.SCHEDULER_ERROR, _describe(exc)
         if stop is not StopReason.DONE and driver.status is RunStatus.COMPLETED:
@@ -229,7 +241,7 @@ def run(scenario: Scenario, scheduler: Scheduler, seed: int, *, jitter: float = 
     kernel.record("quiesce", makespan=makespan)
     return RunResult(scenario, name, seed, jitter, tuple(batch_runs), tuple(kernel.trace.events), scenario.world,
                      world, makespan, status, error, arbiter.tape if arbiter else None,
-                     tuple(arbiter.decisions) if arbiter else ())
+                     tuple(arbiter.decisions) if arbiter else (), wall_clock_exceeded=wall_clock)
 
 
 class _Driver:

@@ -182,7 +182,10 @@ def parse_latency(data: Any) -> LatencyModel:
         sigma = value["sigma"]
         if not isinstance(sigma, int | float) or isinstance(sigma, bool) or not 0 <= sigma <= 5:
             raise LatencySpecError(f"lognormal sigma must be a number in [0, 5], got {sigma!r}")
-        return LogNormal(_ms(value["median"], "lognormal median"), float(sigma))
+        median = _ms(value["median"], "lognormal median")
+        if median <= 0:
+            raise LatencySpecError(f"lognormal median must be a whole number of milliseconds > 0, got {median!r}")
+        return LogNormal(median, float(sigma))
     if kind == "pareto":
         if not isinstance(value, Mapping) or set(value) != {"scale", "alpha", "cap"}:
             raise LatencySpecError(f"pareto expects {{scale = MS, alpha = A, cap = MS}}, got {value!r}")

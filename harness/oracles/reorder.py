@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from harness.oracles.verdict import Verdict, Violation
-from harness.run import RunResult, RunStatus, run
+from harness.run import RunResult, RunStatus, WallClockExceeded, run
 from harness.scenario.spec import Scenario
 from harness.schedulers.context import Scheduler
 from harness.world.state import diff
@@ -43,6 +43,8 @@ def check(scenario: Scenario, scheduler: Scheduler, seeds: Iterable[int], *, jit
     for seed in seeds:
         result = run(scenario, scheduler, seed, jitter=jitter)
         runs += 1
+        if result.wall_clock_exceeded:  # the caller's real-time budget is spent: no more runs
+            raise WallClockExceeded(result.error or "real time ran out")
         if result.status is not RunStatus.COMPLETED:
             continue  # the contract and liveness oracles judge runs that did not complete
         orders.add(tuple(completion_order(result)))

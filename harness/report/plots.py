@@ -32,7 +32,9 @@ def draw_comparison(data: dict[str, Any], out: Path) -> list[str]:
         ax.set(title=f"makespan ECDF: {scenario}", xlabel="makespan (virtual ms)", ylabel="fraction of runs")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
-        name = f"ecdf-{index:02d}-{scenario}.png"
+        # A scenario may be named by a path: the file name keeps only safe characters.
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in scenario).strip("._")[:60]
+        name = f"ecdf-{index:02d}-{safe}.png"
         fig.tight_layout()
         fig.savefig(out / name, dpi=100)
         plt.close(fig)

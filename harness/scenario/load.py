@@ -133,6 +133,9 @@ def load_scenario(path: str | Path, *, tools_modules: tuple[str, ...] = ()) -> S
         raise ScenarioError(file, "(file)", "UTF-8 text", has_got=False) from None
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(file, "(syntax)", f"valid TOML ({exc})", has_got=False) from None
+    except RecursionError:
+        raise ScenarioError(file, "(syntax)", "TOML nested less than a few hundred levels deep",
+                            has_got=False) from None
     return scenario_from_data(data, file, tools_modules=tools_modules)
 
 
@@ -141,6 +144,7 @@ def scenario_from_data(data: Any, file: str = "<data>", *, tools_modules: tuple[
     `--tools`) are used after the ones the data names."""
     r = _Reader(file)
     top = r.table(data, "", _TOP_KEYS)
+    _check_text(r, top, "", 0)
     modules = _modules(r, top.get("tools_module", []), tools_modules)
     try:
         base = base_catalogue(modules)
@@ -211,6 +215,30 @@ def scenario_from_data(data: Any, file: str = "<data>", *, tools_modules: tuple[
         faults=faults,
         tools_modules=modules,
     )
+
+
+#: Deeper than this, a scenario is not a workload but an attack on the loader (and on json.dumps).
+MAX_DEPTH = 64
+
+
+def _check_text(r: _Reader, value: Any, field: str, depth: int) -> None:
+    """Every string is text UTF-8 can carry (no lone surrogates: they cannot be hashed into a
+    fingerprint or written to a reproducer), and nothing nests absurdly deep."""
+    if depth > MAX_DEPTH:
+        raise r.fail(field or "(top level)", f"data nested at most {MAX_DEPTH} levels deep", has_got=False)
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise r.fail(field or "(top level)", "text without lone surrogates (\\ud800-\\udfff cannot be "
+                         "encoded as UTF-8)", value) from None
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            _check_text(r, key, field or "(top level)", depth + 1)
+            _check_text(r, item, f"{field}.{key}" if field else str(key), depth + 1)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _check_text(r, item, f"{field}[{i}]", depth + 1)
 
 
 def _modules(r: _Reader, value: Any, extra: tuple[str, ...]) -> tuple[str, ...]:
@@ -445,10 +473,21 @@ def _batches(r: _Reader, value: Any) -> tuple[tuple[Batch, ...], _PerCall]:
             seen.add(call_id)
             arguments = call.get("arguments", "{}")
             if isinstance(arguments, Mapping):
-                arguments = json.dumps(arguments)
+                try:
+                    arguments = json.dumps(arguments)
+                except (TypeError, ValueError):
+                    raise r.fail(f"{at}.arguments", "an inline table of JSON values (TOML dates and times have "
+                                 "no JSON form; quote them)", arguments) from None
             elif not isinstance(arguments, str):
                 raise r.fail(f"{at}.arguments", "the raw JSON string the model emitted, or an inline table",
                              arguments)
+            else:
+                try:
+                    parsed = json.loads(arguments)
+                except (ValueError, RecursionError):
+                    parsed = None  # malformed arguments are a legitimate input: kept raw
+                # JSON escapes can spell a lone surrogate ("\ud800") that no tool could encode.
+                _check_text(r, parsed, f"{at}.arguments", 0)
             if "latency" in call:
                 per_call.latency[call_id] = r.latency(call["latency"], f"{at}.latency")
             if "failure" in call:

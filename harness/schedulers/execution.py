@@ -64,6 +64,13 @@ class ExecutionPolicy:
             raise ValueError("timeout_ms must be positive")
         if self.batch_deadline_ms is not None and self.batch_deadline_ms <= 0:
             raise ValueError("batch_deadline_ms must be positive")
+        if self.max_concurrency is not None and self.max_concurrency <= 0:
+            raise ValueError("max_concurrency must be a positive integer")
+        if self.same_signature_limit is not None and self.same_signature_limit < 0:
+            raise ValueError("same_signature_limit must be >= 0")
+        for tool, cap in self.tool_caps.items():
+            if not isinstance(cap, int) or isinstance(cap, bool) or cap <= 0:
+                raise ValueError(f"tool_caps.{tool} must be a positive integer, got {cap!r}")
 
     def merged(self, **changes: Any) -> ExecutionPolicy:
         """A copy with the given fields changed; None values are ignored."""

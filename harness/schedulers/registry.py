@@ -7,8 +7,10 @@ scheduler.
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from harness.schedulers.context import Scheduler
 from harness.schedulers.dag import Dag
@@ -71,15 +73,32 @@ def get_scheduler(name: str) -> Scheduler:
     raise UnknownSchedulerError(name, scheduler_names())
 
 
+_DOTTED = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
+_SPEC = re.compile(f"{_DOTTED}:{_DOTTED}")
+
+
 def _import_scheduler(spec: str) -> Scheduler:
+    if not _SPEC.fullmatch(spec):
+        raise UnknownSchedulerError(spec, scheduler_names(), f"{spec!r} is not package.module:attribute")
     module_name, _, attribute = spec.partition(":")
     try:
-        module = importlib.import_module(module_name)
-        target = getattr(module, attribute)
-    except (ImportError, AttributeError) as exc:
-        raise UnknownSchedulerError(spec, scheduler_names(), f"cannot load {spec!r} ({exc})") from None
+        target: Any = importlib.import_module(module_name)
+        for part in attribute.split("."):
+            target = getattr(target, part)
+    except Exception as exc:  # the user's module: whatever its import raises is theirs to see
+        raise UnknownSchedulerError(spec, scheduler_names(),
+                                    f"cannot load {spec!r} ({type(exc).__name__}: {exc})") from None
     if isinstance(target, type) or (callable(target) and not hasattr(target, "name")):
-        target = target()
+        try:
+            target = target()
+        except (Exception, SystemExit) as exc:  # sys:exit must not end the harness with exit 0
+            raise UnknownSchedulerError(spec, scheduler_names(), f"cannot build a scheduler from {spec!r}: calling "
+                                        f"it with no arguments raised {type(exc).__name__}: {exc}") from None
     if not callable(target):
-        raise UnknownSchedulerError(spec, scheduler_names(), f"{spec!r} is not a scheduler")
+        raise UnknownSchedulerError(spec, scheduler_names(), f"{spec!r} is not a scheduler (it built "
+                                    f"{type(target).__name__}, which cannot be called with a batch and a context)")
+    name = getattr(target, "name", "")
+    if not isinstance(name, str):
+        raise UnknownSchedulerError(spec, scheduler_names(), f"{spec!r} built {type(target).__name__} whose `name` "
+                                    f"is {type(name).__name__}, not a string (it names the scheduler in traces)")
     return target  # type: ignore[no-any-return]

@@ -59,7 +59,7 @@ def to_jsonl(events: Iterable[TraceEvent]) -> str:
 
 
 def sha256(events: Iterable[TraceEvent]) -> str:
-    return hashlib.sha256(to_jsonl(events).encode()).hexdigest()
+    return hashlib.sha256(to_jsonl(events).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def fingerprint(trace_sha256: str, world_digest: str) -> str:

@@ -17,7 +17,7 @@ from harness.world.ledger import LedgerEntry
 
 
 def content_digest(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +65,7 @@ class WorldState:
     def digest(self) -> str:
         # Cached in a list because the dataclass is frozen and hashing a big tree is not free.
         if not self._digest:
-            self._digest.append(hashlib.sha256(canonical_json(self.to_json()).encode()).hexdigest())
+            self._digest.append(hashlib.sha256(canonical_json(self.to_json()).encode("utf-8", "surrogatepass")).hexdigest())
         return self._digest[0]
 
 
