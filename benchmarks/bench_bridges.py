@@ -11,7 +11,9 @@ on any machine:
 - `threads_pool_over_parallel_ratio`: the two as a ratio (issue 11's target: >= 0.2);
 - `threads_cost_breakdown_us`: where a bridged run's extra time goes.
 
-The asyncio bridge's figures belong here too (keys `asyncio_*`), measured the same way.
+- `asyncio_gather_runs_per_s`: `run()` under `from_asyncio` with a plain `asyncio.gather` executor
+  (one task per call, results in model order) on the bridge's one virtual event loop;
+- `asyncio_gather_over_parallel_ratio`: against the built-in (issue 11's target: >= 0.5).
 
 Usage: python benchmarks/bench_bridges.py [--seconds S]
 """
@@ -19,7 +21,9 @@ Usage: python benchmarks/bench_bridges.py [--seconds S]
 from __future__ import annotations
 
 import argparse
+import asyncio
 import concurrent.futures
+import json
 import platform
 import threading
 from typing import Any
@@ -28,6 +32,7 @@ from _figures import emit
 from bench_run import bench_scenario, rate
 
 from harness import __version__, get_scheduler, run
+from harness.schedulers import from_asyncio
 from harness.schedulers.bridge_threads import from_threads
 
 
@@ -37,6 +42,13 @@ def pool_executor(tool_calls: list[Any], run_tool: Any) -> list[dict[str, Any]]:
         futures = [pool.submit(run_tool, tc) for tc in tool_calls]
         concurrent.futures.wait(futures)
     return [{"id": tc.id, "result": future.result()} for tc, future in zip(tool_calls, futures, strict=True)]
+
+
+async def gather_executor(tool_calls: list[Any], tools: Any) -> list[dict[str, Any]]:
+    """The plainest asyncio executor: every call a task, gathered, results in model order."""
+    values = await asyncio.gather(*(tools[tc.function.name](**json.loads(tc.function.arguments))
+                                    for tc in tool_calls))
+    return [{"id": tc.id, "result": value} for tc, value in zip(tool_calls, values, strict=True)]
 
 
 def bare_threads(i: int) -> None:
@@ -63,8 +75,14 @@ def main() -> None:
     assert check.makespan_ms == reference.makespan_ms, (check.makespan_ms, reference.makespan_ms)
     assert [r.call_id for r in check.results] == [r.call_id for r in reference.results]
 
+    gathered = from_asyncio(gather_executor)
+    check = run(sc, gathered, 1)
+    assert check.makespan_ms == reference.makespan_ms, (check.makespan_ms, reference.makespan_ms)
+    assert [r.call_id for r in check.results] == [r.call_id for r in reference.results]
+
     builtin = rate(lambda i: run(sc, parallel, i), args.seconds)
     threads = rate(lambda i: run(sc, bridged, i), args.seconds)
+    asyncio_rate = rate(lambda i: run(sc, gathered, i), args.seconds)
     floor = rate(bare_threads, args.seconds / 2)
     figures = {
         "benchmark": "bridges on the 8-call batch vs built-in parallel",
@@ -82,6 +100,10 @@ def main() -> None:
             "turnstile_and_primitives": round(1e6 / threads - 1e6 / builtin - 1e6 / floor, 1),
         },
         "threads_active_after": threading.active_count(),
+        "asyncio_gather_runs_per_s": round(asyncio_rate, 1),
+        "asyncio_gather_over_parallel_ratio": round(asyncio_rate / builtin, 3),
+        "asyncio_target_ratio": 0.5,
+        "asyncio_target_met": asyncio_rate / builtin >= 0.5,
     }
     emit("bench_bridges", figures)
 
