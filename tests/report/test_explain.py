@@ -1,0 +1,182 @@
+"""Every violation label explained in words: one golden sentence per label, from a run that
+produces it (built-in scenarios and the deliberately broken schedulers of tests/oracles and
+tests/catalogue), plus the words in every report that shows them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness import find_scenario, get_scheduler, run
+from harness.model import Batch, CallResult, Outcome
+from harness.oracles import LABELS, check, reorder
+from harness.oracles.verdict import Violation
+from harness.report.explain import TEMPLATES, explain, explain_witness, racing_touches
+from harness.run import RunResult
+from harness.schedulers import Parallel, SchedulerContext
+from tests.helpers import scenario
+from tests.oracles import schedulers as broken
+
+TICKET = scenario([("t", "create_ticket", {"title": "outage"})])
+INTERRUPTED = scenario([(f"q{i}", "query_service_logs", {"service_name": "api"}) for i in range(3)],
+                       interrupt={"at_ms": 1000, "grace_ms": 500})
+READ_THEN_WRITE = scenario([("r", "read_file", {"path": "a.txt"}),
+                            ("w", "write_file", {"path": "a.txt", "content": "new"})], files={"/repo/a.txt": "old"})
+
+
+class ReportsAStranger:
+    """Parallel, plus a result for a call that is not in the batch."""
+
+    name = "reports-a-stranger"
+
+    def __call__(self, batch: Batch, ctx: SchedulerContext) -> Generator[Any, Any, Any]:
+        results = yield from Parallel()(batch, ctx)
+        return [*results, CallResult("stranger", Outcome.OK, {"hello": True}, None, 1, 0, ctx.now)]
+
+
+class ReturnsGarbage:
+    name = "returns-garbage"
+
+    def __call__(self, batch: Batch, ctx: SchedulerContext) -> Generator[Any, Any, Any]:
+        yield ctx.start(batch.calls[0])
+        return "all done"
+
+
+def named(name: str, scheduler: str, seed: int = 1) -> RunResult:
+    return run(find_scenario(name), get_scheduler(scheduler), seed)
+
+
+def violation(result: RunResult, label: str, index: int = 0) -> Violation:
+    found = [v for verdict in check(result) for v in verdict.violations if v.label == label]
+    assert found, [v.label for verdict in check(result) for v in verdict.violations]
+    return found[index]
+
+
+Case = Callable[[], tuple[Violation, RunResult | None]]
+
+
+def of(result: Callable[[], RunResult], label: str, index: int = 0) -> Case:
+    def build() -> tuple[Violation, RunResult | None]:
+        r = result()
+        return violation(r, label, index), r
+    return build
+
+
+def order_dependent() -> tuple[Violation, RunResult | None]:
+    verdict = reorder.check(find_scenario("config-clobber"), get_scheduler("parallel"), range(1, 6))
+    return verdict.violations[0], None
+
+
+def missing_input() -> tuple[Violation, RunResult | None]:
+    # The data-flow oracle's witness (an `args_from` consumer that did not get its producer's value).
+    return Violation("missing-input", "notify's argument 'ticket' read nothing although its producer ticket "
+                     "returned one", {"consumer": "notify", "producer": "ticket", "arg": "ticket",
+                                      "reference": "ticket.ticket", "attempt": 1, "started_at_ms": 900}), None
+
+
+CASES: dict[str, Case] = {
+    "lost-update": of(lambda: named("config-clobber", "parallel", 3), "lost-update"),
+    "stale-read": of(lambda: named("shared-shell-cwd", "parallel"), "stale-read"),
+    "torn-read": of(lambda: named("edit-then-test", "parallel"), "torn-read"),
+    "future-read": of(lambda: run(READ_THEN_WRITE, broken.Reverse(), 1), "future-read"),
+    "ghost-effect": of(lambda: run(TICKET, broken.TimesOut(100), 1), "ghost-effect"),
+    "duplicate-effect": of(lambda: run(TICKET, broken.TimesOutAndRetries(use_key=False), 1), "duplicate-effect"),
+    "reordered-effect": of(lambda: named("risky-writes", "parallel"), "reordered-effect"),
+    "divergent-result": of(lambda: run(find_scenario("incident-triage"), broken.Relabels(), 1), "divergent-result"),
+    "divergent-world": of(lambda: named("shared-shell-cwd", "parallel"), "divergent-world"),
+    "missing-result": of(lambda: run(find_scenario("incident-triage"), broken.DropsLast(), 1), "missing-result"),
+    "duplicate-result": of(lambda: run(find_scenario("incident-triage"), broken.DoublesFirst(), 1), "duplicate-result"),
+    "orphan-result": of(lambda: run(find_scenario("incident-triage"), ReportsAStranger(), 1), "orphan-result"),
+    "out-of-order": of(lambda: named("incident-triage", "parallel_completion_order"), "out-of-order"),
+    "mispaired-result": of(lambda: run(find_scenario("incident-triage"), broken.Relabels(), 1), "mispaired-result"),
+    "fabricated-result": of(lambda: run(find_scenario("incident-triage"), broken.Fabricates(), 1), "fabricated-result"),
+    "scheduler-error": of(lambda: run(find_scenario("incident-triage"), broken.Raises(), 1), "scheduler-error"),
+    "contract-error": of(lambda: run(find_scenario("incident-triage"), ReturnsGarbage(), 1), "contract-error"),
+    "exclusivity": of(lambda: named("clarify-mixed", "parallel"), "exclusivity"),
+    "cap-exceeded": of(lambda: named("scrape-fanout", "parallel"), "cap-exceeded"),
+    "hang": of(lambda: named("stuck-extract", "parallel"), "hang"),
+    "orphaned-call": of(lambda: run(find_scenario("incident-triage"), broken.FireAndForget(), 1), "orphaned-call"),
+    "start-after-interrupt": of(lambda: run(INTERRUPTED, broken.StartsAfterInterrupt(), 1), "start-after-interrupt"),
+    "grace-exceeded": of(lambda: named("interrupt-midbatch", "parallel"), "grace-exceeded"),
+    "order-dependent": order_dependent,
+    "missing-input": missing_input,
+}
+
+GOLDEN = Path(__file__).parent / "golden" / "explanations.txt"
+
+
+def read_golden() -> dict[str, str]:
+    """`## label` headers, each followed by its explanation on one line."""
+    golden: dict[str, str] = {}
+    label = None
+    for line in GOLDEN.read_text().splitlines():
+        if line.startswith("## "):
+            label = line[3:].strip()
+        elif line.strip() and label is not None:
+            golden[label] = line
+    return golden
+
+
+def test_every_label_has_a_template_and_a_golden_case() -> None:
+    assert set(LABELS) <= set(TEMPLATES)
+    assert set(LABELS) <= set(CASES)
+    assert set(CASES) == set(read_golden())
+
+
+@pytest.mark.parametrize("label", sorted(CASES))
+def test_golden_explanation(label: str) -> None:
+    found, result = CASES[label]()
+    assert found.label == label
+    text = explain(found, result)
+    assert text != found.message, "the template fell back to the oracle's message"
+    assert text == read_golden()[label]
+
+
+def test_a_witness_the_template_cannot_read_falls_back_to_the_message() -> None:
+    assert explain_witness("torn-read", {"call": "a"}, None, "the oracle's words") == "the oracle's words"
+    assert explain_witness("no-such-label", {}, None, "as is") == "as is"
+
+
+def test_without_the_run_the_witness_alone_still_speaks() -> None:
+    found, _ = CASES["torn-read"]()
+    assert explain(found) == (
+        "run-tests read /repo/src/app.py at 210 ms, after write-fix truncated it (0 ms) and before it wrote the new "
+        "content (266 ms): the tests ran against an empty file. It returned {\"failures\":[\"/repo/tests/test_app.py: "
+        "src/app.py lacks 'return \\\"fixed\\\"'\"],...; in model order it returns "
+        "{\"failures\":[],\"passed\":true,\"tests\":1}.")
+
+
+def test_data_flow_future_read_has_its_own_words() -> None:
+    witness = {"consumer": "notify", "producer": "ticket", "arg": "ticket", "reference": "ticket.ticket",
+               "attempt": 1, "started_at_ms": 0, "producer_ended_at_ms": 400}
+    assert explain_witness("future-read", witness) == (
+        "notify started at 0 ms, before ticket ended (400 ms), so its argument 'ticket' (ticket.ticket) was taken "
+        "before ticket's result existed. In model order ticket ends before notify starts, and notify would have "
+        "received that result.")
+
+
+def test_racing_touches_of_a_torn_read() -> None:
+    found, result = CASES["torn-read"]()
+    assert result is not None
+    touches = racing_touches(found, result)
+    assert [(t["call"], t["op"], t["t"], t["role"]) for t in touches] == [
+        ("write-fix", "truncate", 0, "truncate"), ("run-tests", "read", 210, "read"),
+        ("write-fix", "write", 266, "write")]
+    assert [t["seq"] for t in touches] == sorted(t["seq"] for t in touches)
+
+
+def _regenerate() -> None:
+    """`python -m tests.report.test_explain` rewrites the golden file (review the diff!)."""
+    blocks = []
+    for label in sorted(CASES):
+        found, result = CASES[label]()
+        blocks.append(f"## {label}\n{explain(found, result)}\n")
+    GOLDEN.parent.mkdir(exist_ok=True)
+    GOLDEN.write_text("\n".join(blocks))
+
+
+if __name__ == "__main__":
+    _regenerate()
