@@ -447,6 +447,7 @@ def explore_command(scenario: str, scheduler_name: str, strategy: str, runs: int
         "runs": exploration.runs, "runs_to_failure": exploration.runs_to_failure,
         "found_by": found.found_by if found else None,
         "witness": found.witness if found else None, "swarm": list(found.swarm) if found else None,
+        "explanation": _explanation(found.label, found.witness, found.result, found.message) if found else None,
         "shrunk_calls": len(shrunk.result.scenario.calls) if shrunk else None,
         "shrunk_tape": list(shrunk.result.tape) if shrunk and shrunk.result.tape is not None else None,
         "fingerprint": shrunk.result.fingerprint if shrunk else None,
@@ -472,6 +473,12 @@ def _exit_for(result: RunResult) -> int:
     from harness.oracles import check, exit_code
 
     return int(exit_code(check(result)))
+
+
+def _explanation(label: str, witness: dict[str, Any], result: RunResult, message: str) -> str:
+    from harness.report.explain import explain_witness
+
+    return explain_witness(label, witness, result, message)
 
 
 def _print_exploration(doc: dict[str, Any], found: bool) -> None:
@@ -520,6 +527,8 @@ def _print_exploration(doc: dict[str, Any], found: bool) -> None:
     if len(doc["labels"]) > 1:
         click.echo(f"labels found: {', '.join(doc['labels'])}")
     click.echo(f"witness: {doc['witness']}")
+    if doc.get("explanation"):
+        click.echo(f"why: {doc['explanation']}")
     click.echo(f"shrunk to {doc['shrunk_calls']} calls, order tape {doc['shrunk_tape']}")
     if doc["determinism"]:
         click.echo(f"self-check: {doc['determinism']}")

@@ -184,6 +184,7 @@ def _fail_on(finding: Finding | None, command: str, spec: str | None, report_dir
         return
     from harness import __version__
     from harness.replay import reproducer_of, save_verified, verify
+    from harness.report.explain import explain_witness
 
     result = finding.result
     reproducer = reproducer_of(result, spec or result.scheduler, finding.label, finding.oracle, "check_scheduler")
@@ -202,6 +203,7 @@ def _fail_on(finding: Finding | None, command: str, spec: str | None, report_dir
     lines = [
         head,
         f"  {finding.message}",
+        f"  why: {explain_witness(finding.label, finding.witness, result, finding.message)}",
         f"  witness: {json.dumps(finding.witness, sort_keys=True, default=str)}",
         f"  calls: {calls}",
         f"  seed {result.seed}" + (f", order tape {list(result.tape)}" if result.tape is not None else "")

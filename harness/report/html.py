@@ -54,6 +54,12 @@ code, pre { background: #f4f4f4; padding: .2rem; } .bad { color: #b00; }</style>
 {%- endif %}</p>
 <p>Files: {% for f in files %}<a href="{{ f }}">{{ f }}</a>{% if not loop.last %} &middot; {% endif %}{% endfor %}
 (open <code>trace.perfetto.json</code> in <a href="https://ui.perfetto.dev">ui.perfetto.dev</a>)</p>
+{% set failed = doc.verdicts | rejectattr("ok") | list %}
+{% if failed %}<h2>What went wrong</h2>
+<ul class="why">
+{% for v in failed %}{% for x in v.violations %}<li><strong class="bad">{{ x.label }}</strong> ({{ v.oracle }}):
+{{ x.explanation | default(x.message) }}</li>
+{% endfor %}{% endfor %}</ul>{% endif %}
 <p><img src="gantt.png" alt="Gantt chart"></p>
 <h2>World against the serial reference</h2>
 <pre>{{ world_diff or "identical to the serial run" }}</pre>

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.oracles.verdict import Verdict, exit_code
+from harness.report.explain import explain
 from harness.run import RunResult
 from harness.scenario.library import builtin_dir
 from harness.sim.trace import canonical_json
@@ -38,12 +39,21 @@ def run_to_json(result: RunResult, *, version: str, verdicts: Sequence[Verdict] 
         ],
         "results": [r.to_json() for r in result.results],
         "final_files": result.final_files(),
-        "verdicts": [v.to_json() for v in verdicts],
+        "verdicts": [verdict_json(v, result) for v in verdicts],
         "passed": not failed,
         "exit_code": int(exit_code(verdicts)),
         "execution": _execution_json(result),
         "reproduce": reproduce_command(result, scheduler_spec, extra_args),
     }
+
+
+def verdict_json(verdict: Verdict, result: RunResult | None = None) -> dict[str, Any]:
+    """A verdict's JSON with an `explanation` in words on each violation (and on the verdict: its
+    first violation's)."""
+    document = verdict.to_json()
+    document["violations"] = [{**v.to_json(), "explanation": explain(v, result)} for v in verdict.violations]
+    document["explanation"] = document["violations"][0]["explanation"] if verdict.violations else None
+    return document
 
 
 def _execution_json(result: RunResult) -> dict[str, Any]:

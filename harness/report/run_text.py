@@ -69,6 +69,7 @@ def render_run(result: RunResult, console: Console, *, version: str, verdicts: S
         for extra in verdict.violations[1:]:
             table.add_row("", "", extra.label, extra.message)
     console.print(table)
+    _print_why(console, result, verdicts)
     failed = [v for v in verdicts if not v.ok]
     if failed:
         code = exit_code(verdicts)
@@ -78,6 +79,17 @@ def render_run(result: RunResult, console: Console, *, version: str, verdicts: S
                       markup=False)
     else:
         console.print("PASSED: every oracle holds")
+
+
+def _print_why(console: Console, result: RunResult, verdicts: Sequence[Verdict], limit: int = 8) -> None:
+    """Each violation in words (harness.report.explain), under the verdict table."""
+    from harness.report.explain import explain
+
+    violations = [v for verdict in verdicts for v in verdict.violations]
+    for violation in violations[:limit]:
+        console.print(f"why ({violation.label}): {explain(violation, result)}", markup=False)
+    if len(violations) > limit:
+        console.print(f"... and {len(violations) - limit} more violations (--format json lists them all)")
 
 
 def describe_event(event: TraceEvent) -> str | None:

@@ -4,6 +4,7 @@ tests/catalogue), plus the words in every report that shows them."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import Any
@@ -180,3 +181,61 @@ def _regenerate() -> None:
 
 if __name__ == "__main__":
     _regenerate()
+
+
+# -- the words in every report ---------------------------------------------------------------------
+
+TORN = read_golden()["torn-read"] if GOLDEN.exists() else ""
+
+
+def invoke(*args: str) -> tuple[int, str]:
+    from click.testing import CliRunner
+
+    from harness.cli import main
+
+    ran = CliRunner().invoke(main, list(args))
+    return ran.exit_code, ran.stdout
+
+
+def test_run_json_explains_each_violation() -> None:
+    code, out = invoke("run", "edit-then-test", "--scheduler", "parallel", "--format", "json")
+    assert code == 1
+    failed = [v for v in json.loads(out)["verdicts"] if not v["ok"]]
+    assert [(v["label"], v["explanation"]) for v in failed] == [("torn-read", TORN)]
+    assert failed[0]["violations"][0]["explanation"] == TORN
+    passed = [v for v in json.loads(out)["verdicts"] if v["ok"]]
+    assert all(v["explanation"] is None and v["violations"] == [] for v in passed)
+
+
+def test_run_text_says_why_under_the_verdicts() -> None:
+    code, out = invoke("run", "edit-then-test", "--scheduler", "parallel")
+    assert code == 1
+    why = out[out.index("why (torn-read): "):out.index("FAILED (torn-read)")]
+    assert " ".join(why.split()) == "why (torn-read): " + TORN
+    assert out.index("verdicts") < out.index("why (torn-read)") < out.index("reproduce: ")
+
+
+def test_explore_prints_why() -> None:
+    code, out = invoke("explore", "config-clobber", "--scheduler", "parallel", "--strategy", "random", "--runs", "3",
+                       "--no-save")
+    assert code == 1
+    why = next(line for line in out.splitlines() if line.startswith("why: "))
+    assert "update is lost" in why and "In model order" in why
+
+
+def test_check_scheduler_message_says_why() -> None:
+    from harness.testing import SchedulerCheckFailed, check_scheduler
+
+    with pytest.raises(SchedulerCheckFailed) as info:
+        check_scheduler("parallel", scenarios=["edit-then-test"], profile="quick")
+    lines = str(info.value).splitlines()
+    assert lines[2] == "  why: " + TORN
+
+
+def test_run_page_explains_each_violation(tmp_path: Path) -> None:
+    import html
+
+    code, _ = invoke("run", "edit-then-test", "--scheduler", "parallel", "--out", str(tmp_path))
+    assert code == 1
+    page = html.unescape((tmp_path / "index.html").read_text())
+    assert "What went wrong" in page and " ".join(TORN.split()) in " ".join(page.split())
