@@ -29,3 +29,11 @@ def determinism(session: nox.Session) -> None:
     """Same seed, fresh processes, different PYTHONHASHSEED: same fingerprints."""
     session.install("-e", ".[dev]")
     session.run("python", "-m", "pytest", "-q", "tests/determinism", *session.posargs)
+
+
+@nox.session
+def fuzz(session: nox.Session) -> None:
+    """Mutated scenarios, reproducers and transcripts, 10,000 of each: clean errors, never a crash."""
+    session.install("-e", ".[dev]")
+    session.run("python", "-m", "pytest", "-q", "tests/fuzz", *session.posargs,
+                env={"HARNESS_FUZZ_EXAMPLES": "10000", "HYPOTHESIS_PROFILE": "dev"})

@@ -27,6 +27,7 @@ import click
 from rich.console import Console
 
 from harness import __version__
+from harness.agent.options import loop_option, with_loop
 from harness.exitcodes import ExitCode
 from harness.oracles.verdict import Verdict
 from harness.replay import ReproducerError
@@ -388,6 +389,7 @@ def sweep_command(scenario_list: str, scheduler_list: str, runs: int, seed_start
 @click.option("--check-determinism", is_flag=True,
               help="Also replay the reproducer in a fresh process under another PYTHONHASHSEED before saving.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@loop_option
 @execution_options
 @tools_option
 @_guarded
@@ -403,9 +405,10 @@ def explore_command(scenario: str, scheduler_name: str, strategy: str, runs: int
     from harness.replay import reproducer_of, save_verified, verify
     from harness.scenario.dump import NotSerializable
 
+    loop_name = execution.pop("loop_name", None)
     found_scenario, tools_args = _find(scenario, tools_modules)
     loaded, extra = _with_execution(found_scenario, execution)
-    extra = [*tools_args, *extra]
+    loaded, extra = with_loop(loaded, loop_name, [*tools_args, *extra])
     get_scheduler(scheduler_name)
     from harness.oracles import LABELS
 
@@ -624,6 +627,7 @@ def matrix_command(scenario_list: str, scheduler_list: str, seed: int, fmt: str)
               help="Real seconds a run may take before the scheduler is declared hung (0: no limit).")
 @click.option("--reorder", type=click.IntRange(min=0), default=0, show_default=True,
               help="Also check reorder invariance over this many runs with jittered latencies.")
+@loop_option
 @execution_options
 @tools_option
 @_guarded
@@ -633,9 +637,10 @@ def run_command(scenario: str, scheduler_name: str, seed: int, fmt: str, out: Pa
     from harness.oracles import check, exit_code
     from harness.report.run_json import dumps, run_to_json
 
+    loop_name = execution.pop("loop_name", None)
     found_scenario, tools_args = _find(scenario, tools_modules)
     loaded, extra = _with_execution(found_scenario, execution)
-    extra = [*tools_args, *extra]
+    loaded, extra = with_loop(loaded, loop_name, [*tools_args, *extra])
     with wall_clock_watchdog(wall_timeout):
         scheduler = get_scheduler(scheduler_name)  # a constructor can spin too
         result = run(loaded, scheduler, seed)
@@ -702,7 +707,7 @@ def _write_run(out: Path, result: RunResult, document: dict[str, Any], verdicts:
     (out / "gantt.json").write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
     plots.draw_gantt(data, out / "gantt.png")
     (out / "trace.perfetto.json").write_text(json.dumps(perfetto.chrome_trace(result)) + "\n")
-    reference = run(result.scenario, get_scheduler("serial"), result.seed, jitter=result.jitter)
+    reference = run(result.replayable, get_scheduler("serial"), result.seed, jitter=result.jitter)
     world_diff = "\n".join(diff(reference.final, result.final))
     (out / "world_diff.txt").write_text(world_diff + "\n" if world_diff else "")
     files = ["run.json", "trace.jsonl", "gantt.png", "gantt.json", "trace.perfetto.json", "world_diff.txt"]

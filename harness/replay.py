@@ -21,6 +21,7 @@ from typing import Any
 from harness.run import RunResult, run
 from harness.scenario import Scenario, ScenarioError, scenario_from_data
 from harness.scenario.dump import scenario_to_data
+from harness.scenario.model_load import agent_modules
 from harness.schedulers import Scheduler, get_scheduler
 from harness.sim.arbiter import Tape
 from harness.sim.trace import canonical_json
@@ -56,7 +57,10 @@ class Reproducer:
     def modules(self) -> tuple[str, ...]:
         """The Python modules replaying it imports: a `module:attr` scheduler's, and the scenario's
         tool modules (installed catalogues, named by entry point, are not listed)."""
-        return modules_named(self.scheduler, self.scenario.tools_modules)
+        agent = self.scenario.agent
+        loop_code = agent_modules(agent.data, agent.loop) if agent is not None else []
+        return tuple(dict.fromkeys([*modules_named(self.scheduler, self.scenario.tools_modules),
+                                    *(module for _, module in loop_code)]))
 
     @property
     def command(self) -> str:
@@ -65,7 +69,8 @@ class Reproducer:
 
 
 def reproducer_of(result: RunResult, scheduler: str, label: str, oracle: str, found_by: str) -> Reproducer:
-    return Reproducer(result.scenario, scheduler, result.seed, result.tape, result.jitter, label, oracle,
+    # A loop run is kept as its loop scenario (the model decides the batches again on replay).
+    return Reproducer(result.replayable, scheduler, result.seed, result.tape, result.jitter, label, oracle,
                       result.fingerprint, result.trace, found_by)
 
 
@@ -137,6 +142,11 @@ def _check_trust(data: dict[str, Any], file: str, trust: tuple[str, ...]) -> Non
                 f"{file}: {field}: names code outside the harness ({module!r}); a reproducer is data and imports "
                 f"nothing by itself: replay it with --trust-module {module}"
                 + (f" (or --scheduler {scheduler})" if field == "scheduler" else "") + " if you trust that code")
+    for field, module in agent_modules(data["scenario"].get("model"), data["scenario"].get("loop")):
+        if not _trusted(module, trust):
+            raise ReproducerError(
+                f"{file}: {field}: names code outside the harness ({module!r}); a reproducer is data and imports "
+                f"nothing by itself: replay it with --trust-module {module} if you trust that code")
 
 
 def loads(text: str, file: str = "<reproducer>", path: Path | None = None, *,
@@ -156,6 +166,12 @@ def loads(text: str, file: str = "<reproducer>", path: Path | None = None, *,
     for key, kind in expected.items():
         if not isinstance(data.get(key), kind):
             raise ReproducerError(f"{file}: {key}: expected {kind.__name__}, got {data.get(key)!r:.60}")
+    from harness.schedulers import BUILTIN_SCHEDULERS
+
+    if data["scheduler"] not in BUILTIN_SCHEDULERS and ":" not in data["scheduler"]:
+        valid = ", ".join(sorted(BUILTIN_SCHEDULERS))
+        raise ReproducerError(f"{file}: scheduler: expected a built-in scheduler ({valid}) or "
+                              f"package.module:attribute, got {data['scheduler']!r:.60}")
     if isinstance(data["seed"], bool):
         raise ReproducerError(f"{file}: seed: expected int, got {data['seed']!r}")
     jitter = data.get("jitter", 0.0)

@@ -10,14 +10,17 @@ is a pure function of (scenario, scheduler, seed, harness version). It never jud
 from __future__ import annotations
 
 import enum
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
 import simpy
 
-from harness.model import Batch, CallResult, Outcome
+from harness.agent.runner import LoopTurns, StaticTurns, Turns
+from harness.agent.runtime import Outcome as AgentOutcome
+from harness.faults.failures import FailureModel
+from harness.model import Batch, CallResult, Outcome, ToolCall
 from harness.scenario.spec import Interrupt, Scenario
 from harness.schedulers.context import Scheduler, SchedulerContext
 from harness.sim.arbiter import Arbiter, Chooser, Decision
@@ -68,8 +71,18 @@ class RunResult:
     #: Order-first runs: the calls picked at each step (replay it with `explore.Tape`).
     tape: tuple[str, ...] | None = None
     decisions: tuple[Decision, ...] = ()
+    #: A loop scenario's run: `scenario` holds the batches its model emitted (what oracles read) and
+    #: `source` the scenario with its model (what reproducers keep and replays run again).
+    source: Scenario | None = None
+    #: How the agent's task ended (loop scenarios only).
+    agent: AgentOutcome | None = None
     #: An outside watchdog stopped the run (real time ran out): a harness driving many runs should stop too.
     wall_clock_exceeded: bool = False
+
+    @property
+    def replayable(self) -> Scenario:
+        """The scenario that makes this run again: the loop scenario, or the plain one."""
+        return self.source if self.source is not None else self.scenario
 
     @property
     def results(self) -> tuple[CallResult, ...]:
@@ -177,6 +190,9 @@ def run(scenario: Scenario, scheduler: Scheduler, seed: int, *, jitter: float = 
                   # choices makes the same run, and a reproducer replays it with a plain Tape.
                   explorer="order-first" if chooser is not None else None)
     arbiter = Arbiter(kernel, chooser, {c.id: i for i, c in enumerate(scenario.calls)}) if chooser else None
+    # A loop scenario's batches come from its model, turn by turn; a plain one's are fixed.
+    turns: Turns = (LoopTurns(scenario, kernel, arbiter.positions if arbiter else None)
+                    if scenario.agent is not None else StaticTurns(scenario))
     batch_runs: list[BatchRun] = []
     contexts: list[SchedulerContext] = []
     user_interrupt = _UserInterrupt(kernel, scenario.interrupt)
@@ -185,17 +201,21 @@ def run(scenario: Scenario, scheduler: Scheduler, seed: int, *, jitter: float = 
     rate_windows: dict[str, list[int]] = {}
     status, error = RunStatus.COMPLETED, None
     wall_clock = False
-    for index, batch in enumerate(scenario.batches):
+    produced: dict[str, Any] = {}  # each call's latest value settled ok, what args_from reads
+    batch = turns.next_batch(None)
+    index = -1
+    while batch is not None:
+        index += 1
+        current = turns.current
         interrupt = user_interrupt.arm(index)
-        ctx = SchedulerContext(kernel, world, scenario.catalogue, batch, name, scenario.call_latency,
+        ctx = SchedulerContext(kernel, world, current.catalogue, batch, name, current.call_latency,
                                max_concurrency=scenario.max_concurrency, tool_caps=scenario.tool_caps,
                                interrupt=interrupt,
                                grace_ms=scenario.interrupt.grace_ms if scenario.interrupt else 0, jitter=jitter,
-                               failures=lambda call: scenario.call_failures.get(call.id,
-                                                                                scenario.tool_failures.get(call.name)),
-                               execution=scenario.execution, session=session, depends_on=scenario.depends_on,
+                               failures=_failures_of(current),
+                               execution=scenario.execution, session=session, depends_on=current.depends_on,
                                process_cwd=scenario.world.cwd, arbiter=arbiter, faults=scenario.faults,
-                               rate_windows=rate_windows)
+                               rate_windows=rate_windows, args_from=current.args_from, produced=produced)
         contexts.append(ctx)
         driver = _Driver(scheduler, batch, ctx)
         start = kernel.now
@@ -221,14 +241,20 @@ def run(scenario: Scenario, scheduler: Scheduler, seed: int, *, jitter: float = 
                                    stop, driver.error))
         if driver.status is not RunStatus.COMPLETED:
             status, error = driver.status, driver.error
+            turns.stop(f"the batch ended with {driver.status.value}")
             break
         if crash.processed:
             status, error = RunStatus.CRASHED, "the runtime crashed between turns"
+            turns.stop("the runtime crashed")
             break
         user_interrupt.disarm()
         if user_interrupt.fired:
+            turns.stop("the user interrupted the turn")
             break  # the user interrupted this turn: the model never sends the next one
+        batch = turns.next_batch(driver.results)
     makespan = batch_runs[-1].end_ms if batch_runs else 0
+    if scenario.agent is not None:
+        makespan = max(makespan, kernel.now)  # a task ends with its last decision, think time included
     if status in (RunStatus.COMPLETED, RunStatus.CRASHED):
         # Calls the scheduler abandoned may still be running; their effects belong in the world.
         # Wait for those only, not for background processes a scheduler left behind.
@@ -239,9 +265,18 @@ def run(scenario: Scenario, scheduler: Scheduler, seed: int, *, jitter: float = 
         except Exception as exc:
             status, error = RunStatus.SCHEDULER_ERROR, _describe(exc)
     kernel.record("quiesce", makespan=makespan)
-    return RunResult(scenario, name, seed, jitter, tuple(batch_runs), tuple(kernel.trace.events), scenario.world,
-                     world, makespan, status, error, arbiter.tape if arbiter else None,
-                     tuple(arbiter.decisions) if arbiter else (), wall_clock_exceeded=wall_clock)
+    return RunResult(turns.realized(), name, seed, jitter, tuple(batch_runs), tuple(kernel.trace.events),
+                     scenario.world, world, makespan, status, error, arbiter.tape if arbiter else None,
+                     tuple(arbiter.decisions) if arbiter else (), wall_clock_exceeded=wall_clock,
+                     source=scenario if scenario.agent is not None else None, agent=turns.outcome)
+
+
+def _failures_of(scenario: Scenario) -> Callable[[ToolCall], FailureModel | None]:
+    """The injected-failure model of a call: its own, else its tool's."""
+    def failures(call: ToolCall) -> FailureModel | None:
+        return scenario.call_failures.get(call.id, scenario.tool_failures.get(call.name))
+
+    return failures
 
 
 class _Driver:

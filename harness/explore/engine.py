@@ -209,6 +209,15 @@ class _Job:
     labels: tuple[str, ...] | None = None
 
 
+def _entities(scenario: Scenario, policy: Scheduler, seed: int) -> tuple[str, ...]:
+    """The calls PCT gives priorities to: the scenario's, or for a loop scenario (whose model decides its
+    calls during the run) those its model emits in the schedule closest to model order; calls a run
+    emits beyond them get the lowest priority."""
+    if scenario.agent is None:
+        return tuple(c.id for c in scenario.calls)
+    return tuple(c.id for c in run(scenario, policy, seed, chooser=Tape()).scenario.calls)
+
+
 def execute_plan(job: _Job, policy: Scheduler, plan: RunPlan) -> tuple[RunResult, tuple[str, ...]]:
     """Run one planned run; returns the result and the swarm kinds that were on."""
     current, kinds = job.scenario, tuple[str, ...]()
@@ -241,7 +250,7 @@ def _run_chunk_star(args: tuple[_Job, list[RunPlan]]) -> list[_Outcome]:
 def _planned(exploration: Exploration, scenario: Scenario, scheduler: str | Scheduler, policy: Scheduler,
              strategy: str, runs: int, seed: int, depth: int, swarm: bool, kinds: tuple[str, ...], keep_going: bool,
              on_progress: Callable[[int, int], None] | None, processes: int, labels: tuple[str, ...] | None) -> None:
-    calls = tuple(c.id for c in scenario.calls)
+    calls = _entities(scenario, policy, seed)
     todo = plans(strategy, runs, seed, depth, swarm)
     ordered = any(p.mode == "pct" for p in todo)
     # Time is one more contender for PCT. The horizon (steps per run) is fixed before the runs, from
@@ -383,6 +392,7 @@ def without_call(scenario: Scenario, call_id: str) -> Scenario | None:
         return None
     depends = {k: tuple(d for d in v if d != call_id) for k, v in scenario.depends_on.items() if k != call_id}
     return replace(scenario, batches=tuple(batches), depends_on=depends,
+                   args_from={k: v for k, v in scenario.args_from.items() if k != call_id},
                    call_latency={k: v for k, v in scenario.call_latency.items() if k != call_id},
                    call_failures={k: v for k, v in scenario.call_failures.items() if k != call_id})
 
@@ -422,7 +432,7 @@ def _refind(scenario: Scenario, policy: Scheduler, found_by: str, seed: int, dep
     mode = "random" if found_by.startswith("random") else "pct"
     if found_by.startswith("pct(d="):
         depth = int(found_by[len("pct(d="):].split(")")[0])
-    calls = tuple(c.id for c in scenario.calls)
+    calls = _entities(scenario, policy, seed)
     horizon = max(2 * len(run(scenario, policy, seed, chooser=Tape()).tape or ()), depth)
     job = _Job(scenario, policy, (*calls, TIME), horizon, seed, ())
     for plan in plans(mode, budget, seed, depth, False):
@@ -439,7 +449,8 @@ def _shorter_tape(finding: Finding, policy: Scheduler) -> Finding:
     if tape is None:
         return finding
     for length in range(len(tape) + 1):
-        result = run(finding.result.scenario, policy, finding.result.seed, chooser=Tape(tape[:length]))
+        # A loop run's tape replays on its loop scenario (shrinking calls away made a plain one).
+        result = run(finding.result.replayable, policy, finding.result.seed, chooser=Tape(tape[:length]))
         found = first_violation(result, finding.label)
         if found is not None:
             return replace(finding, label=found[0], oracle=found[1], message=found[2], witness=found[3],

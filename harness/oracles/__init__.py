@@ -6,7 +6,16 @@ never steer a run.
 
 from collections.abc import Callable
 
-from harness.oracles import contract, exactly_once, exclusivity, liveness, protocol, reorder, serializability
+from harness.oracles import (
+    contract,
+    data_flow,
+    exactly_once,
+    exclusivity,
+    liveness,
+    protocol,
+    reorder,
+    serializability,
+)
 from harness.oracles.verdict import Kind, Verdict, Violation, exit_code
 from harness.run import RunResult
 
@@ -14,6 +23,7 @@ from harness.run import RunResult
 ORACLES: dict[str, Callable[[RunResult], Verdict]] = {
     contract.NAME: contract.check,
     protocol.NAME: protocol.check,
+    data_flow.NAME: data_flow.check,
     serializability.NAME: serializability.check,
     exclusivity.EXCLUSIVITY: exclusivity.check_exclusivity,
     exclusivity.CAPS: exclusivity.check_caps,
@@ -27,7 +37,7 @@ LABELS = (
     "lost-update", "stale-read", "torn-read", "future-read", "ghost-effect", "duplicate-effect", "reordered-effect",
     "divergent-result", "divergent-world", "missing-result", "duplicate-result", "orphan-result", "out-of-order",
     "mispaired-result", "fabricated-result", "scheduler-error", "contract-error", "exclusivity", "cap-exceeded",
-    "hang", "orphaned-call", "start-after-interrupt", "grace-exceeded", "order-dependent",
+    "hang", "orphaned-call", "start-after-interrupt", "grace-exceeded", "order-dependent", "missing-input",
 )
 
 

@@ -41,6 +41,7 @@ from harness.oracles.facts import RunFacts, Touch
 from harness.oracles.verdict import Verdict, Violation
 from harness.run import RunResult
 from harness.tools.catalogue import prepare
+from harness.tools.inputs import reference_lookup, resolve
 from harness.tools.semantics import Observation, apply, partial_states
 from harness.tools.spec import MUTATING_OPS, ToolError, ToolIO, ToolSpec
 from harness.world.state import WorldState, content_digest
@@ -112,7 +113,14 @@ def _steps(facts: RunFacts) -> list[_Step]:
     effect that changed the world (one of unknown effect that made no change in the trace had none:
     replaying it as not run is the only honest history, so it needs no branching)."""
     steps: list[_Step] = []
+    args_from = facts.result.scenario.args_from
+    earlier: set[str] = set()
     for call in facts.result.scenario.calls:
+        # The serial reference reads args_from as model order does: every earlier call has ended, so a
+        # consumer gets what its producer returned (nothing if it failed). The data-flow oracle judges
+        # when the run read it; here only the effects of the resolved call are compared.
+        call, _ = resolve(call, args_from.get(call.id), reference_lookup(facts.reported, earlier))
+        earlier.add(call.id)
         effect = facts.must_take_effect(call.id)
         if effect is False:
             continue

@@ -44,6 +44,8 @@ def run_to_json(result: RunResult, *, version: str, verdicts: Sequence[Verdict] 
         "exit_code": int(exit_code(verdicts)),
         "execution": _execution_json(result),
         "reproduce": reproduce_command(result, scheduler_spec, extra_args),
+        # A loop run: how the task ended (status, answer, rounds, tool calls, invalid decisions).
+        "agent": result.agent.to_json() if result.agent is not None else None,
     }
 
 

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from harness.oracles.verdict import Verdict, exit_code
+from harness.report.agent_events import describe_agent, describe_input
 from harness.report.run_json import reproduce_command
 from harness.run import RunResult
 from harness.sim.trace import TraceEvent
@@ -20,12 +21,14 @@ from harness.sim.trace import TraceEvent
 
 def render_run(result: RunResult, console: Console, *, version: str, verdicts: Sequence[Verdict] = (),
                scheduler_spec: str | None = None, extra_args: Sequence[str] = ()) -> None:
-    scenario = result.scenario
+    scenario = result.replayable  # a loop run's header names the scenario with its model
     limits = scenario.limits
     header = Table.grid(padding=(0, 2))
     header.add_row("scenario", f"{scenario.name}  ({scenario.path or 'in memory'})")
     if scenario.source:
         header.add_row("source", scenario.source)
+    if scenario.agent is not None:
+        header.add_row("loop", f"{scenario.agent.loop} (model: {_model_name(scenario.agent.data)})")
     header.add_row("scheduler", result.scheduler)
     header.add_row("seed", str(result.seed))
     header.add_row("limits", f"time_bound_ms={limits.time_bound_ms} event_budget={limits.event_budget}")
@@ -37,7 +40,7 @@ def render_run(result: RunResult, console: Console, *, version: str, verdicts: S
     header.add_row("reproduce", reproduce_command(result, scheduler_spec, extra_args))
     console.print(header)
 
-    tools = {call.id: call.name for call in scenario.calls}
+    tools = {call.id: call.name for call in result.scenario.calls}
     timeline = Table(title="timeline", title_justify="left", box=None, pad_edge=False)
     for column, justify in (("t ms", "right"), ("call", "left"), ("tool", "left"), ("event", "left")):
         timeline.add_column(column, justify=justify)  # type: ignore[arg-type]
@@ -58,6 +61,14 @@ def render_run(result: RunResult, console: Console, *, version: str, verdicts: S
     console.print(results)
     console.print(f"status       {result.status.value}" + (f"  ({result.error})" if result.error else ""))
     console.print(f"makespan     {result.makespan_ms} ms")
+    if result.agent is not None:
+        outcome = result.agent
+        console.print(f"agent        {outcome.status} after {outcome.rounds} rounds, {outcome.tool_calls} tool calls"
+                      + (f", {outcome.invalid} invalid" if outcome.invalid else "")
+                      + (f", unavailable: {', '.join(outcome.unavailable)}" if outcome.unavailable else "")
+                      + (f" ({outcome.detail})" if outcome.detail else ""), markup=False)
+        if outcome.answer:
+            console.print(f"answer       {outcome.answer}", markup=False)
     console.print(f"fingerprint  {result.fingerprint}")
     if not verdicts:
         return
@@ -115,7 +126,17 @@ def describe_event(event: TraceEvent) -> str | None:
         return "results reported: " + ", ".join(event["order"])
     if ev == "scheduler_failed":
         return f"scheduler failed ({event['status']}): {event['error']}"
+    if ev == "agent":
+        return describe_agent(event)
+    if ev == "input":
+        return describe_input(event)
     return None
+
+
+def _model_name(data: object) -> str:
+    if isinstance(data, dict) and "python" in data:
+        return str(data["python"])
+    return "scripted rules"
 
 
 def _brief(value: object, limit: int = 70) -> str:

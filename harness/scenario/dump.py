@@ -13,6 +13,7 @@ from typing import Any
 
 from harness.faults.failures import FailureModel
 from harness.scenario.load import NEW_TOOL_DECLARED
+from harness.scenario.model_load import agent_to_data
 from harness.scenario.spec import Scenario
 from harness.schedulers.execution import ExecutionPolicy
 from harness.sim.kernel import Limits
@@ -133,12 +134,17 @@ def scenario_to_data(scenario: Scenario) -> dict[str, Any]:
                 row["depends_on"] = list(scenario.depends_on[call.id])
             if call.id in scenario.catalogue.results:
                 row["result"] = scenario.catalogue.results[call.id]
+            if call.id in scenario.args_from:
+                row["args_from"] = dict(scenario.args_from[call.id])
             calls.append(row)
         batches.append({"label": batch.label, "calls": calls})
     data: dict[str, Any] = {"name": scenario.name, "description": scenario.description, "source": scenario.source,
                             "world": world, "tools": tools, "batches": batches}
     if modules:
         data["tools_module"] = list(modules)
+    if scenario.agent is not None:  # a loop scenario: its model decides the batches
+        del data["batches"]
+        data.update(agent_to_data(scenario.agent, set(scenario.catalogue)))
     defaults = Limits()
     if scenario.limits.time_bound_ms != defaults.time_bound_ms:
         data["time_bound_ms"] = scenario.limits.time_bound_ms

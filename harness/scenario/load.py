@@ -16,22 +16,27 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.faults.failures import FailureModel, FailureSpecError, parse_failure
 from harness.faults.latency import LatencyModel, LatencySpecError, parse_latency
 from harness.faults.plan import FaultPlan, FaultSpecError, parse_faults
 from harness.model import Batch, ToolCall
+from harness.scenario.model_load import ModelSpecError, parse_agent
 from harness.scenario.spec import Interrupt, Scenario
 from harness.scenario.tree import Tree, TreeError, read_tree
 from harness.schedulers.execution import ExecutionPolicy
 from harness.sim.kernel import Limits
 from harness.tools.catalogue import Catalogue, base_catalogue
+from harness.tools.inputs import ArgsFromError, Source
 from harness.tools.modules import ToolsModuleError
 from harness.tools.script import Script, ScriptError, Template
 from harness.tools.spec import Declared, ResourceKeys, SideEffect, ToolSpec
 from harness.world.state import WorldState
 from harness.world.world import World
+
+if TYPE_CHECKING:
+    from harness.agent.spec import AgentSpec
 
 
 class ScenarioError(ValueError):
@@ -49,7 +54,7 @@ def _show(value: Any) -> str:
 
 
 _TOP_KEYS = {"name", "description", "source", "time_bound_ms", "event_budget", "max_concurrency", "interrupt",
-             "execution", "faults", "world", "tools", "batches", "unknown_tools", "tools_module"}
+             "execution", "faults", "world", "tools", "batches", "unknown_tools", "tools_module", "model", "loop"}
 _WORLD_KEYS = {"cwd", "home", "case_sensitive", "env", "dirs", "files", "symlinks", "hardlinks", "from_dir",
                "users"}
 _TOOL_KEYS = {"latency", "declared", "stops_on_cancel", "max_concurrency", "failure"}
@@ -58,7 +63,7 @@ _NEW_TOOL_KEYS = _TOOL_KEYS | {"description", "does", "result"}
 #: What a declared tool claims when its scenario does not say: it may change things, and not safely twice.
 NEW_TOOL_DECLARED = Declared(read_only=False, side_effect=SideEffect.LOCAL, idempotent=False)
 _BATCH_KEYS = {"label", "calls"}
-_CALL_KEYS = {"id", "name", "arguments", "latency", "failure", "depends_on", "result"}
+_CALL_KEYS = {"id", "name", "arguments", "latency", "failure", "depends_on", "result", "args_from"}
 _EXECUTION_KEYS = {f.name for f in dataclasses.fields(ExecutionPolicy)}
 _DECLARED_BOOLS = {"read_only", "idempotent", "interactive", "needs_confirmation", "honours_cancel", "exclusive"}
 
@@ -186,7 +191,8 @@ def scenario_from_data(data: Any, file: str = "<data>", *, tools_modules: tuple[
             raise r.fail("interrupt.at_ms", "a whole number of milliseconds >= 0", has_got=False)
         interrupt = Interrupt(r.non_negative(table["at_ms"], "interrupt.at_ms"),
                               r.non_negative(table.get("grace_ms", 3000), "interrupt.grace_ms"))
-    batches, per_call = _batches(r, top.get("batches"))
+    agent = _agent(r, top, catalogue)
+    batches, per_call = _batches(r, top.get("batches")) if agent is None else ((), _PerCall())
     _known_tools(r, batches, catalogue, top.get("unknown_tools", []))
     if per_call.results:
         catalogue = catalogue.with_results(per_call.results)
@@ -214,7 +220,25 @@ def scenario_from_data(data: Any, file: str = "<data>", *, tools_modules: tuple[
         execution=execution,
         faults=faults,
         tools_modules=modules,
+        args_from=per_call.args_from,
+        agent=agent,
     )
+
+
+def _agent(r: _Reader, top: Mapping[str, Any], catalogue: Catalogue) -> AgentSpec | None:
+    """A scripted model and its loop (harness.scenario.model_load), or None for fixed batches."""
+    if "model" not in top:
+        if "loop" in top:
+            raise r.fail("loop", "a [model] next to it (a loop policy drives a scripted model)", has_got=False)
+        return None
+    if "batches" in top:
+        raise r.fail("batches", "no [[batches]] next to [model] (the model decides every batch)", has_got=False)
+    unknown = top.get("unknown_tools", [])
+    names = set(unknown) if isinstance(unknown, list) and all(isinstance(n, str) for n in unknown) else set()
+    try:
+        return parse_agent(top["model"], top.get("loop"), set(catalogue), names)
+    except ModelSpecError as exc:
+        raise r.fail(exc.field, exc.expected, has_got=False) from None
 
 
 #: Deeper than this, a scenario is not a workload but an attack on the loader (and on json.dumps).
@@ -430,6 +454,22 @@ class _PerCall:
     failures: dict[str, FailureModel] = field(default_factory=dict)
     depends_on: dict[str, tuple[str, ...]] = field(default_factory=dict)
     results: dict[str, Any] = field(default_factory=dict)
+    args_from: dict[str, dict[str, str]] = field(default_factory=dict)
+
+
+def _args_from(r: _Reader, value: Any, field: str, earlier: set[str]) -> dict[str, str]:
+    """`args_from = { ticket_id = "open-ticket.value.ticket" }`: arguments read from earlier calls' results."""
+    if not isinstance(value, Mapping):
+        raise r.fail(field, 'a table of argument = "CALL.value.key" (or a template with {CALL.value.key})', value)
+    for arg, text in value.items():
+        try:
+            source = Source.parse(text)
+        except ArgsFromError as exc:
+            raise r.fail(f"{field}.{arg}", str(exc), has_got=False) from None
+        for producer in source.producers:
+            if producer not in earlier:
+                raise r.fail(f"{field}.{arg}", "a reference to a call earlier in the scenario", producer)
+    return {str(k): str(v) for k, v in value.items()}
 
 
 def _json_value(r: _Reader, value: Any, field: str) -> Any:
@@ -500,6 +540,8 @@ def _batches(r: _Reader, value: Any) -> tuple[tuple[Batch, ...], _PerCall]:
                 if not isinstance(needs, list) or not all(isinstance(n, str) and n in batch_ids for n in needs):
                     raise r.fail(f"{at}.depends_on", "a list of ids of earlier calls in the same batch", needs)
                 per_call.depends_on[call_id] = tuple(needs)
+            if "args_from" in call:
+                per_call.args_from[call_id] = _args_from(r, call["args_from"], f"{at}.args_from", seen - {call_id})
             calls.append(ToolCall(call_id, r.string(call["name"], f"{at}.name"), arguments, c))
         # Empty is allowed: batches built in Python (and Hypothesis') have no label, and their
         # reproducers must load back as they ran.

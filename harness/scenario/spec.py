@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from harness.faults.failures import FailureModel
 from harness.faults.latency import LatencyModel
@@ -16,6 +17,13 @@ from harness.schedulers.execution import ExecutionPolicy
 from harness.sim.kernel import Limits
 from harness.tools.catalogue import BUILTIN, Catalogue
 from harness.world.state import WorldState
+
+if TYPE_CHECKING:
+    from harness.agent.spec import AgentSpec
+
+
+#: How the `source` of a realized loop scenario begins.
+REALIZED = "realized from "
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,9 +57,15 @@ class Scenario:
     faults: FaultPlan = field(default_factory=FaultPlan)
     #: Python modules whose tools the catalogue was built on (after the built-ins), by name.
     tools_modules: tuple[str, ...] = ()
+    #: Arguments taken from earlier results (call id -> argument -> reference), resolved when an attempt
+    #: starts (see `harness.tools.inputs`).
+    args_from: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    #: A scripted model and its loop policy: the batches are decided during the run (see `harness.agent`).
+    #: The run then reports the batches the model emitted as a plain scenario, this one as its source.
+    agent: AgentSpec | None = None
 
     def __post_init__(self) -> None:
-        if not self.batches:
+        if not self.batches and self.agent is None and not self.realized:
             raise ValueError(f"scenario {self.name!r} has no batches")
         seen: set[str] = set()
         for batch in self.batches:
@@ -59,6 +73,11 @@ class Scenario:
                 if call.id in seen:
                     raise ValueError(f"scenario {self.name!r}: call id {call.id!r} is used twice")
                 seen.add(call.id)
+
+    @property
+    def realized(self) -> bool:
+        """Whether this is the record of a loop run (the batches a model emitted; possibly none)."""
+        return self.source.startswith(REALIZED)
 
     @property
     def calls(self) -> tuple[ToolCall, ...]:

@@ -25,6 +25,7 @@ from harness.sim.arbiter import Arbiter
 from harness.sim.kernel import Kernel
 from harness.sim.trace import canonical_json
 from harness.tools.catalogue import prepare
+from harness.tools.inputs import Source, resolve
 from harness.tools.spec import MUTATING_OPS, Declared, ToolError, ToolIO, ToolSpec
 from harness.world.world import World, WorldError
 
@@ -97,8 +98,14 @@ class SchedulerContext:
                  execution: ExecutionPolicy | None = None, session: dict[str, Any] | None = None,
                  depends_on: Mapping[str, tuple[str, ...]] | None = None, process_cwd: str | None = None,
                  arbiter: Arbiter | None = None, faults: FaultPlan | None = None,
-                 rate_windows: dict[str, list[int]] | None = None) -> None:
+                 rate_windows: dict[str, list[int]] | None = None,
+                 args_from: Mapping[str, Mapping[str, str]] | None = None,
+                 produced: dict[str, Any] | None = None) -> None:
         self.kernel = kernel
+        #: Data flow: arguments a call takes from earlier results, and each call's latest value settled
+        #: ok (run-wide), which an attempt reads when it starts.
+        self._args_from = args_from or {}
+        self._produced = produced if produced is not None else {}
         self._faults = faults or FaultPlan()
         self._rate_windows = rate_windows if rate_windows is not None else {}
         #: Order-first exploration: calls step when the arbiter says, not after a latency.
@@ -175,6 +182,17 @@ class SchedulerContext:
     def depends_on(self, call: ToolCall) -> tuple[str, ...]:
         """Ids of calls this one declares it needs the output of (seed 003's DAG)."""
         return self._depends_on.get(call.id, ())
+
+    def data_producers(self, call: ToolCall) -> tuple[str, ...]:
+        """Oracle knowledge (for `optimal`): the calls whose results this one's `args_from` reads. A
+        runtime sees the model's own `depends_on` (above), not this."""
+        producers: list[str] = []
+        for text in self._args_from.get(call.id, {}).values():
+            try:
+                producers.extend(Source.parse(text).producers)
+            except ValueError:
+                continue
+        return tuple(dict.fromkeys(producers))
 
     def realpath(self, path: str) -> str:
         """`os.path.realpath` as a planner on this machine would get it: the world's symlinks as
@@ -283,8 +301,14 @@ class SchedulerContext:
             # asyncio does): it never runs.
             handle.finished = True
             return
-        prepared = prepare(call, self._catalogue)
+        # args_from is read now, when the attempt starts: a consumer started before its producer
+        # settled runs with a missing (null) input, as a runtime that does not wait would send it.
+        resolved, inputs = resolve(call, self._args_from.get(call.id), self._read_produced)
+        prepared = prepare(resolved, self._catalogue)
         kernel.record("start", call=call.id, tool=call.name, attempt=attempt, key=idempotency_key)
+        for read in inputs:
+            kernel.record("input", call=call.id, attempt=attempt, arg=read.arg, producers=list(read.producers),
+                          found=read.found, vd=value_digest(read.value) if read.found else None)
         if isinstance(prepared, str):
             self._finish(handle, Outcome.ERROR, None, prepared)
             return
@@ -400,8 +424,13 @@ class SchedulerContext:
                            error=error, detached=detached or None, fault=fault,
                            vd=value_digest(value) if outcome is Outcome.OK else None)
         if not detached:
+            if outcome is Outcome.OK:
+                self._produced[handle.call.id] = value
             handle.succeed(CallResult(handle.call.id, outcome, value, error, handle.attempt,
                                       handle.started_ms, self.now))
+
+    def _read_produced(self, call_id: str) -> tuple[bool, Any]:
+        return (True, self._produced[call_id]) if call_id in self._produced else (False, None)
 
 
 def _support(model: LatencyModel, attempt: int) -> tuple[int, float]:

@@ -40,6 +40,7 @@ class Optimal(PlanScheduler):
         after: dict[str, tuple[str, ...]] = {}
         for i, call in enumerate(batch):
             reads, writes = footprints[call.id]
+            producers = ctx.data_producers(call)  # data flow is behaviour too: a consumer waits for its input
             declared = ctx.declared(call)
             alone = declared is not None and (declared.interactive or declared.exclusive)
             deps = []
@@ -47,7 +48,7 @@ class Optimal(PlanScheduler):
                 e_reads, e_writes = footprints[earlier.id]
                 e_declared = ctx.declared(earlier)
                 e_alone = e_declared is not None and (e_declared.interactive or e_declared.exclusive)
-                if alone or e_alone or writes & (e_reads | e_writes) or reads & e_writes:
+                if alone or e_alone or writes & (e_reads | e_writes) or reads & e_writes or earlier.id in producers:
                     deps.append(earlier.id)
             after[call.id] = tuple(deps)
         return Plan(after, summary="conflict graph from real footprints")

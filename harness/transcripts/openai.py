@@ -51,7 +51,8 @@ def parse(data: Any, file: str) -> Parsed:
             return _responses(r, items)
         raise r.fail("(top level)", _EXPECTED_TOP, data)
     if isinstance(data, list):
-        if any(isinstance(item, Mapping) and item.get("type") in _RESPONSES_TYPES for item in data):
+        if any(isinstance(item, Mapping) and _text(item.get("type")) in _RESPONSES_TYPES
+               for item in data):
             return _responses(r, [(f"[{i}]", item) for i, item in enumerate(data)])
         return _chat(r, data, "")
     raise r.fail("(top level)", _EXPECTED_TOP, data)
@@ -145,7 +146,7 @@ def _responses(r: Reader, items: list[tuple[str, Any]]) -> Parsed:
 
     for position, (at, value) in enumerate(items):
         item = r.obj(value, at, "a Responses API item (an object with a type)")
-        kind = item.get("type", "message" if "role" in item else None)
+        kind = _text(item.get("type", "message" if "role" in item else None))
         if not isinstance(kind, str) or not kind:
             raise r.fail(f"{at}.type", "an item type (message, function_call, function_call_output, ...)",
                          item.get("type", MISSING))
@@ -182,3 +183,9 @@ def _responses(r: Reader, items: list[tuple[str, Any]]) -> Parsed:
         kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(skipped.items()))
         warnings.append(f"hosted tool items skipped (the runtime does not schedule them): {kinds}")
     return Parsed(tuple(turns), tuple(outputs), "OpenAI Responses API", tuple(warnings))
+
+
+def _text(value: object) -> str | None:
+    """A field that should name a kind: its text, or None when it is not a string (a list or a
+    table there is malformed data, and must not reach a set lookup)."""
+    return value if isinstance(value, str) else None

@@ -156,7 +156,8 @@ def content_text(parts: Any) -> str:
     if isinstance(parts, str):
         return parts
     if isinstance(parts, list) and all(
-        isinstance(p, Mapping) and p.get("type") in _TEXT_TYPES and isinstance(p.get("text"), str) for p in parts
+        isinstance(p, Mapping) and isinstance(p.get("type"), str) and p.get("type") in _TEXT_TYPES
+        and isinstance(p.get("text"), str) for p in parts
     ):
         return "\n".join(p["text"] for p in parts)
     return json.dumps(parts, ensure_ascii=False)

@@ -31,7 +31,7 @@ def test_an_openai_shape_gate_runs_on_every_scenario(scenario: str) -> None:
     sc = find_scenario(scenario)
     result = run(sc, from_gate(reads_only_gate), 1)
     assert result.status is RunStatus.COMPLETED
-    assert [r.call_id for r in result.results] == [c.id for c in sc.calls][: len(result.results)]
+    assert [r.call_id for r in result.results] == [c.id for c in result.scenario.calls][: len(result.results)]
     contract = [v for v in check(result) if v.oracle in ("contract", "protocol") and not v.ok]
     assert not contract
 

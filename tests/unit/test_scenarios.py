@@ -53,7 +53,7 @@ arguments = '{"path": "/x"}'
     ('name = "t"\n', "batches", "a non-empty array of tables"),
     ("surprise = 1\n" + BASE, "surprise", "one of the keys"),
     (BASE + "surprise = 1\n", "batches[0].calls[0].surprise",
-     "one of the keys arguments, depends_on, failure, id, latency, name"),
+     "one of the keys args_from, arguments, depends_on, failure, id, latency, name"),
     (BASE.replace("arguments = '{\"path\": \"/x\"}'", "arguments = 42"), "batches[0].calls[0].arguments",
      "the raw JSON string"),
     (BASE.replace('id = "a"\n', ""), "batches[0].calls[0].id", "a non-empty string"),

@@ -1,0 +1,57 @@
+"""The loop-policy registry: name -> policy, like the scheduler registry.
+
+Owns name lookup (`taskloop`, `run_agent`, or `package.module:attribute` for a user's loop) and the
+error for an unknown name, which lists the valid ones. It never runs a loop.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+from harness.agent.run_agent import RunAgent
+from harness.agent.runtime import LoopPolicy
+from harness.agent.taskloop import TaskLoop
+
+BUILTIN_LOOPS: dict[str, Callable[[], LoopPolicy]] = {"taskloop": TaskLoop, "run_agent": RunAgent}
+DEFAULT_LOOP = "taskloop"
+
+
+class UnknownLoopError(LookupError):
+    def __init__(self, name: str, problem: str | None = None) -> None:
+        super().__init__(f"{problem or f'unknown loop policy {name!r}'}; valid: {', '.join(loop_names())} "
+                         "(or package.module:attribute for your own)")
+        self.name = name
+
+
+def loop_names() -> list[str]:
+    return sorted(BUILTIN_LOOPS)
+
+
+def describe_loops() -> list[tuple[str, str, str]]:
+    """(name, description, source) of every built-in loop."""
+    rows = []
+    for name in loop_names():
+        policy = BUILTIN_LOOPS[name]()
+        rows.append((name, str(getattr(policy, "description", "")), str(getattr(policy, "source", ""))))
+    return rows
+
+
+def get_loop(name: str) -> LoopPolicy:
+    """A built-in loop policy by name, or a user's one as `package.module:attribute` (an instance, or a
+    class / factory called with no arguments)."""
+    factory = BUILTIN_LOOPS.get(name)
+    if factory is not None:
+        return factory()
+    if ":" not in name:
+        raise UnknownLoopError(name)
+    module_name, _, attribute = name.partition(":")
+    try:
+        target = getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError) as exc:
+        raise UnknownLoopError(name, f"cannot load {name!r} ({exc})") from None
+    if isinstance(target, type) or (callable(target) and not hasattr(target, "name")):
+        target = target()
+    if not callable(target):
+        raise UnknownLoopError(name, f"{name!r} is not a loop policy")
+    return target  # type: ignore[no-any-return]

@@ -1,0 +1,203 @@
+"""What a loop policy works with: the `Task` (model, settings, event bus, run-unique call ids) and
+the two requests it yields to the run (`RunCalls`: give this batch to the scheduler; `Pause`: let
+virtual time pass, e.g. the model thinking or the user typing).
+
+Owns the loop-side bookkeeping every policy shares: the results the loop has reported to the model,
+the ids each scripted call was emitted under (a rule that fires again gets `id@round`, and references
+to `id` in `args_from`, `depends_on` and conditions follow the latest one), the tools a policy has
+disabled, and the agent events (seed 004's event bus) written into the trace as `agent` events. It
+never runs a batch or touches the clock itself: the runner answers the requests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
+
+from harness.agent.spec import Action, AgentSpec, EmittedCall, Message, Model, Transcript
+from harness.model import CallResult, JSONValue
+from harness.sim.kernel import Kernel
+from harness.tools.inputs import Source, parse_reference
+
+#: Seed 004's event types (its EventBus constants).
+AGENT_STARTED = "AGENT_STARTED"
+AGENT_FINISHED = "AGENT_FINISHED"
+PLANNER_DECISION = "PLANNER_DECISION"
+TOOL_STARTED = "TOOL_STARTED"
+TOOL_FINISHED = "TOOL_FINISHED"
+TOOL_ERROR = "TOOL_ERROR"
+CONTEXT_UPDATED = "CONTEXT_UPDATED"
+HUMAN_CONFIRM_REQUIRED = "HUMAN_CONFIRM_REQUIRED"
+EVENTS = (AGENT_STARTED, AGENT_FINISHED, PLANNER_DECISION, TOOL_STARTED, TOOL_FINISHED, TOOL_ERROR,
+          CONTEXT_UPDATED, HUMAN_CONFIRM_REQUIRED)
+
+
+@dataclass(frozen=True)
+class RunCalls:
+    """Request: run these calls as one batch under the scheduler; the runner sends back the results
+    the scheduler reported (a tuple of `CallResult`, in its order)."""
+
+    calls: tuple[EmittedCall, ...]
+    label: str
+
+
+@dataclass(frozen=True)
+class Pause:
+    """Request: let `ms` of virtual time pass (`purpose` names the timer: think, user)."""
+
+    ms: int
+    purpose: str
+
+
+Request = RunCalls | Pause
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How the task ended: `status` is final_answer, max_round, ask_user (run_agent returns the
+    question), stopped (the run ended the turn: scheduler failure, crash, interrupt, time bound) or
+    model-error."""
+
+    status: str
+    answer: str = ""
+    rounds: int = 0
+    invalid: int = 0
+    tool_calls: int = 0
+    unavailable: tuple[str, ...] = ()
+    detail: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"status": self.status, "answer": self.answer, "rounds": self.rounds, "invalid": self.invalid,
+                "tool_calls": self.tool_calls, "unavailable": list(self.unavailable), "detail": self.detail}
+
+
+class LoopPolicy(Protocol):
+    """An agent loop: drives a task to its end by yielding requests, returns how it ended."""
+
+    name: str
+
+    def __call__(self, task: Task) -> Generator[Request, Any, Outcome]: ...
+
+
+@dataclass
+class Task:
+    spec: AgentSpec
+    model: Model
+    kernel: Kernel
+    known_tools: frozenset[str]
+    results: dict[str, CallResult] = field(default_factory=dict)
+    latest: dict[str, str] = field(default_factory=dict)
+    unavailable: list[str] = field(default_factory=list)
+    replies: list[str] = field(default_factory=list)
+    decisions: list[Action] = field(default_factory=list)
+    tool_calls: int = 0
+
+    # -- the event bus -----------------------------------------------------------------------
+
+    def emit(self, event: str, **fields: JSONValue) -> None:
+        """An agent event, into the trace (seed 004's EventBus, with the trace as its subscriber)."""
+        self.kernel.record("agent", event=event, **fields)
+
+    # -- time ---------------------------------------------------------------------------------
+
+    def think(self, round_: int) -> Pause:
+        """The model's think time for a round, from the stream `model/think/<round>`."""
+        stream = self.kernel.streams.stream("model", "think", round_)
+        return Pause(self.spec.think.sample(stream, 1), "think")
+
+    def reply_pause(self, action: Action, round_: int) -> Pause:
+        stream = self.kernel.streams.stream("user", "reply", round_)
+        return Pause(action.reply_latency.sample(stream, 1), "user")
+
+    # -- decisions ----------------------------------------------------------------------------
+
+    def transcript(self, round_: int, messages: Sequence[Message], *, reprompted: bool) -> Transcript:
+        return Transcript(self.spec.task, round_, tuple(messages), dict(self.results), dict(self.latest),
+                          tuple(self.unavailable), reprompted, tuple(self.replies), tuple(self.decisions))
+
+    def decide(self, round_: int, messages: Sequence[Message], *,
+               reprompted: bool = False) -> Generator[Request, Any, Action]:
+        """Ask the model (after its think time) and record the decision as PLANNER_DECISION."""
+        yield self.think(round_)
+        action = self.model.decide(self.transcript(round_, messages, reprompted=reprompted))
+        if action.kind.value == "tool_call":
+            action = replace(action, calls=self.assign_ids(action.calls, round_))
+        self.decisions.append(action)
+        self.emit(PLANNER_DECISION, round=round_, type=action.kind.value, rule=action.rule,
+                  calls=[c.id for c in action.calls] or None, tools=[c.name for c in action.calls] or None,
+                  content=action.content or None, reason=action.reason or None, problem=action.problem or None)
+        return action
+
+    def assign_ids(self, calls: Iterable[EmittedCall], round_: int) -> tuple[EmittedCall, ...]:
+        """Run-unique ids: a scripted id emitted before becomes `id@round`; `args_from` and
+        `depends_on` that name a scripted id follow the id it was last emitted under (this batch's
+        calls included)."""
+        taken = set(self.results) | set(self.latest.values())
+        renamed: dict[str, str] = {}
+        for call in calls:
+            base = call.base or call.id
+            new = base if base not in taken else f"{base}@{round_}"
+            suffix = 2
+            while new in taken:  # the same id twice in one batch
+                new, suffix = f"{base}@{round_}.{suffix}", suffix + 1
+            taken.add(new)
+            renamed[base] = new
+        fixed: list[EmittedCall] = []
+        latest = {**self.latest, **renamed}
+        for call in calls:
+            base = call.base or call.id
+            fixed.append(replace(call, id=renamed[base], base=base,
+                                 args_from={k: _retarget(v, latest) for k, v in call.args_from.items()},
+                                 depends_on=tuple(latest.get(d, d) for d in call.depends_on)))
+        self.latest.update(renamed)
+        return tuple(fixed)
+
+    def record(self, results: Iterable[CallResult]) -> None:
+        for result in results:
+            self.results[result.call_id] = result
+
+    def outcome(self, status: str, answer: str = "", rounds: int = 0, invalid: int = 0, detail: str = "") -> Outcome:
+        return Outcome(status, answer, rounds, invalid, self.tool_calls, tuple(self.unavailable), detail)
+
+
+def _retarget(text: str, latest: Mapping[str, str]) -> str:
+    """A reference (or template) with each call id replaced by the id it was last emitted under."""
+    try:
+        source = Source.parse(text)
+    except ValueError:
+        return text
+    if not source.template:
+        ref = source.refs[0]
+        return ".".join((latest.get(ref.call, ref.call), "value", *ref.path))
+    out = text
+    for ref in source.refs:
+        new = ".".join((latest.get(ref.call, ref.call), "value", *ref.path))
+        out = out.replace("{" + ref.text + "}", "{" + new + "}")
+    return out
+
+
+def observation(result: CallResult) -> str:
+    """A tool result as the model reads it (seed 003: the JSON of the result, one field a line)."""
+    import json
+
+    body: dict[str, JSONValue] = {"call_id": result.call_id, "outcome": result.outcome.value}
+    if result.ok:
+        body["value"] = result.value
+    else:
+        body["error"] = result.error
+    return json.dumps(body, ensure_ascii=False, indent=1, sort_keys=True)
+
+
+def producer_ids(call: EmittedCall) -> tuple[str, ...]:
+    ids: list[str] = []
+    for text in call.args_from.values():
+        try:
+            ids.extend(Source.parse(text).producers)
+        except ValueError:
+            continue
+    return tuple(dict.fromkeys(ids))
+
+
+__all__ = ["EVENTS", "LoopPolicy", "Outcome", "Pause", "Request", "RunCalls", "Task", "observation",
+           "parse_reference", "producer_ids"]

@@ -1,0 +1,150 @@
+"""The agent loop: seed 004's TaskLoop and seed 003's run_agent driving scripted models through the
+scheduler under test (issue 12, items 1, 2 and 7)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+from click.testing import CliRunner
+
+from harness import find_scenario, get_scheduler, run
+from harness.agent.spec import Message
+from harness.agent.taskloop import ContextWindow, compress
+from harness.cli import main
+from harness.oracles import check
+from harness.scenario import Scenario, scenario_from_data
+
+
+def under(name: str, loop: str | None = None) -> Scenario:
+    scenario = find_scenario(name)
+    assert scenario.agent is not None
+    return scenario if loop is None else replace(scenario, agent=replace(scenario.agent, loop=loop))
+
+
+def events(result: object, kind: str | None = None) -> list[dict[str, object]]:
+    found = [e for e in result.trace if e["ev"] == "agent"]  # type: ignore[attr-defined]
+    return [e for e in found if kind is None or e["event"] == kind]
+
+
+def test_sales_report_cli_ends_with_the_answer_the_file_and_the_event_stream() -> None:
+    out = CliRunner().invoke(main, ["run", "sales-report", "--loop", "taskloop", "--scheduler", "parallel"])
+    assert out.exit_code == 0, out.output
+    for shown in ("[AGENT_STARTED] taskloop", "[PLANNER_DECISION] round 1 tool_call", "[TOOL_STARTED]",
+                  "[TOOL_FINISHED] round 2 calc_growth_rate", "[CONTEXT_UPDATED]",
+                  "[AGENT_FINISHED] round 4 final_answer",
+                  "10.84%", "reads current from q-this", "--loop taskloop"):
+        assert shown in out.output, shown
+    document = json.loads(CliRunner().invoke(main, ["run", "sales-report", "--scheduler", "parallel", "--format",
+                                                    "json"]).output)
+    assert document["agent"]["status"] == "final_answer" and "10.84%" in document["agent"]["answer"]
+    assert "/srv/agent/reports/2025-05-19.md" in document["final_files"]
+
+
+def test_sales_report_world_and_timing() -> None:
+    result = run(under("sales-report"), get_scheduler("parallel"), 1)
+    assert result.agent is not None and result.agent.status == "final_answer"
+    report = result.world.read_text("/srv/agent/reports/2025-05-19.md")
+    assert "环比增长 10.84%" in report and "284730.0" in report
+    # 4 decisions of 800 ms think time + two 1500 ms queries side by side + 50 + 300 ms
+    assert result.makespan_ms == 4 * 800 + 1500 + 50 + 300
+    serial = run(under("sales-report"), get_scheduler("serial"), 1)
+    assert serial.makespan_ms == result.makespan_ms + 1500  # the loop's time includes the scheduler's
+    assert all(v.ok for v in check(result)) and all(v.ok for v in check(serial))
+
+
+def test_failing_tool_is_disabled_after_three_identical_errors_and_the_loop_still_answers() -> None:
+    result = run(under("tool-disabled"), get_scheduler("parallel"), 1)
+    outcome = result.agent
+    assert outcome is not None
+    assert (outcome.status, outcome.rounds, outcome.tool_calls, outcome.unavailable) == \
+        ("final_answer", 4, 3, ("query_crm",))
+    assert outcome.rounds < 15 and "三次" in outcome.answer
+    assert [c.id for c in result.scenario.calls] == ["crm", "crm@2", "crm@3"]  # re-emitted ids are derived
+    disabled = [e for e in events(result, "CONTEXT_UPDATED") if e.get("disabled")]
+    assert [(e["round"], e["disabled"]) for e in disabled] == [(3, "query_crm")]
+    # seed 003's loop has no retry policy: it retries until its 8 steps run out
+    plain = run(under("tool-disabled", "run_agent"), get_scheduler("parallel"), 1)
+    assert plain.agent is not None and (plain.agent.status, plain.agent.tool_calls) == ("max_round", 8)
+
+
+def test_invalid_output_and_unknown_tool_are_reprompted_then_the_model_recovers() -> None:
+    result = run(under("unknown-tool-recovery"), get_scheduler("serial"), 1)
+    assert result.agent is not None
+    assert (result.agent.status, result.agent.invalid, result.agent.rounds) == ("final_answer", 2, 4)
+    assert [c.id for c in result.scenario.calls] == ["q"]  # the unknown tool never ran
+    rejected = [e.get("rejected") for e in events(result, "CONTEXT_UPDATED") if e.get("rejected")]
+    assert rejected == ["unparseable", "unknown tool 'search_sales'"]
+    # run_agent has no parser: the fenced JSON is returned as the answer
+    plain = run(under("unknown-tool-recovery", "run_agent"), get_scheduler("serial"), 1)
+    assert plain.agent is not None and plain.agent.status == "unparsed-answer" and plain.agent.rounds == 1
+
+
+def test_max_round_stops_the_loop_with_replanning_on_the_way() -> None:
+    result = run(under("max-round-exceeded"), get_scheduler("parallel"), 1)
+    assert result.agent is not None and (result.agent.status, result.agent.rounds) == ("max_round", 15)
+    assert len(result.scenario.calls) == 15 and result.makespan_ms == 15 * (500 + 1200)
+    replans = [e["round"] for e in events(result, "CONTEXT_UPDATED") if e.get("change") == "replan"]
+    assert replans == [6, 11]
+    assert events(result)[-1]["status"] == "max_round"
+    short = replace(under("max-round-exceeded"), agent=replace(under("max-round-exceeded").agent,  # type: ignore[arg-type]
+                                                               settings={"max_round": 3}))
+    assert run(short, get_scheduler("serial"), 1).agent.rounds == 3  # type: ignore[union-attr]
+
+
+def test_context_window_keeps_pinned_messages_and_compresses_long_observations() -> None:
+    window = ContextWindow(size=4, observation_chars=600)
+    window.pin(Message("system", "s"))
+    window.pin(Message("user", "task"))
+    long = "\n".join([f"line {i} nothing" for i in range(80)] + ["total_amount: 5", "Error: boom"])
+    compressed, _ = window.add(Message("tool", long))
+    assert compressed and window.messages[-1].content == "total_amount: 5\nError: boom ...(truncated)"
+    for i in range(3):
+        window.add(Message("assistant", str(i)))
+    assert [m.content for m in window.messages] == ["s", "task", "1", "2"] and window.dropped == 2
+    assert compress("x" * 700 + "\n" + "合计 1%" * 200, 600).endswith("...(truncated)")
+
+
+ASK = {
+    "name": "ask-then-answer", "world": {}, "tools": {},
+    "model": {"task": "restart?", "think": {"fixed": 100}, "rules": [
+        {"when": {"round": 1}, "action": "ask_user", "text": "Restart order-service?", "reply": "yes",
+         "reply_latency": {"fixed": 5000}},
+        {"when": {"replied": "yes"}, "action": "tool_call", "calls": [
+            {"id": "restart", "name": "restart_service", "arguments": {"service_name": "order-service"}}]},
+        {"when": {"ok": "restart"}, "action": "final_answer", "text": "restarted: {restart.value.status}"},
+    ]},
+}
+
+
+def test_ask_user_waits_for_the_scripted_reply() -> None:
+    result = run(scenario_from_data(ASK), get_scheduler("serial"), 1)
+    assert result.agent is not None and result.agent.answer == "restarted: restarted"
+    asked = events(result, "HUMAN_CONFIRM_REQUIRED")
+    assert [(e["t"], e["question"]) for e in asked] == [(100, "Restart order-service?")]
+    assert result.batches[0].start_ms == 100 + 5000 + 100  # think, the user's reply, think again
+    # seed 003's loop returns the question as its answer
+    plain = replace(scenario_from_data(ASK), agent=replace(scenario_from_data(ASK).agent, loop="run_agent"))  # type: ignore[arg-type]
+    assert run(plain, get_scheduler("serial"), 1).agent.status == "ask_user"  # type: ignore[union-attr]
+
+
+def test_a_python_model_decides_from_the_transcript() -> None:
+    data = {"name": "py-model", "model": "tests.agent.py_model:decide", "world": {}, "tools": {}}
+    result = run(scenario_from_data(data), get_scheduler("serial"), 1)
+    assert result.agent is not None
+    assert (result.agent.status, result.agent.answer, result.agent.invalid) == ("final_answer", "total 284730.0", 1)
+
+
+def test_a_model_that_cannot_be_imported_ends_the_task_not_the_harness() -> None:
+    data = {"name": "py-model", "model": "tests.agent.no_such_module:decide", "world": {}, "tools": {}}
+    result = run(scenario_from_data(data), get_scheduler("serial"), 1)
+    assert result.agent is not None and result.agent.status == "model-error"
+    assert "no_such_module" in result.agent.detail and not result.scenario.calls
+
+
+@pytest.mark.parametrize("loop", ["taskloop", "run_agent"])
+def test_loop_and_scheduler_combine_freely(loop: str) -> None:
+    for scheduler in ("serial", "parallel", "resource_keys", "dag", "hermes_gate"):
+        result = run(under("sales-report", loop), get_scheduler(scheduler), 3)
+        assert result.agent is not None and result.agent.status == "final_answer", (loop, scheduler)
