@@ -1,0 +1,54 @@
+"""pydantic-ai 2.68: a turn's tool calls run by the agent's own graph, under its own test model.
+
+`FunctionModel` (pydantic-ai's test model) answers the first request with the batch as
+`ToolCallPart`s and the next with text; each harness tool is a pydantic-ai `Tool` (built with
+`Tool.from_schema`, any JSON object as arguments) whose function awaits the simulated call.
+pydantic-ai alone decides how the calls run: all at once by default, and a tool marked
+`sequential=True` as a barrier that runs alone. A failing tool raises, as a plain tool function
+does; the glue reads the `ToolReturnPart`s back in the order the agent put them in its messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from typing import Any
+
+from pydantic_ai import Agent, Tool
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from harness.schedulers import from_asyncio
+from harness.schedulers.bridge_asyncio import FromAsyncio, Toolbox
+
+
+def pai_tool(name: str, tools: Toolbox, sequential: bool) -> Tool[None]:
+    """One harness tool as pydantic-ai's own `Tool`."""
+
+    async def invoke(**arguments: Any) -> Any:
+        return await tools[name](**arguments)
+
+    return Tool.from_schema(invoke, name=name, description=f"harness tool {name}", sequential=sequential,
+                            json_schema={"type": "object", "additionalProperties": True})
+
+
+def pydantic_ai(sequential: Collection[str] = ()) -> FromAsyncio:
+    """A scheduler running each batch as one agent turn; tools named in `sequential` get `sequential=True`."""
+
+    async def execute(tool_calls: Sequence[Any], tools: Toolbox) -> list[dict[str, Any]]:
+        async def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+            if len(messages) == 1:  # the user's prompt: this turn's calls, as the model wrote them
+                return ModelResponse(parts=[ToolCallPart(tc.function.name, tc.function.arguments, tc.id)
+                                            for tc in tool_calls])
+            return ModelResponse(parts=[TextPart("done")])
+
+        agent = Agent(FunctionModel(model), tools=[pai_tool(name, tools, name in sequential) for name in tools])
+        result = await agent.run("go")
+        returns = [part for message in result.all_messages() if isinstance(message, ModelRequest)
+                   for part in message.parts if isinstance(part, ToolReturnPart)]
+        return [{"tool_call_id": part.tool_call_id, "content": part.content} for part in returns]
+
+    return from_asyncio(execute)
+
+
+scheduler = pydantic_ai()
+writers_sequential = pydantic_ai(sequential={"patch", "write_file"})

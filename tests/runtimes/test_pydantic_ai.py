@@ -1,0 +1,51 @@
+"""pydantic-ai 2.68 through `from_asyncio`: by default a turn's calls run all at once (a lost update
+on `config-clobber`); with `sequential=True` on the writing tools every writer runs alone and the
+same batches pass, in the serial makespan. Results come back in model order."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("pydantic_ai.models.function")
+
+from harness import get_scheduler
+from harness.testing import check_scheduler
+from tests.runtimes.findings import reported, tried
+from tests.runtimes.pydantic_ai_glue import scheduler, writers_sequential
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_by_default_the_turn_runs_in_parallel_and_loses_an_update(seed: int) -> None:
+    result, found = tried("config-clobber", scheduler, seed)
+    builtin, expected = tried("config-clobber", get_scheduler("parallel"), seed)
+    assert set(found) == {"lost-update"} and found["lost-update"] == expected["lost-update"]
+    assert result.makespan_ms == builtin.makespan_ms
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_sequential_writers_pass_in_the_serial_makespan(seed: int) -> None:
+    result, found = tried("config-clobber", writers_sequential, seed)
+    serial, _ = tried("config-clobber", get_scheduler("serial"), seed)
+    assert found == {} and result.makespan_ms == serial.makespan_ms == {1: 1178, 2: 1668, 3: 1033}[seed]
+    first, second = result.results
+    assert second.start_ms == first.end_ms  # the second patch starts when the first ends
+
+
+def test_sequential_writers_pass_check_scheduler_on_the_write_races() -> None:
+    check_scheduler(writers_sequential, scenarios=["config-clobber", "edit-then-test", "v4a-multi-file"],
+                    profile="quick", generated=False)
+
+
+def test_readers_still_run_together_beside_a_sequential_writer() -> None:
+    # v4a-multi-file: a V4A patch of two files, then two reads. The patch runs alone (0-300 ms), the
+    # two reads together after it (300-400 ms): serial would take 500.
+    result, found = tried("v4a-multi-file", writers_sequential)
+    assert found == {} and result.makespan_ms == 400
+    assert [(r.call_id, r.start_ms, r.end_ms) for r in result.results] == [
+        ("patch-both", 0, 300), ("read-settings", 300, 400), ("read-readme", 300, 400)]
+
+
+def test_results_come_back_in_model_order_in_the_parallel_makespan() -> None:
+    result, found = tried("incident-triage", scheduler)
+    assert found == {} and result.makespan_ms == 4000
+    assert reported(result) == [("call-logs", "ok"), ("call-metrics", "ok"), ("call-deploys", "ok")]
