@@ -32,6 +32,13 @@ def determinism(session: nox.Session) -> None:
 
 
 @nox.session
+def runtimes(session: nox.Session) -> None:
+    """The recipes for real runtimes (docs/recipes/): openai-agents, LangGraph, pydantic-ai, smolagents."""
+    session.install("-e", ".[dev,runtimes]")
+    session.run("python", "-m", "pytest", "-q", "tests/runtimes", *session.posargs)
+
+
+@nox.session
 def fuzz(session: nox.Session) -> None:
     """Mutated scenarios, reproducers and transcripts, 10,000 of each: clean errors, never a crash."""
     session.install("-e", ".[dev]")
