@@ -7,6 +7,7 @@ computes statistics.
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -79,34 +80,100 @@ def draw_comparison(data: dict[str, Any], out: Path) -> list[str]:
     return images
 
 
+_OUTCOME_COLOURS = {"ok": "tab:green", "error": "tab:red", "timeout": "tab:orange", "cancelled": "tab:gray",
+                    "unknown": "tab:purple", None: "tab:blue"}
+_LINE_STYLES = {"interrupt": ("red", "--", 1.5), "crash": ("black", "-", 2.5), "timeout": ("tab:orange", ":", 1.5),
+                "batch": ("gray", "-.", 1.0)}
+
+
 def draw_gantt(data: dict[str, Any], path: Path) -> None:
-    """One lane per call: attempts as bars, touches as markers, faults and interrupts shaded,
-    violating calls outlined in red."""
+    """Lanes of calls (see `gantt.gantt_data`): attempts as bars coloured by outcome, violating calls
+    outlined in red, touches as small markers, each violation's racing touches as large red markers
+    with a label and arrows in trace order, faults and grace periods shaded, interrupts, timeouts and
+    crashes as marked vertical lines, an aggregate lane as a count of running calls."""
     plt = _pyplot()
     lanes = data["lanes"]
-    fig, ax = plt.subplots(figsize=(10, 1.2 + 0.45 * len(lanes)))
-    colours = {"ok": "tab:green", "error": "tab:red", "timeout": "tab:orange", "cancelled": "tab:gray",
-               "unknown": "tab:purple", None: "tab:blue"}
+    rows = data.get("lane_rows") or [1] * len(lanes)
+    fig, ax = plt.subplots(figsize=(11, min(40.0, 1.6 + 0.42 * len(lanes))))
+    violating = set(data["violating"])
+    aggregate = data.get("aggregate")
+    many = len(data["bars"]) > 120
+
+    def y_of(lane: int, row: int = 0) -> float:
+        height = 0.7 / rows[lane]
+        return float(lane - 0.35 + height * (row + 0.5))
+
     for bar in data["bars"]:
-        y = lanes.index(bar["call"])
-        ax.barh(y, bar["end"] - bar["start"], left=bar["start"], height=0.6,
-                color=colours.get(bar["outcome"], "tab:blue"), alpha=0.35 if bar["detached"] else 0.8,
-                hatch="//" if bar["fault"] else None,
-                edgecolor="red" if bar["call"] in data["violating"] else "black",
-                linewidth=2 if bar["call"] in data["violating"] else 0.5)
+        lane = bar.get("lane", lanes.index(bar["call"]) if bar["call"] in lanes else 0)
+        if aggregate is not None and lane == aggregate["lane"]:
+            continue  # drawn as a count below
+        height = 0.7 / rows[lane]
+        bad = bar["call"] in violating
+        ax.barh(y_of(lane, bar.get("row", 0)), bar["end"] - bar["start"], left=bar["start"], height=height * 0.9,
+                color=_OUTCOME_COLOURS.get(bar["outcome"], "tab:blue"), alpha=0.35 if bar["detached"] else 0.8,
+                hatch="//" if bar["fault"] else None, edgecolor="red" if bad else "black",
+                linewidth=2.2 if bad else (0.2 if many else 0.5))
+        if data.get("packed") and lanes[lane] != bar["call"] and not many:
+            ax.text(bar["start"], y_of(lane, bar.get("row", 0)), f" {bar['call']}", va="center", fontsize=6,
+                    clip_on=True)
+    if aggregate is not None:
+        steps = aggregate["steps"]
+        peak = max(1, aggregate["peak"])
+        lane = aggregate["lane"]
+        xs = [s[0] for s in steps]
+        ys = [lane + 0.35 - 0.7 * s[1] / peak for s in steps]
+        ax.fill_between(xs, ys, [lane + 0.35] * len(xs), step="post", color="tab:blue", alpha=0.4)
+        ax.text(xs[0] if xs else 0, lane - 0.38, f" up to {aggregate['peak']} running at once", fontsize=7,
+                va="bottom")
     markers = {"read": "o", "write": "^", "truncate": "v", "append": "s", "remove": "x"}
-    for touch in data["touches"]:
-        ax.plot(touch["t"], lanes.index(touch["call"]), markers.get(touch["op"], "."), color="black", markersize=4)
+    if len(data["touches"]) <= 600:
+        for touch in data["touches"]:
+            if touch.get("lane") is None:
+                continue
+            ax.plot(touch["t"], touch["lane"], markers.get(touch["op"], "."), color="black", markersize=3.5)
+    by_violation: dict[int, list[dict[str, Any]]] = {}
+    for touch in data.get("racing", []):
+        by_violation.setdefault(touch["violation"], []).append(touch)
+    for number, (_, found) in enumerate(sorted(by_violation.items())):
+        for i, touch in enumerate(found):
+            ax.plot(touch["t"], touch["lane"], markers.get(touch["op"], "o"), color="red", markersize=10,
+                    markeredgecolor="black", zorder=5)
+            ax.annotate(touch["label"], (touch["t"], touch["lane"]), xytext=(6, 9 + 9 * ((i + number) % 2)),
+                        textcoords="offset points", fontsize=8, color="darkred", zorder=6,
+                        bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.8})
+        for a, b in itertools.pairwise(found):
+            ax.annotate("", xy=(b["t"], b["lane"]), xytext=(a["t"], a["lane"]), zorder=4,
+                        arrowprops={"arrowstyle": "->", "color": "red", "lw": 1.2, "alpha": 0.7,
+                                    "connectionstyle": "arc3,rad=0.15"})
+    seen: set[str] = set()
     for region in data["shaded"]:
+        label = region["kind"] if region["kind"] not in seen else None
+        seen.add(region["kind"])
         ax.axvspan(region["start"], region["end"], color="gold" if region["kind"] == "grace" else "lightgray",
-                   alpha=0.3, label=region["kind"])
+                   alpha=0.3, label=label)
     for line in data["lines"]:
-        ax.axvline(line["t"], color="red" if line["kind"] in ("interrupt", "crash") else "gray", linestyle="--",
-                   linewidth=2 if line["kind"] == "crash" else 1)
-    ax.set_yticks(range(len(lanes)), lanes)
-    ax.invert_yaxis()
-    ax.set(xlabel="virtual time (ms)", title=data["title"])
+        colour, style, width = _LINE_STYLES.get(line["kind"], ("gray", "--", 1.0))
+        label = line["kind"] if line["kind"] not in seen else None
+        seen.add(line["kind"])
+        ax.axvline(line["t"], color=colour, linestyle=style, linewidth=width, label=label)
+        if line["kind"] in ("interrupt", "crash", "timeout"):
+            what = f"{line['call']} timed out" if line["kind"] == "timeout" else line["kind"]
+            ax.text(line["t"], -0.6, f" {what} {line['t']} ms", color=colour, fontsize=8, va="bottom")
+    ax.set_yticks(range(len(lanes)), lanes, fontsize=8 if len(lanes) <= 30 else 6)
+    for tick, name in zip(ax.get_yticklabels(), lanes, strict=False):
+        if name in violating:
+            tick.set_color("red")
+            tick.set_fontweight("bold")
+    ax.set_ylim(len(lanes) - 0.5, -0.9)
+    title = data["title"]
+    if data.get("violations"):
+        labels = sorted({v["label"] for v in data["violations"]})
+        title += "\nviolations: " + ", ".join(labels) + (" (racing touches in red)" if data.get("racing") else "")
+    ax.set(xlabel="virtual time (ms)", title=title)
+    ax.margins(x=0.02)
     ax.grid(axis="x", alpha=0.3)
+    if seen:
+        ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
