@@ -695,10 +695,9 @@ def _write_run(out: Path, result: RunResult, document: dict[str, Any], verdicts:
     against the serial reference on the same seed, and an index page."""
     import json
 
-    from harness.report import gantt, html, perfetto, plots
+    from harness.report import gantt, html, perfetto, plots, world_diff
     from harness.report.run_json import dumps
     from harness.sim.trace import to_jsonl
-    from harness.world.state import diff
 
     out.mkdir(parents=True, exist_ok=True)
     (out / "run.json").write_text(dumps(document) + "\n")
@@ -706,9 +705,9 @@ def _write_run(out: Path, result: RunResult, document: dict[str, Any], verdicts:
     data = gantt.gantt_data(result, verdicts)
     (out / "gantt.json").write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
     plots.draw_gantt(data, out / "gantt.png")
-    (out / "trace.perfetto.json").write_text(json.dumps(perfetto.chrome_trace(result)) + "\n")
+    (out / "trace.perfetto.json").write_text(json.dumps(perfetto.chrome_trace(result, verdicts)) + "\n")
     reference = run(result.replayable, get_scheduler("serial"), result.seed, jitter=result.jitter)
-    world_diff = "\n".join(diff(reference.final, result.final))
-    (out / "world_diff.txt").write_text(world_diff + "\n" if world_diff else "")
+    differences = world_diff.report(reference, result, verdicts)
+    (out / "world_diff.txt").write_text(differences)
     files = ["run.json", "trace.jsonl", "gantt.png", "gantt.json", "trace.perfetto.json", "world_diff.txt"]
-    html.write_run(out / "index.html", document, world_diff, files)
+    html.write_run(out / "index.html", document, differences, files)
