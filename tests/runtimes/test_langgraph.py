@@ -45,9 +45,6 @@ def test_without_a_failure_the_same_batch_passes() -> None:
     assert reported(result) == [("build", "ok"), ("search", "ok"), ("readme", "ok")]
 
 
-@pytest.mark.xfail(strict=True, reason="asyncio bridge: Toolbox.match prefers the call the task last read even when "
-                   "that call is already claimed; the runtime's tool tasks inherit 'last read' = the batch's last "
-                   "call, so two identical calls both run restart-2 (false fabricated-result, duplicate-effect)")
 def test_identical_calls_with_different_ids_each_run_once() -> None:
     result, found = tried("restart-rollback-restart", scheduler)
     assert sorted(r.call_id for r in result.results if r.attempts == 1) == ["restart-1", "restart-2", "rollback"]

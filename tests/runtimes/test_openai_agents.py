@@ -55,9 +55,6 @@ def test_same_seed_same_fingerprint() -> None:
     assert tried("config-clobber", scheduler, 2)[0].fingerprint == tried("config-clobber", scheduler, 2)[0].fingerprint
 
 
-@pytest.mark.xfail(strict=True, reason="asyncio bridge: Toolbox.match prefers the call the task last read even when "
-                   "that call is already claimed; the runtime's tool tasks inherit 'last read' = the batch's last "
-                   "call, so two identical calls both run restart-2 (false fabricated-result, duplicate-effect)")
 def test_identical_calls_with_different_ids_each_run_once() -> None:
     result, found = tried("restart-rollback-restart", scheduler)
     assert sorted(r.call_id for r in result.results if r.attempts == 1) == ["restart-1", "restart-2", "rollback"]

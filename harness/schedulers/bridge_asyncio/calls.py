@@ -11,6 +11,7 @@ never runs anything.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Mapping
 from contextvars import ContextVar
@@ -20,9 +21,23 @@ from typing import Any
 from harness.model import Batch, ToolCall
 from harness.schedulers.context import SchedulerContext
 
-#: The call the current task (and the tasks it spawns) last read: the preferred match when a tool is
-#: invoked with arguments that several calls of the batch share.
-reading: ContextVar[str | None] = ContextVar("harness_bridge_reading", default=None)
+#: The call the current task last read, and that task: the preferred match when a tool is invoked with
+#: arguments several calls of the batch share. Tasks inherit the value from the task that made them,
+#: so the task is kept with it: a value read by another task says nothing about this one.
+reading: ContextVar[tuple[str, int] | None] = ContextVar("harness_bridge_reading", default=None)
+
+
+def _read(call_id: str) -> None:
+    reading.set((call_id, task_identity()))
+
+
+def task_identity() -> int:
+    """The running task's identity (0 outside a task); a key for equality only, never ordered."""
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:
+        return 0
+    return id(task) if task is not None else 0
 
 
 class BridgeFunction(dict[str, Any]):
@@ -34,12 +49,12 @@ class BridgeFunction(dict[str, Any]):
 
     @property
     def name(self) -> str:
-        reading.set(self._call_id)
+        _read(self._call_id)
         return str(self["name"])
 
     @property
     def arguments(self) -> str:
-        reading.set(self._call_id)
+        _read(self._call_id)
         return str(self["arguments"])
 
 
@@ -53,7 +68,7 @@ class BridgeToolCall(dict[str, Any]):
 
     @property
     def id(self) -> str:
-        reading.set(self._call.id)
+        _read(self._call.id)
         return self._call.id
 
     @property
@@ -62,12 +77,12 @@ class BridgeToolCall(dict[str, Any]):
 
     @property
     def function(self) -> BridgeFunction:
-        reading.set(self._call.id)
+        _read(self._call.id)
         function: BridgeFunction = self["function"]
         return function
 
     def __getitem__(self, key: str) -> Any:
-        reading.set(self._call.id)
+        _read(self._call.id)
         return super().__getitem__(key)
 
     def __missing__(self, key: str) -> Any:

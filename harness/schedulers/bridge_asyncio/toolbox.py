@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import simpy
 
 from harness.model import Batch, CallResult, Outcome, ToolCall
-from harness.schedulers.bridge_asyncio.calls import ScenarioLimits, reading
+from harness.schedulers.bridge_asyncio.calls import ScenarioLimits, reading, task_identity
 from harness.schedulers.context import CallHandle, SchedulerContext
 
 if TYPE_CHECKING:
@@ -77,7 +77,11 @@ class Toolbox(Mapping[str, Callable[..., Awaitable[Any]]]):
             raw = kwargs.pop(KEY_ARGUMENT)
             key = None if raw is None else str(raw)
         same = [c for c in named if _binds(c, args, kwargs)] or named
-        last_read = reading.get()
+        # The call this very task last read (a retry reads it again); a value inherited from the task
+        # that made this one is not evidence: a runtime that reads every call and then spawns a task
+        # per call (LangGraph's ToolNode) hands them all the batch's last call.
+        read = reading.get()
+        last_read = read[0] if read is not None and read[1] == task_identity() else None
         chosen = next((c for c in same if c.id == last_read), None)
         if chosen is None:
             fresh = [c for c in same if c.id not in self._claimed]
@@ -177,3 +181,4 @@ class Registry:
         if self._saved is not None:
             self.table.update(self._saved)
             self._saved = None
+
