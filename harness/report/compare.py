@@ -1,9 +1,12 @@
 """Comparing schedulers: statistics over a sweep's rows, per scenario and scheduler.
 
 Owns the summary (makespan p50/p95/p99 and mean; speedup over `serial` and ratio to `optimal`, both
-paired by seed, i.e. the mean of per-seed ratios; violations by label) and the files `harness
+paired by seed, i.e. the mean of per-seed ratios; violations by label), the verdict table at the
+top of the index page (a policy is safe only when none of its runs violates; an unsafe one is
+"fast but wrong", and only safe policies compete for the best speedup) and the files `harness
 compare` writes: `summary.json`, `results.csv`, `plot_data.json` (exactly the series each plot
-draws) and the plots and index page (via `plots` and `html`). Imports pandas when called, never at
+draws, with which policies are unsafe and which ECDF curves coincide) and the plots and index page
+(via `plots` and `html`). Imports pandas when called, never at
 import time. It never runs a simulation.
 """
 
@@ -61,6 +64,56 @@ def _paired_mean(by_seed: Any, numerator: str, denominator: str) -> float | None
     return round(float(ratios.mean()), 4) if len(ratios) else None
 
 
+def verdict_table(summary: dict[str, Any], schedulers: Sequence[str]) -> list[dict[str, Any]]:
+    """One row per scenario and policy: p50/p95, speedup, share of runs with a violation, and the
+    verdict in words. `best` marks the highest speedup among the safe policies of a scenario only."""
+    rows: list[dict[str, Any]] = []
+    for scenario, table in summary["scenarios"].items():
+        of_scenario = []
+        for scheduler in schedulers:
+            stats = table.get(scheduler)
+            if stats is None:
+                continue
+            rate = float(stats["violation_rate"])
+            safe = stats["passed_runs"] == stats["runs"]
+            speedup = stats["speedup_vs_serial"]
+            labels = sorted(stats["violations"], key=lambda label: (-stats["violations"][label], label))
+            if safe:
+                verdict = "safe: no run violates"
+            else:
+                share = f"{_percent(rate)} of runs violate" + (f" ({', '.join(labels[:3])})" if labels else "")
+                verdict = ("fast but wrong: " if speedup is not None and speedup > 1.0 else "wrong: ") + share
+            of_scenario.append({"scenario": scenario, "scheduler": scheduler, "runs": stats["runs"],
+                                "p50_ms": stats["p50_ms"], "p95_ms": stats["p95_ms"], "speedup": speedup,
+                                "violation_rate": rate, "violations_pct": _percent(rate), "safe": safe,
+                                "labels": labels, "verdict": verdict, "best": False})
+        safe_speedups = [r["speedup"] for r in of_scenario if r["safe"] and r["speedup"] is not None]
+        if safe_speedups:
+            best = max(safe_speedups)
+            for row in of_scenario:
+                if row["safe"] and row["speedup"] == best:
+                    row["best"] = True
+                    row["verdict"] = "safe and fastest: no run violates"
+        rows.extend(of_scenario)
+    return rows
+
+
+def _percent(rate: float) -> str:
+    """A share of runs as a percentage that never rounds a violation away (0.2% is not '0%')."""
+    pct = 100 * rate
+    if pct == 0 or pct == 100 or pct >= 1:
+        return f"{pct:.0f}%"
+    return f"{pct:.1f}%" if pct >= 0.1 else "<0.1%"
+
+
+def identical_series(series: dict[str, list[float]]) -> list[list[str]]:
+    """Groups (of two or more) of policies whose ECDF data are exactly the same, in series order."""
+    groups: dict[tuple[float, ...], list[str]] = {}
+    for scheduler, values in series.items():
+        groups.setdefault(tuple(values), []).append(scheduler)
+    return [group for group in groups.values() if len(group) > 1]
+
+
 def plot_data(rows: Sequence[dict[str, Any]], summary: dict[str, Any], schedulers: Sequence[str]) -> dict[str, Any]:
     """The series each plot draws, so tests (and users) can check the data rather than pixels."""
     ecdf: dict[str, dict[str, list[float]]] = {}
@@ -72,7 +125,13 @@ def plot_data(rows: Sequence[dict[str, Any]], summary: dict[str, Any], scheduler
                 ecdf[scenario][scheduler] = values
     speedup = {scenario: {s: stats["speedup_vs_serial"] for s, stats in table.items()}
                for scenario, table in summary["scenarios"].items()}
-    data: dict[str, Any] = {"ecdf": ecdf, "speedup": speedup}
+    data: dict[str, Any] = {
+        "ecdf": ecdf, "speedup": speedup,
+        # What the plots draw as unsafe (hatched, red, "fast but wrong") and which curves coincide.
+        "violation_rate": {scenario: {s: stats["violation_rate"] for s, stats in table.items()}
+                           for scenario, table in summary["scenarios"].items()},
+        "identical": {scenario: identical_series(series) for scenario, series in ecdf.items()},
+    }
     if len(summary["scenarios"]) > 1:
         data["heatmap"] = {
             "scenarios": list(summary["scenarios"]),
@@ -108,5 +167,6 @@ def write(out: Path, rows: Sequence[dict[str, Any]], schedulers: Sequence[str], 
     (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
     (out / "plot_data.json").write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
     html.write_comparison(out / "index.html", summary, schedulers, images,
-                          files=["summary.json", "results.csv", "plot_data.json"])
+                          files=["summary.json", "results.csv", "plot_data.json"],
+                          verdicts=verdict_table(summary, schedulers))
     return summary

@@ -17,8 +17,25 @@ body { font-family: system-ui, sans-serif; margin: 2rem; max-width: 70rem; }
 table { border-collapse: collapse; margin: 1rem 0; } td, th { border: 1px solid #ccc; padding: .3rem .6rem; }
 td.num { text-align: right; } .bad { color: #b00; } img { max-width: 100%; margin: 1rem 0; }
 code { background: #f4f4f4; padding: 0 .2rem; }
+table.verdicts tr.unsafe td { background: repeating-linear-gradient(135deg, #fde8e8 0 6px, #f8d0d0 6px 12px); }
+table.verdicts tr.unsafe td.verdict { color: #a00; font-weight: bold; }
+table.verdicts tr.unsafe td.speedup { color: #777; text-decoration: line-through; }
+table.verdicts tr.best td.speedup { background: #c8f0c8; font-weight: bold; }
+table.verdicts tr.safe td.verdict { color: #060; }
 </style></head><body>
 <h1>Scheduler comparison</h1>
+{% if verdicts %}
+<table class="verdicts" id="verdicts"><caption>Verdict: which policies are safe, and how fast (speedup
+highlighted among safe policies only)</caption>
+<tr>{% if many %}<th>scenario</th>{% endif %}<th>policy</th><th>p50 ms</th><th>p95 ms</th>
+<th>speedup vs serial</th><th>runs violating</th><th>verdict</th></tr>
+{% for r in verdicts %}<tr class="{{ 'safe' if r.safe else 'unsafe' }}{{ ' best' if r.best else '' }}"
+ data-policy="{{ r.scheduler }}">{% if many %}<td>{{ r.scenario }}</td>{% endif %}<td>{{ r.scheduler }}</td>
+<td class="num">{{ "%.0f"|format(r.p50_ms) }}</td><td class="num">{{ "%.0f"|format(r.p95_ms) }}</td>
+<td class="num speedup">{{ "%.2f"|format(r.speedup) if r.speedup is not none else "-" }}</td>
+<td class="num">{{ r.violations_pct }}</td><td class="verdict">{{ r.verdict }}</td></tr>
+{% endfor %}</table>
+{% endif %}
 <p>Command: <code>{{ summary.command }}</code> &middot; {{ summary.runs_per_cell }} runs per cell,
 seeds {{ summary.seeds[0] }}&ndash;{{ summary.seeds[1] }} &middot; random exploration (latencies drawn
 from the scenarios' distributions).</p>
@@ -74,9 +91,12 @@ def _environment() -> Any:
 
 
 def write_comparison(path: Path, summary: dict[str, Any], schedulers: Sequence[str], images: Sequence[str],
-                     files: Sequence[str]) -> None:
-    page = _environment().from_string(_COMPARISON).render(summary=summary, schedulers=list(schedulers),
-                                                          images=list(images), files=list(files))
+                     files: Sequence[str], verdicts: Sequence[dict[str, Any]] = ()) -> None:
+    """The comparison page: the verdict table (`compare.verdict_table`) first, then per scenario
+    the full figures, then the plots."""
+    page = _environment().from_string(_COMPARISON).render(
+        summary=summary, schedulers=list(schedulers), images=list(images), files=list(files),
+        verdicts=list(verdicts), many=len({row["scenario"] for row in verdicts}) > 1)
     path.write_text(page)
 
 

@@ -21,15 +21,38 @@ def _pyplot() -> Any:
     return plt
 
 
+_STYLES = ("-", "--", "-.", ":")
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+
+
 def draw_comparison(data: dict[str, Any], out: Path) -> list[str]:
-    """ECDF per scenario, speedup bars, and a violations heatmap for several scenarios."""
+    """ECDF per scenario, speedup bars, and a violations heatmap for several scenarios. Unsafe
+    policies (any run violates) are drawn as such: red dashed ECDF curves and hatched red bars
+    labelled "fast but wrong: N% violate"; the fastest safe policy's bar is outlined in green.
+    Curves with the same data get distinct line styles and markers, drawn widest first, and their
+    legend entries say which they coincide with."""
     plt = _pyplot()
     images: list[str] = []
+    rates = data.get("violation_rate", {})
     for index, (scenario, series) in enumerate(sorted(data["ecdf"].items())):
         fig, ax = plt.subplots(figsize=(7, 4))
-        for scheduler, values in series.items():
+        twins = {name: group for group in data.get("identical", {}).get(scenario, []) for name in group}
+        reds = iter(("red", "darkred", "tomato", "firebrick", "lightcoral", "maroon") * 4)
+        for i, (scheduler, values) in enumerate(series.items()):
             n = len(values)
-            ax.step(values, [(i + 1) / n for i in range(n)], where="post", label=scheduler)
+            rate = rates.get(scenario, {}).get(scheduler) or 0.0
+            group = twins.get(scheduler, [scheduler])
+            rank = group.index(scheduler)  # earlier members of a group of equal curves are drawn wider
+            label = scheduler
+            if rate > 0:
+                label += f" (unsafe: {100 * rate:.0f}% violate)"
+            if len(group) > 1:
+                label += " = " + ", ".join(other for other in group if other != scheduler)
+            ax.step(values, [(k + 1) / n for k in range(n)], where="post", label=label,
+                    linestyle="--" if rate > 0 else _STYLES[i % len(_STYLES)],
+                    linewidth=1.5 + 2.0 * (len(group) - 1 - rank), color=next(reds) if rate > 0 else None,
+                    marker=_MARKERS[i % len(_MARKERS)], markevery=max(1, n // 8), markersize=5,
+                    alpha=0.9, zorder=2 + rank)
         ax.set(title=f"makespan ECDF: {scenario}", xlabel="makespan (virtual ms)", ylabel="fraction of runs")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
@@ -41,17 +64,35 @@ def draw_comparison(data: dict[str, Any], out: Path) -> list[str]:
         plt.close(fig)
         images.append(name)
 
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = plt.subplots(figsize=(7.5, 4.5))
     scenarios = sorted(data["speedup"])
     schedulers = sorted({s for table in data["speedup"].values() for s in table})
     width = 0.8 / max(1, len(scenarios))
+    top = max([v or 0.0 for table in data["speedup"].values() for v in table.values()] + [1.0])
     for i, scenario in enumerate(scenarios):
         values = [data["speedup"][scenario].get(s) or 0.0 for s in schedulers]
-        ax.bar([x + i * width for x in range(len(schedulers))], values, width, label=scenario)
+        unsafe = [(rates.get(scenario, {}).get(s) or 0.0) > 0 for s in schedulers]
+        safe_values = [v for v, bad in zip(values, unsafe, strict=True) if not bad]
+        best = max(safe_values) if safe_values else None
+        xs = [x + i * width for x in range(len(schedulers))]
+        bars = ax.bar(xs, values, width, label=scenario if len(scenarios) > 1 else None)
+        for bar, scheduler, value, bad in zip(bars, schedulers, values, unsafe, strict=True):
+            if bad:
+                rate = rates[scenario][scheduler]
+                bar.set(facecolor="#f4b6b6", edgecolor="red", hatch="xx", linewidth=1.2)
+                ax.text(bar.get_x() + bar.get_width() / 2, value + top * 0.02,
+                        f"fast but wrong:\n{100 * rate:.0f}% violate" if value > 1 else f"wrong:\n{100 * rate:.0f}%",
+                        ha="center", va="bottom", fontsize=7, color="red")
+            elif best is not None and value == best and value > 0:
+                bar.set(edgecolor="green", linewidth=2.5)
+                ax.text(bar.get_x() + bar.get_width() / 2, value + top * 0.02, "fastest safe", ha="center",
+                        va="bottom", fontsize=7, color="green", fontweight="bold")
     ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_ylim(0, top * 1.25)
     ax.set_xticks([x + width * (len(scenarios) - 1) / 2 for x in range(len(schedulers))], schedulers,
                   rotation=30, ha="right")
-    ax.set(title="mean speedup over serial (paired by seed)", ylabel="serial / policy makespan")
+    ax.set(title="mean speedup over serial (paired by seed); hatched red: unsafe",
+           ylabel="serial / policy makespan")
     if len(scenarios) > 1:
         ax.legend(fontsize=7)
     fig.tight_layout()
