@@ -50,6 +50,8 @@ def _guarded(command: F) -> F:
             sys.exit(ExitCode.USAGE_ERROR)
         except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt):
             raise
+        except BrokenPipeError:  # the reader went away (`harness list scenarios | head -1`)
+            _quiet_exit()
         except WallClockExceeded as exc:  # outside a run (oracles, reorder runs, a constructor): still a hang
             click.echo(f"harness: hang: {exc}", err=True)
             sys.exit(ExitCode.LIVENESS_VIOLATION)
@@ -137,6 +139,15 @@ def _sweep_file_option(ctx: click.Context, param: click.Parameter, value: Path |
             raise click.BadParameter(f"{value}: exists and is not a sweep file (its first line is not a sweep row); "
                                      "choose a new file")
     return value
+
+
+def _quiet_exit() -> None:
+    """Stop quietly with exit 0 when stdout's reader has gone, as `head` and pagers expect; stdout
+    is pointed at /dev/null first so the interpreter's last flush cannot fail on the closed pipe."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    sys.exit(ExitCode.PASS)
 
 
 def _internal(exc: Exception) -> None:
