@@ -22,7 +22,7 @@ from harness.agent.runtime import Outcome as AgentOutcome
 from harness.faults.failures import FailureModel
 from harness.model import Batch, CallResult, Outcome, ToolCall
 from harness.scenario.spec import Interrupt, Scenario
-from harness.schedulers.context import Scheduler, SchedulerContext
+from harness.schedulers.context import END_OF_RUN, Scheduler, SchedulerContext
 from harness.sim.arbiter import Arbiter, Chooser, Decision
 from harness.sim.kernel import Kernel, StopReason
 from harness.sim.trace import TraceEvent, fingerprint
@@ -264,6 +264,12 @@ def run(scenario: Scenario, scheduler: Scheduler, seed: int, *, jitter: float = 
                 kernel.run_until(kernel.env.all_of(running))
         except Exception as exc:
             status, error = RunStatus.SCHEDULER_ERROR, _describe(exc)
+    for hook in session.get(END_OF_RUN, ()):  # a bridge drains what its runtime left (see the context)
+        try:
+            hook()
+        except Exception as exc:
+            if status is RunStatus.COMPLETED:
+                status, error = RunStatus.SCHEDULER_ERROR, _describe(exc)
     kernel.record("quiesce", makespan=makespan)
     return RunResult(turns.realized(), name, seed, jitter, tuple(batch_runs), tuple(kernel.trace.events),
                      scenario.world, world, makespan, status, error, arbiter.tape if arbiter else None,

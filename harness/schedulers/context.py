@@ -29,6 +29,9 @@ from harness.tools.inputs import Source, resolve
 from harness.tools.spec import MUTATING_OPS, Declared, ToolError, ToolIO, ToolSpec
 from harness.world.world import World, WorldError
 
+#: The session key of the callbacks a run calls once its batches are over (see `at_end_of_run`).
+END_OF_RUN = "harness:end-of-run"
+
 #: What a scheduler's process returns: one result per call, in the order it reports them.
 SchedulerProcess = Generator[simpy.Event, Any, Sequence[CallResult]]
 
@@ -166,6 +169,14 @@ class SchedulerContext:
     def resource(self, capacity: int) -> simpy.Resource:
         """A FIFO semaphore on the virtual clock (requests are served in request order)."""
         return simpy.Resource(self.env, capacity=capacity)
+
+    def at_end_of_run(self, callback: Callable[[], None]) -> None:
+        """Call `callback` once, when the run's batches are over and abandoned calls have settled,
+        before the run ends: a bridge cancels and drains what its runtime left running then, as
+        `asyncio.run` does when its main coroutine returns."""
+        hooks = self.session.setdefault(END_OF_RUN, [])
+        if callback not in hooks:
+            hooks.append(callback)
 
     def note(self, text: str, call: ToolCall | None = None) -> None:
         """Write a scheduler decision into the trace (shown in timelines)."""
@@ -441,7 +452,7 @@ def _support(model: LatencyModel, attempt: int) -> tuple[int, float]:
 
 def value_digest(value: Any) -> str:
     """A short digest of a returned value, so a result can be matched to the attempt that made it."""
-    return hashlib.sha256(canonical_json(value).encode()).hexdigest()[:16]
+    return hashlib.sha256(canonical_json(value).encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 class _TouchSink:

@@ -8,6 +8,7 @@ It takes only the calls and looks tools up in its module-level `TOOL_REGISTRY`, 
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
@@ -71,8 +72,14 @@ def test_tools_it_does_not_know_are_its_own_unknown_tool_errors() -> None:
     assert {r.error for r in result.results} == {"工具不存在"}
 
 
-def test_the_registry_is_restored_when_the_run_gives_the_loop_back() -> None:
-    run(find_scenario("incident-triage"), PARALLEL, 1)
-    assert seed.TOOL_REGISTRY["query_service_logs"] is not seed.query_service_logs  # bridged while open
-    run(find_scenario("incident-triage"), from_asyncio(seed.execute_tools_in_parallel, allow_unstarted_errors=True), 1)
-    assert seed.TOOL_REGISTRY["query_service_logs"] is seed.query_service_logs
+def test_the_registry_is_restored_when_the_run_ends() -> None:
+    seen: list[object] = []
+    original = seed.execute_tools_in_parallel
+
+    async def watching(tool_calls: Any) -> Any:
+        seen.append(seed.TOOL_REGISTRY["query_service_logs"])
+        return await original(tool_calls)
+
+    run(find_scenario("incident-triage"), from_asyncio(watching, registry=seed.TOOL_REGISTRY), 1)
+    assert seen and seen[0] is not seed.query_service_logs  # bridged while the run is open
+    assert seed.TOOL_REGISTRY["query_service_logs"] is seed.query_service_logs  # and restored when it ends

@@ -51,6 +51,7 @@ class RunState:
         self.loop = loops.lend(self._now, self.release, self._note)
         if registry is not None:
             registry.install()
+        ctx.at_end_of_run(self.end)
         self.wake: simpy.Event = ctx.env.event()
         self._timer: tuple[int, simpy.Event] | None = None
         ctx.env.process(self._pump())
@@ -73,6 +74,12 @@ class RunState:
     def signal(self) -> None:
         if not self.wake.triggered:
             self.wake.succeed()
+
+    def end(self) -> None:
+        """The run's batches are over: tasks its executor left pending are cancelled and drained now
+        (their trace notes land in this run), and the loop waits, empty, for the next run."""
+        if not self.closed and self.loop._release == self.release:
+            self.loop.reclaim()
 
     def release(self) -> None:
         """The run is over (the loop is lent to the next one): what is left is drained without it."""

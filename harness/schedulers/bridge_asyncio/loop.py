@@ -89,6 +89,29 @@ class VirtualLoop(asyncio.BaseEventLoop):
         self.tasks.append(task)
         return task
 
+    def run_in_executor(  # type: ignore[override]
+            self, executor: Any, func: Callable[..., _T], *args: Any) -> asyncio.Future[_T]:
+        """Run `func` at once, in this thread, taking no virtual time, and return its settled future.
+
+        A runtime hands sync work to a thread (`run_in_executor`, `asyncio.to_thread`: pydantic-ai's
+        sync model functions, a sync tool's pure part); real threads would run beside the simulation,
+        outside its clock and order, and a run waiting on one would hang. Inline, the work happens at
+        the virtual moment it was handed over, deterministically. What it cannot do is block on the
+        simulation (a sync tool waiting for a simulated call): that needs `from_threads`.
+        """
+        self._check_closed()  # type: ignore[attr-defined]
+        future: asyncio.Future[_T] = self.create_future()
+        try:
+            future.set_result(func(*args))
+        except (SystemExit, KeyboardInterrupt):
+            raise
+        except BaseException as exc:  # the work's own failure, delivered to whoever awaits it
+            future.set_exception(exc)
+        return future
+
+    def set_default_executor(self, executor: Any) -> None:
+        pass  # nothing runs on another thread: see run_in_executor
+
     def _process_events(self, event_list: list[Any]) -> None:
         pass
 
