@@ -44,3 +44,12 @@ def fuzz(session: nox.Session) -> None:
     session.install("-e", ".[dev]")
     session.run("python", "-m", "pytest", "-q", "tests/fuzz", *session.posargs,
                 env={"HARNESS_FUZZ_EXAMPLES": "10000", "HYPOTHESIS_PROFILE": "dev"})
+
+
+@nox.session
+def browser(session: nox.Session) -> None:
+    """The report pages in headless Chromium: images load, no errors logged; screenshots kept in
+    reports/browser/. Needs Debian's `chromium` (apt-get install chromium) or HARNESS_CHROMIUM."""
+    session.install("-e", ".[dev]", "playwright")
+    session.run("python", "-m", "pytest", "-q", "tests/browser", *session.posargs,
+                env={"HARNESS_SCREENSHOTS": "reports/browser"})
