@@ -62,7 +62,8 @@ from the scenarios' distributions).</p>
 _RUN = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>harness run {{ doc.scenario }}</title>
 <style>body { font-family: system-ui, sans-serif; margin: 2rem; max-width: 70rem; } img { max-width: 100%; }
-code, pre { background: #f4f4f4; padding: .2rem; } .bad { color: #b00; }</style></head><body>
+code, pre { background: #f4f4f4; padding: .2rem; } .bad { color: #b00; }
+pre { white-space: pre-wrap; overflow-wrap: anywhere; }</style></head><body>
 <h1>{{ doc.scenario }} under {{ doc.scheduler }}, seed {{ doc.seed }}</h1>
 <p>Reproduce: <code>{{ doc.reproduce }}</code></p>
 <p>Makespan {{ doc.makespan_ms }} ms &middot; fingerprint <code>{{ doc.fingerprint[:16] }}</code> &middot;

@@ -38,9 +38,10 @@ def report(reference: RunResult, result: RunResult, verdicts: Sequence[Verdict] 
     if world:
         out += ["The final world differs from serial's:", "", *world]
     else:
-        out.append("The final world is identical to serial's"
-                   + (", but an observation differs: a call saw something serial would not have shown it."
-                      if observed else ", and every call observed what it observes under serial."))
+        out += textwrap.wrap("The final world is identical to serial's"
+                             + (", but an observation differs: a call saw something serial would not have shown "
+                                "it." if observed else ", and every call observed what it observes under serial."),
+                             100)
     if observed:
         out += ["", *observed]
     return "\n".join(out).rstrip() + "\n"
@@ -108,7 +109,7 @@ def _observations(reference: RunResult, result: RunResult, verdicts: Sequence[Ve
             if not isinstance(w.get("expected"), dict) or not isinstance(w.get("observed"), dict):
                 continue
             explained.add(call)
-            lines += [f"{call} ({violation.label}): {explain(violation, result)}", "",
+            lines += [*textwrap.wrap(f"{call} ({violation.label}): {explain(violation, result)}", 100), "",
                       *side_by_side(w["expected"], w["observed"], "serial (model order)", result.scheduler), ""]
     theirs = {r.call_id: r for r in reference.results}
     for mine in result.results:
