@@ -501,7 +501,8 @@ def _print_exploration(doc: dict[str, Any], found: bool) -> None:
                f"--seed {doc['seed']}{flags}: {doc['runs']} runs")
     bound = doc["bound"]
     if bound is not None:
-        click.echo(f"pct: n={bound['calls']} calls + time, horizon k={bound['horizon']} steps, "
+        threads = f", {bound['threads']} threads" if bound.get("threads") else ""
+        click.echo(f"pct: n={bound['calls']} calls{threads} + time, horizon k={bound['horizon']} steps, "
                    f"depth d={bound['depth']}: "
                    f"a depth-{bound['depth']} bug is found by one run with probability >= {bound['per_run']:.4f}; "
                    f"all {doc['runs']} runs miss it with probability <= {bound['miss_probability']:.4f} "

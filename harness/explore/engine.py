@@ -38,7 +38,7 @@ from harness.oracles import LABELS, Verdict, check
 from harness.run import RunResult, run
 from harness.scenario.spec import Scenario
 from harness.schedulers import Scheduler, get_scheduler
-from harness.sim.arbiter import FAULT, NO_FAULT, TIME, Tape
+from harness.sim.arbiter import FAULT, NO_FAULT, THREAD_PREFIX, TIME, Tape
 from harness.sim.streams import derive_seed
 
 STRATEGIES = ("auto", "random", "pct", "exhaustive", "hypothesis")
@@ -210,12 +210,13 @@ class _Job:
 
 
 def _entities(scenario: Scenario, policy: Scheduler, seed: int) -> tuple[str, ...]:
-    """The calls PCT gives priorities to: the scenario's, or for a loop scenario (whose model decides its
-    calls during the run) those its model emits in the schedule closest to model order; calls a run
-    emits beyond them get the lowest priority."""
-    if scenario.agent is None:
-        return tuple(c.id for c in scenario.calls)
-    return tuple(c.id for c in run(scenario, policy, seed, chooser=Tape()).scenario.calls)
+    """The entities PCT gives priorities to: the calls of the schedule closest to model order (the
+    scenario's, or for a loop scenario those its model emits), and the threads a thread-bridged
+    executor runs in it (`@thread:NNN`, whose switches are choices too); entities a run brings
+    beyond them get the lowest priority."""
+    result = run(scenario, policy, seed, chooser=Tape())
+    threads = [entry for entry in dict.fromkeys(result.tape or ()) if entry.startswith(THREAD_PREFIX)]
+    return (*(c.id for c in result.scenario.calls), *threads)
 
 
 def execute_plan(job: _Job, policy: Scheduler, plan: RunPlan) -> tuple[RunResult, tuple[str, ...]]:
@@ -304,7 +305,9 @@ def _planned(exploration: Exploration, scenario: Scenario, scheduler: str | Sche
     pct_runs = [p for p in todo[:done] if p.mode == "pct"]
     if strategy == "pct":
         per_run = pct_module.bound(len(calls) + 1, horizon, depth)
-        exploration.bound = {"depth": depth, "calls": len(calls), "entities": len(calls) + 1, "horizon": horizon,
+        threads = sum(1 for entity in calls if entity.startswith(THREAD_PREFIX))
+        exploration.bound = {"depth": depth, "calls": len(calls) - threads, "threads": threads,
+                             "entities": len(calls) + 1, "horizon": horizon,
                              "max_steps_seen": max_steps, "per_run": per_run,
                              "miss_probability": pct_module.miss_bound(per_run, done)}
     exploration.scope = scope.planned_scope(

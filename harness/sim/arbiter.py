@@ -43,6 +43,8 @@ from harness.sim.kernel import Kernel
 
 #: The enabled-set entry that lets virtual time run to the next pending timer.
 TIME = "@time"
+#: Entries of threads a thread bridge runs (`@thread:001`): a switch to one is a choice like a step.
+THREAD_PREFIX = "@thread:"
 #: Prefixes of the tape entries for a decided fault: injected, or not.
 FAULT = "@fault:"
 NO_FAULT = "@ok:"

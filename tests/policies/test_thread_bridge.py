@@ -270,6 +270,15 @@ def test_exhaustive_search_orders_thread_switches_and_the_tape_replays() -> None
     assert again.fingerprint == found.result.fingerprint
 
 
+def test_pct_gives_threads_priorities_and_finds_the_switch_that_matters() -> None:
+    # Before: only calls and time had priorities, threads ran in creation order, and 60 PCT runs missed it.
+    found = explore(find_scenario("edit-then-test"), from_threads(lock_arrival), "pct", runs=20, seed=1,
+                    shrink=False, depth=2)
+    assert found.found is not None and found.found.label == "stale-read"
+    assert found.bound is not None
+    assert (found.bound["calls"], found.bound["threads"], found.bound["entities"]) == (2, 3, 6)  # and time
+
+
 # -- no real thread outlives a run --------------------------------------------------------------
 
 

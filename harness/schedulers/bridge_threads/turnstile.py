@@ -19,6 +19,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from harness.sim.arbiter import THREAD_PREFIX
+
 #: The real primitives, captured before any patch, for the bridge's own plumbing.
 _allocate_lock = _thread.allocate_lock
 _get_ident = _thread.get_ident
@@ -77,7 +79,7 @@ class BridgeThread:
     @property
     def entry(self) -> str:
         """The thread's name in an order tape (zero-padded, so tapes sort in creation order)."""
-        return f"@thread:{self.index:03d}"
+        return f"{THREAD_PREFIX}{self.index:03d}"
 
     def _main(self) -> None:
         """Body of the OS thread: wait for the baton, run the target, hand the baton back."""
