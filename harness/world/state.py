@@ -65,7 +65,8 @@ class WorldState:
     def digest(self) -> str:
         # Cached in a list because the dataclass is frozen and hashing a big tree is not free.
         if not self._digest:
-            self._digest.append(hashlib.sha256(canonical_json(self.to_json()).encode("utf-8", "surrogatepass")).hexdigest())
+            encoded = canonical_json(self.to_json()).encode("utf-8", "surrogatepass")
+            self._digest.append(hashlib.sha256(encoded).hexdigest())
         return self._digest[0]
 
 
