@@ -181,6 +181,12 @@ def loads(text: str, file: str = "<reproducer>", path: Path | None = None, *,
     if tape is not None and not (isinstance(tape, list) and all(isinstance(t, str) for t in tape)):
         raise ReproducerError(f"{file}: tape: expected a list of call ids or null")
     _check_trust(data if own_scheduler else {**data, "scheduler": "serial"}, file, trust)
+    world = data["scenario"].get("world")
+    if isinstance(world, dict) and "from_dir" in world:
+        # A reproducer carries its world inline; reading a tree named by a file from elsewhere
+        # would make replay depend on (and read) the replaying machine's disk.
+        raise ReproducerError(f"{file}: scenario.world.from_dir: expected the world's files inline (a reproducer "
+                              "never reads the disk)")
     try:
         scenario = scenario_from_data(data["scenario"], f"{file} (scenario)")
     except ScenarioError as exc:

@@ -43,6 +43,8 @@ def read_tree(root: Path, into: str, *, exclude: tuple[str, ...] = ()) -> Tree:
         top = os.stat(root)
     except OSError as exc:
         raise TreeError(f"{root}: expected a readable directory, got {exc.strerror}") from None
+    except ValueError as exc:  # a NUL byte in the path
+        raise TreeError(f"{root!r}: expected a directory path ({exc})") from None
     if not stat.S_ISDIR(top.st_mode):
         raise TreeError(f"{root}: expected a directory")
     tree = Tree()

@@ -165,7 +165,7 @@ def parse_step(value: Any, field: str, previous_at: float) -> Step:
     if not isinstance(value, Mapping):
         raise ScriptError(field, f"a table with op = one of {', '.join(OPERATIONS)}, got {value!r:.60}")
     op = value.get("op")
-    if op not in OPERATIONS:
+    if not isinstance(op, str) or op not in OPERATIONS:
         raise ScriptError(f"{field}.op", f"one of {', '.join(OPERATIONS)}, got {op!r:.60}")
     required, optional = OPERATIONS[op]
     allowed = {"op", "at", "as", *required, *optional}

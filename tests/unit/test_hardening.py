@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -138,3 +139,22 @@ def test_resuming_a_sweep_skips_finished_cells_and_keeps_every_row(tmp_path: Pat
     rows = sweep(cells, out=out)
     assert [(r["scheduler"], r["seed"]) for r in rows] == sorted((c.scheduler, c.seed) for c in cells)
     assert len(load_finished(out)) == 6 and os.path.getsize(out) > 0
+
+
+@pytest.mark.parametrize(("mutate", "field"), [
+    (lambda d: d["model"]["rules"][2].__setitem__("calls", True), "model.rules[2].calls"),
+    (lambda d: d["tools"].__setitem__("q", {"does": [{"op": []}]}), "tools.q.does[0].op"),
+])
+def test_fuzz_found_shapes_are_load_errors(mutate: Any, field: str) -> None:
+    # Found by tests/fuzz: a table's value of the wrong type reached a set lookup or a loop.
+    import tomllib
+
+    from harness.scenario import ScenarioError, scenario_from_data
+    from harness.scenario.library import builtin_dir
+
+    data = tomllib.loads((builtin_dir() / "unknown-tool-recovery.toml").read_text())
+    data.setdefault("tools", {})
+    mutate(data)
+    with pytest.raises(ScenarioError) as error:
+        scenario_from_data(data, "f.toml")
+    assert str(error.value).startswith(f"f.toml: {field}: expected ")

@@ -73,3 +73,12 @@ def test_replaying_a_fifo_is_refused_instead_of_hanging(tmp_path: Path) -> None:
     os.mkfifo(fifo)
     done = harness("replay", str(fifo))
     assert done.returncode == 2 and "is not a regular file" in done.stderr
+
+
+def test_a_reproducer_never_reads_the_disk(tmp_path: Path) -> None:
+    path = saved(tmp_path)
+    document = json.loads(path.read_text())
+    document["scenario"]["world"]["from_dir"] = "/etc"
+    path.write_text(json.dumps(document))
+    with pytest.raises(ReproducerError, match=r"scenario.world.from_dir: expected the world's files inline"):
+        load(path)
