@@ -117,14 +117,17 @@ def _python(value: Any, field: str) -> PythonModel:
     return PythonModel(spec)
 
 
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def _script(model: Mapping[str, Any], tools: set[str], unknown_tools: set[str]) -> ScriptedModel:
     rules_value = model.get("rules")
     if not isinstance(rules_value, list) or not rules_value:
         raise ModelSpecError("model.rules", "a non-empty array of tables ([[model.rules]]), or model.python")
     # Ids scripted anywhere (for references across rules); a malformed `calls` is named by _rule below.
     scripted = {c.get("id") for r in rules_value if isinstance(r, Mapping)
-                for c in (r.get("calls") if isinstance(r.get("calls"), list) else [])
-                if isinstance(c, Mapping) and isinstance(c.get("id"), str)}
+                for c in _list(r.get("calls")) if isinstance(c, Mapping) and isinstance(c.get("id"), str)}
     rules = tuple(_rule(value, f"model.rules[{i}]", tools, unknown_tools, scripted)
                   for i, value in enumerate(rules_value))
     names = [r.name for r in rules]
