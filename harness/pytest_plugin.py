@@ -1,11 +1,16 @@
 """The pytest plugin (entry point `pytest11`): run `check_scheduler` from your tests with a seed and
-a profile chosen on the command line, and get a reproduce section when it fails.
+a profile chosen on the command line, keep what fails, and get a one-command reproduce section.
 
 Owns the options `--harness-seed=N|last|random`, `--harness-profile=quick|ci|deep` (`dev` is an
-older name of `quick`) and `--harness-report-dir=DIR`, the header line, the `harness` fixture and the
-failure section. The seed defaults to 1 under the `ci` profile (CI=true) and to a fresh random seed
-under `quick`; either way it is printed and remembered, so `--harness-seed=last` reruns the same
-exploration. It never runs anything by itself.
+older name of `quick`), `--harness-report-dir=DIR` and `--harness-no-database`, the header line, the
+`harness` fixture, the failure section and the example database's life cycle under pytest. As
+pytest-randomly does, the seed is chosen once, in the controller: it defaults to 1 under the `ci`
+profile (CI set) and to a fresh random seed under `quick`, is printed in the header, reaches every
+pytest-xdist worker unchanged and is remembered in pytest's cache, so `--harness-seed=last` reruns
+the same exploration (with nothing cached, `last` is a usage error). As Hypothesis does, a test that
+fails with `SchedulerCheckFailed` leaves its verified reproducer in `.harness/examples/` in the
+rootdir; the next run of that test replays it first, before exploring, until it passes; a test that
+passes forgets its entries (`harness.example_db`). It never runs anything by itself.
 
     def test_my_policy(harness):
         harness.check(MyPolicy())       # or harness.check("mypackage.policies:MyPolicy")
@@ -15,24 +20,35 @@ from __future__ import annotations
 
 import os
 import secrets
+from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from harness.example_db import ExampleDatabase, HarnessDatabaseWarning, bound
 from harness.schedulers import Scheduler
 
 _CACHE_KEY = "harness/seed"
+_WORKER_KEY = "harness_seed"
 
 
 @dataclass(frozen=True)
 class HarnessSettings:
+    """The seed, profile and reproducer directory this pytest run gives `check_scheduler`."""
+
     seed: int
     profile: str
     report_dir: Path | None
+    database: ExampleDatabase | None = None
+
+    def __repr__(self) -> str:  # pytest prints the fixture's value above a failure: keep it one short line
+        return f"HarnessSettings(seed={self.seed}, profile={self.profile!r})"
 
     def check(self, scheduler: Scheduler | str, **options: Any) -> None:
+        """`check_scheduler(scheduler, ...)` with this run's seed, profile and report directory."""
+        __tracebackhide__ = True
         from harness.testing import check_scheduler
 
         options.setdefault("seed", self.seed)
@@ -48,6 +64,46 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--harness-profile", default=None, choices=["quick", "dev", "ci", "deep"],
                     help="how hard harness checks look (default: ci when CI is set, else quick)")
     group.addoption("--harness-report-dir", default=None, help="where failing checks save reproducers")
+    group.addoption("--harness-no-database", action="store_true", default=False,
+                    help="neither replay nor keep failures in .harness/examples/ (the local example database)")
+
+
+class _XdistHooks:
+    """Registered only when pytest-xdist is: hands the controller's seed to each worker."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput[_WORKER_KEY] = _settings(self.config).seed
+
+
+@pytest.hookimpl(trylast=True)  # after the cache provider's pytest_configure
+def pytest_configure(config: pytest.Config) -> None:
+    _settings(config)  # a bad --harness-seed is a usage error before anything is collected
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_XdistHooks(config), "harness-xdist")
+
+
+def _seed(config: pytest.Config, profile: str) -> int:
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None and _WORKER_KEY in workerinput:
+        return int(workerinput[_WORKER_KEY])  # an xdist worker: the controller chose it
+    wanted = config.getoption("harness_seed")
+    cache = getattr(config, "cache", None)
+    if wanted == "last":
+        cached = cache.get(_CACHE_KEY, None) if cache is not None else None
+        if isinstance(cached, bool) or not isinstance(cached, int):
+            raise pytest.UsageError("--harness-seed=last: no previous harness seed is cached "
+                                    "(run once without it, or pass --harness-seed=N)")
+        return cached
+    if wanted in (None, "random"):
+        # Only the choice of seed is random; every run made from it is deterministic.
+        return 1 if wanted is None and profile == "ci" else secrets.randbelow(2**31)
+    try:
+        return int(wanted)
+    except ValueError:
+        raise pytest.UsageError(f"--harness-seed must be an integer, 'last' or 'random', got {wanted!r}") from None
 
 
 def _settings(config: pytest.Config) -> HarnessSettings:
@@ -56,22 +112,18 @@ def _settings(config: pytest.Config) -> HarnessSettings:
         return cached  # type: ignore[no-any-return]
     profile = config.getoption("harness_profile") or ("ci" if os.environ.get("CI") else "quick")
     profile = "quick" if profile == "dev" else profile
-    wanted = config.getoption("harness_seed")
+    seed = _seed(config, profile)
     cache = getattr(config, "cache", None)
-    if wanted == "last":
-        seed = int(cache.get(_CACHE_KEY, 1)) if cache is not None else 1
-    elif wanted in (None, "random"):
-        # Only the choice of seed is random; every run made from it is deterministic.
-        seed = 1 if wanted is None and profile == "ci" else secrets.randbelow(2**31)
-    else:
-        try:
-            seed = int(wanted)
-        except ValueError:
-            raise pytest.UsageError(f"--harness-seed must be an integer, 'last' or 'random', got {wanted!r}") from None
-    if cache is not None:
+    if cache is not None and not hasattr(config, "workerinput"):
         cache.set(_CACHE_KEY, seed)
     directory = config.getoption("harness_report_dir")
-    settings = HarnessSettings(seed, profile, Path(directory) if directory else None)
+    database = None
+    if not config.getoption("harness_no_database"):
+        try:
+            database = ExampleDatabase.in_rootdir(config.rootpath)
+        except ValueError as exc:
+            config.issue_config_time_warning(HarnessDatabaseWarning(str(exc)), stacklevel=2)
+    settings = HarnessSettings(seed, profile, Path(directory) if directory else None, database)
     config._harness_settings = settings  # type: ignore[attr-defined]
     return settings
 
@@ -79,7 +131,11 @@ def _settings(config: pytest.Config) -> HarnessSettings:
 def pytest_report_header(config: pytest.Config) -> str:
     settings = _settings(config)
     where = f", reproducers in {settings.report_dir}" if settings.report_dir else ""
-    return f"harness: seed {settings.seed}, profile {settings.profile}{where} (rerun with --harness-seed=last)"
+    line = f"harness: seed {settings.seed}, profile {settings.profile}{where} (rerun with --harness-seed=last)"
+    stored = settings.database.count() if settings.database is not None else 0
+    if stored:
+        line += f"; {stored} stored failure{'s' if stored != 1 else ''} in .harness/ replayed first"
+    return line
 
 
 @pytest.fixture
@@ -89,16 +145,27 @@ def harness(request: pytest.FixtureRequest) -> HarnessSettings:
 
 
 @pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    """While the test runs, `check_scheduler` replays the test's stored failures first."""
+    with bound(_settings(item.config).database, item.nodeid):
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     report = yield
+    if call.when != "call":
+        return report
+    from harness import __version__
     from harness.testing import SchedulerCheckFailed
 
-    if call.excinfo is not None and isinstance(call.excinfo.value, SchedulerCheckFailed):
-        settings = _settings(item.config)
-        lines = [f"seed {settings.seed}, profile {settings.profile}",
-                 f"rerun this test: pytest {item.nodeid} --harness-seed={settings.seed} "
-                 f"--harness-profile={settings.profile}"]
-        if call.excinfo.value.replay_command is not None:
-            lines.append(f"replay the failing run: {call.excinfo.value.replay_command}")
-        report.sections.append(("harness reproduce", "\n".join(lines)))
+    settings = _settings(item.config)
+    failure = call.excinfo.value if call.excinfo is not None else None
+    if isinstance(failure, SchedulerCheckFailed):
+        if settings.database is not None and failure.example is not None:
+            settings.database.save(item.nodeid, failure.example, version=__version__)
+        report.sections.append(("harness reproduce", f"pytest {item.nodeid} --harness-seed={settings.seed} "
+                                                     f"--harness-profile={settings.profile}"))
+    elif report.passed and settings.database is not None:
+        settings.database.clear(item.nodeid)
     return report

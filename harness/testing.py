@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from random import Random
+from typing import TYPE_CHECKING
 
 from harness.explore.engine import Finding, explore, first_violation
 from harness.explore.pct import PCT
@@ -37,6 +38,9 @@ from harness.scenario import Scenario, find_scenario, load_scenario
 from harness.schedulers import Scheduler, get_scheduler
 from harness.sim.arbiter import TIME
 from harness.world import World
+
+if TYPE_CHECKING:
+    from harness.replay import Reproducer
 
 
 @dataclass(frozen=True)
@@ -90,6 +94,9 @@ class SchedulerCheckFailed(AssertionError):
         self.finding, self.reproducer = finding, reproducer
         #: `harness replay FILE --trust-module ...`: the command that replays the saved reproducer.
         self.replay_command = replay_command
+        #: The verified reproducer the pytest plugin keeps in its example database (None when the
+        #: failure does not replay); its scheduler is the name given, or the instance's class.
+        self.example: Reproducer | None = None
 
 
 def check_scheduler(scheduler: Scheduler | str, *, scenarios: Sequence[str | Path | Scenario] | None = None,
@@ -104,7 +111,11 @@ def check_scheduler(scheduler: Scheduler | str, *, scenarios: Sequence[str | Pat
     values). A failure is always replayed in this process before it is reported; `report_dir` saves
     its reproducer and `check_determinism` also replays it in a fresh process under another
     PYTHONHASHSEED — both only for a scheduler given by name, the only kind a file can name.
+
+    Under pytest (with the harness plugin) the failures a test failed with before are replayed first,
+    before anything is explored, until they pass (see `harness.example_db`).
     """
+    __tracebackhide__ = True  # pytest: the message, not this function's source, comes first
     name = ALIASES.get(profile, profile)
     if name not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; valid: {', '.join(PROFILES)}")
@@ -112,6 +123,7 @@ def check_scheduler(scheduler: Scheduler | str, *, scenarios: Sequence[str | Pat
     spec = scheduler if isinstance(scheduler, str) else None
     policy = get_scheduler(scheduler) if isinstance(scheduler, str) else scheduler
     chosen = [*(scenarios if scenarios is not None else DEFAULT_SCENARIOS), *extra_scenarios]
+    _replay_stored(policy, spec, [_scenario(item) for item in chosen], generated, report_dir, check_determinism)
     for item in chosen:
         scenario = _scenario(item)
         exploration = explore(scenario, spec or policy, "auto", runs=settings.runs, seed=seed,
@@ -178,8 +190,53 @@ def _generated(policy: Scheduler, examples: int, seed: int) -> Finding | None:
     return Finding(*found, result, 0, (), "hypothesis")
 
 
+def _identity(policy: Scheduler, spec: str | None) -> str:
+    """What the example database files a failure under: the name given, or the instance's class."""
+    return spec or f"{type(policy).__module__}:{type(policy).__qualname__}"
+
+
+def _replay_stored(policy: Scheduler, spec: str | None, scenarios: list[Scenario], generated: bool,
+                   report_dir: Path | str | None, check_determinism: bool) -> None:
+    """Replay the running test's stored failures of this scheduler on these scenarios, first: one that
+    still fails is reported (its entry rewritten if the run changed), one that passes is forgotten."""
+    __tracebackhide__ = True
+    from harness import __version__, example_db
+    from harness.replay import reproducer_of
+    from harness.scenario.model_load import agent_modules
+
+    active = example_db.active()
+    if active is None:
+        return
+    database, key = active
+    names = {scenario.name for scenario in scenarios} | ({"generated"} if generated else set())
+    trust = tuple(dict.fromkeys(module for scenario in scenarios for module in [
+        *scenario.tools_modules,
+        *(module for _, module in (agent_modules(scenario.agent.data, scenario.agent.loop)
+                                   if scenario.agent is not None else []))]))
+    identity = _identity(policy, spec)
+    for entry in database.entries(key, trust):
+        stored = entry.reproducer
+        if stored.scheduler != identity or stored.scenario.name not in names:
+            continue
+        result = stored.run(policy)
+        found = first_violation(result)
+        if found is None:
+            database.delete(entry.path)
+            continue
+        finding = Finding(*found, result, 0, (), f"the example database ({entry.path.name}, replayed first)")
+        path = entry.path
+        if result.fingerprint != stored.fingerprint:
+            database.delete(entry.path)
+            path = database.save(key, reproducer_of(result, identity, finding.label, finding.oracle, stored.found_by),
+                                 version=__version__)
+        if path.is_relative_to(Path.cwd()):
+            path = path.relative_to(Path.cwd())
+        _fail_on(finding, "", spec, report_dir, check_determinism, policy, stored=path)
+
+
 def _fail_on(finding: Finding | None, command: str, spec: str | None, report_dir: Path | str | None,
-             check_determinism: bool, policy: Scheduler) -> None:
+             check_determinism: bool, policy: Scheduler, stored: Path | None = None) -> None:
+    __tracebackhide__ = True
     if finding is None:
         return
     from harness import __version__
@@ -204,6 +261,8 @@ def _fail_on(finding: Finding | None, command: str, spec: str | None, report_dir
         head,
         f"  {finding.message}",
         f"  why: {explain_witness(finding.label, finding.witness, result, finding.message)}",
+    ]
+    details = [
         f"  witness: {json.dumps(finding.witness, sort_keys=True, default=str)}",
         f"  calls: {calls}",
         f"  seed {result.seed}" + (f", order tape {list(result.tape)}" if result.tape is not None else "")
@@ -211,14 +270,22 @@ def _fail_on(finding: Finding | None, command: str, spec: str | None, report_dir
         + (f", swarm faults: {', '.join(finding.swarm)}" if finding.swarm else ""),
     ]
     replay_command = dataclasses.replace(reproducer, path=path).command if path is not None else None
+    if replay_command is None and stored is not None and spec is not None and selfcheck.ok:
+        replay_command = dataclasses.replace(reproducer, path=stored).command
     if replay_command is not None:
         lines.append(f"  reproduce: {replay_command}")
     if spec is None and (report_dir is not None or check_determinism):
         lines.append("  (no reproducer saved and no fresh-process replay: name the scheduler as module:attr)")
+    elif stored is not None and replay_command is not None:
+        pass  # the stored failure's file is its reproducer
     elif command and selfcheck.ok:
         lines.append(f"  reproduce: {command}")
     elif selfcheck.ok:
         tape = f", chooser=Tape({list(result.tape)!r})" if result.tape is not None else ""
         lines.append(f"  reproduce: harness.run(<scenario>, <your scheduler>, seed={result.seed}{tape}) "
                      "(name the scheduler as module:attr to get a command line)")
-    raise SchedulerCheckFailed("\n".join(lines), finding, path, replay_command)
+    # What and why, then how to reproduce it, then the details: pytest shows the top first.
+    failure = SchedulerCheckFailed("\n".join([*lines, *details]), finding, path, replay_command)
+    if selfcheck.ok:
+        failure.example = dataclasses.replace(reproducer, scheduler=_identity(policy, spec), path=None)
+    raise failure

@@ -1,8 +1,10 @@
-"""The pytest plugin, driven through pytester."""
+"""The pytest plugin, driven through pytester: the seed (header, `last`, xdist workers), the failure
+message first, the one-command reproduce section and the local example database (`.harness/`)."""
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +16,23 @@ def test_parallel(harness):
     harness.check("parallel", scenarios=["config-clobber"], generated=False, swarm=False)
 """
 
+#: A failing `check_scheduler` called directly (not through the fixture).
+DIRECT = """
+from harness.testing import check_scheduler
+
+def test_parallel(harness):
+    check_scheduler("parallel", scenarios=["config-clobber"], generated=False, swarm=False,
+                    seed=harness.seed, profile="quick")
+"""
+
+FIXED = DIRECT.replace('"parallel"', '"serial"')
+
+
+def _section(lines: list[str], title: str) -> list[str]:
+    start = next(i for i, line in enumerate(lines) if title in line)
+    end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith(("___", "---", "===")))
+    return lines[start + 1:end]
+
 
 def test_header_failure_section_and_reproducer(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_policies=TESTS)
@@ -24,12 +43,106 @@ def test_header_failure_section_and_reproducer(pytester: pytest.Pytester) -> Non
     result.stdout.fnmatch_lines([
         "harness: seed 7, profile quick, reproducers in *",
         "*serializability violated on scenario 'config-clobber': lost-update*",
+        "*reproduce: harness replay *repro*.json*",
         "*harness reproduce*",
-        "seed 7, profile quick",
-        "rerun this test: pytest test_policies.py::test_parallel --harness-seed=7 --harness-profile=quick",
-        "replay the failing run: harness replay *repro*.json",
+        "pytest test_policies.py::test_parallel --harness-seed=7 --harness-profile=quick",
     ])
     assert list(report_dir.glob("*.json"))
+
+
+def test_the_reproduce_section_is_one_command(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_policies=TESTS)
+    result = pytester.runpytest("--harness-seed=7", "--harness-profile=quick")
+    assert _section(result.outlines, "harness reproduce") == [
+        "pytest test_policies.py::test_parallel --harness-seed=7 --harness-profile=quick"]
+
+
+@pytest.mark.parametrize("source", [TESTS, DIRECT], ids=["fixture", "check_scheduler"])
+def test_the_explanation_and_the_command_come_first(pytester: pytest.Pytester, source: str) -> None:
+    """No harness source above the message: the failure's first 15 lines say why and how to reproduce."""
+    pytester.makepyfile(test_policies=source)
+    result = pytester.runpytest("--harness-seed=7", "--harness-profile=quick")
+    lines = result.outlines
+    title = next(i for i, line in enumerate(lines) if re.fullmatch(r"_+ test_parallel _+", line))
+    first = "\n".join(lines[title:title + 15])
+    assert re.search(r"why: raise-\w+ read /repo/config.yaml", first)
+    assert "reproduce: harness explore config-clobber --scheduler parallel" in first
+    assert "harness/testing.py" not in result.stdout.str() and "def check_scheduler" not in result.stdout.str()
+    quiet = pytester.runpytest("-q", "--harness-seed=7", "--harness-profile=quick", "--harness-no-database")
+    assert "why: " in "\n".join(quiet.outlines[:15]) and "reproduce: " in "\n".join(quiet.outlines[:15])
+
+
+def test_a_second_run_replays_the_stored_failure_first(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_policies=DIRECT)
+    first = pytester.runpytest("--harness-seed=7", "--harness-profile=quick")
+    first.assert_outcomes(failed=1)
+    stored = list((pytester.path / ".harness" / "examples").glob("*/*.json"))
+    assert len(stored) == 1 and stored[0].name.startswith("config-clobber--lost-update--")
+    # A plain second run (another random seed): the stored failure, from seed 7, is what fails,
+    # so it ran before the exploration, which would have failed with the new seed.
+    again = pytester.runpytest("--harness-profile=quick")
+    again.assert_outcomes(failed=1)
+    out = again.stdout.str()
+    seed = re.search(r"harness: seed (\d+)", out)
+    assert seed is not None and seed.group(1) != "7"
+    again.stdout.fnmatch_lines([
+        "harness: seed *, profile quick *; 1 stored failure in .harness/ replayed first",
+        "*test_policies.py F*",
+        "*serializability violated on scenario 'config-clobber': lost-update",
+        "*reproduce: harness replay .harness/examples/*/config-clobber--lost-update--*.json",
+        "*seed 7, found by the example database (config-clobber--lost-update--*.json, replayed first)",
+    ])
+    # Fixed: the stored failure passes, is forgotten, and the run is green.
+    pytester.makepyfile(test_policies=FIXED)
+    fixed = pytester.runpytest("--harness-profile=quick")
+    fixed.assert_outcomes(passed=1)
+    assert "stored failure" in fixed.stdout.str()
+    assert not list((pytester.path / ".harness" / "examples").glob("*/*.json"))
+    assert "stored failure" not in pytester.runpytest("--harness-profile=quick").stdout.str()
+
+
+def test_a_stored_failure_replays_through_harness_replay(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_policies=DIRECT)
+    pytester.runpytest("--harness-seed=7", "--harness-profile=quick")
+    from harness.replay import load, replay
+
+    (stored,) = (pytester.path / ".harness" / "examples").glob("*/*.json")
+    assert replay(load(stored)).identical
+    assert (stored.parent / "test").read_text() == "test_policies.py::test_parallel\n"
+
+
+def test_a_corrupted_entry_is_ignored_with_a_warning(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_policies=DIRECT)
+    pytester.runpytest("--harness-seed=7", "--harness-profile=quick")
+    (stored,) = (pytester.path / ".harness" / "examples").glob("*/*.json")
+    stored.write_text("{not json")
+    result = pytester.runpytest("--harness-seed=7", "--harness-profile=quick")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*seed 7, found by random*",
+                                 "*HarnessDatabaseWarning: ignoring the stored failure *config-clobber*.json: "
+                                 "(syntax): expected JSON*; delete it to silence this"])
+
+
+def test_the_database_never_leaves_the_rootdir(pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory
+                                               ) -> None:
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    (pytester.path / ".harness").symlink_to(elsewhere, target_is_directory=True)
+    pytester.makepyfile(test_policies=DIRECT)
+    result = pytester.runpytest("--harness-seed=7", "--harness-profile=quick")
+    result.assert_outcomes(failed=1)
+    assert not any(elsewhere.rglob("*"))
+    assert "resolves outside the rootdir" in result.stdout.str() + result.stderr.str()
+
+
+def test_no_database_option(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_policies=DIRECT)
+    pytester.runpytest("--harness-seed=7", "--harness-profile=quick", "--harness-no-database")
+    assert not (pytester.path / ".harness").exists()
+
+
+def test_gitignore_keeps_the_database_out_of_the_repository() -> None:
+    root = Path(__file__).resolve().parents[2]
+    assert ".harness/" in (root / ".gitignore").read_text().splitlines()
 
 
 def test_seed_last_reuses_the_previous_seed(pytester: pytest.Pytester) -> None:
@@ -39,6 +152,36 @@ def test_seed_last_reuses_the_previous_seed(pytester: pytest.Pytester) -> None:
     assert seed is not None
     again = pytester.runpytest("--harness-seed=last", "-s")
     again.stdout.fnmatch_lines([f"harness: seed {seed.group(1)}, profile *", f"*SEED {seed.group(1)}*"])
+
+
+def test_seed_last_without_a_cached_seed_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_x="def test_x(harness):\n    pass\n")
+    result = pytester.runpytest("--harness-seed=last")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--harness-seed=last: no previous harness seed is cached*"])
+    disabled = pytester.runpytest("--harness-seed=last", "-p", "no:cacheprovider")
+    assert disabled.ret == pytest.ExitCode.USAGE_ERROR
+
+
+def test_xdist_workers_get_the_controllers_seed(pytester: pytest.Pytester) -> None:
+    pytest.importorskip("xdist")
+    pytester.makepyfile(test_seeds="""
+import os
+import pytest
+
+@pytest.mark.parametrize("n", range(6))
+def test_seed(harness, n, request):
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    (request.config.rootpath / f"seed-{n}-{worker}").write_text(str(harness.seed))
+""")
+    result = pytester.runpytest("-n", "2", "--harness-seed=random")
+    result.assert_outcomes(passed=6)
+    header = re.search(r"harness: seed (\d+)", result.stdout.str())
+    assert header is not None
+    written = list(pytester.path.glob("seed-*-gw*"))
+    assert len(written) == 6
+    assert {path.read_text() for path in written} == {header.group(1)}
+    assert len({path.name.rsplit("-", 1)[1] for path in written}) == 2
 
 
 def test_ci_profile_defaults_to_a_fixed_seed(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
