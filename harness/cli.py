@@ -393,9 +393,9 @@ def sweep_command(scenario_list: str, scheduler_list: str, runs: int, seed_start
 @click.option("--keep-going", is_flag=True, help="Do not stop at the first violation (one finding per label).")
 @click.option("--label", "labels", multiple=True,
               help="Only violations with this label count (repeatable), e.g. --label duplicate-effect.")
-@click.option("--save-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("fixtures/regressions"),
-              callback=_directory_option,
-              show_default=True, help="Where the shrunk reproducer is written.")
+@click.option("--save-dir", type=click.Path(file_okay=False, path_type=Path), default=Path(".harness/reproducers"),
+              callback=_directory_option, show_default=True,
+              help="Where the shrunk reproducer is written (default: under .harness/ in the current directory).")
 @click.option("--no-save", is_flag=True, help="Do not write a reproducer.")
 @click.option("--check-determinism", is_flag=True,
               help="Also replay the reproducer in a fresh process under another PYTHONHASHSEED before saving.")
@@ -607,9 +607,11 @@ def replay_command(file: Path, out: Path | None, fmt: str, trust: tuple[str, ...
 @click.option("--schedulers", "scheduler_list", default="all", show_default=True,
               help="Comma-separated scheduler names, or all.")
 @click.option("--seed", type=int, default=1, show_default=True)
-@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["table", "markdown", "json"]), default="table", show_default=True,
+              help="table: fits the terminal (split by scheduler if need be); markdown: the README's table.")
+@click.option("--markdown", "markdown", is_flag=True, help="Same as --format markdown.")
 @_guarded
-def matrix_command(scenario_list: str, scheduler_list: str, seed: int, fmt: str) -> None:
+def matrix_command(scenario_list: str, scheduler_list: str, seed: int, fmt: str, markdown: bool) -> None:
     """Run every scenario under every scheduler once: verdict and makespan per cell."""
     from harness.report import matrix
     from harness.report.run_json import dumps
@@ -622,8 +624,13 @@ def matrix_command(scenario_list: str, scheduler_list: str, seed: int, fmt: str)
     cells = matrix.compute(scenarios, schedulers, seed)
     if fmt == "json":
         click.echo(dumps(matrix.to_json(cells, seed)))
-    else:
+    elif markdown or fmt == "markdown":
         click.echo(matrix.to_markdown(cells, scenarios, schedulers, seed), nl=False)
+    else:
+        # A pipe has no width; 120 columns keeps the tables readable in CI logs.
+        console = Console(highlight=False, markup=False, width=None if sys.stdout.isatty() else 120)
+        for table in matrix.to_tables(cells, scenarios, schedulers, seed, console.width):
+            console.print(table)
 
 
 @main.command("run")

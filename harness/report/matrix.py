@@ -1,20 +1,24 @@
 """The scenario × scheduler matrix: for each cell, the verdict (pass or the violation labels) and the
 makespan of one seeded run.
 
-Owns computing the matrix and rendering it as Markdown, text or JSON; the README's policy table is
-its Markdown output (`harness matrix --format markdown`). It never interprets a label.
+Owns computing the matrix and rendering it as terminal tables (split by scheduler so each fits the
+width), Markdown or JSON; the README's policy table is its Markdown output (`harness matrix
+--markdown`). It never interprets a label.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.oracles import check
 from harness.run import run
 from harness.scenario import find_scenario
 from harness.schedulers import get_scheduler
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,3 +62,45 @@ def to_markdown(cells: Sequence[Cell], scenarios: Sequence[str], schedulers: Seq
 def to_json(cells: Sequence[Cell], seed: int) -> dict[str, Any]:
     return {"seed": seed, "cells": [{"scenario": c.scenario, "scheduler": c.scheduler, "makespan_ms": c.makespan_ms,
                                      "passed": c.passed, "labels": list(c.labels)} for c in cells]}
+
+
+#: A cell wider than this wraps (several labels); the column stays this wide.
+MAX_CELL = 22
+
+
+def to_tables(cells: Sequence[Cell], scenarios: Sequence[str], schedulers: Sequence[str], seed: int,
+              width: int) -> list[Table]:
+    """Rich tables of the matrix, each at most `width` columns wide: as many schedulers per table as
+    fit beside the scenario column (at least one), violations in bold red."""
+    from rich.table import Table
+    from rich.text import Text
+
+    by_key = {(c.scenario, c.scheduler): c for c in cells}
+    first = max([len(f"scenario (seed {seed})"), *(len(s) for s in scenarios)])
+
+    def column(scheduler: str) -> int:
+        longest = max([len(scheduler), *(len(by_key[(s, scheduler)].text()) for s in scenarios)])
+        return min(longest, max(MAX_CELL, len(scheduler)))
+
+    groups: list[list[str]] = [[]]
+    used = first + 4  # borders and padding of the scenario column
+    for scheduler in schedulers:
+        needed = column(scheduler) + 3
+        if groups[-1] and used + needed > width:
+            groups.append([])
+            used = first + 4
+        groups[-1].append(scheduler)
+        used += needed
+    tables = []
+    for number, group in enumerate(groups, 1):
+        part = f" ({number}/{len(groups)})" if len(groups) > 1 else ""
+        table = Table(title=f"verdict and makespan (virtual ms) per cell{part}", title_justify="left")
+        table.add_column(Text(f"scenario (seed {seed})"), no_wrap=True, min_width=first)
+        for scheduler in group:
+            table.add_column(Text(scheduler), max_width=column(scheduler), no_wrap=False)
+        for scenario in scenarios:
+            row = [by_key[(scenario, s)] for s in group]
+            # Text, never markup: a scenario name is user data.
+            table.add_row(Text(scenario), *(Text(c.text(), style="" if c.passed else "bold red") for c in row))
+        tables.append(table)
+    return tables

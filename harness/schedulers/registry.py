@@ -7,6 +7,7 @@ scheduler.
 from __future__ import annotations
 
 import importlib
+import inspect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -73,6 +74,16 @@ def get_scheduler(name: str) -> Scheduler:
     raise UnknownSchedulerError(name, scheduler_names())
 
 
+def _required_arguments(function: Callable[..., Any]) -> list[str]:
+    """The positional parameters `function` cannot be called without (none if it has no signature)."""
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return [p.name for p in parameters if p.kind in positional and p.default is inspect.Parameter.empty]
+
+
 _DOTTED = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
 _SPEC = re.compile(f"{_DOTTED}:{_DOTTED}")
 
@@ -89,6 +100,13 @@ def _import_scheduler(spec: str) -> Scheduler:
         raise UnknownSchedulerError(spec, scheduler_names(),
                                     f"cannot load {spec!r} ({type(exc).__name__}: {exc})") from None
     if isinstance(target, type) or (callable(target) and not hasattr(target, "name")):
+        needed = _required_arguments(target) if inspect.isroutine(target) else []
+        if needed:
+            raise UnknownSchedulerError(spec, scheduler_names(), (
+                f"{spec!r} is a function of ({', '.join(needed)}), not a scheduler or a factory of one: a gate "
+                "(tool_calls -> bool) or a planner (tool_calls -> segments) must be wrapped first, e.g. "
+                f"`my_policy = from_gate({attribute.rpartition('.')[2]})` or from_plan(...) "
+                f"(from harness.schedulers import from_gate, from_plan), then --scheduler {module_name}:my_policy"))
         try:
             target = target()
         except (Exception, SystemExit) as exc:  # sys:exit must not end the harness with exit 0
