@@ -14,12 +14,10 @@ import dataclasses
 import json
 import math
 import os
-import signal
 import sys
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import replace
-from functools import wraps
+from functools import partial, wraps
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -31,7 +29,15 @@ from harness.agent.options import loop_option, with_loop
 from harness.exitcodes import ExitCode
 from harness.oracles.verdict import Verdict
 from harness.replay import ReproducerError
-from harness.run import RunResult, WallClockExceeded, run
+from harness.run import (
+    RunResult,
+    WallClockExceeded,
+    run,
+    wall_clock_watchdog,
+    wall_limit_per_run,
+    watched_build,
+    watching_user_interrupts,
+)
 from harness.scenario import Scenario, ScenarioError, UnknownScenarioError, find_scenario, scenario_names
 from harness.schedulers import BUILTIN_SCHEDULERS, UnknownSchedulerError, get_scheduler
 from harness.transcripts.command import import_command
@@ -46,10 +52,16 @@ def _guarded(command: F) -> F:
         try:
             return command(*args, **kwargs)
         except (UnknownScenarioError, UnknownSchedulerError, ScenarioError, ReproducerError) as exc:
+            if isinstance(exc.__context__, WallClockExceeded):  # "cannot build": its constructor spun
+                click.echo(f"harness: hang: {exc.__context__}", err=True)
+                sys.exit(ExitCode.LIVENESS_VIOLATION)
             click.echo(f"harness: {exc}", err=True)
             sys.exit(ExitCode.USAGE_ERROR)
-        except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt):
+        except (click.exceptions.Exit, click.ClickException, SystemExit):
             raise
+        except KeyboardInterrupt:  # the user's Ctrl-C (a scheduler's own is its scheduler-error, exit 4)
+            click.echo("harness: interrupted", err=True)
+            sys.exit(ExitCode.INTERRUPTED)
         except BrokenPipeError:  # the reader went away (`harness list scenarios | head -1`)
             _quiet_exit()
         except WallClockExceeded as exc:  # outside a run (oracles, reorder runs, a constructor): still a hang
@@ -77,6 +89,15 @@ def _seconds(value: float) -> float:
     if not math.isfinite(value) or value < 0 or 0 < value < 0.001 or value > 86400:
         raise click.BadParameter(f"{value!r} is not a number of seconds between 0.001 and 86400 (0: no limit)")
     return value
+
+
+def wall_timeout_option(command: F) -> F:
+    """`--wall-timeout S`: real seconds each run (and the scheduler's construction) may take before the
+    scheduler is declared hung: a Python loop that never yields is stopped, reported as a hang, exit 3."""
+    return click.option("--wall-timeout", type=float, default=60.0, show_default=True,
+                        callback=lambda c, p, v: _seconds(v),
+                        help="Real seconds each run may take before the scheduler is declared hung (0: no limit)."
+                        )(command)
 
 
 #: More runs than this in one command is a typo, not a plan (cells are listed up front).
@@ -158,8 +179,11 @@ def _internal(exc: Exception) -> None:
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="harness")
-def main() -> None:
+@click.pass_context
+def main(ctx: click.Context) -> None:
     """Deterministic simulation and chaos testing for schedulers of LLM tool-call batches."""
+    # A KeyboardInterrupt a scheduler raises is its scheduler-error; a real Ctrl-C still stops us.
+    ctx.with_resource(watching_user_interrupts())
 
 
 main.add_command(import_command)
@@ -276,9 +300,10 @@ def _progress(description: str) -> Iterator[Callable[[int, int], None]]:
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None, callback=_directory_option,
               help="Write summary.json, results.csv, plots and index.html here.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@wall_timeout_option
 @_guarded
 def compare_command(scenario: str | None, scenario_list: str | None, scheduler_list: str, runs: int,
-                    seed_start: int, processes: int, out: Path | None, fmt: str) -> None:
+                    seed_start: int, processes: int, out: Path | None, fmt: str, wall_timeout: float) -> None:
     """Compare schedulers on the same seeds: makespan percentiles, speedup over serial, ratio to
     optimal, violations by label."""
     from harness.report import compare
@@ -294,12 +319,12 @@ def compare_command(scenario: str | None, scenario_list: str | None, scheduler_l
     for name in scenarios:
         find_scenario(name)
     schedulers = _names(scheduler_list, scheduler_names)
-    for name in schedulers:
-        get_scheduler(name)
+    _check_schedulers(schedulers, wall_timeout)
     seeds = list(range(seed_start, seed_start + runs))
     everyone = list(dict.fromkeys([*schedulers, *compare.BASELINES]))
     with _progress("compare") as progress:
-        rows = sweep(grid(scenarios, everyone, seeds), processes=processes, on_progress=progress)
+        rows = sweep(grid(scenarios, everyone, seeds), processes=processes, on_progress=progress,
+                     wall_timeout_s=wall_timeout)
     command = "harness " + " ".join(sys.argv[1:]) if sys.argv[1:] else "harness compare"
     if out is not None:
         summary = compare.write(out, rows, schedulers, command=command, seeds=seeds)
@@ -327,6 +352,13 @@ def compare_command(scenario: str | None, scenario_list: str | None, scheduler_l
         console.print(f"wrote {out}/index.html")
 
 
+def _check_schedulers(names: list[str], wall_timeout: float) -> None:
+    """Build each named scheduler once before any run: an unknown name is a usage error at once, and
+    a constructor that spins is a hang (exit 3) instead of a harness that never answers."""
+    for name in names:
+        watched_build(partial(get_scheduler, name), wall_timeout, f"building the scheduler {name}")
+
+
 def _ratio(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
@@ -343,9 +375,10 @@ def _ratio(value: float | None) -> str:
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               callback=_file_option,
               help="Also write the final table as CSV.")
+@wall_timeout_option
 @_guarded
 def sweep_command(scenario_list: str, scheduler_list: str, runs: int, seed_start: int, processes: int,
-                  out: Path | None, csv_path: Path | None) -> None:
+                  out: Path | None, csv_path: Path | None, wall_timeout: float) -> None:
     """Run many (scenario, scheduler, seed) cells, optionally on a process pool; resumable."""
     from harness.schedulers import scheduler_names
     from harness.sweep import grid, sweep, to_frame
@@ -356,13 +389,12 @@ def sweep_command(scenario_list: str, scheduler_list: str, runs: int, seed_start
     for name in scenarios:
         find_scenario(name)
     schedulers = _names(scheduler_list, scheduler_names)
-    for name in schedulers:
-        get_scheduler(name)
+    _check_schedulers(schedulers, wall_timeout)
     cells = grid(scenarios, schedulers, range(seed_start, seed_start + runs))
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
     with _progress("sweep") as progress:
-        rows = sweep(cells, processes=processes, out=out, on_progress=progress)
+        rows = sweep(cells, processes=processes, out=out, on_progress=progress, wall_timeout_s=wall_timeout)
     frame = to_frame(rows)
     if csv_path is not None:
         csv_path.parent.mkdir(parents=True, exist_ok=True)
@@ -400,6 +432,7 @@ def sweep_command(scenario_list: str, scheduler_list: str, runs: int, seed_start
 @click.option("--check-determinism", is_flag=True,
               help="Also replay the reproducer in a fresh process under another PYTHONHASHSEED before saving.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@wall_timeout_option
 @loop_option
 @execution_options
 @tools_option
@@ -407,7 +440,7 @@ def sweep_command(scenario_list: str, scheduler_list: str, runs: int, seed_start
 def explore_command(scenario: str, scheduler_name: str, strategy: str, runs: int, seed: int, depth: int,
                     swarm: bool, swarm_kinds: str | None, fault_bound: int, processes: int, keep_going: bool,
                     labels: tuple[str, ...], save_dir: Path, no_save: bool, check_determinism: bool, fmt: str,
-                    tools_modules: tuple[str, ...], **execution: Any) -> None:
+                    wall_timeout: float, tools_modules: tuple[str, ...], **execution: Any) -> None:
     """Search for a violation: auto (the default), random latencies, PCT, bounded exhaustive search or
     Hypothesis. Stops at the first violation, shrinks it, checks that it replays and saves a reproducer.
     Every result says what it covered (scope)."""
@@ -420,7 +453,7 @@ def explore_command(scenario: str, scheduler_name: str, strategy: str, runs: int
     found_scenario, tools_args = _find(scenario, tools_modules)
     loaded, extra = _with_execution(found_scenario, execution)
     loaded, extra = with_loop(loaded, loop_name, [*tools_args, *extra])
-    get_scheduler(scheduler_name)
+    _check_schedulers([scheduler_name], wall_timeout)
     from harness.oracles import LABELS
 
     unknown_labels = [label for label in labels if label not in LABELS]
@@ -433,7 +466,8 @@ def explore_command(scenario: str, scheduler_name: str, strategy: str, runs: int
     with _progress(f"explore ({strategy})") as progress:
         exploration = explore(loaded, scheduler_name, strategy, runs=runs, seed=seed, depth=depth, swarm=swarm,
                               keep_going=keep_going, on_progress=progress, swarm_kinds=kinds,
-                              fault_bound=fault_bound, processes=processes, labels=labels or None)
+                              fault_bound=fault_bound, processes=processes, labels=labels or None,
+                              wall_timeout_s=wall_timeout)
     shrunk = exploration.shrunk
     path = None
     selfcheck = None
@@ -443,11 +477,12 @@ def explore_command(scenario: str, scheduler_name: str, strategy: str, runs: int
         reproducer = reproducer_of(shrunk.result, scheduler_name, shrunk.label, shrunk.oracle,
                                    shrunk.found_by or strategy)
         try:
-            if no_save:
-                selfcheck = verify(reproducer, fresh_process=check_determinism)
-            else:
-                path, selfcheck = save_verified(reproducer, save_dir, version=__version__,
-                                                fresh_process=check_determinism)
+            with wall_limit_per_run(wall_timeout):  # the self-check replays it: a run like any other
+                if no_save:
+                    selfcheck = verify(reproducer, fresh_process=check_determinism)
+                else:
+                    path, selfcheck = save_verified(reproducer, save_dir, version=__version__,
+                                                    fresh_process=check_determinism)
         except NotSerializable as exc:
             unsaved = str(exc)
     found = exploration.found
@@ -566,9 +601,10 @@ def _print_exploration(doc: dict[str, Any], found: bool) -> None:
                    "modules. Without it, a reproducer runs built-in schedulers and installed catalogues only.")
 @click.option("--scheduler", "scheduler_name", default=None,
               help="Replay under this scheduler instead of the one the file names (built-in or module:attr).")
+@wall_timeout_option
 @_guarded
 def replay_command(file: Path, out: Path | None, fmt: str, trust: tuple[str, ...],
-                   scheduler_name: str | None) -> None:
+                   scheduler_name: str | None, wall_timeout: float) -> None:
     """Replay a reproducer: the same fingerprint, or the first trace event that differs (exit 5).
 
     A reproducer is data: code it names is imported only with --trust-module (or --scheduler)."""
@@ -578,9 +614,12 @@ def replay_command(file: Path, out: Path | None, fmt: str, trust: tuple[str, ...
 
     if file.exists() and not file.is_file():
         raise click.UsageError(f"{file} is not a regular file")
-    scheduler = get_scheduler(scheduler_name) if scheduler_name is not None else None
-    reproducer = load(file, trust=trust, own_scheduler=scheduler_name is None)
-    outcome = replay(reproducer, scheduler)
+    # One watchdog over building the scheduler and the run: a hang is exit 3, not a divergence (5).
+    with wall_limit_per_run(wall_timeout), wall_clock_watchdog(wall_timeout, f"replaying {file}"):
+        scheduler = watched_build(lambda: get_scheduler(scheduler_name), wall_timeout,
+                                  f"building the scheduler {scheduler_name}") if scheduler_name is not None else None
+        reproducer = load(file, trust=trust, own_scheduler=scheduler_name is None)
+        outcome = replay(reproducer, scheduler)
     result = outcome.result
     verdicts = check(result)
     spec = scheduler_name or reproducer.scheduler
@@ -610,8 +649,10 @@ def replay_command(file: Path, out: Path | None, fmt: str, trust: tuple[str, ...
 @click.option("--format", "fmt", type=click.Choice(["table", "markdown", "json"]), default="table", show_default=True,
               help="table: fits the terminal (split by scheduler if need be); markdown: the README's table.")
 @click.option("--markdown", "markdown", is_flag=True, help="Same as --format markdown.")
+@wall_timeout_option
 @_guarded
-def matrix_command(scenario_list: str, scheduler_list: str, seed: int, fmt: str, markdown: bool) -> None:
+def matrix_command(scenario_list: str, scheduler_list: str, seed: int, fmt: str, markdown: bool,
+                   wall_timeout: float) -> None:
     """Run every scenario under every scheduler once: verdict and makespan per cell."""
     from harness.report import matrix
     from harness.report.run_json import dumps
@@ -619,9 +660,9 @@ def matrix_command(scenario_list: str, scheduler_list: str, seed: int, fmt: str,
 
     scenarios = scenario_names() if scenario_list == "all" else scenario_list.split(",")
     schedulers = scheduler_names() if scheduler_list == "all" else scheduler_list.split(",")
-    for name in schedulers:
-        get_scheduler(name)  # fail fast, with the list of valid names
-    cells = matrix.compute(scenarios, schedulers, seed)
+    _check_schedulers(schedulers, wall_timeout)  # fail fast, with the list of valid names
+    with wall_limit_per_run(wall_timeout):
+        cells = matrix.compute(scenarios, schedulers, seed)
     if fmt == "json":
         click.echo(dumps(matrix.to_json(cells, seed)))
     elif markdown or fmt == "markdown":
@@ -642,8 +683,7 @@ def matrix_command(scenario_list: str, scheduler_list: str, seed: int, fmt: str,
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None, callback=_directory_option,
               help="Write run.json, trace.jsonl, gantt.png, trace.perfetto.json, world_diff.txt and "
                    "index.html into this directory (created if missing).")
-@click.option("--wall-timeout", type=float, default=60.0, show_default=True, callback=lambda c, p, v: _seconds(v),
-              help="Real seconds a run may take before the scheduler is declared hung (0: no limit).")
+@wall_timeout_option
 @click.option("--reorder", type=click.IntRange(min=0), default=0, show_default=True,
               help="Also check reorder invariance over this many runs with jittered latencies.")
 @loop_option
@@ -661,7 +701,8 @@ def run_command(scenario: str, scheduler_name: str, seed: int, fmt: str, out: Pa
     loaded, extra = _with_execution(found_scenario, execution)
     loaded, extra = with_loop(loaded, loop_name, [*tools_args, *extra])
     with wall_clock_watchdog(wall_timeout):
-        scheduler = get_scheduler(scheduler_name)  # a constructor can spin too
+        scheduler = watched_build(partial(get_scheduler, scheduler_name), wall_timeout,  # a constructor can spin too
+                                  f"building the scheduler {scheduler_name}")
         result = run(loaded, scheduler, seed)
         verdicts = check(result)
         if reorder:
@@ -684,29 +725,6 @@ def run_command(scenario: str, scheduler_name: str, seed: int, fmt: str, out: Pa
     if out is not None:
         _write_run(out, result, document, verdicts)
     sys.exit(exit_code(verdicts))
-
-
-@contextlib.contextmanager
-def wall_clock_watchdog(seconds: float) -> Iterator[None]:
-    """Interrupt code under test that spins without yielding to the simulation.
-
-    Virtual-time loops are stopped by the kernel's bounds; only a Python loop that never yields can
-    outrun them, and only a real timer can stop it. Unix main thread only; elsewhere a no-op.
-    """
-    if seconds <= 0 or not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def expire(signum: int, frame: object) -> None:
-        raise WallClockExceeded(f"the run took more than {seconds:g} s of real time (a scheduler that never yields?)")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def _write_run(out: Path, result: RunResult, document: dict[str, Any], verdicts: list[Verdict]) -> None:

@@ -16,3 +16,4 @@ class ExitCode(enum.IntEnum):
     CONTRACT_ERROR = 4  # the scheduler raised, yielded garbage or returned the wrong thing
     NONDETERMINISM = 5
     HARNESS_BUG = 70  # EX_SOFTWARE: a bug in the harness itself
+    INTERRUPTED = 130  # 128 + SIGINT: the user pressed Ctrl-C (never a verdict on the scheduler)

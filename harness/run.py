@@ -9,11 +9,18 @@ is a pure function of (scenario, scheduler, seed, harness version). It never jud
 
 from __future__ import annotations
 
+import contextlib
 import enum
-from collections.abc import Callable, Generator, Sequence
+import signal
+import threading
+import time
+from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Set as AbstractSet
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from types import FrameType
+from typing import Any, TypeVar
 
 import simpy
 
@@ -25,7 +32,7 @@ from harness.scenario.spec import Interrupt, Scenario
 from harness.schedulers.context import END_OF_RUN, Scheduler, SchedulerContext
 from harness.sim.arbiter import Arbiter, Chooser, Decision
 from harness.sim.kernel import Kernel, StopReason
-from harness.sim.trace import TraceEvent, fingerprint
+from harness.sim.trace import TraceEvent, canonical_json, fingerprint
 from harness.sim.trace import sha256 as trace_hash
 from harness.world.state import WorldState
 from harness.world.world import World
@@ -159,8 +166,165 @@ MAX_JITTER = 10.0
 
 
 class WallClockExceeded(Exception):
-    """Raised into a run by an outside watchdog (the CLI's `--wall-timeout`) when the code under test
-    spins without yielding. The simulation itself never reads the wall clock."""
+    """Raised into a run by a real-time watchdog (`wall_clock_watchdog`) when the code under test
+    spins without yielding. The simulation itself never reads the wall clock.
+
+    A run driven under `wall_limit_per_run` that exceeds its limit raises it out of `run()` with the
+    hung run as `result` (None when time ran out outside the run's body), so that a harness driving
+    many runs stops at once instead of spending the limit again on every further run.
+    """
+
+    def __init__(self, message: str, result: RunResult | None = None) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+@contextlib.contextmanager
+def wall_clock_watchdog(seconds: float | None, what: str = "the run") -> Iterator[None]:
+    """Interrupt code under test that spins without yielding to the simulation.
+
+    Virtual-time loops are stopped by the kernel's bounds; only a Python loop that never yields can
+    outrun them, and only a real timer (SIGALRM) can stop it: `WallClockExceeded` is raised wherever
+    the code is when `seconds` have passed. Unix main thread only; elsewhere, or with `seconds` 0 or
+    None, a no-op. It nests: when a timer of someone else's (an outer watchdog, pytest-timeout) is
+    due first, that one is left alone; otherwise it is suspended and re-armed with its remaining time.
+    """
+    if not seconds or seconds <= 0 or not hasattr(signal, "setitimer") \
+            or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    outer_delay, outer_interval = signal.getitimer(signal.ITIMER_REAL)
+    if outer_delay and outer_delay <= seconds:
+        yield  # an outer deadline comes first: its handler decides what happens then
+        return
+
+    def expire(signum: int, frame: FrameType | None) -> None:
+        raise WallClockExceeded(f"{what} took more than {seconds:g} s of real time (a scheduler that never yields?)")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    started = time.monotonic()
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        if outer_delay:  # give the outer timer back what it had left (at least a moment)
+            left = outer_delay - (time.monotonic() - started)
+            signal.setitimer(signal.ITIMER_REAL, max(left, 1e-6), outer_interval)
+
+
+#: Real seconds a run may take under the commands and APIs that drive many runs, unless told otherwise
+#: (`--wall-timeout`, `wall_timeout_s`): far beyond any honest run (milliseconds), short of a CI timeout.
+DEFAULT_WALL_TIMEOUT_S = 60.0
+
+#: Real seconds each `run()` may take, set by `wall_limit_per_run` (0: no per-run watchdog; None: not set).
+_PER_RUN_WALL_S: ContextVar[float | None] = ContextVar("harness_per_run_wall_s", default=None)
+
+
+def resolve_wall_timeout(seconds: float | None) -> float:
+    """An API's `wall_timeout_s`: as given (0: no limit), or for None the limit already in force (an
+    enclosing `wall_limit_per_run`, e.g. `check_scheduler`'s around `explore`), else the default."""
+    if seconds is not None:
+        return seconds
+    current = _PER_RUN_WALL_S.get()
+    return DEFAULT_WALL_TIMEOUT_S if current is None else current
+
+
+@contextlib.contextmanager
+def wall_limit_per_run(seconds: float | None) -> Iterator[None]:
+    """Within this block every `run()` gets its own real-time watchdog of `seconds` (0 or None: none),
+    and a run that exceeds it raises `WallClockExceeded` carrying the hung run instead of returning
+    it. For commands and APIs that drive many runs (explore, sweep, compare, replay,
+    check_scheduler); a single `harness run` reports the hung run itself."""
+    token = _PER_RUN_WALL_S.set(seconds or 0.0)
+    try:
+        yield
+    finally:
+        _PER_RUN_WALL_S.reset(token)
+
+
+_T = TypeVar("_T")
+
+
+def watched_build(build: Callable[[], _T], seconds: float | None, what: str) -> _T:
+    """`build()` (a scheduler's construction) under `wall_clock_watchdog`. A loader that wraps what
+    the constructor raised in an error of its own (`get_scheduler` turns it into "cannot build a
+    scheduler") still gives the hang back: `WallClockExceeded`, never a usage error."""
+    with wall_clock_watchdog(seconds, what):
+        try:
+            return build()
+        except Exception as exc:
+            if isinstance(exc.__context__, WallClockExceeded):
+                raise exc.__context__ from None
+            raise
+
+
+def per_run_limit() -> float:
+    """The real seconds `wall_limit_per_run` gives each run here (0: none), e.g. for watching the
+    construction of the scheduler a run is about to use."""
+    return _PER_RUN_WALL_S.get() or 0.0
+
+
+#: SIGINTs the terminal delivered while `watching_user_interrupts` was active (see `_aborts`).
+_sigints = 0
+_watching = False
+
+
+def _count_sigint(signum: int, frame: FrameType | None) -> None:
+    global _sigints
+    _sigints += 1
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def watching_user_interrupts() -> Iterator[None]:
+    """Tell a real Ctrl-C from a `KeyboardInterrupt` the scheduler's own code raises.
+
+    While active (main thread, and only if Python's default SIGINT handler is in place: a handler of
+    the caller's is never replaced), SIGINT still raises `KeyboardInterrupt` but is also counted. A
+    run treats a `KeyboardInterrupt` as the user's, and lets it stop the harness, when a SIGINT was
+    counted during the run or when it cannot tell (not watching); on another thread, or watching with
+    no SIGINT counted, it is the scheduler's: a `scheduler-error` like any other exception.
+    """
+    global _watching
+    if _watching or threading.current_thread() is not threading.main_thread() \
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield
+        return
+    signal.signal(signal.SIGINT, _count_sigint)
+    _watching = True
+    try:
+        yield
+    finally:
+        _watching = False
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def _aborts(exc: BaseException, mark: int) -> bool:
+    """Whether an exception met while running the scheduler's code must end the harness (a real
+    Ctrl-C, see `watching_user_interrupts`; `mark` is the SIGINT count when the run began) rather than
+    the run. Every other exception, `SystemExit`, `GeneratorExit` and custom `BaseException`s included,
+    is the scheduler's."""
+    if not isinstance(exc, KeyboardInterrupt):
+        return False
+    if threading.current_thread() is not threading.main_thread():
+        return False  # signals are delivered to the main thread only: this one was raised by code
+    return not _watching or _sigints != mark
+
+
+def scheduler_label(scheduler: object) -> tuple[str, str | None]:
+    """The name a scheduler goes by in traces and reports, and what is wrong with its `name` (None if
+    nothing): a `name` that is not a string (or that raises when read) is a contract error, and the
+    run is labelled by the class instead."""
+    fallback = f"<{type(scheduler).__name__}>"
+    try:
+        name = getattr(scheduler, "name", type(scheduler).__name__)
+    except Exception as exc:
+        return fallback, f"reading the scheduler's name raised {_describe(exc)}"
+    if type(name) is not str:
+        return fallback, f"the scheduler's name is {type(name).__name__} {_short(name)}, not a string"
+    return name, None
 
 
 class _Contained(Exception):
@@ -182,9 +346,22 @@ def run(scenario: Scenario, scheduler: Scheduler, seed: int, *, jitter: float = 
         raise ValueError(f"jitter must be a number between 0 and {MAX_JITTER} (a log-scale factor), got {jitter!r}")
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ValueError(f"seed must be an integer, got {seed!r}")
+    limit = _PER_RUN_WALL_S.get()
+    if not limit:
+        return _run(scenario, scheduler, seed, jitter, chooser)
+    what = f"the run of {scenario.name!r} under {scheduler_label(scheduler)[0]}, seed {seed},"
+    with wall_clock_watchdog(limit, what):
+        result = _run(scenario, scheduler, seed, jitter, chooser)
+    if result.wall_clock_exceeded:
+        raise WallClockExceeded(result.error or "real time ran out", result)
+    return result
+
+
+def _run(scenario: Scenario, scheduler: Scheduler, seed: int, jitter: float, chooser: Chooser | None) -> RunResult:
+    mark = _sigints
     kernel = Kernel(seed, scenario.limits)
     world = World.from_state(scenario.world)
-    name = getattr(scheduler, "name", type(scheduler).__name__)
+    name, name_problem = scheduler_label(scheduler)
     kernel.record("run", scenario=scenario.name, scheduler=name, seed=seed, jitter=jitter or None,
                   # Which chooser made the tape is not part of the run: any chooser that makes the same
                   # choices makes the same run, and a reproducer replays it with a plain Tape.
@@ -217,7 +394,7 @@ def run(scenario: Scenario, scheduler: Scheduler, seed: int, *, jitter: float = 
                                process_cwd=scenario.world.cwd, arbiter=arbiter, faults=scenario.faults,
                                rate_windows=rate_windows, args_from=current.args_from, produced=produced)
         contexts.append(ctx)
-        driver = _Driver(scheduler, batch, ctx)
+        driver = _Driver(scheduler, ctx.batch, ctx, mark, name_problem)  # the scheduler's own copy
         start = kernel.now
         kernel.record("batch", index=index, label=batch.label, calls=list(batch.ids))
         process = kernel.env.process(driver.drive())
@@ -228,8 +405,14 @@ def run(scenario: Scenario, scheduler: Scheduler, seed: int, *, jitter: float = 
         except WallClockExceeded as exc:
             stop, driver.status, driver.error = StopReason.DONE, RunStatus.HANG, str(exc)
             wall_clock = True
-        except Exception as exc:  # an event of the scheduler's own failed with nobody waiting
+        except BaseException as exc:  # an event of the scheduler's own failed with nobody waiting
+            if _aborts(exc, mark):
+                raise
             stop, driver.status, driver.error = StopReason.DONE, RunStatus.SCHEDULER_ERROR, _describe(exc)
+        if driver.stop is not None:  # the driver saw the budget spent on resumes SimPy never counts
+            stop = driver.stop
+        if _watching and _sigints != mark:  # a Ctrl-C the scheduler's code caught and swallowed
+            raise KeyboardInterrupt
         if stop is not StopReason.DONE and driver.status is RunStatus.COMPLETED:
             driver.status = RunStatus.HANG
             pending = [h.call.id for h in ctx.handles if not h.triggered]
@@ -262,12 +445,21 @@ def run(scenario: Scenario, scheduler: Scheduler, seed: int, *, jitter: float = 
         try:
             if running:
                 kernel.run_until(kernel.env.all_of(running))
-        except Exception as exc:
+        except WallClockExceeded as exc:
+            status, error, wall_clock = RunStatus.HANG, str(exc), True
+        except BaseException as exc:
+            if _aborts(exc, mark):
+                raise
             status, error = RunStatus.SCHEDULER_ERROR, _describe(exc)
     for hook in session.get(END_OF_RUN, ()):  # a bridge drains what its runtime left (see the context)
         try:
             hook()
-        except Exception as exc:
+        except WallClockExceeded as exc:
+            if not wall_clock:
+                status, error, wall_clock = RunStatus.HANG, str(exc), True
+        except BaseException as exc:
+            if _aborts(exc, mark):
+                raise
             if status is RunStatus.COMPLETED:
                 status, error = RunStatus.SCHEDULER_ERROR, _describe(exc)
     kernel.record("quiesce", makespan=makespan)
@@ -286,21 +478,36 @@ def _failures_of(scenario: Scenario) -> Callable[[ToolCall], FailureModel | None
 
 
 class _Driver:
-    """Runs the user's scheduler generator, checking every yield and the returned value."""
+    """Runs the user's scheduler generator, checking every yield and the returned value.
 
-    def __init__(self, scheduler: Scheduler, batch: Batch, ctx: SchedulerContext) -> None:
+    Whatever the scheduler's code raises — `SystemExit`, `GeneratorExit`, a `KeyboardInterrupt` it
+    raised itself, a custom `BaseException` — ends the batch as a `scheduler-error`; only a real
+    Ctrl-C and the wall-clock watchdog go through (see `_aborts`).
+    """
+
+    def __init__(self, scheduler: Scheduler, batch: Batch, ctx: SchedulerContext, mark: int = 0,
+                 name_problem: str | None = None) -> None:
         self.scheduler, self.batch, self.ctx = scheduler, batch, ctx
         self.results: list[CallResult] = []
         self.status = RunStatus.COMPLETED
         self.error: str | None = None
         self.crashed = False
+        self.mark = mark
+        self.name_problem = name_problem
+        #: Set when the driver itself stopped the batch at a kernel limit (see `_steps`).
+        self.stop: StopReason | None = None
 
     def drive(self) -> Generator[simpy.Event, Any, None]:
+        if self.name_problem is not None:
+            self._fail(RunStatus.CONTRACT_ERROR, self.name_problem)
+            return
         try:
             produced = self.scheduler(self.batch, self.ctx)
         except WallClockExceeded:
             raise
-        except Exception as exc:
+        except BaseException as exc:
+            if _aborts(exc, self.mark):
+                raise
             self._fail(RunStatus.SCHEDULER_ERROR, _describe(exc))
             return
         if isinstance(produced, Generator):
@@ -313,6 +520,7 @@ class _Driver:
         self._accept(returned)
 
     def _steps(self, gen: Generator[Any, Any, Any]) -> Generator[simpy.Event, Any, Any]:
+        kernel = self.ctx.kernel
         send: Any = None
         throw: BaseException | None = None
         while True:
@@ -322,13 +530,24 @@ class _Driver:
                 return stop.value
             except WallClockExceeded:
                 raise
-            except Exception as exc:
+            except BaseException as exc:
+                if _aborts(exc, self.mark):
+                    raise
                 self._fail(RunStatus.SCHEDULER_ERROR, _describe(exc))
                 raise _Contained from None
             if not isinstance(item, simpy.Event):
-                gen.close()
+                self._close(gen)
                 self._fail(RunStatus.CONTRACT_ERROR, f"scheduler yielded {_short(item)}, not a SimPy event")
                 raise _Contained
+            if item.callbacks is None:
+                # An event already processed resumes the generator at once, inside the same SimPy
+                # step: a loop re-yielding one would spin forever without the kernel counting a step.
+                # Every such resume counts against the event budget.
+                kernel.steps += 1
+                if kernel.steps >= kernel.limits.event_budget:
+                    self._close(gen)
+                    self.stop = StopReason.EVENT_BUDGET
+                    raise _Contained
             try:
                 send, throw = (yield item), None
             except Exception as exc:  # a failed event: hand the exception to the scheduler
@@ -337,16 +556,32 @@ class _Driver:
                     raise _Contained from None
                 send, throw = None, exc
 
+    def _close(self, gen: Generator[Any, Any, Any]) -> None:
+        """Close a generator the batch is done with; whatever its clean-up raises is already moot."""
+        try:
+            gen.close()
+        except WallClockExceeded:
+            raise
+        except BaseException as exc:
+            if _aborts(exc, self.mark):
+                raise
+
     def _accept(self, returned: Any) -> None:
-        if not isinstance(returned, Sequence) or isinstance(returned, str | bytes):
-            self._fail(RunStatus.CONTRACT_ERROR, f"scheduler returned {_short(returned)}, not a list of CallResult")
+        try:
+            # The CallResults the harness settled calls with are valid by construction; only others
+            # (built or altered by the scheduler) are checked field by field.
+            made = {id(h._value) for h in self.ctx.handles if h.triggered}
+            results, problem = _validated(returned, made)
+        except WallClockExceeded:
+            raise
+        except BaseException as exc:  # a raising __len__, __iter__ or property of the scheduler's
+            if _aborts(exc, self.mark):
+                raise
+            results, problem = [], f"scheduler returned results that cannot be read ({_describe(exc)})"
+        if problem is not None:
+            self._fail(RunStatus.CONTRACT_ERROR, problem)
             return
-        bad = [i for i, r in enumerate(returned) if not isinstance(r, CallResult)]
-        if bad:
-            self._fail(RunStatus.CONTRACT_ERROR,
-                       f"scheduler returned {_short(returned[bad[0]])} at position {bad[0]}, not a CallResult")
-            return
-        self.results = list(returned)
+        self.results = results
         self.ctx.kernel.record("report", order=[r.call_id for r in self.results])
 
     def crash(self, process: simpy.Process) -> None:
@@ -367,10 +602,63 @@ class _Driver:
         self.ctx.kernel.record("scheduler_failed", status=status.value, error=error)
 
 
+def _validated(returned: Any, made: AbstractSet[int] = frozenset()) -> tuple[list[CallResult], str | None]:
+    """The scheduler's results as plain `CallResult`s the oracles can trust, or what is wrong with
+    them: not a sequence, an element that is not a `CallResult`, an id that is not a string, a value
+    that is not JSON, a field of the wrong type. A subclass is copied field by field into a plain
+    `CallResult`, so nothing of the scheduler's runs again once the batch is over."""
+    if not isinstance(returned, Sequence) or isinstance(returned, str | bytes):
+        return [], f"scheduler returned {_short(returned)}, not a list of CallResult"
+    results: list[CallResult] = []
+    for position, item in enumerate(list(returned)):
+        if id(item) in made and type(item) is CallResult:
+            results.append(item)
+            continue
+        if not isinstance(item, CallResult):
+            return [], f"scheduler returned {_short(item)} at position {position}, not a CallResult"
+        if type(item) is not CallResult:
+            item = CallResult(item.call_id, item.outcome, item.value, item.error, item.attempts, item.start_ms,
+                              item.end_ms, tuple(item.notes))
+        problem = _field_problem(item)
+        if problem is not None:
+            return [], f"scheduler returned a CallResult at position {position} whose {problem}"
+        results.append(item)
+    return results, None
+
+
+def _field_problem(result: CallResult) -> str | None:
+    if type(result.call_id) is not str:
+        return f"call_id is {type(result.call_id).__name__} {_short(result.call_id)}, not a string"
+    if type(result.outcome) is not Outcome:
+        return f"outcome is {type(result.outcome).__name__}, not an Outcome"
+    if result.error is not None and type(result.error) is not str:
+        return f"error is {type(result.error).__name__}, not a string"
+    for field_name in ("attempts", "start_ms", "end_ms"):
+        if type(getattr(result, field_name)) is not int:
+            return f"{field_name} is {type(getattr(result, field_name)).__name__}, not an int"
+    if type(result.notes) is not tuple or any(type(note) is not str for note in result.notes):
+        return "notes are not a tuple of strings"
+    value = result.value
+    if value is None or type(value) in (str, int, float, bool):
+        return None  # the common case, JSON as it is
+    try:
+        canonical_json(value)
+    except (TypeError, ValueError, RecursionError) as exc:
+        return f"value is not JSON ({type(exc).__name__}: {exc})"
+    return None
+
+
 def _describe(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"
+    try:
+        text = str(exc)
+    except Exception:  # an exception of the scheduler's whose __str__ raises
+        text = "<unprintable>"
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _short(value: object) -> str:
-    text = repr(value)
+    try:
+        text = repr(value)
+    except Exception:  # a value of the scheduler's whose __repr__ raises
+        text = f"<{type(value).__name__}>"
     return text if len(text) <= 80 else text[:77] + "..."

@@ -11,6 +11,7 @@ imports pandas. It never interprets results (reports do).
 
 from __future__ import annotations
 
+import functools
 import json
 import multiprocessing
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -19,7 +20,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.oracles import check
-from harness.run import run
+from harness.run import (
+    WallClockExceeded,
+    per_run_limit,
+    resolve_wall_timeout,
+    run,
+    wall_limit_per_run,
+    watched_build,
+    watching_user_interrupts,
+)
 from harness.scenario import find_scenario
 from harness.schedulers import get_scheduler
 
@@ -48,16 +57,26 @@ def grid(scenarios: Sequence[str], schedulers: Sequence[str], seeds: Iterable[in
 
 
 def run_cell(cell: Cell) -> dict[str, Any]:
-    """One row: run the cell and judge it with every single-run oracle."""
-    result = run(find_scenario(cell.scenario), get_scheduler(cell.scheduler), cell.seed)
+    """One row: run the cell and judge it with every single-run oracle. Under `wall_limit_per_run`
+    (as `sweep` runs it) building the scheduler is watched like the run."""
+    scheduler = watched_build(lambda: get_scheduler(cell.scheduler), per_run_limit(),
+                              f"building the scheduler {cell.scheduler}")
+    result = run(find_scenario(cell.scenario), scheduler, cell.seed)
     labels = sorted({v.label for v in check(result) if not v.ok and v.label})
     return {"scenario": cell.scenario, "scheduler": cell.scheduler, "seed": cell.seed,
             "makespan_ms": result.makespan_ms, "status": result.status.value, "passed": not labels,
             "labels": ";".join(labels), "calls": len(result.scenario.calls), "fingerprint": result.fingerprint}
 
 
-def _run_chunk(cells: list[Cell]) -> list[dict[str, Any]]:
-    return [run_cell(cell) for cell in cells]
+def _run_chunk(cells: list[Cell], wall_timeout_s: float = 0.0) -> list[dict[str, Any]]:
+    """Cells in this process (a pool worker, or the caller's), each under its own watchdog."""
+    try:
+        with wall_limit_per_run(wall_timeout_s), watching_user_interrupts():
+            return [run_cell(cell) for cell in cells]
+    except WallClockExceeded as exc:
+        if multiprocessing.parent_process() is None:
+            raise
+        raise WallClockExceeded(str(exc)) from None  # a worker sends the message back, not the world
 
 
 def load_finished(path: Path) -> dict[tuple[str, str, int], dict[str, Any]]:
@@ -76,11 +95,18 @@ def load_finished(path: Path) -> dict[tuple[str, str, int], dict[str, Any]]:
 
 
 def sweep(cells: Sequence[Cell], *, processes: int = 1, out: Path | None = None, chunk_size: int | None = None,
-          on_progress: Callable[[int, int], None] | None = None) -> list[dict[str, Any]]:
+          on_progress: Callable[[int, int], None] | None = None,
+          wall_timeout_s: float | None = None) -> list[dict[str, Any]]:
     """Run every cell not already in `out` and return all rows, sorted by cell.
 
     With `out`, finished rows are appended to it as they arrive, so an interrupted sweep called again
     with the same file continues where it stopped.
+
+    Each cell (building its scheduler and its run) may take `wall_timeout_s` real seconds (0: no
+    limit; None: the limit already in force, else 60 s; a SIGALRM timer in whichever process runs
+    the cell). A cell whose scheduler spins without yielding stops the sweep with
+    `WallClockExceeded` naming the cell; rows finished before it are kept in `out`, the hung cell is
+    not written (its row would depend on the machine's speed).
     """
     if processes < 1:
         raise ValueError("processes must be >= 1")
@@ -95,7 +121,7 @@ def sweep(cells: Sequence[Cell], *, processes: int = 1, out: Path | None = None,
     if sink is not None and out is not None and out.stat().st_size and not out.read_text().endswith("\n"):
         sink.write("\n")  # close a line torn by an interruption before appending after it
     try:
-        for batch in _execute(todo, processes, chunk_size):
+        for batch in _execute(todo, processes, chunk_size, resolve_wall_timeout(wall_timeout_s)):
             for row in batch:
                 rows[(row["scenario"], row["scheduler"], row["seed"])] = row
                 if sink is not None:
@@ -111,19 +137,20 @@ def sweep(cells: Sequence[Cell], *, processes: int = 1, out: Path | None = None,
     return [rows[key] for key in sorted(rows)]
 
 
-def _execute(todo: list[Cell], processes: int, chunk_size: int | None) -> Iterator[list[dict[str, Any]]]:
+def _execute(todo: list[Cell], processes: int, chunk_size: int | None, wall_timeout_s: float = 0.0
+             ) -> Iterator[list[dict[str, Any]]]:
     if not todo:
         return
     if processes == 1:
         size = chunk_size or 50
         for start in range(0, len(todo), size):
-            yield _run_chunk(todo[start:start + size])
+            yield _run_chunk(todo[start:start + size], wall_timeout_s)
         return
     # Large chunks amortise pickling and scheduling; several per process balance uneven cells.
     size = chunk_size or max(1, min(500, len(todo) // (processes * 4) or 1))
     chunks = [todo[start:start + size] for start in range(0, len(todo), size)]
     with pool_context().Pool(processes) as pool:
-        yield from pool.imap_unordered(_run_chunk, chunks)
+        yield from pool.imap_unordered(functools.partial(_run_chunk, wall_timeout_s=wall_timeout_s), chunks)
 
 
 def pool_context() -> multiprocessing.context.BaseContext:

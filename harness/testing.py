@@ -22,18 +22,27 @@ replay is reported as nondeterministic instead. It never changes the scheduler.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from random import Random
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from harness.explore.engine import Finding, explore, first_violation
 from harness.explore.pct import PCT
 from harness.explore.swarm import POLICY_KINDS
 from harness.model import Batch
-from harness.run import run
+from harness.run import (
+    WallClockExceeded,
+    per_run_limit,
+    resolve_wall_timeout,
+    run,
+    wall_limit_per_run,
+    watched_build,
+    watching_user_interrupts,
+)
 from harness.scenario import Scenario, find_scenario, load_scenario
 from harness.schedulers import Scheduler, get_scheduler
 from harness.sim.arbiter import TIME
@@ -99,10 +108,36 @@ class SchedulerCheckFailed(AssertionError):
         self.example: Reproducer | None = None
 
 
+def _watched(check: Callable[..., None]) -> Callable[..., None]:
+    """Give every run of a check its own real-time watchdog (`wall_timeout_s`) and tell a real Ctrl-C
+    from a KeyboardInterrupt the scheduler raises; a run the watchdog stopped fails the check as a
+    hang at once (it is neither shrunk nor replayed: it would spin again)."""
+
+    @functools.wraps(check)
+    def wrapper(*args: Any, **kwargs: Any) -> None:
+        __tracebackhide__ = True
+        seconds = resolve_wall_timeout(kwargs.get("wall_timeout_s"))
+        try:
+            with wall_limit_per_run(seconds), watching_user_interrupts():
+                check(*args, **kwargs)
+        except WallClockExceeded as exc:
+            if exc.result is None:
+                raise  # the scheduler's constructor spun: there is no run to show
+            result = exc.result
+            finding = Finding("hang", "liveness", str(exc), {"wall_timeout_s": seconds}, result, 0, (), "watchdog")
+            raise SchedulerCheckFailed(
+                f"liveness violated on scenario {result.scenario.name!r}: hang\n  {exc}\n"
+                f"  seed {result.seed}; stopped by the real-time watchdog (wall_timeout_s={seconds}): the scheduler "
+                "ran Python for that long without yielding to the simulation", finding, None) from None
+
+    return wrapper
+
+
+@_watched
 def check_scheduler(scheduler: Scheduler | str, *, scenarios: Sequence[str | Path | Scenario] | None = None,
                     extra_scenarios: Sequence[str | Path | Scenario] = (), profile: str = "ci", seed: int = 1,
                     generated: bool = True, swarm: bool = True, report_dir: Path | str | None = None,
-                    check_determinism: bool = False) -> None:
+                    check_determinism: bool = False, wall_timeout_s: float | None = None) -> None:
     """Raise `SchedulerCheckFailed` with a readable message if any oracle finds a violation.
 
     `scheduler` is an instance, or a name `get_scheduler` accepts (built-in or `module:attr`; with a
@@ -111,6 +146,12 @@ def check_scheduler(scheduler: Scheduler | str, *, scenarios: Sequence[str | Pat
     values). A failure is always replayed in this process before it is reported; `report_dir` saves
     its reproducer and `check_determinism` also replays it in a fresh process under another
     PYTHONHASHSEED — both only for a scheduler given by name, the only kind a file can name.
+
+    `wall_timeout_s` (None: the limit in force, else 60; 0: no limit) is the real time each run,
+    and building a named scheduler, may take: a scheduler that spins in Python without yielding
+    fails the check as a `hang` (a constructor that spins raises `WallClockExceeded`). It is a
+    SIGALRM timer, so it works on the main thread of Unix only; a timer of pytest-timeout's due
+    sooner is left in charge.
 
     Under pytest (with the harness plugin) the failures a test failed with before are replayed first,
     before anything is explored, until they pass (see `harness.example_db`).
@@ -121,7 +162,8 @@ def check_scheduler(scheduler: Scheduler | str, *, scenarios: Sequence[str | Pat
         raise ValueError(f"unknown profile {profile!r}; valid: {', '.join(PROFILES)}")
     settings = PROFILES[name]
     spec = scheduler if isinstance(scheduler, str) else None
-    policy = get_scheduler(scheduler) if isinstance(scheduler, str) else scheduler
+    policy = watched_build(lambda: get_scheduler(scheduler), per_run_limit(), f"building the scheduler {scheduler}"
+                           ) if isinstance(scheduler, str) else scheduler  # a constructor can spin too
     chosen = [*(scenarios if scenarios is not None else DEFAULT_SCENARIOS), *extra_scenarios]
     _replay_stored(policy, spec, [_scenario(item) for item in chosen], generated, report_dir, check_determinism)
     for item in chosen:

@@ -35,7 +35,16 @@ from harness.explore.swarm import KINDS as SWARM_KINDS
 from harness.explore.swarm import POLICY_KINDS, swarm_scenario
 from harness.model import Batch
 from harness.oracles import LABELS, Verdict, check
-from harness.run import RunResult, run
+from harness.run import (
+    RunResult,
+    WallClockExceeded,
+    resolve_wall_timeout,
+    run,
+    scheduler_label,
+    wall_limit_per_run,
+    watched_build,
+    watching_user_interrupts,
+)
 from harness.scenario.spec import Scenario
 from harness.schedulers import Scheduler, get_scheduler
 from harness.sim.arbiter import FAULT, NO_FAULT, THREAD_PREFIX, TIME, Tape
@@ -141,14 +150,20 @@ def explore(scenario: Scenario, scheduler: str | Scheduler, strategy: str = "aut
             seed: int = 1, depth: int = 3, swarm: bool = False, keep_going: bool = False, shrink: bool = True,
             on_progress: Callable[[int, int], None] | None = None,
             swarm_kinds: tuple[str, ...] | None = None, fault_bound: int = 1, processes: int = 1,
-            labels: Collection[str] | None = None) -> Exploration:
+            labels: Collection[str] | None = None, wall_timeout_s: float | None = None) -> Exploration:
     """Explore `scenario` under `scheduler` (a name `get_scheduler` accepts, or an instance).
 
     `swarm_kinds` (default: every kind with `--swarm`, the kinds a policy must survive in `auto`)
     limits the faults swarm runs may switch on. `fault_bound` is exhaustive's limit on injected
     faults per run. `processes` > 1 runs random, pct and auto runs on a process pool with the same
     result as one process (the scheduler must then be a name, or picklable). `labels` restricts
-    what counts as a finding to violations with those labels."""
+    what counts as a finding to violations with those labels.
+
+    `wall_timeout_s` is the real time each run, and building a named scheduler, may take (0: no
+    limit; None: the limit already in force, else 60 s; a SIGALRM timer, so on the main thread of
+    Unix only, worker processes included): a scheduler that spins in Python without yielding makes
+    `explore` raise `WallClockExceeded` (carrying the hung run) at once instead of hanging,
+    shrinking or replaying it."""
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}; valid: {', '.join(STRATEGIES)}")
     if fault_bound < 0 or processes < 1 or runs < 1 or depth < 1:
@@ -156,8 +171,19 @@ def explore(scenario: Scenario, scheduler: str | Scheduler, strategy: str = "aut
     unknown = sorted(set(labels or ()) - set(LABELS))
     if unknown:
         raise ValueError(f"unknown label {unknown[0]!r}; valid: {', '.join(LABELS)}")
-    policy = get_scheduler(scheduler) if isinstance(scheduler, str) else scheduler
-    exploration = Exploration(strategy, scenario.name, scheduler if isinstance(scheduler, str) else policy.name)
+    seconds = resolve_wall_timeout(wall_timeout_s)
+    with wall_limit_per_run(seconds), watching_user_interrupts():
+        return _explore(scenario, scheduler, strategy, runs, seed, depth, swarm, keep_going, shrink, on_progress,
+                        swarm_kinds, fault_bound, processes, labels, seconds)
+
+
+def _explore(scenario: Scenario, scheduler: str | Scheduler, strategy: str, runs: int, seed: int, depth: int,
+             swarm: bool, keep_going: bool, shrink: bool, on_progress: Callable[[int, int], None] | None,
+             swarm_kinds: tuple[str, ...] | None, fault_bound: int, processes: int,
+             labels: Collection[str] | None, wall_timeout_s: float) -> Exploration:
+    policy = _build(scheduler, wall_timeout_s)
+    exploration = Exploration(strategy, scenario.name,
+                              scheduler if isinstance(scheduler, str) else scheduler_label(policy)[0])
     kinds = swarm_kinds if swarm_kinds is not None else (POLICY_KINDS if strategy == "auto" else SWARM_KINDS)
     wanted = tuple(sorted(labels)) if labels else None
     if strategy == "hypothesis":
@@ -166,12 +192,19 @@ def explore(scenario: Scenario, scheduler: str | Scheduler, strategy: str = "aut
         _exhaustive(exploration, scenario, policy, runs, seed, fault_bound, keep_going, on_progress, wanted)
     else:
         _planned(exploration, scenario, scheduler, policy, strategy, runs, seed, depth, swarm, kinds, keep_going,
-                 on_progress, processes, wanted)
+                 on_progress, processes, wanted, wall_timeout_s)
     if wanted is not None:
         exploration.scope["labels"] = list(wanted)
     if exploration.found is not None and shrink:
         exploration.shrunk = shrink_finding(exploration.found, policy, seed, depth, fault_bound=fault_bound)
     return exploration
+
+
+def _build(scheduler: str | Scheduler, wall_timeout_s: float) -> Scheduler:
+    """The scheduler instance; building a named one is watched like a run (a constructor can spin)."""
+    if not isinstance(scheduler, str):
+        return scheduler
+    return watched_build(lambda: get_scheduler(scheduler), wall_timeout_s, f"building the scheduler {scheduler}")
 
 
 # -- random, pct and auto: independent runs from a plan --------------------------------------------
@@ -207,6 +240,8 @@ class _Job:
     seed: int
     kinds: tuple[str, ...]
     labels: tuple[str, ...] | None = None
+    #: Real seconds per run in a worker process (its own SIGALRM watchdog; 0: none).
+    wall_timeout_s: float = 0.0
 
 
 def _entities(scenario: Scenario, policy: Scheduler, seed: int) -> tuple[str, ...]:
@@ -240,8 +275,13 @@ def _summarise(job: _Job, plan: RunPlan, result: RunResult, kinds: tuple[str, ..
 
 
 def _run_chunk(job: _Job, chunk: list[RunPlan]) -> list[_Outcome]:
-    policy = get_scheduler(job.scheduler) if isinstance(job.scheduler, str) else job.scheduler
-    return [_summarise(job, plan, *execute_plan(job, policy, plan)) for plan in chunk]
+    """A worker process's share: each run under its own watchdog, as in the parent."""
+    try:
+        with wall_limit_per_run(job.wall_timeout_s), watching_user_interrupts():
+            policy = _build(job.scheduler, job.wall_timeout_s)
+            return [_summarise(job, plan, *execute_plan(job, policy, plan)) for plan in chunk]
+    except WallClockExceeded as exc:  # sent back without the run (a world does not cross processes)
+        raise WallClockExceeded(str(exc)) from None
 
 
 def _run_chunk_star(args: tuple[_Job, list[RunPlan]]) -> list[_Outcome]:
@@ -250,7 +290,8 @@ def _run_chunk_star(args: tuple[_Job, list[RunPlan]]) -> list[_Outcome]:
 
 def _planned(exploration: Exploration, scenario: Scenario, scheduler: str | Scheduler, policy: Scheduler,
              strategy: str, runs: int, seed: int, depth: int, swarm: bool, kinds: tuple[str, ...], keep_going: bool,
-             on_progress: Callable[[int, int], None] | None, processes: int, labels: tuple[str, ...] | None) -> None:
+             on_progress: Callable[[int, int], None] | None, processes: int, labels: tuple[str, ...] | None,
+             wall_timeout_s: float = 0.0) -> None:
     calls = _entities(scenario, policy, seed)
     todo = plans(strategy, runs, seed, depth, swarm)
     ordered = any(p.mode == "pct" for p in todo)
@@ -258,7 +299,7 @@ def _planned(exploration: Exploration, scenario: Scenario, scheduler: str | Sche
     # the schedule closest to model order, doubled for slack, so no run depends on another's.
     horizon = max(2 * len(run(scenario, policy, seed, chooser=Tape()).tape or ()), depth) if ordered else 0
     job = _Job(scenario, scheduler if processes > 1 and isinstance(scheduler, str) else policy, (*calls, TIME),
-               horizon, seed, kinds, labels)
+               horizon, seed, kinds, labels, wall_timeout_s)
     if processes > 1 and not isinstance(scheduler, str):
         try:
             pickle.dumps(policy)
@@ -327,7 +368,7 @@ def _chunks(job: _Job, todo: list[RunPlan], processes: int) -> Iterator[list[tup
     size = 8 if processes > 1 else 1
     chunks = [todo[i:i + size] for i in range(0, len(todo), size)]
     if processes == 1:
-        policy = job.scheduler if not isinstance(job.scheduler, str) else get_scheduler(job.scheduler)
+        policy = _build(job.scheduler, job.wall_timeout_s)
         for chunk in chunks:
             ran = [(plan, execute_plan(job, policy, plan)) for plan in chunk]
             yield [(_summarise(job, plan, *made), made) for plan, made in ran]

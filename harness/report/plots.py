@@ -8,11 +8,23 @@ computes statistics.
 from __future__ import annotations
 
 import itertools
+import os
 from pathlib import Path
 from typing import Any
 
 
+def matplotlib_cache_dir() -> Path:
+    """Where matplotlib keeps its font cache unless the user chose (`MPLCONFIGDIR`): the platform's
+    user cache directory (`$XDG_CACHE_HOME`, else `~/.cache`) under harness/matplotlib, never a
+    dot-directory matplotlib would otherwise create in the home directory on first use."""
+    base = os.environ.get("XDG_CACHE_HOME") or ""
+    root = Path(base) if os.path.isabs(base) else Path.home() / ".cache"  # XDG: a relative value is ignored
+    return root / "harness" / "matplotlib"
+
+
 def _pyplot() -> Any:
+    if not os.environ.get("MPLCONFIGDIR"):  # set before the first import: matplotlib reads it then
+        os.environ["MPLCONFIGDIR"] = str(matplotlib_cache_dir())
     import matplotlib
 
     matplotlib.use("Agg")  # files only: no display, no GUI toolkit

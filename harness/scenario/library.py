@@ -1,13 +1,17 @@
 """Finding scenarios by name: the built-in `scenarios/` directory, or a path to a file.
 
-Owns the search order and the error for an unknown name (which lists the valid ones). It never
-parses a file itself (see `load`).
+Owns the search order, the error for an unknown name (which lists the valid ones) and the cache of
+built-in scenarios, which is checked on every lookup: a cached value changed in place (frozen
+dataclasses still yield to `object.__setattr__`) is read from its file again, so no run sees what an
+earlier one did to it. It never parses a file itself (see `load`).
 """
 
 from __future__ import annotations
 
+from dataclasses import fields
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from harness.scenario.load import load_scenario
 from harness.scenario.spec import Scenario
@@ -40,12 +44,29 @@ def find_scenario(name_or_path: str, *, tools_modules: tuple[str, ...] = ()) -> 
         if not candidate.is_file():
             raise UnknownScenarioError(name_or_path, scenario_names())
         return load_scenario(candidate, tools_modules=tools_modules)
-    return _load_builtin(name_or_path, tools_modules)
+    scenario, seal = _load_builtin(name_or_path, tools_modules)
+    if _seal(scenario) != seal:  # changed in place since it was loaded: never hand that out again
+        _load_builtin.cache_clear()
+        scenario, _ = _load_builtin(name_or_path, tools_modules)
+    return scenario
 
 
 @lru_cache(maxsize=64)
-def _load_builtin(name: str, tools_modules: tuple[str, ...] = ()) -> Scenario:
+def _load_builtin(name: str, tools_modules: tuple[str, ...] = ()) -> tuple[Scenario, tuple[Any, ...]]:
     path = builtin_dir() / f"{name}.toml"
     if not path.is_file():
         raise UnknownScenarioError(name, scenario_names())
-    return load_scenario(path, tools_modules=tools_modules)
+    scenario = load_scenario(path, tools_modules=tools_modules)
+    return scenario, _seal(scenario)
+
+
+def _seal(scenario: Scenario) -> tuple[Any, ...]:
+    """The values a run hands a scheduler and the oracles judge by, copied out: the batches and their
+    calls, the execution policy, the caps and the limits (a few microseconds per lookup)."""
+    return (scenario.name,
+            tuple((batch.label, tuple((c.id, c.name, c.arguments, c.index) for c in batch.calls))
+                  for batch in scenario.batches),
+            tuple(getattr(scenario.execution, f.name) for f in fields(scenario.execution)),
+            scenario.max_concurrency, tuple(scenario.tool_caps.items()),
+            (scenario.limits.time_bound_ms, scenario.limits.event_budget), scenario.interrupt,
+            scenario.world)

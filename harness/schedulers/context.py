@@ -12,7 +12,9 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from dataclasses import fields
+from types import MappingProxyType
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import simpy
 
@@ -116,7 +118,7 @@ class SchedulerContext:
         #: The directory the runtime process was started in (never moved by the shell's `cd`).
         self.process_cwd = process_cwd if process_cwd is not None else world.cwd
         #: The execution policy the scenario asks for (plan-based schedulers apply it).
-        self.execution = execution or ExecutionPolicy()
+        self.execution = _clone(execution, _EXECUTION_FIELDS) if execution is not None else ExecutionPolicy()
         #: Runtime state that outlives one batch (e.g. tools marked unavailable), per run.
         self.session: dict[str, Any] = session if session is not None else {}
         self._depends_on = depends_on or {}
@@ -125,7 +127,7 @@ class SchedulerContext:
         self._call_latency = call_latency or {}
         #: Concurrency limits the scenario declares; the caps oracle holds schedulers to them.
         self.max_concurrency = max_concurrency
-        self.tool_caps: Mapping[str, int] = tool_caps or {}
+        self.tool_caps: Mapping[str, int] = MappingProxyType(dict(tool_caps)) if tool_caps else _NO_CAPS
         #: Triggered when the user interrupts the turn (never, if the scenario has no interrupt).
         self.interrupt: simpy.Event = interrupt if interrupt is not None else kernel.env.event()
         #: How long running calls may go on after an interrupt before they must be abandoned.
@@ -133,7 +135,10 @@ class SchedulerContext:
         self.env = kernel.env
         self._world = world
         self._catalogue = catalogue
-        self.batch = batch
+        #: The scheduler's own copy of the batch (it is also the one the run hands the scheduler):
+        #: `object.__setattr__` on it, or on its calls, cannot reach the scenario the oracles judge or
+        #: a cached scenario the next run uses.
+        self.batch = _private_batch(batch)
         self.scheduler_name = scheduler_name
         #: The shell's cwd and the world's home at the start of the batch (snapshots: a `cd`
         #: during the batch does not move them).
@@ -448,6 +453,30 @@ def _support(model: LatencyModel, attempt: int) -> tuple[int, float]:
     """The latency model's range for this attempt; unbounded for a model that does not say."""
     support = getattr(model, "support", None)
     return support(attempt) if support is not None else (0, math.inf)
+
+
+#: What a scheduler reads and might be tempted to change is a read-only view or its own copy.
+_NO_CAPS: Mapping[str, int] = MappingProxyType({})
+_EXECUTION_FIELDS = tuple(f.name for f in fields(ExecutionPolicy))
+_CALL_FIELDS = tuple(f.name for f in fields(ToolCall))
+_T = TypeVar("_T")
+
+
+def _clone(value: _T, names: tuple[str, ...]) -> _T:
+    """A field-by-field copy of a frozen (slots) dataclass, without re-running its validation: the
+    original was validated, and this runs for every batch of every run (a few microseconds)."""
+    copy = object.__new__(type(value))
+    for name in names:
+        object.__setattr__(copy, name, getattr(value, name))
+    return copy
+
+
+def _private_batch(batch: Batch) -> Batch:
+    """The batch with copies of its calls, equal to it in every field."""
+    copy = object.__new__(Batch)
+    object.__setattr__(copy, "calls", tuple([_clone(call, _CALL_FIELDS) for call in batch.calls]))
+    object.__setattr__(copy, "label", batch.label)
+    return copy
 
 
 def value_digest(value: Any) -> str:

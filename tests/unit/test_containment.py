@@ -150,3 +150,39 @@ def test_orphan_failure_is_contained() -> None:
 def test_failed_event_is_thrown_into_the_scheduler() -> None:
     r = run(SC, CatchesAndRecovers(), 1)
     assert r.status is RunStatus.COMPLETED and [x.call_id for x in r.results] == ["a", "b"]
+
+
+class ReyieldsForever:
+    name = "reyields"
+
+    def __call__(self, batch: Batch, ctx: SchedulerContext) -> Generator[Any, Any, list[CallResult]]:
+        done = ctx.sleep(0)
+        while True:
+            yield done  # processed: SimPy resumes at once, inside the same step
+
+
+def test_reyielding_a_processed_event_spends_the_event_budget() -> None:
+    """Every resume counts as a step (issue 15, C2): the spin is a hang at the budget, not forever."""
+    r = run(scenario([("a", "web_search", {"query": "x"})], event_budget=1000), ReyieldsForever(), 1)
+    assert r.status is RunStatus.HANG and r.error is not None and "event-budget" in r.error
+
+
+def test_matplotlib_cache_goes_to_the_user_cache_dir(tmp_path: Any) -> None:
+    """matplotlib's font cache lands under $XDG_CACHE_HOME/harness/matplotlib (or ~/.cache/...), never
+    in a surprise place; a MPLCONFIGDIR the user set is kept."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("from harness.report.plots import _pyplot; import os; _pyplot(); print(os.environ['MPLCONFIGDIR'])")
+    env = {k: v for k, v in os.environ.items() if k not in ("MPLCONFIGDIR", "XDG_CACHE_HOME")}
+    home = tmp_path / "home"
+    home.mkdir()
+    shown = subprocess.run([sys.executable, "-c", code], env={**env, "HOME": str(home)}, capture_output=True,
+                           text=True, check=True).stdout.strip()
+    assert shown == str(home / ".cache" / "harness" / "matplotlib")
+    assert sorted(p.name for p in home.iterdir()) == [".cache"]
+    chosen = tmp_path / "mine"
+    shown = subprocess.run([sys.executable, "-c", code], env={**env, "HOME": str(home), "MPLCONFIGDIR": str(chosen)},
+                           capture_output=True, text=True, check=True).stdout.strip()
+    assert shown == str(chosen)
