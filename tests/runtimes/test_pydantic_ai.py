@@ -49,3 +49,44 @@ def test_results_come_back_in_model_order_in_the_parallel_makespan() -> None:
     result, found = tried("incident-triage", scheduler)
     assert found == {} and result.makespan_ms == 4000
     assert reported(result) == [("call-logs", "ok"), ("call-metrics", "ok"), ("call-deploys", "ok")]
+
+
+def test_sync_tool_functions_on_its_thread_executor_run_on_bridge_threads() -> None:
+    # pydantic-ai runs a sync tool function on a thread; given a pool (`Agent.using_thread_executor`)
+    # it does so through `loop.run_in_executor`, which `from_asyncio` hands to bridge threads: the
+    # sync function calls the simulated tool and blocks its thread until the call ends.
+    import concurrent.futures
+    from collections.abc import Sequence
+    from typing import Any
+
+    from pydantic_ai import Agent, Tool
+    from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    from harness.schedulers import from_asyncio
+    from harness.schedulers.bridge_asyncio import Toolbox
+
+    async def execute(tool_calls: Sequence[Any], tools: Toolbox) -> list[dict[str, Any]]:
+        async def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+            if len(messages) == 1:
+                return ModelResponse(parts=[ToolCallPart(tc.function.name, tc.function.arguments, tc.id)
+                                            for tc in tool_calls])
+            return ModelResponse(parts=[TextPart("done")])
+
+        def sync_tool(name: str) -> Tool[None]:
+            def invoke(**arguments: Any) -> Any:
+                return tools[name](**arguments)  # on a bridge thread: the value, once the call ends
+
+            return Tool.from_schema(invoke, name=name, description=f"harness tool {name}",
+                                    json_schema={"type": "object", "additionalProperties": True})
+
+        agent = Agent(FunctionModel(model), tools=[sync_tool(name) for name in tools])
+        with Agent.using_thread_executor(concurrent.futures.ThreadPoolExecutor(max_workers=4)):
+            result = await agent.run("go")
+        return [{"tool_call_id": part.tool_call_id, "content": part.content} for message in result.all_messages()
+                if isinstance(message, ModelRequest) for part in message.parts if isinstance(part, ToolReturnPart)]
+
+    triage, found = tried("incident-triage", from_asyncio(execute), 1)
+    assert found == {} and triage.makespan_ms == 4000  # three sync queries on threads, at once
+    _, found = tried("config-clobber", from_asyncio(execute), 3)
+    assert set(found) == {"lost-update"}

@@ -6,8 +6,10 @@ tool table passed as `registry=`) runs on an asyncio event loop whose clock is t
 in virtual milliseconds. One loop serves a whole run (leftover tasks run on into later turns, then
 are cancelled and drained); the same loop object is reused by the next run in the thread, so asyncio
 primitives created at import keep working. Modules: `loop` (the virtual loop and its lending),
-`calls` (call objects and scenario limits), `toolbox` (bridged tools), `results` (reading what the
-executor returns), `bridge` (the scheduler). The bridge never decides an order: the user's code does.
+`calls` (call objects and scenario limits), `toolbox` (bridged tools), `threads` (work handed to a
+thread, `run_in_executor` / `asyncio.to_thread`, on the thread bridge's turnstile: a sync tool there
+blocks its thread until the call ends), `results` (reading what the executor returns), `bridge` (the
+scheduler). The bridge never decides an order: the user's code does.
 
     async def execute(tool_calls, tools):                      # seed 003's shape
         async def one(tc):

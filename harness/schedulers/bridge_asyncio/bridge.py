@@ -2,7 +2,8 @@
 
 Owns the per-run state (`RunState`: the lent loop and the pump, a SimPy process that steps the loop
 whenever a call settles or an asyncio timer falls due, for the whole run, so tasks an executor leaves
-behind keep running into later turns exactly as on a long-lived loop) and the per-batch scheduler:
+behind keep running into later turns exactly as on a long-lived loop; between loop iterations the
+pump runs the bridge threads work was handed to, one at a time) and the per-batch scheduler:
 start the executor's task, deliver the user interrupt, wait for it, report leftover tasks, turn its
 return value into results. Never decides an order (the user's code does) and never advances time
 except through the kernel.
@@ -22,7 +23,9 @@ from harness.model import Batch, CallResult, Outcome, ToolCall
 from harness.schedulers.bridge_asyncio import loop as loops
 from harness.schedulers.bridge_asyncio.calls import BridgeToolCall, bridge_calls
 from harness.schedulers.bridge_asyncio.results import to_results
+from harness.schedulers.bridge_asyncio.threads import ThreadHost
 from harness.schedulers.bridge_asyncio.toolbox import Registry, Toolbox, current
+from harness.schedulers.bridge_threads.turnstile import BridgeThread
 from harness.schedulers.context import SchedulerContext, SchedulerProcess
 from harness.sim.kernel import Kernel
 
@@ -49,6 +52,12 @@ class RunState:
         self.registry = registry
         self.closed = False
         self.loop = loops.lend(self._now, self.release, self._note)
+        self.loop.offload = self._offload
+        #: The bridge threads work handed to a thread runs on (made at the run's first hand-off).
+        self.threads: ThreadHost | None = None
+        #: The toolbox of the batch running now: tools a thread calls through a module-level table
+        #: (a registry dispatcher, no context to read the toolbox from) run this batch's calls.
+        self.toolbox: Toolbox | None = None
         if registry is not None:
             registry.install()
         ctx.at_end_of_run(self.end)
@@ -81,28 +90,67 @@ class RunState:
         if not self.closed and self.loop._release == self.release:
             self.loop.reclaim()
 
+    def _offload(self, func: Callable[..., Any], args: tuple[Any, ...]) -> asyncio.Future[Any]:
+        if self.threads is None:
+            self.threads = ThreadHost(self.kernel, self.signal, self.ctx._arbiter is not None, self)
+        return self.threads.submit(self.loop, func, args)
+
     def release(self) -> None:
-        """The run is over (the loop is lent to the next one): what is left is drained without it."""
+        """The run is over (the loop is lent to the next one): its threads are released and joined,
+        then what is left on the loop is drained without it."""
         self.closed = True
-        if self.registry is not None:
-            self.registry.restore()
+        try:
+            if self.threads is not None:
+                stuck = self.threads.close()
+                if stuck:
+                    self._note(f"threads {', '.join(stuck)} would not end; left as daemon threads")
+        finally:
+            if self.registry is not None:
+                self.registry.restore()
 
     def _pump(self) -> Generator[simpy.Event, Any, None]:
         env, kernel, loop = self.kernel.env, self.kernel, self.loop
         while not self.closed:
             loop.run_ready()
+            threads = self.threads
+            if threads is not None and not threads.closed:
+                # Between loop iterations, the threads work was handed to: one at a time, each until
+                # it blocks or ends (its future settles then), and the loop again after each.
+                threads.expire()
+                runnable = threads.runnable()
+                if runnable:
+                    thread = runnable[0] if self.ctx._arbiter is None else (yield from self._choose(runnable))
+                    if not self.closed:
+                        threads.run(thread)
+                    continue
             waits = [self.wake]
             due = loop.next_timer_ms()
+            purpose = "sleep"
+            thread_due = threads.next_deadline() if threads is not None and not threads.closed else None
+            if thread_due is not None and (due is None or thread_due < due):
+                due, purpose = thread_due, "thread-wait"
             if due is not None:
                 due = max(due, kernel.now)
                 if self._timer is None or self._timer[0] != due or self._timer[1].processed:
-                    self._timer = (due, kernel.delay(due - kernel.now, "sleep"))
+                    self._timer = (due, kernel.delay(due - kernel.now, purpose))
                 waits.append(self._timer[1])
             # Nothing ready and no timer: wait for a call to settle, scheduling nothing, so a
             # deadlocked executor leaves the kernel idle and is reported as a hang.
             yield simpy.AnyOf(env, waits)
             if self.wake.triggered:
                 self.wake = env.event()
+
+    def _choose(self, runnable: list[BridgeThread]) -> Generator[simpy.Event, Any, BridgeThread]:
+        """Order-first runs: ask the arbiter which runnable thread goes next, as `from_threads` does: a
+        step that takes no time and comes before any timer fires, ordered against the calls' steps."""
+        # The context keeps its arbiter private (schedulers never choose orders); a bridge must offer
+        # its thread switches to it.
+        arbiter = self.ctx._arbiter
+        assert arbiter is not None
+        now = self.kernel.now
+        asks = [(thread, arbiter.step(thread.entry, 1, earliest=now, latest=now)) for thread in runnable]
+        yield simpy.AnyOf(self.kernel.env, [granted for _, granted in asks])
+        return next(thread for thread, granted in asks if granted.triggered)
 
 
 class FromAsyncio:
@@ -120,6 +168,7 @@ class FromAsyncio:
         state = RunState.of(ctx, self.registry)
         loop = state.loop
         toolbox = Toolbox(batch, ctx, state)
+        state.toolbox = toolbox
         first_task = len(loop.tasks)
         if isinstance(self.interrupt, asyncio.Event):
             self.interrupt.clear()  # a new turn: the flag the runtime watches starts down

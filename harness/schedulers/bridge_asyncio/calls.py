@@ -5,8 +5,10 @@ Owns `BridgeToolCall`, a tool call that reads like an OpenAI `tool_calls` entry 
 (`tc["id"]`, `tc["function"]["name"]`) — and in the flat shape seed 003 uses (`tc["name"]`,
 `tc["arguments"]`, the parsed object); `json.dumps(tc)` gives the OpenAI dict. Reading a call marks
 it as the one the current asyncio task works on, so a retry of one of two identical calls reaches the
-right call. Owns `ScenarioLimits`, the timeouts and caps a runtime would be configured with. It
-never runs anything.
+right call. Owns `ScenarioLimits`, the timeouts and caps a runtime would be configured with, and
+`ToolFailed`, what a bridged tool raises when its call failed (here, not with the toolbox, so the
+thread bridge can share it without importing the toolbox, which imports the thread bridge). It never
+runs anything.
 """
 
 from __future__ import annotations
@@ -25,6 +27,10 @@ from harness.schedulers.context import SchedulerContext
 #: arguments several calls of the batch share. Tasks inherit the value from the task that made them,
 #: so the task is kept with it: a value read by another task says nothing about this one.
 reading: ContextVar[tuple[str, int] | None] = ContextVar("harness_bridge_reading", default=None)
+
+
+class ToolFailed(Exception):
+    """Raised by a bridged tool whose call ended in an error (the message is the tool's)."""
 
 
 def _read(call_id: str) -> None:

@@ -75,6 +75,8 @@ class VirtualLoop(asyncio.BaseEventLoop):
         #: Where errors the loop would log (an exception in a callback, a task's exception nobody
         #: retrieved) go while a run steps it; outside a step they are dropped, never printed.
         self.on_error: Callable[[str], None] | None = None
+        #: Where work handed to a thread goes while a run holds the loop (None: inline).
+        self.offload: Callable[[Callable[..., Any], tuple[Any, ...]], asyncio.Future[Any]] | None = None
         self.set_exception_handler(_handler)
 
     def time(self) -> float:
@@ -91,15 +93,19 @@ class VirtualLoop(asyncio.BaseEventLoop):
 
     def run_in_executor(  # type: ignore[override]
             self, executor: Any, func: Callable[..., _T], *args: Any) -> asyncio.Future[_T]:
-        """Run `func` at once, in this thread, taking no virtual time, and return its settled future.
+        """Hand `func(*args)` to a thread, as a runtime does with sync work (`run_in_executor`,
+        `asyncio.to_thread`: a sync tool, pydantic-ai's sync functions).
 
-        A runtime hands sync work to a thread (`run_in_executor`, `asyncio.to_thread`: pydantic-ai's
-        sync model functions, a sync tool's pure part); real threads would run beside the simulation,
-        outside its clock and order, and a run waiting on one would hang. Inline, the work happens at
-        the virtual moment it was handed over, deterministically. What it cannot do is block on the
-        simulation (a sync tool waiting for a simulated call): that needs `from_threads`.
+        While a run holds the loop, the run's `offload` gives the work a bridge thread on the virtual
+        clock (see `threads`): it may block on the simulation (a sync tool waiting for its call) while
+        the loop goes on with other tasks. Real threads would run beside the simulation, outside its
+        clock and order, and a run waiting on one would hang. The `executor` argument is not used: each
+        piece of work gets a thread of its own, as from a pool with a worker free. Outside a run (the
+        drain of a finished one) the work runs at once, inline, taking no virtual time.
         """
         self._check_closed()  # type: ignore[attr-defined]
+        if self.offload is not None:
+            return self.offload(func, args)
         future: asyncio.Future[_T] = self.create_future()
         try:
             future.set_result(func(*args))
@@ -110,7 +116,7 @@ class VirtualLoop(asyncio.BaseEventLoop):
         return future
 
     def set_default_executor(self, executor: Any) -> None:
-        pass  # nothing runs on another thread: see run_in_executor
+        pass  # work handed to a thread never reaches an executor: see run_in_executor
 
     def _process_events(self, event_list: list[Any]) -> None:
         pass
@@ -162,6 +168,7 @@ class VirtualLoop(asyncio.BaseEventLoop):
         """End the current lease: the borrower releases what it holds, then every task still
         pending is cancelled and drained, as `asyncio.run` does when its main coroutine returns."""
         release, self._release = self._release, None
+        self.offload = None  # the drain hands work over inline: the run's threads are gone
         if release is not None:
             release()
         pending = [task for task in self.tasks if not task.done()]

@@ -6,7 +6,9 @@ call the task last read, then calls not yet started, in model order), the attemp
 idempotency key an executor passes (`idempotency_key=...`, when no call has an argument of that
 name) and the awaiting of a started call from asyncio. A cancelled await abandons the call (a
 `wait_for` timeout: `cancelled`; after the user interrupt: `unknown`, since the effect may land).
-Also owns the registry dispatchers that stand in for a runtime's module-level tool table. It never
+Called in a bridge thread the loop handed work to (a sync tool under `asyncio.to_thread`), a tool
+blocks that thread until the call ends and returns the value instead of an awaitable. Also owns
+the registry dispatchers that stand in for a runtime's module-level tool table. It never
 decides an order or reports results.
 """
 
@@ -20,8 +22,13 @@ from typing import TYPE_CHECKING, Any
 import simpy
 
 from harness.model import Batch, CallResult, Outcome, ToolCall
-from harness.schedulers.bridge_asyncio.calls import ScenarioLimits, reading, task_identity
+from harness.schedulers.bridge_asyncio.calls import ScenarioLimits, ToolFailed, reading, task_identity
+from harness.schedulers.bridge_asyncio.threads import host_of
+from harness.schedulers.bridge_threads.turnstile import BridgeThread
+from harness.schedulers.bridge_threads.turnstile import current as bridge_thread
 from harness.schedulers.context import CallHandle, SchedulerContext
+
+__all__ = ["KEY_ARGUMENT", "BridgedTool", "Registry", "ToolFailed", "Toolbox", "current"]
 
 if TYPE_CHECKING:
     from harness.schedulers.bridge_asyncio.bridge import RunState
@@ -31,10 +38,6 @@ current: ContextVar[Toolbox | None] = ContextVar("harness_bridge_toolbox", defau
 
 #: The keyword an executor passes an idempotency key with (unless a call has an argument so named).
 KEY_ARGUMENT = "idempotency_key"
-
-
-class ToolFailed(Exception):
-    """Raised by a bridged tool whose call ended in an error (the message is the tool's)."""
 
 
 class Toolbox(Mapping[str, Callable[..., Awaitable[Any]]]):
@@ -88,6 +91,28 @@ class Toolbox(Mapping[str, Callable[..., Awaitable[Any]]]):
             chosen = fresh[0] if fresh else same[-1]
         return chosen, key
 
+    def invoke_blocking(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], thread: BridgeThread) -> Any:
+        """`tools[name](...)` in a bridge thread: start the matching call and park the thread on the
+        turnstile until the call ends (the loop and other threads go on meanwhile). A thread cannot be
+        cancelled, so neither can its call: a runtime that stops waiting for the thread's future leaves
+        the call running (and the oracles see it)."""
+        turnstile = thread.turnstile
+        turnstile.check(thread)  # the run is over: unwind rather than start a call
+        call, key = self.match(name, args, kwargs)
+        self._claimed[call.id] = self._claimed.get(call.id, 0) + 1
+        handles = self.handles.setdefault(call.id, [])
+        handle = self.ctx.start(call, attempt=len(handles) + 1, idempotency_key=key)
+        handles.append(handle)
+        if not handle.triggered:
+            handle.callbacks.append(lambda _event: turnstile.wake(thread))
+            self.waiting[handle] = None
+            try:
+                while not handle.triggered:
+                    turnstile.park(thread)
+            finally:
+                self.waiting.pop(handle, None)
+        return _value(handle.result)
+
     async def _run(self, call: ToolCall, key: str | None) -> Any:
         ctx, state = self.ctx, self.state
         handles = self.handles.setdefault(call.id, [])
@@ -118,11 +143,16 @@ class Toolbox(Mapping[str, Callable[..., Awaitable[Any]]]):
             raise
         finally:
             self.waiting.pop(handle, None)
-        if result.outcome is Outcome.OK:
-            return result.value
-        if result.outcome is Outcome.TIMEOUT:
-            raise TimeoutError(result.error or "timed out")
-        raise ToolFailed(result.error or result.outcome.value)
+        return _value(result)
+
+
+def _value(result: CallResult) -> Any:
+    """What a bridged tool gives its caller: the value, or the call's failure raised."""
+    if result.outcome is Outcome.OK:
+        return result.value
+    if result.outcome is Outcome.TIMEOUT:
+        raise TimeoutError(result.error or "timed out")
+    raise ToolFailed(result.error or result.outcome.value)
 
 
 def _binds(call: ToolCall, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
@@ -148,8 +178,20 @@ class BridgedTool:
         self.name, self._toolbox = name, toolbox
         self.__name__ = self.__qualname__ = name
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Awaitable[Any]:
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         toolbox = self._toolbox or current.get()
+        thread = bridge_thread()
+        if thread is not None:
+            host = host_of(thread)
+            if host is not None:
+                # A sync tool in work the loop handed to a thread: block the thread until the call ends
+                # and return its value, as the runtime's sync tool function would. Without a context to
+                # name the batch (`run_in_executor` does not copy it), the run's running batch.
+                owner: Any = host.owner
+                if toolbox is None or toolbox.state is not owner:
+                    toolbox = owner.toolbox
+                if toolbox is not None:
+                    return toolbox.invoke_blocking(self.name, args, kwargs, thread)
         if toolbox is None:
             raise RuntimeError(f"tool {self.name!r} was called outside a bridged executor (no batch is running)")
         return toolbox.invoke(self.name, args, kwargs)

@@ -33,7 +33,7 @@ import simpy
 
 from harness.model import Batch, Outcome, ToolCall
 from harness.schedulers.adapters import OpenAIToolCall, openai_tool_calls
-from harness.schedulers.asyncio_adapter import ToolFailed
+from harness.schedulers.bridge_asyncio.calls import ToolFailed
 from harness.schedulers.bridge_threads import primitives
 from harness.schedulers.bridge_threads.patches import Installation
 from harness.schedulers.bridge_threads.reaper import Reaper

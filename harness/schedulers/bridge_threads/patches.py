@@ -109,6 +109,15 @@ def _swap_globals(namespace: MutableMapping[str, Any]) -> list[tuple[str, Any]]:
     return swapped
 
 
+def replacement_of(value: Any) -> Any:
+    """The replacement of a real primitive (`time.sleep` read before the patches went in, then handed
+    to a thread as a function), else `value` itself. Only while patches are installed."""
+    for module, name, replacement in _TARGETS:
+        if value is _real_of(module, name):
+            return replacement
+    return value
+
+
 def _real_of(module: Any, name: str) -> Any:
     for saved_module, saved_name, real in _saved:
         if saved_module is module and saved_name == name:
@@ -127,6 +136,13 @@ class Installation:
         _depth += 1
         self._swapped = [(namespace, _swap_globals(namespace)) for namespace in namespaces]
         self._open = True
+
+    def swap(self, namespace: MutableMapping[str, Any]) -> None:
+        """Also point `namespace`'s imported names at the replacements, until `close()`: the module of
+        work handed to a thread later in the run (`asyncio.to_thread(tool)` with `from time import
+        sleep` in the tool's module). A namespace already swapped is left alone."""
+        if self._open and all(namespace is not swapped for swapped, _ in self._swapped):
+            self._swapped.append((namespace, _swap_globals(namespace)))
 
     def close(self) -> None:
         global _depth
