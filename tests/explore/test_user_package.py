@@ -164,7 +164,7 @@ def test_a_scenario_built_in_python_from_a_module_names_that_module(package: Pat
     reproducer = reproducer_of(result, "parallel", "stale-read", "serializability", "test")
     path = tmp_path / "r.json"
     path.write_text(to_json(reproducer, version="test"))
-    with pytest.raises(ReproducerError, match="--trust-module acme.tools"):
+    with pytest.raises(ReproducerError, match=r"--trust-module acme\.tools"):
         load(path)
     assert load(path, trust=("acme",)).run().fingerprint == result.fingerprint
 
