@@ -426,3 +426,17 @@ def test_work_handed_to_a_thread_runs_on_a_bridge_thread_on_virtual_time() -> No
     assert [r.makespan_ms for r in results] == [4000, 4000] and not _labels(results[0])
     assert results[0].fingerprint == results[1].fingerprint
     assert (threading.active_count(), _thread._count()) == before  # type: ignore[attr-defined]
+
+
+async def _spins(tool_calls: list[Any], tools: Any) -> list[Any]:
+    while True:
+        pass
+
+
+def test_an_executor_that_spins_is_a_hang_when_the_watchdog_fires() -> None:
+    # Before: the watchdog's exception surfaced as the executor's own error (scheduler-error, exit 4).
+    from harness.run import RunStatus, wall_clock_watchdog
+
+    with wall_clock_watchdog(0.5):
+        result = run(find_scenario("config-clobber"), from_asyncio(_spins), 1)
+    assert result.status is RunStatus.HANG and result.wall_clock_exceeded

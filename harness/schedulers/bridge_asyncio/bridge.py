@@ -214,6 +214,10 @@ class FromAsyncio:
             return _interrupted(batch, ctx, toolbox)
         error = task.exception()
         if error is not None:
+            from harness.run import WallClockExceeded  # run imports the schedulers package: import late
+
+            if isinstance(error, WallClockExceeded):
+                raise error  # the watchdog stopped a spin inside the executor: a hang, not its error
             raise ExecutorError(f"execute raised {type(error).__name__}: {error}") from error
         items = task.result()
         if not isinstance(items, Sequence) or isinstance(items, str | bytes | Mapping):
