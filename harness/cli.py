@@ -348,6 +348,16 @@ def compare_command(scenario: str | None, scenario_list: str | None, scheduler_l
             shown.add_row(name, f"{s['p50_ms']:.0f}", f"{s['p95_ms']:.0f}", f"{s['p99_ms']:.0f}",
                           _ratio(s["speedup_vs_serial"]), _ratio(s["ratio_to_optimal"]), violations)
         console.print(shown)
+        tasks = {name: table[name]["task"] for name in schedulers if "task" in table[name]}
+        if tasks:  # a loop scenario: the task's end-to-end figures, model think time included
+            task_table = Table(title=f"{scenario_name}: the task, end to end", title_justify="left")
+            for column in ("scheduler", "answered", "to answer p50 ms", "p95 ms", "p99 ms", "rounds", "tool calls"):
+                task_table.add_column(column, justify="left" if column == "scheduler" else "right")
+            for name, task in tasks.items():
+                task_table.add_row(name, f"{task['answered_rate']:.0%}", _ms(task["time_to_answer_p50_ms"]),
+                                   _ms(task["time_to_answer_p95_ms"]), _ms(task["time_to_answer_p99_ms"]),
+                                   f"{task['rounds_mean']:.1f}", f"{task['tool_calls_mean']:.1f}")
+            console.print(task_table)
     if out is not None:
         console.print(f"wrote {out}/index.html")
 
@@ -357,6 +367,10 @@ def _check_schedulers(names: list[str], wall_timeout: float) -> None:
     a constructor that spins is a hang (exit 3) instead of a harness that never answers."""
     for name in names:
         watched_build(partial(get_scheduler, name), wall_timeout, f"building the scheduler {name}")
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f}"
 
 
 def _ratio(value: float | None) -> str:

@@ -63,9 +63,12 @@ def run_cell(cell: Cell) -> dict[str, Any]:
                               f"building the scheduler {cell.scheduler}")
     result = run(find_scenario(cell.scenario), scheduler, cell.seed)
     labels = sorted({v.label for v in check(result) if not v.ok and v.label})
-    return {"scenario": cell.scenario, "scheduler": cell.scheduler, "seed": cell.seed,
-            "makespan_ms": result.makespan_ms, "status": result.status.value, "passed": not labels,
-            "labels": ";".join(labels), "calls": len(result.scenario.calls), "fingerprint": result.fingerprint}
+    row = {"scenario": cell.scenario, "scheduler": cell.scheduler, "seed": cell.seed,
+           "makespan_ms": result.makespan_ms, "status": result.status.value, "passed": not labels,
+           "labels": ";".join(labels), "calls": len(result.scenario.calls), "fingerprint": result.fingerprint}
+    if result.agent is not None:  # a loop scenario: how the task ended, its rounds and the calls it made
+        row.update(task=result.agent.status, rounds=result.agent.rounds, tool_calls=result.agent.tool_calls)
+    return row
 
 
 def _run_chunk(cells: list[Cell], wall_timeout_s: float = 0.0) -> list[dict[str, Any]]:

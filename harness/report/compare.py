@@ -50,10 +50,29 @@ def summarise(rows: Sequence[dict[str, Any]], schedulers: Sequence[str]) -> dict
                 "violation_rate": float(1 - runs["passed"].mean()),
                 "violations": dict(sorted(violations.items())),
             }
+            if "task" in runs and runs["task"].notna().any():
+                table[scheduler]["task"] = _task_figures(runs)
         out["scenarios"][str(scenario)] = table
     if len(out["scenarios"]) == 1:
         out["schedulers"] = next(iter(out["scenarios"].values()))
     return out
+
+
+def _task_figures(runs: Any) -> dict[str, Any]:
+    """A loop scenario's task-level figures: how often the agent reached its final answer, the time to
+    that answer (model think time included: a loop run's makespan is its last decision), the rounds
+    used and the tool calls made."""
+    answered = runs[runs["task"] == "final_answer"]
+    times = answered["makespan_ms"].astype(float)
+    return {
+        "answered_rate": float(len(answered) / len(runs)),
+        "time_to_answer_p50_ms": float(times.quantile(0.50)) if len(times) else None,
+        "time_to_answer_p95_ms": float(times.quantile(0.95)) if len(times) else None,
+        "time_to_answer_p99_ms": float(times.quantile(0.99)) if len(times) else None,
+        "rounds_mean": float(runs["rounds"].astype(float).mean()),
+        "tool_calls_mean": float(runs["tool_calls"].astype(float).mean()),
+        "endings": {str(k): int(v) for k, v in sorted(runs["task"].value_counts().items())},
+    }
 
 
 def _paired_mean(by_seed: Any, numerator: str, denominator: str) -> float | None:
