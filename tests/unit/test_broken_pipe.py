@@ -15,6 +15,7 @@ def test_a_closed_pipe_exits_quietly(args: list[str]) -> None:
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert child.stdout is not None and child.stderr is not None
     child.stdout.close()  # nobody reads: every write fails with EPIPE, as after `head -1` has exited
-    stderr = child.stderr.read()
+    with child.stderr:
+        stderr = child.stderr.read()
     assert child.wait(timeout=60) == 0
     assert stderr == b""
