@@ -28,16 +28,15 @@ from harness import __version__
 from harness.agent.options import loop_option, with_loop
 from harness.exitcodes import ExitCode
 from harness.oracles.verdict import Verdict
-from harness.replay import ReproducerError
-from harness.run import (
-    RunResult,
+from harness.realtime import (
     WallClockExceeded,
-    run,
     wall_clock_watchdog,
     wall_limit_per_run,
     watched_build,
     watching_user_interrupts,
 )
+from harness.replay import ReproducerError
+from harness.run import RunResult, run
 from harness.scenario import Scenario, ScenarioError, UnknownScenarioError, find_scenario, scenario_names
 from harness.schedulers import BUILTIN_SCHEDULERS, UnknownSchedulerError, get_scheduler
 from harness.transcripts.command import import_command

@@ -9,18 +9,12 @@ is a pure function of (scenario, scheduler, seed, harness version). It never jud
 
 from __future__ import annotations
 
-import contextlib
 import enum
-import signal
-import threading
-import time
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from collections.abc import Set as AbstractSet
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import cached_property
-from types import FrameType
-from typing import Any, TypeVar
+from typing import Any
 
 import simpy
 
@@ -28,6 +22,14 @@ from harness.agent.runner import LoopTurns, StaticTurns, Turns
 from harness.agent.runtime import Outcome as AgentOutcome
 from harness.faults.failures import FailureModel
 from harness.model import Batch, CallResult, Outcome, ToolCall
+from harness.realtime import (
+    WallClockExceeded,
+    aborts,
+    interrupt_swallowed,
+    per_run_limit,
+    sigint_mark,
+    wall_clock_watchdog,
+)
 from harness.scenario.spec import Interrupt, Scenario
 from harness.schedulers.context import END_OF_RUN, Scheduler, SchedulerContext
 from harness.sim.arbiter import Arbiter, Chooser, Decision
@@ -165,154 +167,6 @@ class _UserInterrupt:
 MAX_JITTER = 10.0
 
 
-class WallClockExceeded(Exception):
-    """Raised into a run by a real-time watchdog (`wall_clock_watchdog`) when the code under test
-    spins without yielding. The simulation itself never reads the wall clock.
-
-    A run driven under `wall_limit_per_run` that exceeds its limit raises it out of `run()` with the
-    hung run as `result` (None when time ran out outside the run's body), so that a harness driving
-    many runs stops at once instead of spending the limit again on every further run.
-    """
-
-    def __init__(self, message: str, result: RunResult | None = None) -> None:
-        super().__init__(message)
-        self.result = result
-
-
-@contextlib.contextmanager
-def wall_clock_watchdog(seconds: float | None, what: str = "the run") -> Iterator[None]:
-    """Interrupt code under test that spins without yielding to the simulation.
-
-    Virtual-time loops are stopped by the kernel's bounds; only a Python loop that never yields can
-    outrun them, and only a real timer (SIGALRM) can stop it: `WallClockExceeded` is raised wherever
-    the code is when `seconds` have passed. Unix main thread only; elsewhere, or with `seconds` 0 or
-    None, a no-op. It nests: when a timer of someone else's (an outer watchdog, pytest-timeout) is
-    due first, that one is left alone; otherwise it is suspended and re-armed with its remaining time.
-    """
-    if not seconds or seconds <= 0 or not hasattr(signal, "setitimer") \
-            or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    outer_delay, outer_interval = signal.getitimer(signal.ITIMER_REAL)
-    if outer_delay and outer_delay <= seconds:
-        yield  # an outer deadline comes first: its handler decides what happens then
-        return
-
-    def expire(signum: int, frame: FrameType | None) -> None:
-        raise WallClockExceeded(f"{what} took more than {seconds:g} s of real time (a scheduler that never yields?)")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    started = time.monotonic()
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-        if outer_delay:  # give the outer timer back what it had left (at least a moment)
-            left = outer_delay - (time.monotonic() - started)
-            signal.setitimer(signal.ITIMER_REAL, max(left, 1e-6), outer_interval)
-
-
-#: Real seconds a run may take under the commands and APIs that drive many runs, unless told otherwise
-#: (`--wall-timeout`, `wall_timeout_s`): far beyond any honest run (milliseconds), short of a CI timeout.
-DEFAULT_WALL_TIMEOUT_S = 60.0
-
-#: Real seconds each `run()` may take, set by `wall_limit_per_run` (0: no per-run watchdog; None: not set).
-_PER_RUN_WALL_S: ContextVar[float | None] = ContextVar("harness_per_run_wall_s", default=None)
-
-
-def resolve_wall_timeout(seconds: float | None) -> float:
-    """An API's `wall_timeout_s`: as given (0: no limit), or for None the limit already in force (an
-    enclosing `wall_limit_per_run`, e.g. `check_scheduler`'s around `explore`), else the default."""
-    if seconds is not None:
-        return seconds
-    current = _PER_RUN_WALL_S.get()
-    return DEFAULT_WALL_TIMEOUT_S if current is None else current
-
-
-@contextlib.contextmanager
-def wall_limit_per_run(seconds: float | None) -> Iterator[None]:
-    """Within this block every `run()` gets its own real-time watchdog of `seconds` (0 or None: none),
-    and a run that exceeds it raises `WallClockExceeded` carrying the hung run instead of returning
-    it. For commands and APIs that drive many runs (explore, sweep, compare, replay,
-    check_scheduler); a single `harness run` reports the hung run itself."""
-    token = _PER_RUN_WALL_S.set(seconds or 0.0)
-    try:
-        yield
-    finally:
-        _PER_RUN_WALL_S.reset(token)
-
-
-_T = TypeVar("_T")
-
-
-def watched_build(build: Callable[[], _T], seconds: float | None, what: str) -> _T:
-    """`build()` (a scheduler's construction) under `wall_clock_watchdog`. A loader that wraps what
-    the constructor raised in an error of its own (`get_scheduler` turns it into "cannot build a
-    scheduler") still gives the hang back: `WallClockExceeded`, never a usage error."""
-    with wall_clock_watchdog(seconds, what):
-        try:
-            return build()
-        except Exception as exc:
-            if isinstance(exc.__context__, WallClockExceeded):
-                raise exc.__context__ from None
-            raise
-
-
-def per_run_limit() -> float:
-    """The real seconds `wall_limit_per_run` gives each run here (0: none), e.g. for watching the
-    construction of the scheduler a run is about to use."""
-    return _PER_RUN_WALL_S.get() or 0.0
-
-
-#: SIGINTs the terminal delivered while `watching_user_interrupts` was active (see `_aborts`).
-_sigints = 0
-_watching = False
-
-
-def _count_sigint(signum: int, frame: FrameType | None) -> None:
-    global _sigints
-    _sigints += 1
-    raise KeyboardInterrupt
-
-
-@contextlib.contextmanager
-def watching_user_interrupts() -> Iterator[None]:
-    """Tell a real Ctrl-C from a `KeyboardInterrupt` the scheduler's own code raises.
-
-    While active (main thread, and only if Python's default SIGINT handler is in place: a handler of
-    the caller's is never replaced), SIGINT still raises `KeyboardInterrupt` but is also counted. A
-    run treats a `KeyboardInterrupt` as the user's, and lets it stop the harness, when a SIGINT was
-    counted during the run or when it cannot tell (not watching); on another thread, or watching with
-    no SIGINT counted, it is the scheduler's: a `scheduler-error` like any other exception.
-    """
-    global _watching
-    if _watching or threading.current_thread() is not threading.main_thread() \
-            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
-        yield
-        return
-    signal.signal(signal.SIGINT, _count_sigint)
-    _watching = True
-    try:
-        yield
-    finally:
-        _watching = False
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-
-
-def _aborts(exc: BaseException, mark: int) -> bool:
-    """Whether an exception met while running the scheduler's code must end the harness (a real
-    Ctrl-C, see `watching_user_interrupts`; `mark` is the SIGINT count when the run began) rather than
-    the run. Every other exception, `SystemExit`, `GeneratorExit` and custom `BaseException`s included,
-    is the scheduler's."""
-    if not isinstance(exc, KeyboardInterrupt):
-        return False
-    if threading.current_thread() is not threading.main_thread():
-        return False  # signals are delivered to the main thread only: this one was raised by code
-    return not _watching or _sigints != mark
-
-
 def scheduler_label(scheduler: object) -> tuple[str, str | None]:
     """The name a scheduler goes by in traces and reports, and what is wrong with its `name` (None if
     nothing): a `name` that is not a string (or that raises when read) is a contract error, and the
@@ -346,7 +200,7 @@ def run(scenario: Scenario, scheduler: Scheduler, seed: int, *, jitter: float = 
         raise ValueError(f"jitter must be a number between 0 and {MAX_JITTER} (a log-scale factor), got {jitter!r}")
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ValueError(f"seed must be an integer, got {seed!r}")
-    limit = _PER_RUN_WALL_S.get()
+    limit = per_run_limit()
     if not limit:
         return _run(scenario, scheduler, seed, jitter, chooser)
     what = f"the run of {scenario.name!r} under {scheduler_label(scheduler)[0]}, seed {seed},"
@@ -358,7 +212,7 @@ def run(scenario: Scenario, scheduler: Scheduler, seed: int, *, jitter: float = 
 
 
 def _run(scenario: Scenario, scheduler: Scheduler, seed: int, jitter: float, chooser: Chooser | None) -> RunResult:
-    mark = _sigints
+    mark = sigint_mark()
     kernel = Kernel(seed, scenario.limits)
     world = World.from_state(scenario.world)
     name, name_problem = scheduler_label(scheduler)
@@ -406,12 +260,12 @@ def _run(scenario: Scenario, scheduler: Scheduler, seed: int, jitter: float, cho
             stop, driver.status, driver.error = StopReason.DONE, RunStatus.HANG, str(exc)
             wall_clock = True
         except BaseException as exc:  # an event of the scheduler's own failed with nobody waiting
-            if _aborts(exc, mark):
+            if aborts(exc, mark):
                 raise
             stop, driver.status, driver.error = StopReason.DONE, RunStatus.SCHEDULER_ERROR, _describe(exc)
         if driver.stop is not None:  # the driver saw the budget spent on resumes SimPy never counts
             stop = driver.stop
-        if _watching and _sigints != mark:  # a Ctrl-C the scheduler's code caught and swallowed
+        if interrupt_swallowed(mark):  # a Ctrl-C the scheduler's code caught and swallowed
             raise KeyboardInterrupt
         if stop is not StopReason.DONE and driver.status is RunStatus.COMPLETED:
             driver.status = RunStatus.HANG
@@ -448,7 +302,7 @@ def _run(scenario: Scenario, scheduler: Scheduler, seed: int, jitter: float, cho
         except WallClockExceeded as exc:
             status, error, wall_clock = RunStatus.HANG, str(exc), True
         except BaseException as exc:
-            if _aborts(exc, mark):
+            if aborts(exc, mark):
                 raise
             status, error = RunStatus.SCHEDULER_ERROR, _describe(exc)
     for hook in session.get(END_OF_RUN, ()):  # a bridge drains what its runtime left (see the context)
@@ -458,7 +312,7 @@ def _run(scenario: Scenario, scheduler: Scheduler, seed: int, jitter: float, cho
             if not wall_clock:
                 status, error, wall_clock = RunStatus.HANG, str(exc), True
         except BaseException as exc:
-            if _aborts(exc, mark):
+            if aborts(exc, mark):
                 raise
             if status is RunStatus.COMPLETED:
                 status, error = RunStatus.SCHEDULER_ERROR, _describe(exc)
@@ -482,7 +336,7 @@ class _Driver:
 
     Whatever the scheduler's code raises — `SystemExit`, `GeneratorExit`, a `KeyboardInterrupt` it
     raised itself, a custom `BaseException` — ends the batch as a `scheduler-error`; only a real
-    Ctrl-C and the wall-clock watchdog go through (see `_aborts`).
+    Ctrl-C and the wall-clock watchdog go through (see `harness.realtime.aborts`).
     """
 
     def __init__(self, scheduler: Scheduler, batch: Batch, ctx: SchedulerContext, mark: int = 0,
@@ -506,7 +360,7 @@ class _Driver:
         except WallClockExceeded:
             raise
         except BaseException as exc:
-            if _aborts(exc, self.mark):
+            if aborts(exc, self.mark):
                 raise
             self._fail(RunStatus.SCHEDULER_ERROR, _describe(exc))
             return
@@ -531,7 +385,7 @@ class _Driver:
             except WallClockExceeded:
                 raise
             except BaseException as exc:
-                if _aborts(exc, self.mark):
+                if aborts(exc, self.mark):
                     raise
                 self._fail(RunStatus.SCHEDULER_ERROR, _describe(exc))
                 raise _Contained from None
@@ -563,7 +417,7 @@ class _Driver:
         except WallClockExceeded:
             raise
         except BaseException as exc:
-            if _aborts(exc, self.mark):
+            if aborts(exc, self.mark):
                 raise
 
     def _accept(self, returned: Any) -> None:
@@ -575,7 +429,7 @@ class _Driver:
         except WallClockExceeded:
             raise
         except BaseException as exc:  # a raising __len__, __iter__ or property of the scheduler's
-            if _aborts(exc, self.mark):
+            if aborts(exc, self.mark):
                 raise
             results, problem = [], f"scheduler returned results that cannot be read ({_describe(exc)})"
         if problem is not None:

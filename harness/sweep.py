@@ -20,15 +20,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.oracles import check
-from harness.run import (
+from harness.realtime import (
     WallClockExceeded,
     per_run_limit,
     resolve_wall_timeout,
-    run,
     wall_limit_per_run,
     watched_build,
     watching_user_interrupts,
 )
+from harness.run import run
 from harness.scenario import find_scenario
 from harness.schedulers import get_scheduler
 

@@ -34,15 +34,15 @@ from harness.explore.engine import Finding, explore, first_violation
 from harness.explore.pct import PCT
 from harness.explore.swarm import POLICY_KINDS
 from harness.model import Batch
-from harness.run import (
+from harness.realtime import (
     WallClockExceeded,
     per_run_limit,
     resolve_wall_timeout,
-    run,
     wall_limit_per_run,
     watched_build,
     watching_user_interrupts,
 )
+from harness.run import run
 from harness.scenario import Scenario, find_scenario, load_scenario
 from harness.schedulers import Scheduler, get_scheduler
 from harness.sim.arbiter import TIME

@@ -35,16 +35,14 @@ from harness.explore.swarm import KINDS as SWARM_KINDS
 from harness.explore.swarm import POLICY_KINDS, swarm_scenario
 from harness.model import Batch
 from harness.oracles import LABELS, Verdict, check
-from harness.run import (
-    RunResult,
+from harness.realtime import (
     WallClockExceeded,
     resolve_wall_timeout,
-    run,
-    scheduler_label,
     wall_limit_per_run,
     watched_build,
     watching_user_interrupts,
 )
+from harness.run import RunResult, run, scheduler_label
 from harness.scenario.spec import Scenario
 from harness.schedulers import Scheduler, get_scheduler
 from harness.sim.arbiter import FAULT, NO_FAULT, THREAD_PREFIX, TIME, Tape

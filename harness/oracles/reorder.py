@@ -13,7 +13,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from harness.oracles.verdict import Verdict, Violation
-from harness.run import RunResult, RunStatus, WallClockExceeded, run
+from harness.realtime import WallClockExceeded
+from harness.run import RunResult, RunStatus, run
 from harness.scenario.spec import Scenario
 from harness.schedulers.context import Scheduler
 from harness.world.state import diff

@@ -22,8 +22,9 @@ from click.testing import CliRunner
 from harness import __version__
 from harness.cli import main
 from harness.oracles import check
+from harness.realtime import WallClockExceeded, watching_user_interrupts
 from harness.replay import reproducer_of, to_json
-from harness.run import RunStatus, WallClockExceeded, run, watching_user_interrupts
+from harness.run import RunStatus, run
 from harness.scenario import find_scenario
 from harness.schedulers import get_scheduler
 from harness.testing import SchedulerCheckFailed, check_scheduler

@@ -435,7 +435,8 @@ async def _spins(tool_calls: list[Any], tools: Any) -> list[Any]:
 
 def test_an_executor_that_spins_is_a_hang_when_the_watchdog_fires() -> None:
     # Before: the watchdog's exception surfaced as the executor's own error (scheduler-error, exit 4).
-    from harness.run import RunStatus, wall_clock_watchdog
+    from harness.realtime import wall_clock_watchdog
+    from harness.run import RunStatus
 
     with wall_clock_watchdog(0.5):
         result = run(find_scenario("config-clobber"), from_asyncio(_spins), 1)

@@ -20,6 +20,7 @@ from typing import Any, Literal
 import simpy
 
 from harness.model import Batch, CallResult, Outcome, ToolCall
+from harness.realtime import WallClockExceeded
 from harness.schedulers.bridge_asyncio import loop as loops
 from harness.schedulers.bridge_asyncio.calls import BridgeToolCall, bridge_calls
 from harness.schedulers.bridge_asyncio.results import to_results
@@ -214,8 +215,6 @@ class FromAsyncio:
             return _interrupted(batch, ctx, toolbox)
         error = task.exception()
         if error is not None:
-            from harness.run import WallClockExceeded  # run imports the schedulers package: import late
-
             if isinstance(error, WallClockExceeded):
                 raise error  # the watchdog stopped a spin inside the executor: a hang, not its error
             raise ExecutorError(f"execute raised {type(error).__name__}: {error}") from error
