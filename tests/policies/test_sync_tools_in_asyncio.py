@@ -10,14 +10,10 @@ runs are deterministic, order-first runs order the thread switches, and no real 
 
 from __future__ import annotations
 
-import _thread
 import asyncio
-import concurrent.futures
-import concurrent.futures._base
 import functools
 import json
 import os
-import queue
 import subprocess
 import sys
 import threading
@@ -43,15 +39,8 @@ def failed(result: Any) -> list[str]:
     return sorted({violation.label for verdict in check(result) for violation in verdict.violations})
 
 
-@pytest.fixture(autouse=True)
-def no_threads_left_and_quiet(capfd: pytest.CaptureFixture[str]) -> Any:
-    """Every test: no thread outlives it, the patches are gone, and nothing reached stderr."""
-    before = (threading.active_count(), _thread._count())  # type: ignore[attr-defined]
-    yield
-    assert (threading.active_count(), _thread._count()) == before  # type: ignore[attr-defined]
-    assert threading.Lock is _thread.allocate_lock and time.sleep.__module__ == "time"
-    assert queue.SimpleQueue.__module__ == "_queue" and concurrent.futures._base.Future is concurrent.futures.Future
-    assert capfd.readouterr().err == ""
+#: Every test: no thread outlives it, the patches are gone, and nothing reached stderr.
+pytestmark = pytest.mark.usefixtures("no_threads_left_and_quiet")
 
 
 # -- the executors: a runtime's sync tools handed to threads --------------------------------------

@@ -8,7 +8,6 @@ search and replay from a tape; no real thread outlives a run, whatever the execu
 
 from __future__ import annotations
 
-import _thread
 import concurrent.futures
 import concurrent.futures._base
 import json
@@ -42,16 +41,8 @@ def failed(result: Any) -> list[str]:
     return sorted({violation.label for verdict in check(result) for violation in verdict.violations})
 
 
-@pytest.fixture(autouse=True)
-def no_threads_left_and_quiet(capfd: pytest.CaptureFixture[str]) -> Any:
-    """Every test: no thread outlives it, the patches are gone, and nothing reached stderr."""
-    # The bridge's OS threads are bare (`_thread`): `_thread._count()` sees them, `threading` does not.
-    before = (threading.active_count(), _thread._count())  # type: ignore[attr-defined]
-    yield
-    assert (threading.active_count(), _thread._count()) == before  # type: ignore[attr-defined]
-    assert threading.Lock is _thread.allocate_lock and time.sleep.__module__ == "time"
-    assert queue.SimpleQueue.__module__ == "_queue" and concurrent.futures._base.Future is concurrent.futures.Future
-    assert capfd.readouterr().err == ""
+#: Every test: no thread outlives it, the patches are gone, and nothing reached stderr.
+pytestmark = pytest.mark.usefixtures("no_threads_left_and_quiet")
 
 
 # -- seed 000, unchanged ------------------------------------------------------------------------
