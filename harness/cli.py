@@ -564,7 +564,13 @@ def _print_exploration(doc: dict[str, Any], found: bool) -> None:
         if scope.get(key):
             click.echo(f"  {key}: {scope[key]}")
     if scope.get("swarm"):
-        click.echo(f"  swarm kinds: {', '.join(scope['swarm'])}")
+        # Say which kinds some run really switched on: the configured set alone claims too much.
+        seen = scope.get("swarm_seen")
+        if seen is None:
+            click.echo(f"  swarm kinds: {', '.join(scope['swarm'])}")
+        else:
+            click.echo(f"  swarm faults switched on in some run: {', '.join(seen) or 'none'} "
+                       f"(of {', '.join(scope['swarm'])})")
     if scope.get("hung_calls"):
         click.echo(f"  hung (latency drawn beyond the time bound): {', '.join(scope['hung_calls'])}")
     if scope.get("limited_checks"):

@@ -82,3 +82,15 @@ def test_explore_saves_reproducers_under_dot_harness(tmp_path: Path, monkeypatch
     saved = list((tmp_path / ".harness" / "reproducers").glob("*.json"))
     assert len(saved) == 1 and not (tmp_path / "fixtures").exists()
     assert os.path.join(".harness", "reproducers", saved[0].name) in done.output
+
+
+def test_explore_names_only_the_swarm_faults_some_run_switched_on() -> None:
+    # Before: the configured kinds were listed even when no run had switched any on.
+    from click.testing import CliRunner
+
+    from harness.cli import main
+
+    one = CliRunner().invoke(main, ["explore", "config-clobber", "--scheduler", "serial", "--runs", "1", "--no-save"])
+    assert "swarm faults switched on in some run: none (of crash," in one.output
+    many = CliRunner().invoke(main, ["explore", "config-clobber", "--scheduler", "serial", "--runs", "6", "--no-save"])
+    assert "swarm faults switched on in some run: none" not in many.output
