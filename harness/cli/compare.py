@@ -1,0 +1,102 @@
+"""`harness compare`: schedulers on the same seeds, one table per scenario.
+
+Owns the command's options and its text table (makespan percentiles, speedup over serial, ratio to
+optimal, violations by label; a loop scenario's task figures). The summary, plots and pages come
+from harness.report.compare; the runs from harness.sweep. It writes only under `--out`.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from harness.cli.guard import guarded
+from harness.cli.options import MAX_RUNS, check_schedulers, directory_option, names, progress_bar, wall_timeout_option
+from harness.scenario import find_scenario, scenario_names
+
+
+@click.command("compare")
+@click.argument("scenario", required=False)
+@click.option("--scenarios", "scenario_list", default=None,
+              help="Comma-separated scenario names, or all (instead of SCENARIO).")
+@click.option("--schedulers", "scheduler_list", default="serial,parallel", show_default=True,
+              help="Comma-separated scheduler names (serial and optimal are always run as baselines).")
+@click.option("--runs", type=click.IntRange(min=1, max=MAX_RUNS), default=100, show_default=True,
+              help="Seeds per scheduler.")
+@click.option("--seed-start", type=int, default=1, show_default=True)
+@click.option("--processes", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None, callback=directory_option,
+              help="Write summary.json, results.csv, plots and index.html here.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@wall_timeout_option
+@guarded
+def compare_command(scenario: str | None, scenario_list: str | None, scheduler_list: str, runs: int,
+                    seed_start: int, processes: int, out: Path | None, fmt: str, wall_timeout: float) -> None:
+    """Compare schedulers on the same seeds: makespan percentiles, speedup over serial, ratio to
+    optimal, violations by label."""
+    from harness.report import compare
+    from harness.report.run_json import dumps
+    from harness.schedulers import scheduler_names
+    from harness.sweep import grid, sweep
+
+    if (scenario is None) == (scenario_list is None):
+        raise click.UsageError("give one SCENARIO or --scenarios a,b|all")
+    scenarios = [scenario] if scenario else names(scenario_list or "", scenario_names)
+    if not scenarios:
+        raise click.UsageError("--scenarios names no scenario; give a,b or all")
+    for name in scenarios:
+        find_scenario(name)
+    schedulers = names(scheduler_list, scheduler_names)
+    check_schedulers(schedulers, wall_timeout)
+    seeds = list(range(seed_start, seed_start + runs))
+    everyone = list(dict.fromkeys([*schedulers, *compare.BASELINES]))
+    with progress_bar("compare") as progress:
+        rows = sweep(grid(scenarios, everyone, seeds), processes=processes, on_progress=progress,
+                     wall_timeout_s=wall_timeout)
+    command = "harness " + " ".join(sys.argv[1:]) if sys.argv[1:] else "harness compare"
+    if out is not None:
+        summary = compare.write(out, rows, schedulers, command=command, seeds=seeds)
+    else:
+        summary = compare.summarise(rows, schedulers)
+    if fmt == "json":
+        click.echo(dumps(summary))
+        return
+    from rich.table import Table
+
+    console = Console(highlight=False, markup=False, width=None if sys.stdout.isatty() else 120)
+    for scenario_name, table in summary["scenarios"].items():
+        shown = Table(title=f"{scenario_name}: {runs} runs per scheduler, seeds {seeds[0]}-{seeds[-1]}",
+                      title_justify="left")
+        for column in ("scheduler", "p50 ms", "p95 ms", "p99 ms", "speedup vs serial", "ratio to optimal",
+                       "violations"):
+            shown.add_column(column, justify="left" if column in ("scheduler", "violations") else "right")
+        for name in schedulers:
+            s = table[name]
+            violations = ", ".join(f"{label} {n}" for label, n in s["violations"].items()) or "none"
+            shown.add_row(name, f"{s['p50_ms']:.0f}", f"{s['p95_ms']:.0f}", f"{s['p99_ms']:.0f}",
+                          _ratio(s["speedup_vs_serial"]), _ratio(s["ratio_to_optimal"]), violations)
+        console.print(shown)
+        tasks = {name: table[name]["task"] for name in schedulers if "task" in table[name]}
+        if tasks:  # a loop scenario: the task's end-to-end figures, model think time included
+            task_table = Table(title=f"{scenario_name}: the task, end to end", title_justify="left")
+            for column in ("scheduler", "answered", "to answer p50 ms", "p95 ms", "p99 ms", "rounds", "tool calls"):
+                task_table.add_column(column, justify="left" if column == "scheduler" else "right")
+            for name, task in tasks.items():
+                task_table.add_row(name, f"{task['answered_rate']:.0%}", _ms(task["time_to_answer_p50_ms"]),
+                                   _ms(task["time_to_answer_p95_ms"]), _ms(task["time_to_answer_p99_ms"]),
+                                   f"{task['rounds_mean']:.1f}", f"{task['tool_calls_mean']:.1f}")
+            console.print(task_table)
+    if out is not None:
+        console.print(f"wrote {out}/index.html")
+
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f}"
+
+
+def _ratio(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"

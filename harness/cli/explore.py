@@ -1,0 +1,226 @@
+"""`harness explore`: search for a violation, shrink it, save a verified reproducer.
+
+Owns the command's options, the exploration document (text and JSON) and the exit code of what was
+found. The search lives in harness.explore; reproducers in harness.replay. It writes only the
+reproducer under `--save-dir`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from harness import __version__
+from harness.agent.options import loop_option, with_loop
+from harness.cli.guard import guarded
+from harness.cli.options import (
+    MAX_RUNS,
+    check_schedulers,
+    directory_option,
+    execution_options,
+    find_with_tools,
+    progress_bar,
+    tools_option,
+    wall_timeout_option,
+    with_execution,
+)
+from harness.exitcodes import ExitCode
+from harness.realtime import wall_limit_per_run
+from harness.run import RunResult
+
+
+@click.command("explore")
+@click.argument("scenario")
+@click.option("--scheduler", "scheduler_name", default="parallel", show_default=True)
+@click.option("--strategy", type=click.Choice(["auto", "random", "pct", "exhaustive", "hypothesis"]), default="auto",
+              show_default=True,
+              help="auto mixes random latencies, PCT at depths 1-3 and swarm faults in one run budget.")
+@click.option("--runs", type=click.IntRange(min=1, max=MAX_RUNS), default=100, show_default=True,
+              help="Run budget (exhaustive: the bound on runs; hypothesis: examples).")
+@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--depth", type=click.IntRange(min=1, max=100), default=3, show_default=True, help="PCT bug depth d.")
+@click.option("--swarm", is_flag=True, help="Switch a random subset of fault kinds on per run.")
+@click.option("--swarm-kinds", default=None,
+              help="Comma-separated fault kinds swarm runs may switch on (default: all with --swarm; those a "
+                   "policy must survive with auto).")
+@click.option("--fault-bound", type=click.IntRange(min=0), default=1, show_default=True,
+              help="Exhaustive: at most this many injected faults per run, every choice of them enumerated.")
+@click.option("--processes", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Worker processes for random, pct and auto runs (same result for any number).")
+@click.option("--keep-going", is_flag=True, help="Do not stop at the first violation (one finding per label).")
+@click.option("--label", "labels", multiple=True,
+              help="Only violations with this label count (repeatable), e.g. --label duplicate-effect.")
+@click.option("--save-dir", type=click.Path(file_okay=False, path_type=Path), default=Path(".harness/reproducers"),
+              callback=directory_option, show_default=True,
+              help="Where the shrunk reproducer is written (default: under .harness/ in the current directory).")
+@click.option("--no-save", is_flag=True, help="Do not write a reproducer.")
+@click.option("--check-determinism", is_flag=True,
+              help="Also replay the reproducer in a fresh process under another PYTHONHASHSEED before saving.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@wall_timeout_option
+@loop_option
+@execution_options
+@tools_option
+@guarded
+def explore_command(scenario: str, scheduler_name: str, strategy: str, runs: int, seed: int, depth: int,
+                    swarm: bool, swarm_kinds: str | None, fault_bound: int, processes: int, keep_going: bool,
+                    labels: tuple[str, ...], save_dir: Path, no_save: bool, check_determinism: bool, fmt: str,
+                    wall_timeout: float, tools_modules: tuple[str, ...], **execution: Any) -> None:
+    """Search for a violation: auto (the default), random latencies, PCT, bounded exhaustive search or
+    Hypothesis. Stops at the first violation, shrinks it, checks that it replays and saves a reproducer.
+    Every result says what it covered (scope)."""
+    from harness.explore.engine import explore
+    from harness.explore.swarm import KINDS
+    from harness.replay import reproducer_of, save_verified, verify
+    from harness.scenario.dump import NotSerializable
+
+    loop_name = execution.pop("loop_name", None)
+    found_scenario, tools_args = find_with_tools(scenario, tools_modules)
+    loaded, extra = with_execution(found_scenario, execution)
+    loaded, extra = with_loop(loaded, loop_name, [*tools_args, *extra])
+    check_schedulers([scheduler_name], wall_timeout)
+    from harness.oracles import LABELS
+
+    unknown_labels = [label for label in labels if label not in LABELS]
+    if unknown_labels:
+        raise click.UsageError(f"unknown label {unknown_labels[0]!r}; valid: {', '.join(LABELS)}")
+    kinds = None if swarm_kinds is None else tuple(k.strip() for k in swarm_kinds.split(",") if k.strip())
+    unknown = [k for k in kinds or () if k not in KINDS]
+    if unknown:
+        raise click.UsageError(f"unknown swarm kind {unknown[0]!r}; valid: {', '.join(KINDS)}")
+    with progress_bar(f"explore ({strategy})") as progress:
+        exploration = explore(loaded, scheduler_name, strategy, runs=runs, seed=seed, depth=depth, swarm=swarm,
+                              keep_going=keep_going, on_progress=progress, swarm_kinds=kinds,
+                              fault_bound=fault_bound, processes=processes, labels=labels or None,
+                              wall_timeout_s=wall_timeout)
+    shrunk = exploration.shrunk
+    path = None
+    selfcheck = None
+    unsaved = None
+    reproducer = None
+    if shrunk is not None:
+        reproducer = reproducer_of(shrunk.result, scheduler_name, shrunk.label, shrunk.oracle,
+                                   shrunk.found_by or strategy)
+        try:
+            with wall_limit_per_run(wall_timeout):  # the self-check replays it: a run like any other
+                if no_save:
+                    selfcheck = verify(reproducer, fresh_process=check_determinism)
+                else:
+                    path, selfcheck = save_verified(reproducer, save_dir, version=__version__,
+                                                    fresh_process=check_determinism)
+        except NotSerializable as exc:
+            unsaved = str(exc)
+    found = exploration.found
+    flags = " ".join(extra)
+    document = {
+        "scenario": loaded.name, "target": scenario, "scheduler": scheduler_name, "strategy": strategy,
+        "seed": seed, "unsaved": unsaved,
+        "execution": flags or None,
+        "found": found is not None, "label": found.label if found else None,
+        "labels": [f.label for f in exploration.findings],
+        "runs": exploration.runs, "runs_to_failure": exploration.runs_to_failure,
+        "found_by": found.found_by if found else None,
+        "witness": found.witness if found else None, "swarm": list(found.swarm) if found else None,
+        "explanation": _explanation(found.label, found.witness, found.result, found.message) if found else None,
+        "shrunk_calls": len(shrunk.result.scenario.calls) if shrunk else None,
+        "shrunk_tape": list(shrunk.result.tape) if shrunk and shrunk.result.tape is not None else None,
+        "fingerprint": shrunk.result.fingerprint if shrunk else None,
+        "reproducer": str(path) if path else None,
+        "replay": dataclasses.replace(reproducer, path=path).command if path and reproducer else None,
+        "determinism": selfcheck.describe() if selfcheck else None,
+        "nondeterministic": bool(selfcheck and not selfcheck.ok),
+        "bound": exploration.bound, "exhausted": exploration.exhausted, "classes": exploration.classes,
+        "proven": exploration.proven, "scope": exploration.scope,
+    }
+    if fmt == "json":
+        from harness.report.run_json import dumps
+
+        click.echo(dumps(document))
+    else:
+        _print_exploration(document, found is not None)
+    if selfcheck is not None and not selfcheck.ok:
+        sys.exit(ExitCode.NONDETERMINISM)
+    sys.exit(_exit_for(found.result) if found is not None else ExitCode.PASS)
+
+
+def _exit_for(result: RunResult) -> int:
+    from harness.oracles import check, exit_code
+
+    return int(exit_code(check(result)))
+
+
+def _explanation(label: str, witness: dict[str, Any], result: RunResult, message: str) -> str:
+    from harness.report.explain import explain_witness
+
+    return explain_witness(label, witness, result, message)
+
+
+def _print_exploration(doc: dict[str, Any], found: bool) -> None:
+    flags = f" {doc['execution']}" if doc["execution"] else ""
+    click.echo(f"harness explore {doc['target']} --scheduler {doc['scheduler']} --strategy {doc['strategy']} "
+               f"--seed {doc['seed']}{flags}: {doc['runs']} runs")
+    bound = doc["bound"]
+    if bound is not None:
+        threads = f", {bound['threads']} threads" if bound.get("threads") else ""
+        click.echo(f"pct: n={bound['calls']} calls{threads} + time, horizon k={bound['horizon']} steps, "
+                   f"depth d={bound['depth']}: "
+                   f"a depth-{bound['depth']} bug is found by one run with probability >= {bound['per_run']:.4f}; "
+                   f"all {doc['runs']} runs miss it with probability <= {bound['miss_probability']:.4f} "
+                   "(for bugs within the scope below)")
+        if bound["max_steps_seen"] > bound["horizon"]:
+            click.echo(f"  caveat: runs reached {bound['max_steps_seen']} steps, beyond the horizon "
+                       f"{bound['horizon']}: the bound covers bugs whose ordering points fall in the first "
+                       f"{bound['horizon']} steps only")
+    scope = doc["scope"] or {}
+    for key in ("latencies", "timers", "faults"):
+        if scope.get(key):
+            click.echo(f"  {key}: {scope[key]}")
+    if scope.get("swarm"):
+        # Say which kinds some run really switched on: the configured set alone claims too much.
+        seen = scope.get("swarm_seen")
+        if seen is None:
+            click.echo(f"  swarm kinds: {', '.join(scope['swarm'])}")
+        else:
+            click.echo(f"  swarm faults switched on in some run: {', '.join(seen) or 'none'} "
+                       f"(of {', '.join(scope['swarm'])})")
+    if scope.get("hung_calls"):
+        click.echo(f"  hung (latency drawn beyond the time bound): {', '.join(scope['hung_calls'])}")
+    if scope.get("limited_checks"):
+        click.echo(f"  oracle checks limited on {scope['limited_checks']} runs: those runs prove nothing")
+    if scope.get("labels"):
+        click.echo(f"  only violations labelled: {', '.join(scope['labels'])}")
+    if not found:
+        if doc["proven"]:
+            what = f"no {' / '.join(scope['labels'])} violation" if scope.get("labels") else "no violation"
+            click.echo(f"{what} in {doc['classes']} classes: the bounded space is exhausted (proven for the "
+                       "orders, timers and faults above; not for: " + "; ".join(scope.get("not_covered", [])) + ")")
+        elif doc["exhausted"]:
+            click.echo(f"no violation in {doc['classes']} classes, but nothing is proven: {scope.get('claim')}")
+        elif doc["exhausted"] is False:
+            click.echo(f"no violation in {doc['classes']} classes; the bound was reached before the space was "
+                       "exhausted: nothing is proven (raise --runs)")
+        else:
+            click.echo("no violation found (a sample, not a proof)")
+        return
+    swarm = f" (swarm: {', '.join(doc['swarm'])})" if doc["swarm"] else ""
+    by = f" by {doc['found_by']}" if doc["found_by"] else ""
+    click.echo(f"FOUND {doc['label']} after {doc['runs_to_failure']} runs{by}{swarm}")
+    if len(doc["labels"]) > 1:
+        click.echo(f"labels found: {', '.join(doc['labels'])}")
+    click.echo(f"witness: {doc['witness']}")
+    if doc.get("explanation"):
+        click.echo(f"why: {doc['explanation']}")
+    click.echo(f"shrunk to {doc['shrunk_calls']} calls, order tape {doc['shrunk_tape']}")
+    if doc["determinism"]:
+        click.echo(f"self-check: {doc['determinism']}")
+    if doc["reproducer"]:
+        click.echo(f"reproducer: {doc['reproducer']}")
+        click.echo(f"replay: {doc['replay']}")
+    elif doc["nondeterministic"]:
+        click.echo("no reproducer saved: it would not replay")
+    elif doc["unsaved"]:
+        click.echo(f"no reproducer saved: {doc['unsaved']}")

@@ -1,0 +1,75 @@
+"""How a `harness` command fails: the one wrapper every command wears.
+
+Owns the translation of exceptions into exit codes and one-line messages on stderr: known user
+mistakes (unknown scenario or scheduler, malformed scenario file or reproducer) are exit 2, a hang
+exit 3, nondeterminism exit 5, Ctrl-C exit 130, a closed stdout pipe a quiet exit 0 and anything
+else a harness bug (exit 70), never a traceback. It never parses options or prints results.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Callable
+from functools import wraps
+from typing import Any, TypeVar
+
+import click
+
+from harness.exitcodes import ExitCode
+from harness.realtime import WallClockExceeded
+from harness.replay import ReproducerError
+from harness.scenario import ScenarioError, UnknownScenarioError
+from harness.schedulers import UnknownSchedulerError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def guarded(command: F) -> F:
+    """Turn known user mistakes into one-line errors (exit 2) and anything else into exit 70."""
+
+    @wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except (UnknownScenarioError, UnknownSchedulerError, ScenarioError, ReproducerError) as exc:
+            if isinstance(exc.__context__, WallClockExceeded):  # "cannot build": its constructor spun
+                click.echo(f"harness: hang: {exc.__context__}", err=True)
+                sys.exit(ExitCode.LIVENESS_VIOLATION)
+            click.echo(f"harness: {exc}", err=True)
+            sys.exit(ExitCode.USAGE_ERROR)
+        except (click.exceptions.Exit, click.ClickException, SystemExit):
+            raise
+        except KeyboardInterrupt:  # the user's Ctrl-C (a scheduler's own is its scheduler-error, exit 4)
+            click.echo("harness: interrupted", err=True)
+            sys.exit(ExitCode.INTERRUPTED)
+        except BrokenPipeError:  # the reader went away (`harness list scenarios | head -1`)
+            quiet_exit()
+        except WallClockExceeded as exc:  # outside a run (oracles, reorder runs, a constructor): still a hang
+            click.echo(f"harness: hang: {exc}", err=True)
+            sys.exit(ExitCode.LIVENESS_VIOLATION)
+        except Exception as exc:
+            from harness.explore.engine import NondeterministicScheduler
+
+            if isinstance(exc, NondeterministicScheduler):
+                click.echo(f"harness: nondeterministic: {exc}", err=True)
+                sys.exit(ExitCode.NONDETERMINISM)
+            internal_error(exc)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def quiet_exit() -> None:
+    """Stop quietly with exit 0 when stdout's reader has gone, as `head` and pagers expect; stdout
+    is pointed at /dev/null first so the interpreter's last flush cannot fail on the closed pipe."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    sys.exit(ExitCode.PASS)
+
+
+def internal_error(exc: Exception) -> None:
+    """A bug in the harness, not in the user's input: one line, exit 70."""
+    click.echo(f"harness: internal error (a harness bug, please report it): {type(exc).__name__}: {exc}", err=True)
+    sys.exit(ExitCode.HARNESS_BUG)

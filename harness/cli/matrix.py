@@ -1,0 +1,51 @@
+"""`harness matrix`: every scenario under every scheduler once, verdict and makespan per cell.
+
+Owns the command's options and where the tables go (rich tables that fit the terminal, markdown or
+JSON). The cells are computed by harness.report.matrix. It writes no file.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+from rich.console import Console
+
+from harness.cli.guard import guarded
+from harness.cli.options import check_schedulers, wall_timeout_option
+from harness.realtime import wall_limit_per_run
+from harness.scenario import scenario_names
+
+
+@click.command("matrix")
+@click.option("--scenarios", "scenario_list", default="all", show_default=True,
+              help="Comma-separated scenario names, or all.")
+@click.option("--schedulers", "scheduler_list", default="all", show_default=True,
+              help="Comma-separated scheduler names, or all.")
+@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["table", "markdown", "json"]), default="table", show_default=True,
+              help="table: fits the terminal (split by scheduler if need be); markdown: the README's table.")
+@click.option("--markdown", "markdown", is_flag=True, help="Same as --format markdown.")
+@wall_timeout_option
+@guarded
+def matrix_command(scenario_list: str, scheduler_list: str, seed: int, fmt: str, markdown: bool,
+                   wall_timeout: float) -> None:
+    """Run every scenario under every scheduler once: verdict and makespan per cell."""
+    from harness.report import matrix
+    from harness.report.run_json import dumps
+    from harness.schedulers import scheduler_names
+
+    scenarios = scenario_names() if scenario_list == "all" else scenario_list.split(",")
+    schedulers = scheduler_names() if scheduler_list == "all" else scheduler_list.split(",")
+    check_schedulers(schedulers, wall_timeout)  # fail fast, with the list of valid names
+    with wall_limit_per_run(wall_timeout):
+        cells = matrix.compute(scenarios, schedulers, seed)
+    if fmt == "json":
+        click.echo(dumps(matrix.to_json(cells, seed)))
+    elif markdown or fmt == "markdown":
+        click.echo(matrix.to_markdown(cells, scenarios, schedulers, seed), nl=False)
+    else:
+        # A pipe has no width; 120 columns keeps the tables readable in CI logs.
+        console = Console(highlight=False, markup=False, width=None if sys.stdout.isatty() else 120)
+        for table in matrix.to_tables(cells, scenarios, schedulers, seed, console.width):
+            console.print(table)

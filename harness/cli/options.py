@@ -1,0 +1,189 @@
+"""The option groups and validators the `harness` commands share.
+
+Owns `--tools`, `--wall-timeout`, the execution-policy flags (and their reproduce-line form), the
+checks on directories and files a command will write into (made before any run, so a long run does
+not end in a traceback), name lists (`a,b` or `all`), the progress bar and building the named
+schedulers up front. It never runs a scenario and never prints results.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from functools import partial
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+from rich.console import Console
+
+from harness.realtime import watched_build
+from harness.scenario import Scenario, find_scenario
+from harness.schedulers import get_scheduler
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def tools_option(command: F) -> F:
+    return click.option("--tools", "tools_modules", multiple=True, metavar="MODULE",
+                        help="A Python module (or installed catalogue) whose TOOLS the scenario may call; "
+                             "repeatable.")(command)
+
+
+def _seconds(value: float) -> float:
+    """A real-time limit: finite, 0 (none) or between 1 ms and a day."""
+    if not math.isfinite(value) or value < 0 or 0 < value < 0.001 or value > 86400:
+        raise click.BadParameter(f"{value!r} is not a number of seconds between 0.001 and 86400 (0: no limit)")
+    return value
+
+
+def wall_timeout_option(command: F) -> F:
+    """`--wall-timeout S`: real seconds each run (and the scheduler's construction) may take before the
+    scheduler is declared hung: a Python loop that never yields is stopped, reported as a hang, exit 3."""
+    return click.option("--wall-timeout", type=float, default=60.0, show_default=True,
+                        callback=lambda c, p, v: _seconds(v),
+                        help="Real seconds each run may take before the scheduler is declared hung (0: no limit)."
+                        )(command)
+
+
+#: More runs than this in one command is a typo, not a plan (cells are listed up front).
+MAX_RUNS = 1_000_000
+
+
+def _writable_dir(path: Path) -> str | None:
+    """Why `path` cannot be (or become) a directory we write into, or None if it can."""
+    if str(path) in ("", "."):
+        return None
+    probe = path
+    while not probe.exists():
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    if probe.exists() and not probe.is_dir():
+        return f"{probe} is not a directory"
+    if not os.access(probe, os.W_OK | os.X_OK):
+        return f"{probe} is not writable"
+    return None
+
+
+def directory_option(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+    """A directory the command writes into: named explicitly (never "" for the current directory),
+    and writable, checked before any run so a long exploration does not end in a traceback."""
+    if value is None:
+        return None
+    if str(value) in ("", "."):
+        raise click.BadParameter("give a directory name (an empty path would write into the current directory)")
+    problem = _writable_dir(value)
+    if problem:
+        raise click.BadParameter(f"{value}: {problem}")
+    return value
+
+
+def file_option(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+    if value is None:
+        return None
+    if str(value) in ("", "."):
+        raise click.BadParameter("give a file name")
+    if value.exists() and (not value.is_file() or not os.access(value, os.W_OK)):
+        raise click.BadParameter(f"{value}: not a writable regular file")
+    problem = _writable_dir(value.parent)
+    if problem:
+        raise click.BadParameter(f"{value}: {problem}")
+    return value
+
+
+def sweep_file_option(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+    """A sweep file: new, empty, or one a sweep wrote (rows are appended to it, never to another file)."""
+    value = file_option(ctx, param, value)
+    if value is not None and value.exists() and value.stat().st_size:
+        with value.open("rb") as handle:
+            first = handle.readline(65536)
+        try:
+            row = json.loads(first)
+        except ValueError:
+            row = None
+        if not isinstance(row, dict) or not {"scenario", "scheduler", "seed"} <= set(row):
+            raise click.BadParameter(f"{value}: exists and is not a sweep file (its first line is not a sweep row); "
+                                     "choose a new file")
+    return value
+
+
+
+EXECUTION_FLAGS: list[tuple[str, str, Any, str]] = [
+    ("--timeout-ms", "timeout_ms", click.IntRange(min=1), "Abandon each call after this many virtual ms."),
+    ("--retries", "retries", click.IntRange(min=0), "Extra attempts for failed calls of idempotent tools."),
+    ("--backoff-ms", "backoff_ms", click.IntRange(min=0), "Backoff before retry n: this * 2**(n-1) ms."),
+    ("--max-concurrency", "max_concurrency", click.IntRange(min=1), "Global cap on calls running at once."),
+    ("--same-signature-limit", "same_signature_limit", click.IntRange(min=0),
+     "Mark a tool unavailable after this many identical failures (seed 004)."),
+    ("--poll-interval-ms", "poll_interval_ms", click.IntRange(min=0), "How often an interrupt is noticed."),
+    ("--batch-deadline-ms", "batch_deadline_ms", click.IntRange(min=1),
+     "Abandon calls still running then as `unknown` (hermes: 420 s)."),
+    ("--on-failure", "on_failure", click.Choice(["isolate", "cancel_siblings"]), "What a failing call does."),
+]
+
+
+def execution_options(command: F) -> F:
+    """Execution-policy flags shared by the commands that run schedulers; unset means "as the
+    scenario says". They apply to plan-based policies (every built-in except serial and parallel)."""
+    for flag, dest, kind, text in reversed(EXECUTION_FLAGS):
+        command = click.option(flag, dest, type=kind, default=None, help=text)(command)
+    command = click.option("--idempotency-keys/--no-idempotency-keys", "idempotency_keys", default=None,
+                           help="Send one idempotency key with every attempt of a call.")(command)
+    command = click.option("--retry-non-idempotent", "retry_non_idempotent", is_flag=True, default=None,
+                           help="Retry tools not declared idempotent too (dangerous).")(command)
+    return command
+
+
+def find_with_tools(scenario: str, tools_modules: tuple[str, ...]) -> tuple[Scenario, list[str]]:
+    """The scenario with the `--tools` modules, and those flags for the reproduce line."""
+    found = find_scenario(scenario, tools_modules=tools_modules)
+    return found, [arg for module in tools_modules for arg in ("--tools", module)]
+
+
+def with_execution(scenario: Scenario, options: dict[str, Any]) -> tuple[Scenario, list[str]]:
+    """The scenario with the given execution flags applied, and those flags for the reproduce line."""
+    given = {k: v for k, v in options.items() if v is not None}
+    if not given:
+        return scenario, []
+    extra: list[str] = []
+    for flag, dest, _, _ in EXECUTION_FLAGS:
+        if dest in given:
+            extra += [flag, str(given[dest])]
+    if "idempotency_keys" in given:
+        extra.append("--idempotency-keys" if given["idempotency_keys"] else "--no-idempotency-keys")
+    if given.get("retry_non_idempotent"):
+        extra.append("--retry-non-idempotent")
+    return replace(scenario, execution=scenario.execution.merged(**given)), extra
+
+
+def names(option: str, valid: Callable[[], list[str]]) -> list[str]:
+    return valid() if option == "all" else [name.strip() for name in option.split(",") if name.strip()]
+
+
+@contextlib.contextmanager
+def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
+    """A rich progress bar on a terminal; silent in pipes and CI logs."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    console = Console(stderr=True, markup=False, highlight=False)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=console, transient=True, disable=not console.is_terminal) as progress:
+        task = progress.add_task(description, total=None)
+
+        def update(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
+
+        yield update
+
+
+
+def check_schedulers(names: list[str], wall_timeout: float) -> None:
+    """Build each named scheduler once before any run: an unknown name is a usage error at once, and
+    a constructor that spins is a hang (exit 3) instead of a harness that never answers."""
+    for name in names:
+        watched_build(partial(get_scheduler, name), wall_timeout, f"building the scheduler {name}")

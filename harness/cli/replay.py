@@ -1,0 +1,70 @@
+"""`harness replay FILE`: run a reproducer again and say whether it gives the same fingerprint.
+
+Owns the command's options, its text and JSON output and the exit code (5 when the replay diverges).
+A reproducer is data: code it names is imported only with `--trust-module` or `--scheduler`. It
+writes only under `--out`.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from harness import __version__
+from harness.cli.guard import guarded
+from harness.cli.options import directory_option, wall_timeout_option
+from harness.cli.run_dir import write_run
+from harness.exitcodes import ExitCode
+from harness.realtime import wall_clock_watchdog, wall_limit_per_run, watched_build
+from harness.schedulers import get_scheduler
+
+
+@click.command("replay")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None, callback=directory_option,
+              help="Write the run's report (Gantt, Perfetto trace, world diff) here.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--trust-module", "trust", multiple=True, metavar="MODULE",
+              help="Let the reproducer import this module (or package): its module:attr scheduler or its tool "
+                   "modules. Without it, a reproducer runs built-in schedulers and installed catalogues only.")
+@click.option("--scheduler", "scheduler_name", default=None,
+              help="Replay under this scheduler instead of the one the file names (built-in or module:attr).")
+@wall_timeout_option
+@guarded
+def replay_command(file: Path, out: Path | None, fmt: str, trust: tuple[str, ...],
+                   scheduler_name: str | None, wall_timeout: float) -> None:
+    """Replay a reproducer: the same fingerprint, or the first trace event that differs (exit 5).
+
+    A reproducer is data: code it names is imported only with --trust-module (or --scheduler)."""
+    from harness.oracles import check, exit_code
+    from harness.replay import load, replay
+    from harness.report.run_json import dumps, run_to_json
+
+    if file.exists() and not file.is_file():
+        raise click.UsageError(f"{file} is not a regular file")
+    # One watchdog over building the scheduler and the run: a hang is exit 3, not a divergence (5).
+    with wall_limit_per_run(wall_timeout), wall_clock_watchdog(wall_timeout, f"replaying {file}"):
+        scheduler = watched_build(lambda: get_scheduler(scheduler_name), wall_timeout,
+                                  f"building the scheduler {scheduler_name}") if scheduler_name is not None else None
+        reproducer = load(file, trust=trust, own_scheduler=scheduler_name is None)
+        outcome = replay(reproducer, scheduler)
+    result = outcome.result
+    verdicts = check(result)
+    spec = scheduler_name or reproducer.scheduler
+    document = run_to_json(result, version=__version__, verdicts=verdicts, scheduler_spec=spec)
+    document["reproduce"] = f"harness replay {file}" + "".join(f" --trust-module {m}" for m in trust) + (
+        f" --scheduler {scheduler_name}" if scheduler_name else "")
+    document.update(replayed=outcome.identical, expected_label=reproducer.label, replay=outcome.describe())
+    if fmt == "json":
+        click.echo(dumps(document))
+    else:
+        labels = sorted({v.label for v in verdicts if not v.ok and v.label})
+        click.echo(f"replay {file}: {reproducer.scenario.name} under {spec}, seed {reproducer.seed}"
+                   + (f", tape {list(reproducer.tape)}" if reproducer.tape is not None else ""))
+        click.echo(outcome.describe())
+        click.echo(f"expected {reproducer.label}; verdicts now: {', '.join(labels) or 'all oracles hold'}")
+    if out is not None:
+        write_run(out, result, document, verdicts)
+    sys.exit(ExitCode.NONDETERMINISM if not outcome.identical else exit_code(verdicts))

@@ -1,0 +1,84 @@
+"""`harness run SCENARIO`: one scenario, one scheduler, one seed.
+
+Owns the command's options, the choice of text or JSON output and the exit code of the verdicts.
+The run is harness.run; the text report harness.report.run_text. It writes only under `--out`.
+"""
+
+from __future__ import annotations
+
+import sys
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+
+from harness import __version__
+from harness.agent.options import loop_option, with_loop
+from harness.cli.guard import guarded
+from harness.cli.options import (
+    directory_option,
+    execution_options,
+    find_with_tools,
+    tools_option,
+    wall_timeout_option,
+    with_execution,
+)
+from harness.cli.run_dir import write_run
+from harness.realtime import wall_clock_watchdog, watched_build
+from harness.run import run
+from harness.schedulers import get_scheduler
+
+
+@click.command("run")
+@click.argument("scenario")
+@click.option("--scheduler", "scheduler_name", default="serial", show_default=True,
+              help="Built-in scheduler name (see `harness list schedulers`) or package.module:attribute.")
+@click.option("--seed", type=int, default=1, show_default=True, help="Root seed of every random stream.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None, callback=directory_option,
+              help="Write run.json, trace.jsonl, gantt.png, trace.perfetto.json, world_diff.txt and "
+                   "index.html into this directory (created if missing).")
+@wall_timeout_option
+@click.option("--reorder", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Also check reorder invariance over this many runs with jittered latencies.")
+@loop_option
+@execution_options
+@tools_option
+@guarded
+def run_command(scenario: str, scheduler_name: str, seed: int, fmt: str, out: Path | None,
+                wall_timeout: float, reorder: int, tools_modules: tuple[str, ...], **execution: Any) -> None:
+    """Run SCENARIO (a built-in name or a .toml path) once under one scheduler and seed."""
+    from harness.oracles import check, exit_code
+    from harness.report.run_json import dumps, run_to_json
+
+    loop_name = execution.pop("loop_name", None)
+    found_scenario, tools_args = find_with_tools(scenario, tools_modules)
+    loaded, extra = with_execution(found_scenario, execution)
+    loaded, extra = with_loop(loaded, loop_name, [*tools_args, *extra])
+    with wall_clock_watchdog(wall_timeout):
+        scheduler = watched_build(partial(get_scheduler, scheduler_name), wall_timeout,  # a constructor can spin too
+                                  f"building the scheduler {scheduler_name}")
+        result = run(loaded, scheduler, seed)
+        verdicts = check(result)
+        if reorder:
+            from harness.oracles import reorder as reorder_oracle
+
+            verdicts.append(reorder_oracle.check(loaded, scheduler, range(seed, seed + reorder)))
+    if reorder:
+        extra = [*extra, "--reorder", str(reorder)]
+    document = run_to_json(result, version=__version__, verdicts=verdicts, scheduler_spec=scheduler_name,
+                           extra_args=extra)
+    if fmt == "json":
+        click.echo(dumps(document))
+    else:
+        from harness.report.run_text import render_run
+
+        # A pipe has no width; 120 columns keeps values readable in CI logs.
+        console = Console(highlight=False, markup=False, width=None if sys.stdout.isatty() else 120)
+        render_run(result, console, version=__version__, verdicts=verdicts, scheduler_spec=scheduler_name,
+                   extra_args=extra)
+    if out is not None:
+        write_run(out, result, document, verdicts)
+    sys.exit(exit_code(verdicts))

@@ -1,0 +1,64 @@
+"""`harness sweep`: many (scenario, scheduler, seed) cells, resumable from a JSONL file.
+
+Owns the command's options and its summary table. The cells run in harness.sweep; it writes only
+the `--out` JSONL and the `--csv` file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from harness.cli.guard import guarded
+from harness.cli.options import (
+    MAX_RUNS,
+    check_schedulers,
+    file_option,
+    names,
+    progress_bar,
+    sweep_file_option,
+    wall_timeout_option,
+)
+from harness.scenario import find_scenario, scenario_names
+
+
+@click.command("sweep")
+@click.option("--scenarios", "scenario_list", default="all", show_default=True)
+@click.option("--schedulers", "scheduler_list", default="serial,parallel", show_default=True)
+@click.option("--runs", type=click.IntRange(min=1, max=MAX_RUNS), default=100, show_default=True,
+              help="Seeds per cell.")
+@click.option("--seed-start", type=int, default=1, show_default=True)
+@click.option("--processes", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None, callback=sweep_file_option,
+              help="JSONL file of finished cells: written as they finish, read back to resume.")
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              callback=file_option,
+              help="Also write the final table as CSV.")
+@wall_timeout_option
+@guarded
+def sweep_command(scenario_list: str, scheduler_list: str, runs: int, seed_start: int, processes: int,
+                  out: Path | None, csv_path: Path | None, wall_timeout: float) -> None:
+    """Run many (scenario, scheduler, seed) cells, optionally on a process pool; resumable."""
+    from harness.schedulers import scheduler_names
+    from harness.sweep import grid, sweep, to_frame
+
+    scenarios = names(scenario_list, scenario_names)
+    if not scenarios:
+        raise click.UsageError("--scenarios names no scenario; give a,b or all")
+    for name in scenarios:
+        find_scenario(name)
+    schedulers = names(scheduler_list, scheduler_names)
+    check_schedulers(schedulers, wall_timeout)
+    cells = grid(scenarios, schedulers, range(seed_start, seed_start + runs))
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    with progress_bar("sweep") as progress:
+        rows = sweep(cells, processes=processes, out=out, on_progress=progress, wall_timeout_s=wall_timeout)
+    frame = to_frame(rows)
+    if csv_path is not None:
+        csv_path.parent.mkdir(parents=True, exist_ok=True)
+        frame.to_csv(csv_path, index=False)
+    table = frame.groupby(["scenario", "scheduler"]).agg(
+        runs=("seed", "count"), p50_ms=("makespan_ms", "median"), violations=("passed", lambda p: int((~p).sum())))
+    click.echo(table.to_string())
