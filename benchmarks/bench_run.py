@@ -1,24 +1,32 @@
 """Throughput of `run()` on an 8-call batch, against raw SimPy doing the same schedule.
 
 Prints one JSON object and writes it to benchmarks/results/bench_run.json. Every figure is measured
-in this process, in this run, so ratios are meaningful on any machine:
+in this process, in this run, as CPU time (`time.process_time`, so other processes on a shared
+machine do not count), in interleaved rounds whose median is reported, so ratios are meaningful on
+any machine:
 
-- `raw_simpy_pairs_per_s`: a bare SimPy model of the same batch (same latencies), serial and
-  parallel, no world, no trace: the floor the harness is compared with;
-- `harness_pairs_per_s`: `run()` under `serial` and under `parallel`, world, touches and trace;
-- `harness_runs_per_s`: single `run()` calls per second (the issue's target: >= 2,000 per core);
-- `fingerprint_runs_per_s`: the same, also hashing trace and final world;
-- `cost_breakdown_us`: where a run's time goes (world build, kernel, final snapshot).
+- `raw_pair_us`: a bare SimPy model of the same batch (same latencies), serial then parallel, no
+  world, no trace: the floor the harness is compared with (one *pair* of simulations);
+- `run_us`: one `run()`, alternately under `serial` and `parallel` (world, touches and trace);
+- `checked_run_us`: one `run()` plus every single-run oracle (`oracles.check`) and the fingerprint;
+- `run_ratio` = raw_pair_us / run_us and `checked_run_ratio` = raw_pair_us / checked_run_us: issue
+  13's figures (targets >= 0.2 and >= 0.1), median over the rounds, with every round's value;
+- `pair_over_pair_ratio`: the older figure, serial+parallel `run()` against the raw pair (half of
+  `run_ratio`);
+- `cost_breakdown_us`: where a checked run's time goes (world build, run, oracles, fingerprint).
 
-Usage: python benchmarks/bench_run.py [--seconds S]
+Usage: python benchmarks/bench_run.py [--seconds S] [--rounds N]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import platform
+import statistics
 import time
 from collections.abc import Callable, Generator
+from dataclasses import replace
 from typing import Any
 
 import simpy
@@ -26,6 +34,7 @@ from _figures import emit
 
 from harness import __version__, get_scheduler, run
 from harness.model import Batch
+from harness.oracles import check
 from harness.scenario import Scenario
 from harness.world import World
 
@@ -79,67 +88,96 @@ def raw_simpy_pair(latencies: list[int]) -> None:
 
 
 def rate(fn: Callable[[int], None], seconds: float) -> float:
-    """Calls per second of fn(i), timed over at least `seconds` (after a short warm-up)."""
+    """Calls per second of fn(i), CPU time over at least `seconds` (after a short warm-up)."""
     for i in range(20):
         fn(i)
-    count, start = 0, time.perf_counter()
-    while (elapsed := time.perf_counter() - start) < seconds:
+    count, start = 0, time.process_time()
+    while (elapsed := time.process_time() - start) < seconds:
         for _ in range(50):
             fn(count)
             count += 1
     return count / elapsed
 
 
+def median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=2.0, help="time per measurement")
+    parser.add_argument("--seconds", type=float, default=0.5, help="CPU time per measurement and round")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (the median is reported)")
     args = parser.parse_args()
     sc = bench_scenario()
     serial, parallel = get_scheduler("serial"), get_scheduler("parallel")
+    policies = (serial, parallel)
     reference = run(sc, serial, 1)
     latencies = [r.end_ms - r.start_ms for r in reference.results]
     snapshot_world = World.from_state(sc.world)
+    finished = run(sc, parallel, 1)
+
+    def raw_pair(i: int) -> None:
+        raw_simpy_pair(latencies)
+
+    def single_run(i: int) -> None:
+        run(sc, policies[i & 1], i)
+
+    def checked_run(i: int) -> None:
+        result = run(sc, policies[i & 1], i)
+        check(result)
+        _ = result.fingerprint
 
     def pair(i: int) -> None:
         run(sc, serial, i)
         run(sc, parallel, i)
 
-    def single_run(i: int) -> None:
-        run(sc, parallel, i)
-
-    def hashed_run(i: int) -> None:
-        _ = run(sc, parallel, i).fingerprint
-
-    raw = rate(lambda i: raw_simpy_pair(latencies), args.seconds)
-    pairs = rate(pair, args.seconds)
-    single = rate(single_run, args.seconds)
-    hashed = rate(hashed_run, args.seconds)
     def build_world(i: int) -> None:
         World.from_state(sc.world)
 
     def snapshot(i: int) -> None:
         snapshot_world.state()
 
-    build = rate(build_world, args.seconds / 2)
-    snap = rate(snapshot, args.seconds / 2)
+    def oracles_only(i: int) -> None:
+        check(replace(finished))  # a fresh copy: nothing cached on the result carries over
+
+    def fingerprint_only(i: int) -> None:
+        _ = replace(finished).fingerprint
+
+    rounds: dict[str, list[float]] = {}
+    for _ in range(args.rounds):
+        for name, fn in (("raw_pair", raw_pair), ("run", single_run), ("checked_run", checked_run),
+                         ("pair", pair), ("world_build", build_world), ("world_snapshot", snapshot),
+                         ("oracles", oracles_only), ("fingerprint", fingerprint_only)):
+            rounds.setdefault(name, []).append(1e6 / rate(fn, args.seconds))
+    us = {name: median(values) for name, values in rounds.items()}
+    run_ratios = [raw / r for raw, r in zip(rounds["raw_pair"], rounds["run"], strict=True)]
+    checked_ratios = [raw / r for raw, r in zip(rounds["raw_pair"], rounds["checked_run"], strict=True)]
+    pair_ratios = [raw / r for raw, r in zip(rounds["raw_pair"], rounds["pair"], strict=True)]
 
     figures = {
-        "benchmark": "run() on an 8-call batch vs raw SimPy",
+        "benchmark": "run() on an 8-call batch vs raw SimPy (CPU time, median of interleaved rounds)",
         "harness_version": __version__,
         "python": platform.python_version(),
-        "raw_simpy_pairs_per_s": round(raw, 1),
-        "harness_pairs_per_s": round(pairs, 1),
-        "harness_over_raw_simpy_ratio": round(pairs / raw, 4),
-        "harness_runs_per_s": round(single, 1),
-        "fingerprint_runs_per_s": round(hashed, 1),
-        "target_runs_per_s_per_core": 2000,
-        "target_met": single >= 2000,
+        "rounds": args.rounds,
+        "seconds_per_measurement": args.seconds,
+        "load_average_1m": round(os.getloadavg()[0], 2),
+        "raw_pair_us": round(us["raw_pair"], 1),
+        "run_us": round(us["run"], 1),
+        "checked_run_us": round(us["checked_run"], 1),
+        "run_ratio": round(median(run_ratios), 4),
+        "run_ratio_target": 0.2,
+        "run_ratio_rounds": [round(r, 4) for r in run_ratios],
+        "checked_run_ratio": round(median(checked_ratios), 4),
+        "checked_run_ratio_target": 0.1,
+        "checked_run_ratio_rounds": [round(r, 4) for r in checked_ratios],
+        "pair_over_pair_ratio": round(median(pair_ratios), 4),
+        "harness_runs_per_s": round(1e6 / us["run"], 1),
         "cost_breakdown_us": {
-            "run_total": round(1e6 / single, 1),
-            "world_build_from_state": round(1e6 / build, 1),
-            "final_world_snapshot": round(1e6 / snap, 1),
-            "kernel_tools_and_trace": round(1e6 / single - 1e6 / build, 1),
-            "fingerprint_extra": round(1e6 / hashed - 1e6 / single, 1),
+            "world_build_from_state": round(us["world_build"], 1),
+            "run_total": round(us["run"], 1),
+            "final_world_snapshot": round(us["world_snapshot"], 1),
+            "oracles": round(us["oracles"], 1),
+            "fingerprint": round(us["fingerprint"], 1),
         },
     }
     emit("bench_run", figures)
