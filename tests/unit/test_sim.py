@@ -18,6 +18,33 @@ def test_streams_differ_by_seed_purpose_key_and_attempt() -> None:
                 derive_seed(1, "latency", "c2", 1), derive_seed(1, "latency", "c1", 2)}) == 5
 
 
+def test_a_stream_seeds_itself_on_first_use_exactly_as_an_eager_one() -> None:
+    """Streams are seeded lazily (most are never drawn from); every way to use one must see the
+    generator `Random(derive_seed(...))` would have been, and then be a plain `Random`."""
+    import copy
+    import pickle
+    from random import Random
+
+    uses = {
+        "random": lambda r: [r.random() for _ in range(3)],
+        "randint": lambda r: [r.randint(1, 1000) for _ in range(3)],
+        "gauss": lambda r: [r.gauss(0, 1) for _ in range(3)],  # binds self.random before the first draw
+        "lognormvariate": lambda r: [r.lognormvariate(0, 1) for _ in range(3)],
+        "shuffle": lambda r: (lambda xs: (r.shuffle(xs), xs)[1])(list(range(10))),
+        "sample": lambda r: r.sample(range(100), 5),
+        "getrandbits": lambda r: r.getrandbits(70),
+        "getstate": lambda r: r.getstate(),
+        "setstate": lambda r: (r.setstate(Random(3).getstate()), r.random())[1],
+        "seed": lambda r: (r.seed(5), r.random())[1],
+        "deepcopy": lambda r: copy.deepcopy(r).random(),
+        "pickle": lambda r: pickle.loads(pickle.dumps(r)).random(),
+    }
+    for name, use in uses.items():
+        lazy, eager = RandomStreams(42).stream("latency", "c1", 1), Random(derive_seed(42, "latency", "c1", 1))
+        assert use(lazy) == use(eager), name
+        assert type(lazy) is Random and lazy.random() == eager.random(), name
+
+
 def test_trace_is_canonical_jsonl_with_stable_hash() -> None:
     t = TraceRecorder()
     t.record(0, "start", call="a", skipped=None)
