@@ -23,7 +23,7 @@ def _overlap(a: Attempt, b: Attempt) -> bool:
 
 
 def check_exclusivity(result: RunResult) -> Verdict:
-    facts = RunFacts(result)
+    facts = RunFacts.of(result)
     catalogue = result.scenario.catalogue
     violations = []
     reported: set[tuple[str, str]] = set()
@@ -49,7 +49,7 @@ def check_caps(result: RunResult) -> Verdict:
     scenario = result.scenario
     if scenario.max_concurrency is None and not scenario.tool_caps:
         return Verdict.of(CAPS, [], note="the scenario declares no caps")
-    facts = RunFacts(result)
+    facts = RunFacts.of(result)
     # Ends sort before starts at the same instant: a slot freed at t can be reused at t.
     events = sorted([(a.start_t, 1, a.start_seq, a) for a in facts.attempts if a.start_t < a.end_t]
                     + [(a.end_t, 0, a.end_seq, a) for a in facts.attempts if a.start_t < a.end_t],

@@ -65,6 +65,10 @@ class Touch:
         return self.op in MUTATING
 
 
+#: The key under which a result keeps its facts (see `RunFacts.of`).
+_MEMO = "_harness_run_facts"
+
+
 @dataclass
 class RunFacts:
     result: RunResult
@@ -74,6 +78,18 @@ class RunFacts:
     #: Batch index -> seq of its `batch_end` event (when the scheduler's answer was taken).
     batch_end_seq: dict[int, int] = field(default_factory=dict)
     skipped: set[str] = field(default_factory=set)
+
+    @classmethod
+    def of(cls, result: RunResult) -> RunFacts:
+        """The facts of `result`, read from its trace once and shared by every oracle that asks
+        (four do; reading a trace is ~50 us). They are kept on the result itself, as its cached
+        properties are, so they live and die with it and can never be another run's. Oracles only
+        read them."""
+        memo = result.__dict__
+        facts = memo.get(_MEMO)
+        if type(facts) is not cls or facts.result is not result:
+            facts = memo[_MEMO] = cls(result)
+        return facts
 
     def __post_init__(self) -> None:
         open_attempts: dict[tuple[str, int], Attempt] = {}

@@ -21,7 +21,7 @@ NAME = "liveness"
 
 
 def check(result: RunResult) -> Verdict:
-    facts = RunFacts(result)
+    facts = RunFacts.of(result)
     violations: list[Violation] = []
     if result.status is RunStatus.HANG:
         violations.append(_hang(facts))

@@ -21,7 +21,7 @@ NAME = "protocol"
 
 
 def check(result: RunResult) -> Verdict:
-    facts = RunFacts(result)
+    facts = RunFacts.of(result)
     violations: list[Violation] = []
     for batch_run in result.batches:
         if batch_run.status is not RunStatus.COMPLETED:
