@@ -282,18 +282,22 @@ def _fail_on(finding: Finding | None, command: str, spec: str | None, report_dir
     if finding is None:
         return
     from harness import __version__
+    from harness.oracles import check as check_oracles
     from harness.replay import reproducer_of, save_verified, verify
     from harness.report.explain import explain_witness
+    from harness.report.story import story_lines
+    from harness.schedulers.origins import recording
 
     result = finding.result
     reproducer = reproducer_of(result, spec or result.scheduler, finding.label, finding.oracle, "check_scheduler")
     fresh = check_determinism and spec is not None
     path = None
-    if report_dir is not None and spec is not None:
-        path, selfcheck = save_verified(reproducer, Path(report_dir), version=__version__, fresh_process=fresh,
-                                        scheduler=policy)
-    else:
-        selfcheck = verify(reproducer, fresh_process=fresh, scheduler=policy)
+    with recording() as origins:  # the replay notes the user's source lines for the story
+        if report_dir is not None and spec is not None:
+            path, selfcheck = save_verified(reproducer, Path(report_dir), version=__version__, fresh_process=fresh,
+                                            scheduler=policy)
+        else:
+            selfcheck = verify(reproducer, fresh_process=fresh, scheduler=policy)
     calls = ", ".join(f"{c.id}={c.name}" for c in result.scenario.calls)
     head = f"{finding.oracle} violated on scenario {result.scenario.name!r}: {finding.label}"
     if not selfcheck.ok:
@@ -311,6 +315,9 @@ def _fail_on(finding: Finding | None, command: str, spec: str | None, report_dir
         + (f", found by {finding.found_by}" if finding.found_by else "")
         + (f", swarm faults: {', '.join(finding.swarm)}" if finding.swarm else ""),
     ]
+    violations = [v for verdict in check_oracles(result) for v in verdict.violations if v.label == finding.label]
+    # The story right under the reproduce line, before the raw witness.
+    details[:0] = [f"  {line}" for line in story_lines(violations[:1], result, origins if selfcheck.ok else None)]
     replay_command = dataclasses.replace(reproducer, path=path).command if path is not None else None
     if replay_command is None and stored is not None and spec is not None and selfcheck.ok:
         replay_command = dataclasses.replace(reproducer, path=stored).command

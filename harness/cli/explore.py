@@ -31,6 +31,7 @@ from harness.cli.options import (
 from harness.exitcodes import ExitCode
 from harness.realtime import wall_limit_per_run
 from harness.run import RunResult
+from harness.schedulers.origins import Origins, recording
 
 
 @click.command("explore")
@@ -100,13 +101,15 @@ def explore_command(scenario: str, scheduler_name: str, strategy: str, runs: int
     shrunk = exploration.shrunk
     path = None
     selfcheck = None
+    origins: Origins | None = None
     unsaved = None
     reproducer = None
     if shrunk is not None:
         reproducer = reproducer_of(shrunk.result, scheduler_name, shrunk.label, shrunk.oracle,
                                    shrunk.found_by or strategy)
         try:
-            with wall_limit_per_run(wall_timeout):  # the self-check replays it: a run like any other
+            # The self-check replays it (a run like any other), recording the user's source lines for the story.
+            with wall_limit_per_run(wall_timeout), recording() as origins:
                 if no_save:
                     selfcheck = verify(reproducer, fresh_process=check_determinism)
                 else:
@@ -126,6 +129,8 @@ def explore_command(scenario: str, scheduler_name: str, strategy: str, runs: int
         "found_by": found.found_by if found else None,
         "witness": found.witness if found else None, "swarm": list(found.swarm) if found else None,
         "explanation": _explanation(found.label, found.witness, found.result, found.message) if found else None,
+        "story": _story(shrunk.result, shrunk.label, origins if selfcheck is not None and selfcheck.ok else None)
+        if shrunk else None,
         "shrunk_calls": len(shrunk.result.scenario.calls) if shrunk else None,
         "shrunk_tape": list(shrunk.result.tape) if shrunk and shrunk.result.tape is not None else None,
         "fingerprint": shrunk.result.fingerprint if shrunk else None,
@@ -157,6 +162,19 @@ def _explanation(label: str, witness: dict[str, Any], result: RunResult, message
     from harness.report.explain import explain_witness
 
     return explain_witness(label, witness, result, message)
+
+
+def _story(result: RunResult, label: str, origins: Origins | None) -> dict[str, Any] | None:
+    """The interleaving story of the shrunk run's violation (harness.report.story), as JSON."""
+    from harness.oracles import check
+    from harness.report.story import story
+
+    for verdict in check(result):
+        for violation in verdict.violations:
+            if violation.label == label:
+                told = story(violation, result, origins)
+                return told.to_json() if told is not None else None
+    return None
 
 
 def _print_exploration(doc: dict[str, Any], found: bool) -> None:
@@ -214,6 +232,11 @@ def _print_exploration(doc: dict[str, Any], found: bool) -> None:
     click.echo(f"witness: {doc['witness']}")
     if doc.get("explanation"):
         click.echo(f"why: {doc['explanation']}")
+    if doc.get("story"):
+        from harness.report.story import Story, render
+
+        for line in render(Story.from_json(doc["story"])):
+            click.echo(line)
     click.echo(f"shrunk to {doc['shrunk_calls']} calls, order tape {doc['shrunk_tape']}")
     if doc["determinism"]:
         click.echo(f"self-check: {doc['determinism']}")

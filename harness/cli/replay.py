@@ -19,6 +19,7 @@ from harness.cli.run_dir import write_run
 from harness.exitcodes import ExitCode
 from harness.realtime import wall_clock_watchdog, wall_limit_per_run, watched_build
 from harness.schedulers import get_scheduler
+from harness.schedulers.origins import recording
 
 
 @click.command("replay")
@@ -49,11 +50,12 @@ def replay_command(file: Path, out: Path | None, fmt: str, trust: tuple[str, ...
         scheduler = watched_build(lambda: get_scheduler(scheduler_name), wall_timeout,
                                   f"building the scheduler {scheduler_name}") if scheduler_name is not None else None
         reproducer = load(file, trust=trust, own_scheduler=scheduler_name is None)
-        outcome = replay(reproducer, scheduler)
+        with recording() as origins:  # the user's source lines for the story
+            outcome = replay(reproducer, scheduler)
     result = outcome.result
     verdicts = check(result)
     spec = scheduler_name or reproducer.scheduler
-    document = run_to_json(result, version=__version__, verdicts=verdicts, scheduler_spec=spec)
+    document = run_to_json(result, version=__version__, verdicts=verdicts, scheduler_spec=spec, origins=origins)
     document["reproduce"] = f"harness replay {file}" + "".join(f" --trust-module {m}" for m in trust) + (
         f" --scheduler {scheduler_name}" if scheduler_name else "")
     document.update(replayed=outcome.identical, expected_label=reproducer.label, replay=outcome.describe())
@@ -65,6 +67,10 @@ def replay_command(file: Path, out: Path | None, fmt: str, trust: tuple[str, ...
                    + (f", tape {list(reproducer.tape)}" if reproducer.tape is not None else ""))
         click.echo(outcome.describe())
         click.echo(f"expected {reproducer.label}; verdicts now: {', '.join(labels) or 'all oracles hold'}")
+        from harness.report.story import story_lines
+
+        for line in story_lines([v for verdict in verdicts for v in verdict.violations], result, origins):
+            click.echo(line)
     if out is not None:
         write_run(out, result, document, verdicts)
     sys.exit(ExitCode.NONDETERMINISM if not outcome.identical else exit_code(verdicts))

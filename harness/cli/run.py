@@ -29,6 +29,7 @@ from harness.cli.run_dir import write_run
 from harness.realtime import wall_clock_watchdog, watched_build
 from harness.run import run
 from harness.schedulers import get_scheduler
+from harness.schedulers.origins import recording
 
 
 @click.command("run")
@@ -60,7 +61,8 @@ def run_command(scenario: str, scheduler_name: str, seed: int, fmt: str, out: Pa
     with wall_clock_watchdog(wall_timeout):
         scheduler = watched_build(partial(get_scheduler, scheduler_name), wall_timeout,  # a constructor can spin too
                                   f"building the scheduler {scheduler_name}")
-        result = run(loaded, scheduler, seed)
+        with recording() as origins:  # the user's source lines for the story; the run is unchanged
+            result = run(loaded, scheduler, seed)
         verdicts = check(result)
         if reorder:
             from harness.oracles import reorder as reorder_oracle
@@ -69,7 +71,7 @@ def run_command(scenario: str, scheduler_name: str, seed: int, fmt: str, out: Pa
     if reorder:
         extra = [*extra, "--reorder", str(reorder)]
     document = run_to_json(result, version=__version__, verdicts=verdicts, scheduler_spec=scheduler_name,
-                           extra_args=extra)
+                           extra_args=extra, origins=origins)
     if fmt == "json":
         click.echo(dumps(document))
     else:
@@ -78,7 +80,7 @@ def run_command(scenario: str, scheduler_name: str, seed: int, fmt: str, out: Pa
         # A pipe has no width; 120 columns keeps values readable in CI logs.
         console = Console(highlight=False, markup=False, width=None if sys.stdout.isatty() else 120)
         render_run(result, console, version=__version__, verdicts=verdicts, scheduler_spec=scheduler_name,
-                   extra_args=extra)
+                   extra_args=extra, origins=origins)
     if out is not None:
         write_run(out, result, document, verdicts)
     sys.exit(exit_code(verdicts))

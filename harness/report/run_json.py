@@ -10,15 +10,18 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from harness.oracles.verdict import Verdict, exit_code
+from harness.oracles.verdict import Verdict, Violation, exit_code
 from harness.report.explain import explain
+from harness.report.story import story
 from harness.run import RunResult
 from harness.scenario.library import builtin_dir
+from harness.schedulers.origins import Origins
 from harness.sim.trace import canonical_json
 
 
 def run_to_json(result: RunResult, *, version: str, verdicts: Sequence[Verdict] = (),
-                scheduler_spec: str | None = None, extra_args: Sequence[str] = ()) -> dict[str, Any]:
+                scheduler_spec: str | None = None, extra_args: Sequence[str] = (),
+                origins: Origins | None = None) -> dict[str, Any]:
     scenario = result.scenario
     failed = [v for v in verdicts if not v.ok]
     return {
@@ -39,7 +42,7 @@ def run_to_json(result: RunResult, *, version: str, verdicts: Sequence[Verdict] 
         ],
         "results": [r.to_json() for r in result.results],
         "final_files": result.final_files(),
-        "verdicts": [verdict_json(v, result) for v in verdicts],
+        "verdicts": [verdict_json(v, result, origins) for v in verdicts],
         "passed": not failed,
         "exit_code": int(exit_code(verdicts)),
         "execution": _execution_json(result),
@@ -49,13 +52,22 @@ def run_to_json(result: RunResult, *, version: str, verdicts: Sequence[Verdict] 
     }
 
 
-def verdict_json(verdict: Verdict, result: RunResult | None = None) -> dict[str, Any]:
+def verdict_json(verdict: Verdict, result: RunResult | None = None, origins: Origins | None = None) -> dict[str, Any]:
     """A verdict's JSON with an `explanation` in words on each violation (and on the verdict: its
-    first violation's)."""
+    first violation's) and, with the run, its interleaving `story` (harness.report.story; null for a
+    violation that names no call)."""
     document = verdict.to_json()
-    document["violations"] = [{**v.to_json(), "explanation": explain(v, result)} for v in verdict.violations]
+    document["violations"] = [{**v.to_json(), "explanation": explain(v, result), **_story(v, result, origins)}
+                              for v in verdict.violations]
     document["explanation"] = document["violations"][0]["explanation"] if verdict.violations else None
     return document
+
+
+def _story(violation: Violation, result: RunResult | None, origins: Origins | None) -> dict[str, Any]:
+    if result is None:
+        return {}
+    told = story(violation, result, origins)
+    return {"story": told.to_json() if told is not None else None}
 
 
 def _execution_json(result: RunResult) -> dict[str, Any]:

@@ -16,11 +16,13 @@ from harness.oracles.verdict import Verdict, exit_code
 from harness.report.agent_events import describe_agent, describe_input
 from harness.report.run_json import reproduce_command
 from harness.run import RunResult
+from harness.schedulers.origins import Origins
 from harness.sim.trace import TraceEvent
 
 
 def render_run(result: RunResult, console: Console, *, version: str, verdicts: Sequence[Verdict] = (),
-               scheduler_spec: str | None = None, extra_args: Sequence[str] = ()) -> None:
+               scheduler_spec: str | None = None, extra_args: Sequence[str] = (),
+               origins: Origins | None = None) -> None:
     scenario = result.replayable  # a loop run's header names the scenario with its model
     limits = scenario.limits
     header = Table.grid(padding=(0, 2))
@@ -81,6 +83,7 @@ def render_run(result: RunResult, console: Console, *, version: str, verdicts: S
             table.add_row("", "", extra.label, extra.message)
     console.print(table)
     _print_why(console, result, verdicts)
+    _print_story(console, result, verdicts, origins)
     failed = [v for v in verdicts if not v.ok]
     if failed:
         code = exit_code(verdicts)
@@ -101,6 +104,14 @@ def _print_why(console: Console, result: RunResult, verdicts: Sequence[Verdict],
         console.print(f"why ({violation.label}): {explain(violation, result)}", markup=False)
     if len(violations) > limit:
         console.print(f"... and {len(violations) - limit} more violations (--format json lists them all)")
+
+
+def _print_story(console: Console, result: RunResult, verdicts: Sequence[Verdict], origins: Origins | None) -> None:
+    """The interleaving story of the first violations (harness.report.story), under the why lines."""
+    from harness.report.story import story_lines
+
+    for line in story_lines([v for verdict in verdicts for v in verdict.violations], result, origins):
+        console.print(line, markup=False, soft_wrap=True)
 
 
 def describe_event(event: TraceEvent) -> str | None:

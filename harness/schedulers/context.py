@@ -22,6 +22,7 @@ from harness.faults.failures import FailureModel
 from harness.faults.latency import LatencyModel
 from harness.faults.plan import FaultPlan
 from harness.model import Batch, CallResult, Outcome, ToolCall
+from harness.schedulers import origins
 from harness.schedulers.execution import ExecutionPolicy
 from harness.sim.arbiter import Arbiter
 from harness.sim.kernel import Kernel
@@ -251,6 +252,8 @@ class SchedulerContext:
             return handle  # a dead runtime starts nothing: the handle never settles
         self.handles.append(handle)
         handle.process = self.env.process(self._execute(handle, idempotency_key))
+        if origins.active is not None:  # the story's source lines: only while a report asks for them
+            origins.note_start(handle)
         return handle
 
     def cancel(self, handle: CallHandle, *, outcome: Outcome = Outcome.CANCELLED, reason: str = "cancelled") -> bool:

@@ -1,0 +1,196 @@
+"""The interleaving story of a violation: the few steps that matter, in the order they happened.
+
+Owns `story(violation, result, origins)`: the racing touches the witness is about
+(`harness.report.explain.racing_touches`) and the starts, ends and abandons of the calls involved,
+in trace order; a `*` on each step that ran before a call earlier in model order had ended (where
+the schedule deviated from model order); a note when no step did (the bug needs no reordering); and,
+for a user's own scheduler run under `harness.schedulers.origins.recording`, the user's source line
+where each call was started and where it was awaited. `render` lays it out as text lines (the same
+lines in `harness run`, `replay`, `explore` and a failing `check_scheduler`); `to_json` is the
+`story` field of run JSON. It never judges (the oracles did) and never re-runs anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from harness.oracles.verdict import Kind, Violation
+from harness.report.explain import racing_touches
+from harness.run import RunResult
+from harness.schedulers.origins import Origins
+from harness.sim.trace import TraceEvent
+
+#: At most this many steps; a longer story keeps the racing touches and the steps nearest them.
+MAX_STEPS = 14
+
+_LIFECYCLE = ("start", "end", "abandon")
+
+
+@dataclass(frozen=True)
+class Step:
+    t: int
+    seq: int
+    call: str
+    text: str
+    deviated: bool
+    race: str | None = None  # the touch's role in the race (e.g. "read", "truncate"), None for others
+    source: str | None = None  # "started at path:line (function)" / "awaited at ..." (user schedulers)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"t": self.t, "seq": self.seq, "call": self.call, "step": self.text, "deviated": self.deviated,
+                "race": self.race, "source": self.source}
+
+
+@dataclass(frozen=True)
+class Story:
+    label: str
+    model_order: tuple[str, ...]
+    steps: tuple[Step, ...]
+    omitted: int = 0
+
+    @property
+    def reordered(self) -> bool:
+        return any(step.deviated for step in self.steps)
+
+    @property
+    def note(self) -> str | None:
+        if self.reordered:
+            return None
+        if len(self.model_order) == 1:
+            return (f"no reordering needed: only {self.model_order[0]} takes part, so the bug comes from how "
+                    "that call was run, timed out, retried or reported, not from an interleaving")
+        return ("no reordering needed: every step above ran in model order, so running the calls one at a time "
+                "in model order is no cure; the bug comes from how the calls were run, timed out, retried or "
+                "reported")
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Story:
+        steps = tuple(Step(s["t"], s["seq"], s["call"], s["step"], s["deviated"], s.get("race"), s.get("source"))
+                      for s in data["steps"])
+        return cls(data["label"], tuple(data["model_order"]), steps, data.get("omitted", 0))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"label": self.label, "model_order": list(self.model_order),
+                "steps": [step.to_json() for step in self.steps], "omitted": self.omitted,
+                "reordered": self.reordered, "note": self.note}
+
+
+def story(violation: Violation, result: RunResult, origins: Origins | None = None) -> Story | None:
+    """The story of `violation` in `result`, or None when the witness names no call of the run."""
+    if violation.kind is Kind.LIVENESS:
+        return None  # a hang or a late call is about time, not interleaving (see harness.report.hang)
+    touches = racing_touches(violation, result)
+    position = {call.id: i for i, call in enumerate(result.scenario.calls)}
+    involved = {str(t["call"]) for t in touches} | _calls_named(violation.witness, position)
+    involved &= set(position)
+    if not involved:
+        return None
+    roles = {int(t["seq"]): str(t["role"]) for t in touches}
+    chosen = [e for e in result.trace
+              if e.get("call") in involved and (e["ev"] in _LIFECYCLE or int(e["seq"]) in roles)]
+    chosen, omitted = _trimmed(chosen, roles)
+    ends = _last_ends(result.trace, involved)
+    steps = []
+    for event in chosen:
+        call = str(event["call"])
+        deviated = any(position[other] < position[call] and ends.get(other, 1 << 62) > int(event["seq"])
+                       for other in involved if other != call)
+        steps.append(Step(int(event["t"]), int(event["seq"]), call, _step_text(event), deviated,
+                          roles.get(int(event["seq"])), _source(event, origins)))
+    order = tuple(sorted(involved, key=position.__getitem__))
+    return Story(violation.label, order, tuple(steps), omitted)
+
+
+def stories(violations: Iterable[Violation], result: RunResult, origins: Origins | None = None,
+            limit: int = 2) -> list[Story]:
+    """The stories of the first `limit` violations that have one, one per label."""
+    found: list[Story] = []
+    labels: set[str] = set()
+    for violation in violations:
+        if len(found) >= limit:
+            break
+        if violation.label in labels:
+            continue
+        told = story(violation, result, origins)
+        if told is not None:
+            labels.add(violation.label)
+            found.append(told)
+    return found
+
+
+def render(told: Story) -> list[str]:
+    """The story as text lines: a title, one line per step, the note."""
+    lines = [f"story ({told.label}): model order {', '.join(told.model_order)}; "
+             "* = ran before a call earlier in model order had ended"]
+    width = max(len(step.call) for step in told.steps)
+    text_width = max(len(step.text) for step in told.steps)
+    for step in told.steps:
+        aside = f"<- {told.label}: {step.race}" if step.race else (step.source or "")
+        line = f"  {'*' if step.deviated else ' '} {step.t:>7} ms  {step.call:<{width}}  {step.text:<{text_width}}"
+        lines.append(f"{line}  {aside}".rstrip())
+    if told.omitted:
+        lines.append(f"    ... {told.omitted} more steps of these calls not shown (see the timeline)")
+    if told.note:
+        lines.append(f"  {told.note}")
+    return lines
+
+
+def _calls_named(witness: Mapping[str, Any], position: Mapping[str, int]) -> set[str]:
+    """Call ids the witness names in its top-level values (a string or a list of strings)."""
+    named: set[str] = set()
+    for value in witness.values():
+        items: Sequence[Any] = value if isinstance(value, list | tuple) else [value]
+        named.update(item for item in items if isinstance(item, str) and item in position)
+    return named
+
+
+def _last_ends(trace: Sequence[TraceEvent], calls: set[str]) -> dict[str, int]:
+    """The trace position of each call's last end (its last attempt's): until then, in model order,
+    no later call would have taken a step."""
+    ends: dict[str, int] = {}
+    for event in trace:
+        if event["ev"] == "end" and event.get("call") in calls:
+            ends[str(event["call"])] = int(event["seq"])
+    return ends
+
+
+def _trimmed(events: list[TraceEvent], races: Mapping[int, str]) -> tuple[list[TraceEvent], int]:
+    """At most MAX_STEPS events: the racing touches and those nearest them in trace order."""
+    if len(events) <= MAX_STEPS:
+        return events, 0
+    anchors = [i for i, e in enumerate(events) if int(e["seq"]) in races] or [0]
+    ranked = sorted(range(len(events)), key=lambda i: (min(abs(i - a) for a in anchors), i))
+    keep = sorted(ranked[:MAX_STEPS])
+    return [events[i] for i in keep], len(events) - len(keep)
+
+
+def _step_text(event: TraceEvent) -> str:
+    ev = event["ev"]
+    attempt = f" (attempt {event['attempt']})" if event.get("attempt", 1) != 1 else ""
+    if ev == "start":
+        return f"start{attempt}"
+    if ev == "end":
+        detached = ", after it was abandoned" if event.get("detached") else ""
+        return f"end {event['outcome']}{attempt}{detached}"
+    if ev == "abandon":
+        return f"abandoned as {event['outcome']}{attempt}: {event.get('reason', '')}"
+    return f"{event['op']} {event['target']}"
+
+
+def _source(event: TraceEvent, origins: Origins | None) -> str | None:
+    if origins is None or event["ev"] not in ("start", "end"):
+        return None
+    call, attempt = str(event["call"]), int(event.get("attempt", 1))
+    if event["ev"] == "start":
+        where = origins.started_at(call, attempt)
+        return f"started at {where}" if where else None
+    where = origins.awaited_at(call, attempt)
+    return f"awaited at {where}" if where else None
+
+
+def story_lines(violations: Iterable[Violation], result: RunResult, origins: Origins | None = None,
+                limit: int = 2) -> list[str]:
+    """The rendered stories of the first `limit` violations that have one (one per label)."""
+    return [line for told in stories(violations, result, origins, limit) for line in render(told)]

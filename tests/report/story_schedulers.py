@@ -1,0 +1,42 @@
+"""User-written schedulers for the interleaving-story tests: their line numbers are in the golden
+file (tests/report/golden/stories.txt), so edit this file only together with it."""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import Any
+
+from harness.model import Batch, CallResult
+from harness.schedulers import SchedulerContext
+
+
+class StartsAll:
+    """Starts every call at once and waits for all of them (the `parallel` mistake, by hand)."""
+
+    name = "starts-all"
+
+    def __call__(self, batch: Batch, ctx: SchedulerContext) -> Generator[Any, Any, list[CallResult]]:
+        handles = []
+        for call in batch:
+            handles.append(ctx.start(call))
+        yield ctx.all_of(handles)
+        return [handle.result for handle in handles]
+
+
+class SerialSwapped:
+    """Runs the calls one at a time in model order, then reports the first two values swapped: a bug
+    that needs no reordering."""
+
+    name = "serial-swapped"
+
+    def __call__(self, batch: Batch, ctx: SchedulerContext) -> Generator[Any, Any, list[CallResult]]:
+        results = []
+        for call in batch:
+            result = yield ctx.start(call)
+            results.append(result)
+        first, second = results[0], results[1]
+        results[0] = CallResult(first.call_id, first.outcome, second.value, first.error, first.attempts,
+                                first.start_ms, first.end_ms)
+        results[1] = CallResult(second.call_id, second.outcome, first.value, second.error, second.attempts,
+                                second.start_ms, second.end_ms)
+        return results
