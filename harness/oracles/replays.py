@@ -1,0 +1,54 @@
+"""Model-order replays, remembered: the serial reference a serializability check compares a run
+with depends only on the initial world, the tool catalogue and the calls replayed (with their
+idempotency keys and where each call of unknown effect stopped), not on the schedule. Many runs of
+one scenario share it (every run that reports the same outcomes), so it is computed once.
+
+Owns the memo and its key. The initial world and the catalogue are matched by identity (both are
+immutable, and a scenario changed in place is a new object: see `harness.scenario.library`); the
+entry holds them, so neither can be freed and its id reused while the entry lives. The calls are
+matched by value. The memo keeps the `MAX_ENTRIES` most recently used replays, so a long sweep over
+many scenarios cannot grow it without bound. It never judges a run and never computes a replay
+itself (the caller passes the function that does).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Mapping
+from typing import Any, TypeVar
+
+from harness.world.state import WorldState
+
+#: Replays kept (least recently used first out): a few per scenario for a whole library sweep.
+MAX_ENTRIES = 512
+
+_R = TypeVar("_R")
+_memo: OrderedDict[tuple[int, int, Hashable], tuple[WorldState, Mapping[str, Any], Any]] = OrderedDict()
+
+
+def remembered(initial: WorldState, catalogue: Mapping[str, Any], calls: Hashable, replay: Callable[[], _R]) -> _R:
+    """`replay()`, or what it returned for the same initial world, catalogue and calls before.
+
+    `calls` must hold, by value, everything else the replay reads. An exception from `replay` is
+    not remembered: it propagates and the next call computes again.
+    """
+    key = (id(initial), id(catalogue), calls)
+    entry = _memo.get(key)
+    if entry is not None and entry[0] is initial and entry[1] is catalogue:
+        _memo.move_to_end(key)
+        found: _R = entry[2]
+        return found
+    value = replay()
+    _memo[key] = (initial, catalogue, value)
+    if len(_memo) > MAX_ENTRIES:
+        _memo.popitem(last=False)
+    return value
+
+
+def forget() -> None:
+    """Drop every remembered replay (tests; or to give the memory back)."""
+    _memo.clear()
+
+
+def size() -> int:
+    return len(_memo)
