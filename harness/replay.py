@@ -21,7 +21,7 @@ from typing import Any
 from harness.run import RunResult, run
 from harness.scenario import Scenario, ScenarioError, scenario_from_data
 from harness.scenario.dump import scenario_to_data
-from harness.scenario.model_load import agent_modules
+from harness.scenario.model_load import code_modules, loop_modules
 from harness.schedulers import Scheduler, get_scheduler
 from harness.sim.arbiter import Tape
 from harness.sim.trace import canonical_json
@@ -57,10 +57,8 @@ class Reproducer:
     def modules(self) -> tuple[str, ...]:
         """The Python modules replaying it imports: a `module:attr` scheduler's, and the scenario's
         tool modules (installed catalogues, named by entry point, are not listed)."""
-        agent = self.scenario.agent
-        loop_code = agent_modules(agent.data, agent.loop) if agent is not None else []
         return tuple(dict.fromkeys([*modules_named(self.scheduler, self.scenario.tools_modules),
-                                    *(module for _, module in loop_code)]))
+                                    *loop_modules(self.scenario.agent_specs)]))
 
     @property
     def command(self) -> str:
@@ -142,7 +140,7 @@ def _check_trust(data: dict[str, Any], file: str, trust: tuple[str, ...]) -> Non
                 f"{file}: {field}: names code outside the harness ({module!r}); a reproducer is data and imports "
                 f"nothing by itself: replay it with --trust-module {module}"
                 + (f" (or --scheduler {scheduler})" if field == "scheduler" else "") + " if you trust that code")
-    for field, module in agent_modules(data["scenario"].get("model"), data["scenario"].get("loop")):
+    for field, module in code_modules(data["scenario"]):
         if not _trusted(module, trust):
             raise ReproducerError(
                 f"{file}: {field}: names code outside the harness ({module!r}); a reproducer is data and imports "

@@ -244,7 +244,7 @@ def _replay_stored(policy: Scheduler, spec: str | None, scenarios: list[Scenario
     __tracebackhide__ = True
     from harness import __version__, example_db
     from harness.replay import reproducer_of
-    from harness.scenario.model_load import agent_modules
+    from harness.scenario.model_load import loop_modules
 
     active = example_db.active()
     if active is None:
@@ -253,8 +253,7 @@ def _replay_stored(policy: Scheduler, spec: str | None, scenarios: list[Scenario
     names = {scenario.name for scenario in scenarios} | ({"generated"} if generated else set())
     trust = tuple(dict.fromkeys(module for scenario in scenarios for module in [
         *scenario.tools_modules,
-        *(module for _, module in (agent_modules(scenario.agent.data, scenario.agent.loop)
-                                   if scenario.agent is not None else []))]))
+        *loop_modules(scenario.agent_specs)]))
     identity = _identity(policy, spec)
     for entry in database.entries(key, trust):
         stored = entry.reproducer

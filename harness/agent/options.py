@@ -1,8 +1,9 @@
 """`--loop NAME` for `harness run` and `harness explore`: run a loop scenario under another loop
 policy than the one it names.
 
-Owns the option and its check (a scenario without `[model]` has no loop to choose: a usage error
-naming the valid policies). It never runs anything; the reproduce line repeats the option.
+Owns the option and its check (with `[[agents]]`, every agent's loop; a scenario without `[model]`
+has no loop to choose: a usage error naming the valid policies). It never runs anything; the
+reproduce line repeats the option.
 """
 
 from __future__ import annotations
@@ -30,11 +31,16 @@ def with_loop(scenario: Scenario, loop: str | None, extra: list[str]) -> tuple[S
     """The scenario under loop policy `loop` (unchanged for None) and the reproduce line's extra args."""
     if loop is None:
         return scenario, extra
-    if scenario.agent is None:
+    if not scenario.looped:
         raise click.UsageError(f"--loop {loop}: scenario {scenario.name!r} has fixed batches and no [model], so no "
                                "loop drives it")
     try:
         get_loop(loop)
     except UnknownLoopError as exc:
         raise click.UsageError(str(exc)) from None
-    return replace(scenario, agent=replace(scenario.agent, loop=loop)), [*extra, "--loop", loop]
+    extra = [*extra, "--loop", loop]
+    if scenario.agents:  # every agent of the crew runs under it
+        agents = tuple(replace(a, spec=replace(a.spec, loop=loop)) for a in scenario.agents)
+        return replace(scenario, agents=agents), extra
+    assert scenario.agent is not None
+    return replace(scenario, agent=replace(scenario.agent, loop=loop)), extra

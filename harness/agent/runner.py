@@ -10,18 +10,22 @@ never runs a batch or judges one.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+import posixpath
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Protocol
 
 from harness.agent.model import ModelLoadError
 from harness.agent.registry import UnknownLoopError, get_loop
 from harness.agent.runtime import AGENT_FINISHED, LoopPolicy, Outcome, Pause, RunCalls, Task
+from harness.agent.spec import AgentEntry
 from harness.faults.failures import FailureModel
 from harness.faults.latency import LatencyModel
 from harness.model import Batch, CallResult, JSONValue, ToolCall
 from harness.scenario.spec import REALIZED, Scenario
 from harness.sim.kernel import Kernel, StopReason
+from harness.tools.spec import ToolSpec
 
 
 class Turns(Protocol):
@@ -62,9 +66,11 @@ class LoopTurns:
     """A loop policy and a model deciding the batches as the run goes."""
 
     def __init__(self, scenario: Scenario, kernel: Kernel, positions: dict[str, int] | None = None,
-                 loop: LoopPolicy | None = None) -> None:
-        spec = scenario.agent
+                 loop: LoopPolicy | None = None, entry: AgentEntry | None = None) -> None:
+        spec = entry.spec if entry is not None else scenario.agent
         assert spec is not None
+        self.spec = spec
+        self.entry = entry
         self.source = scenario
         self.kernel = kernel
         self.positions = positions
@@ -77,6 +83,7 @@ class LoopTurns:
         self.args_from: dict[str, dict[str, str]] = {k: dict(v) for k, v in scenario.args_from.items()}
         self.current = self._realized()
         self._started = False
+        self._paused = False
         try:
             self.policy = loop if loop is not None else get_loop(spec.loop)
             model = spec.model.start()
@@ -84,24 +91,37 @@ class LoopTurns:
             self.task: Task | None = None
             self._finish(Outcome("model-error", detail=str(exc)))
             return
-        self.task = Task(spec, model, kernel, frozenset(scenario.catalogue))
+        self.task = Task(spec, model, kernel, frozenset(scenario.catalogue),
+                         agent=entry.name if entry is not None else None)
         self._gen = self.policy(self.task)
 
     def next_batch(self, results: Sequence[CallResult] | None) -> Batch | None:
+        request = self.advance(results)
+        while isinstance(request, Pause):
+            stop = self.kernel.run_until(self.kernel.delay(request.ms, request.purpose))
+            if stop is not StopReason.DONE:
+                self.stop(f"virtual time ran out while waiting ({request.purpose}): {stop.value}")
+                return None
+            request = self.advance(None)
+        return request
+
+    def advance(self, results: Sequence[CallResult] | None) -> Batch | Pause | None:
+        """One step of the loop policy: the batch it gives the scheduler next, the time it lets pass
+        (the caller waits it out, then calls again with None), or None when the task has ended.
+        `results` answers the previous batch."""
         if self.outcome is not None:
             return None
         try:
             if not self._started:
                 self._started = True
                 request: Any = next(self._gen)
+            elif self._paused:
+                request = self._gen.send(None)
             else:
                 request = self._gen.send(tuple(results or ()))
-            while isinstance(request, Pause):
-                stop = self.kernel.run_until(self.kernel.delay(request.ms, request.purpose))
-                if stop is not StopReason.DONE:
-                    self.stop(f"virtual time ran out while waiting ({request.purpose}): {stop.value}")
-                    return None
-                request = self._gen.send(None)
+            self._paused = isinstance(request, Pause)
+            if self._paused:
+                return request  # type: ignore[no-any-return]
         except StopIteration as done:
             value = done.value
             self.outcome = value if isinstance(value, Outcome) else Outcome("stopped", detail=repr(value))
@@ -130,8 +150,12 @@ class LoopTurns:
 
     def _batch(self, request: RunCalls) -> Batch:
         calls = []
+        workdir = self.entry.workdir if self.entry is not None else None
         for position, emitted in enumerate(request.calls):
-            calls.append(ToolCall(emitted.id, emitted.name, emitted.arguments, position))
+            arguments = emitted.arguments
+            if workdir is not None:
+                arguments = confine(arguments, self.source.catalogue.get(emitted.name), workdir)
+            calls.append(ToolCall(emitted.id, emitted.name, arguments, position))
             if emitted.latency is not None:
                 self.latency[emitted.id] = emitted.latency
             if emitted.failure is not None:
@@ -144,20 +168,52 @@ class LoopTurns:
                 self.args_from[emitted.id] = dict(emitted.args_from)
             if self.positions is not None:
                 self.positions.setdefault(emitted.id, len(self.positions))
-        batch = Batch(tuple(calls), request.label)
+        label = request.label if self.entry is None else f"{self.entry.name}/{request.label}"
+        batch = Batch(tuple(calls), label)
         self.batches.append(batch)
         self.current = self._realized()
         return batch
 
     def _realized(self) -> Scenario:
-        spec = self.source.agent
-        loop = spec.loop if spec is not None else "?"
-        return replace(self.source, batches=tuple(self.batches), agent=None,
-                       source=f"{REALIZED}{loop} on {self.source.name}" + (
-                           f" ({self.source.source})" if self.source.source else ""),
-                       catalogue=self.source.catalogue.with_results(self.results), call_latency=dict(self.latency),
-                       call_failures=dict(self.failures), depends_on=dict(self.depends),
-                       args_from={k: dict(v) for k, v in self.args_from.items()})
+        return realized(self.source, self.spec.loop, self.batches, self.results, self.latency, self.failures,
+                        self.depends, self.args_from)
 
     def realized(self) -> Scenario:
         return self.current
+
+
+def realized(source: Scenario, loop: str, batches: Sequence[Batch], results: Mapping[str, JSONValue],
+             latency: Mapping[str, LatencyModel], failures: Mapping[str, FailureModel],
+             depends: Mapping[str, tuple[str, ...]], args_from: Mapping[str, Mapping[str, str]]) -> Scenario:
+    """The plain scenario a loop run amounts to: the batches its model(s) emitted, in the order they
+    started, with what the script gave each call (latency, failure, result, data flow)."""
+    return replace(source, batches=tuple(batches), agent=None, agents=(),
+                   source=f"{REALIZED}{loop} on {source.name}" + (f" ({source.source})" if source.source else ""),
+                   catalogue=source.catalogue.with_results(results), call_latency=dict(latency),
+                   call_failures=dict(failures), depends_on=dict(depends),
+                   args_from={k: dict(v) for k, v in args_from.items()})
+
+
+def confine(arguments: str, spec: ToolSpec | None, workdir: str) -> str:
+    """Raw JSON arguments with each relative path argument of the tool (its declared `path_args`, or
+    its default path when none is given) moved under the task's directory `workdir`: what a runtime
+    that gives every task a working directory of its own (seed 004) sends the tool. Arguments that
+    are not a JSON object, and tools that declare no path argument, pass unchanged."""
+    keys = spec.declared.resource_keys if spec is not None else None
+    if keys is None or not (keys.path_args or keys.default_path):
+        return arguments
+    try:
+        parsed = json.loads(arguments)
+    except ValueError:
+        return arguments
+    if not isinstance(parsed, dict):
+        return arguments
+    changed = False
+    given = [name for name in keys.path_args if isinstance(parsed.get(name), str) and parsed[name]]
+    for name in given:
+        path = parsed[name]
+        if not path.startswith(("/", "~")):
+            parsed[name], changed = posixpath.join(workdir, path), True
+    if not given and keys.default_path is not None and keys.path_args and not keys.default_path.startswith("/"):
+        parsed[keys.path_args[0]], changed = posixpath.join(workdir, keys.default_path), True
+    return json.dumps(parsed, ensure_ascii=False) if changed else arguments

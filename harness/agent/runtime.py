@@ -72,6 +72,21 @@ class Outcome:
                 "tool_calls": self.tool_calls, "unavailable": list(self.unavailable), "detail": self.detail}
 
 
+def combined(outcomes: Mapping[str, Outcome]) -> Outcome:
+    """Several agents' outcomes as one task's: reached its final answer only if every agent did (else
+    the first agent's that did not, named in `detail`); rounds, invalid decisions and tool calls summed."""
+    missed = next(((name, o) for name, o in outcomes.items() if o.status != "final_answer"), None)
+    status, detail = "final_answer", ""
+    if missed is not None:
+        name, outcome = missed
+        status, detail = outcome.status, f"agent {name}: {outcome.status}" + (
+            f" ({outcome.detail})" if outcome.detail else "")
+    return Outcome(status, "; ".join(f"{name}: {o.answer}" for name, o in outcomes.items() if o.answer),
+                   sum(o.rounds for o in outcomes.values()), sum(o.invalid for o in outcomes.values()),
+                   sum(o.tool_calls for o in outcomes.values()),
+                   tuple(dict.fromkeys(t for o in outcomes.values() for t in o.unavailable)), detail)
+
+
 class LoopPolicy(Protocol):
     """An agent loop: drives a task to its end by yielding requests, returns how it ended."""
 
@@ -92,23 +107,29 @@ class Task:
     replies: list[str] = field(default_factory=list)
     decisions: list[Action] = field(default_factory=list)
     tool_calls: int = 0
+    #: The agent's name in a `[[agents]]` scenario: it prefixes call ids (`name/id`), labels events
+    #: and keys the random streams; None for a scenario's single agent.
+    agent: str | None = None
 
     # -- the event bus -----------------------------------------------------------------------
 
     def emit(self, event: str, **fields: JSONValue) -> None:
         """An agent event, into the trace (seed 004's EventBus, with the trace as its subscriber)."""
-        self.kernel.record("agent", event=event, **fields)
+        self.kernel.record("agent", event=event, agent=self.agent, **fields)
 
     # -- time ---------------------------------------------------------------------------------
 
     def think(self, round_: int) -> Pause:
         """The model's think time for a round, from the stream `model/think/<round>`."""
-        stream = self.kernel.streams.stream("model", "think", round_)
+        stream = self.kernel.streams.stream("model", self._keyed("think"), round_)
         return Pause(self.spec.think.sample(stream, 1), "think")
 
     def reply_pause(self, action: Action, round_: int) -> Pause:
-        stream = self.kernel.streams.stream("user", "reply", round_)
+        stream = self.kernel.streams.stream("user", self._keyed("reply"), round_)
         return Pause(action.reply_latency.sample(stream, 1), "user")
+
+    def _keyed(self, key: str) -> str:
+        return key if self.agent is None else f"{self.agent}/{key}"
 
     # -- decisions ----------------------------------------------------------------------------
 
@@ -134,13 +155,15 @@ class Task:
         `depends_on` that name a scripted id follow the id it was last emitted under (this batch's
         calls included)."""
         taken = set(self.results) | set(self.latest.values())
+        # Within a crew, every agent's ids are prefixed by its name, so no two agents' ids meet.
         renamed: dict[str, str] = {}
+        prefix = "" if self.agent is None else f"{self.agent}/"
         for call in calls:
             base = call.base or call.id
-            new = base if base not in taken else f"{base}@{round_}"
+            new = prefix + base if base not in taken and prefix + base not in taken else f"{prefix}{base}@{round_}"
             suffix = 2
             while new in taken:  # the same id twice in one batch
-                new, suffix = f"{base}@{round_}.{suffix}", suffix + 1
+                new, suffix = f"{prefix}{base}@{round_}.{suffix}", suffix + 1
             taken.add(new)
             renamed[base] = new
         fixed: list[EmittedCall] = []

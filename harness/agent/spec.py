@@ -129,3 +129,18 @@ class AgentSpec:
 
     def setting(self, name: str, default: int) -> int:
         return int(self.settings.get(name, default))
+
+
+@dataclass(frozen=True)
+class AgentEntry:
+    """One agent of a `[[agents]]` scenario: concurrent tasks on one world (seed 004's three or four
+    tasks at once). Each has its own model and loop (`spec`), its own runtime (`scheduler`, a
+    registry name; None runs the run's scheduler), and optionally a task directory `workdir` that the
+    runtime confines relative path arguments to (seed 004's fix: a working directory per task) and a
+    virtual start time."""
+
+    name: str
+    spec: AgentSpec
+    scheduler: str | None = None
+    workdir: str | None = None
+    start_ms: int = 0

@@ -96,6 +96,18 @@ class _Step:
 
 
 def check(result: RunResult) -> Verdict:
+    if result.agents:
+        # Several agents on one world: no model order spans them, so the question is whether some
+        # order of whole turns explains the run (each order judged by the model-order check below).
+        # The orders are fresh scenario objects: nothing here may be cached by object identity.
+        from harness.oracles import turn_order
+
+        return turn_order.check(result, check_model_order)
+    return check_model_order(result)
+
+
+def check_model_order(result: RunResult) -> Verdict:
+    """The verdict for the batches in the order `result.scenario` lists them."""
     facts = RunFacts(result)
     # A list, not a generator: the ghosts are reported and then excused from the world's diff.
     ghosts = list(_ghost_effects(facts))

@@ -49,6 +49,8 @@ def run_to_json(result: RunResult, *, version: str, verdicts: Sequence[Verdict] 
         "reproduce": reproduce_command(result, scheduler_spec, extra_args),
         # A loop run: how the task ended (status, answer, rounds, tool calls, invalid decisions).
         "agent": result.agent.to_json() if result.agent is not None else None,
+        # Several agents: how each one's task ended, by name ("agent" above sums them up).
+        "agents": {name: outcome.to_json() for name, outcome in result.agents.items()} or None,
     }
 
 

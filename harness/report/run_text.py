@@ -31,6 +31,11 @@ def render_run(result: RunResult, console: Console, *, version: str, verdicts: S
         header.add_row("source", scenario.source)
     if scenario.agent is not None:
         header.add_row("loop", f"{scenario.agent.loop} (model: {_model_name(scenario.agent.data)})")
+    for entry in scenario.agents:
+        header.add_row("agent", f"{entry.name}: {entry.spec.loop} (model: {_model_name(entry.spec.data)}) under "
+                       f"{entry.scheduler or result.scheduler}"
+                       + (f", workdir {entry.workdir}" if entry.workdir else "")
+                       + (f", starts at {entry.start_ms} ms" if entry.start_ms else ""))
     header.add_row("scheduler", result.scheduler)
     header.add_row("seed", str(result.seed))
     header.add_row("limits", f"time_bound_ms={limits.time_bound_ms} event_budget={limits.event_budget}")
@@ -50,7 +55,7 @@ def render_run(result: RunResult, console: Console, *, version: str, verdicts: S
         described = describe_event(event)
         if described is None:
             continue
-        call = event.get("call", "")
+        call = event.get("call", "") or (f"[{event['agent']}]" if "agent" in event else "")
         timeline.add_row(str(event["t"]), call, tools.get(call, ""), described)
     console.print(timeline)
 
@@ -69,8 +74,12 @@ def render_run(result: RunResult, console: Console, *, version: str, verdicts: S
                       + (f", {outcome.invalid} invalid" if outcome.invalid else "")
                       + (f", unavailable: {', '.join(outcome.unavailable)}" if outcome.unavailable else "")
                       + (f" ({outcome.detail})" if outcome.detail else ""), markup=False)
-        if outcome.answer:
+        if outcome.answer and not result.agents:
             console.print(f"answer       {outcome.answer}", markup=False)
+    for name, each in result.agents.items():
+        console.print(f"  {name:<10} {each.status} after {each.rounds} rounds, {each.tool_calls} tool calls"
+                      + (f" ({each.detail})" if each.detail else "") + (f": {each.answer}" if each.answer else ""),
+                      markup=False)
     console.print(f"fingerprint  {result.fingerprint}")
     if not verdicts:
         return

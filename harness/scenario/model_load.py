@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Mapping
+import re
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from harness.agent.model import Conditions, PythonModel, Rule, ScriptedModel
 from harness.agent.registry import loop_names
-from harness.agent.spec import LOOP_SETTINGS, Action, ActionKind, AgentSpec, EmittedCall, ModelSource
+from harness.agent.spec import LOOP_SETTINGS, Action, ActionKind, AgentEntry, AgentSpec, EmittedCall, ModelSource
 from harness.faults.failures import FailureSpecError, parse_failure
 from harness.faults.latency import Fixed, LatencyModel, LatencySpecError, parse_latency
 from harness.tools.inputs import ArgsFromError, Source, parse_reference
@@ -75,6 +76,71 @@ def parse_agent(model: Any, loop: Any, tools: set[str], unknown_tools: set[str])
     else:
         source = _script(model, tools, unknown_tools)
     return AgentSpec(source, task, think, policy, settings, data=_plain(model))
+
+
+_AGENT_KEYS = {"name", "model", "loop", "scheduler", "workdir", "start_ms"}
+#: An agent's name prefixes its calls' ids (`sales/report`) and labels its events: a plain word.
+_AGENT_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,39}$")
+
+
+def parse_agents(value: Any, tools: set[str], unknown_tools: set[str],
+                 scheduler_names: Collection[str]) -> tuple[AgentEntry, ...]:
+    """`[[agents]]`: several agents at once on one world, each a `[model]` (and `loop`) of its own,
+    with an optional runtime (`scheduler`, one of `scheduler_names`), task directory (`workdir`, an
+    absolute path) and virtual start time (`start_ms`)."""
+    if not isinstance(value, list) or not value or not all(isinstance(a, Mapping) for a in value):
+        raise ModelSpecError("agents", "a non-empty array of tables ([[agents]] with name and model)")
+    entries: list[AgentEntry] = []
+    seen: set[str] = set()
+    for i, table in enumerate(value):
+        at = f"agents[{i}]"
+        _keys(table, at, _AGENT_KEYS)
+        name = table.get("name")
+        if not isinstance(name, str) or not _AGENT_NAME.match(name):
+            raise ModelSpecError(f"{at}.name", "a short name of letters, digits, - and _, starting with a letter "
+                                 f"(it prefixes the agent's call ids), got {name!r:.60}")
+        if name in seen:
+            raise ModelSpecError(f"{at}.name", f"a name no other agent has ({name!r} is used twice)")
+        seen.add(name)
+        if "model" not in table:
+            raise ModelSpecError(f"{at}.model", "a table ([agents.model] with rules) or \"package.module:function\"")
+        try:
+            spec = parse_agent(table["model"], table.get("loop"), tools, unknown_tools)
+        except ModelSpecError as exc:
+            raise ModelSpecError(f"{at}.{exc.field}", exc.expected) from None
+        scheduler = table.get("scheduler")
+        if scheduler is not None and (not isinstance(scheduler, str) or scheduler not in scheduler_names):
+            raise ModelSpecError(f"{at}.scheduler", f"a built-in scheduler ({', '.join(sorted(scheduler_names))}), "
+                                 f"got {scheduler!r:.60}")
+        workdir = table.get("workdir")
+        if workdir is not None and (not isinstance(workdir, str) or not workdir.startswith("/")):
+            raise ModelSpecError(f"{at}.workdir", f"an absolute path (the task's own directory), got {workdir!r:.60}")
+        start = table.get("start_ms", 0)
+        if not isinstance(start, int) or isinstance(start, bool) or start < 0:
+            raise ModelSpecError(f"{at}.start_ms", f"a whole number of milliseconds >= 0, got {start!r:.60}")
+        entries.append(AgentEntry(name, spec, scheduler, workdir, start))
+    return tuple(entries)
+
+
+def agents_to_data(agents: Sequence[AgentEntry], tools: set[str]) -> dict[str, Any]:
+    """The `agents` (and `unknown_tools`) keys that load back into `agents`: the inverse of `parse_agents`."""
+    rows: list[dict[str, Any]] = []
+    unknown: set[str] = set()
+    for entry in agents:
+        data = agent_to_data(entry.spec, tools)
+        unknown.update(data.pop("unknown_tools", ()))
+        row: dict[str, Any] = {"name": entry.name, **data}
+        if entry.scheduler is not None:
+            row["scheduler"] = entry.scheduler
+        if entry.workdir is not None:
+            row["workdir"] = entry.workdir
+        if entry.start_ms:
+            row["start_ms"] = entry.start_ms
+        rows.append(row)
+    out: dict[str, Any] = {"agents": rows}
+    if unknown:
+        out["unknown_tools"] = sorted(unknown)
+    return out
 
 
 def _loop(value: Any) -> tuple[str, dict[str, int]]:
@@ -375,3 +441,20 @@ def agent_modules(model: Any, loop: Any) -> list[tuple[str, str]]:
     if isinstance(policy, str) and ":" in policy:
         found.append(("scenario.loop", policy.partition(":")[0]))
     return found
+
+
+def code_modules(scenario: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(field, module) of the code a scenario's data names in its `[model]`/`loop` and in each of its
+    `[[agents]]`: what replaying a reproducer of it imports, only when trusted."""
+    found = agent_modules(scenario.get("model"), scenario.get("loop"))
+    agents = scenario.get("agents")
+    for i, table in enumerate(agents if isinstance(agents, list) else []):
+        if isinstance(table, Mapping):
+            found.extend((f"scenario.agents[{i}].{field.removeprefix('scenario.')}", module)
+                         for field, module in agent_modules(table.get("model"), table.get("loop")))
+    return found
+
+
+def loop_modules(specs: Sequence[AgentSpec]) -> list[str]:
+    """The modules of the Python models and loop policies these agents name."""
+    return [module for spec in specs for _, module in agent_modules(spec.data, spec.loop)]

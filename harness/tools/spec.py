@@ -150,7 +150,10 @@ class ToolSpec:
     """A mock tool: name, declared metadata, real behaviour and default latency.
 
     `stops_on_cancel` is the behavioural truth behind `declared.honours_cancel`: when False, a
-    cancelled or timed-out call keeps running and its effects still land.
+    cancelled or timed-out call keeps running and its effects still land. `file_lock`: the tool holds
+    an exclusive lock (flock) on every file its resource keys name for the whole call, so two calls
+    locking one file run one after the other whoever scheduled them (seed 004's fix for tasks writing
+    one report file).
     """
 
     name: str
@@ -159,6 +162,7 @@ class ToolSpec:
     behaviour: Behaviour
     latency: LatencyModel = DEFAULT_LATENCY
     stops_on_cancel: bool = True
+    file_lock: bool = False
 
     def with_declared(self, **changes: Any) -> ToolSpec:
         return replace(self, declared=replace(self.declared, **changes))

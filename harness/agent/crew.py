@@ -1,0 +1,187 @@
+"""Several agents at once on one world (`[[agents]]`, seed 004's three or four tasks at once).
+
+Owns the crew's run: each agent's loop drives its model turn by turn as a SimPy process of its own,
+with its own runtime (scheduler and session), on one kernel and one world, so one agent's calls run
+while another's model thinks or its calls run too. Batches are numbered in the order they start,
+across agents. A scheduler that fails, hangs or crashes ends its own agent's task, never the
+others'. The result's scenario is every agent's batches in start order (what oracles read, with
+`BatchRun.agent` saying whose turn each was), its source the crew scenario (what reproducers keep).
+
+It never judges a run (the turn-level search lives in `harness.oracles.turn_order`) and never prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from typing import Any
+
+import simpy
+
+from harness.agent.runner import LoopTurns, realized
+from harness.agent.runtime import Outcome, Pause, combined
+from harness.agent.spec import AgentEntry
+from harness.faults.failures import FailureModel
+from harness.faults.latency import LatencyModel
+from harness.model import Batch, JSONValue
+from harness.realtime import WallClockExceeded, aborts, interrupt_swallowed
+from harness.run import (
+    BatchRun,
+    Driver,
+    RunResult,
+    RunStatus,
+    Shared,
+    crash_event,
+    describe_error,
+    drain,
+    end_batch,
+    scheduler_label,
+)
+from harness.scenario.spec import Scenario
+from harness.schedulers.context import Scheduler, SchedulerContext
+from harness.sim.kernel import StopReason
+
+
+@dataclass
+class _Running:
+    index: int
+    batch: Batch
+    start: int
+    ctx: SchedulerContext
+    driver: Driver
+
+
+@dataclass
+class _Member:
+    """One agent: its loop, its runtime, and the batch it has running (if any)."""
+
+    entry: AgentEntry
+    turns: LoopTurns
+    scheduler: Scheduler
+    label: str
+    problem: str | None
+    session: dict[str, Any] = field(default_factory=dict)
+    running: _Running | None = None
+
+
+class _Crew:
+    def __init__(self, shared: Shared, mark: int) -> None:
+        self.shared, self.mark = shared, mark
+        self.kernel = shared.kernel
+        self.crash = crash_event(self.kernel, shared.scenario.faults.crash_at_ms)
+        self.batch_runs: list[BatchRun] = []
+        self.contexts: list[SchedulerContext] = []
+        self.started = 0
+
+    def agent(self, member: _Member) -> Generator[simpy.Event, Any, None]:
+        """One agent's task: think, run a turn through its scheduler, read the results, again."""
+        kernel, turns, entry = self.kernel, member.turns, member.entry
+        if entry.start_ms:
+            yield kernel.delay(entry.start_ms, "agent-start")
+        request = turns.advance(None)
+        while request is not None:
+            if isinstance(request, Pause):
+                yield kernel.delay(request.ms, request.purpose)
+                request = turns.advance(None)
+                continue
+            if self.crash.processed:
+                turns.stop("the runtime crashed")
+                return
+            batch, index, start = request, self.started, kernel.now
+            self.started += 1
+            ctx = self.shared.context(turns.current, batch, member.label, member.session, None)
+            self.contexts.append(ctx)
+            driver = Driver(member.scheduler, ctx.batch, ctx, self.mark, member.problem)
+            kernel.record("batch", index=index, label=batch.label, calls=list(batch.ids), agent=entry.name,
+                          scheduler=member.label if entry.scheduler is not None else None)
+            process = kernel.env.process(driver.drive())
+            member.running = _Running(index, batch, start, ctx, driver)
+            yield kernel.env.any_of([process, self.crash])
+            if self.crash.processed and not process.triggered:
+                driver.crash(process)
+            member.running = None
+            self.batch_runs.append(end_batch(kernel, index, batch, start, ctx, driver,
+                                             driver.stop or StopReason.DONE, entry.name))
+            if driver.stop is not None:
+                turns.stop(f"the batch ended at the kernel's limit ({driver.stop.value})")
+                return
+            if driver.status is not RunStatus.COMPLETED:
+                turns.stop(f"the batch ended with {driver.status.value}")
+                return
+            request = turns.advance(driver.results)
+
+
+def run_crew(scenario: Scenario, scheduler: Scheduler, seed: int, name: str, name_problem: str | None,
+             shared: Shared, mark: int) -> RunResult:
+    """Run every agent of `scenario` at once (called by `harness.run.run`, which set up `shared`)."""
+    from harness.schedulers.registry import get_scheduler
+
+    kernel = shared.kernel
+    crew = _Crew(shared, mark)
+    positions = shared.arbiter.positions if shared.arbiter is not None else None
+    members: list[_Member] = []
+    for entry in scenario.agents:
+        runtime, label, problem = scheduler, name, name_problem
+        if entry.scheduler is not None:
+            runtime = get_scheduler(entry.scheduler)
+            label, problem = scheduler_label(runtime)
+        members.append(_Member(entry, LoopTurns(scenario, kernel, positions, entry=entry), runtime, label, problem))
+    processes = [kernel.env.process(crew.agent(member)) for member in members]
+    wall_clock = False
+    failure: tuple[RunStatus, str] | None = None
+    try:
+        stop = kernel.run_until(kernel.env.all_of(processes))
+    except WallClockExceeded as exc:
+        stop, wall_clock, failure = StopReason.DONE, True, (RunStatus.HANG, str(exc))
+    except BaseException as exc:  # an event of a scheduler's own failed with nobody waiting
+        if aborts(exc, mark):
+            raise
+        stop, failure = StopReason.DONE, (RunStatus.SCHEDULER_ERROR, describe_error(exc))
+    if interrupt_swallowed(mark):  # a Ctrl-C the scheduler's code caught and swallowed
+        raise KeyboardInterrupt
+    for member in members:
+        running = member.running
+        if running is not None:  # its scheduler never returned: a hang, or the failure above
+            if failure is not None:
+                running.driver.status, running.driver.error = failure
+            crew.batch_runs.append(end_batch(kernel, running.index, running.batch, running.start, running.ctx,
+                                             running.driver, stop, member.entry.name))
+            member.turns.stop(f"the batch ended with {running.driver.status.value}")
+        elif member.turns.outcome is None:
+            member.turns.stop(f"virtual time ran out while the agent waited: {stop.value}")
+    runs = tuple(sorted(crew.batch_runs, key=lambda b: b.index))
+    status, error = RunStatus.COMPLETED, None
+    failed = next((b for b in runs if b.status is not RunStatus.COMPLETED), None)
+    if failed is not None:
+        status, error = failed.status, failed.error
+    elif crew.crash.processed:
+        status, error = RunStatus.CRASHED, "the runtime crashed between turns"
+    makespan = kernel.now  # a task ends with its last decision, think time included
+    status, error, wall_clock = drain(kernel, crew.contexts, [m.session for m in members], status, error,
+                                      wall_clock, mark)
+    kernel.record("quiesce", makespan=makespan)
+    arbiter = shared.arbiter
+    outcomes = {m.entry.name: m.turns.outcome or Outcome("stopped") for m in members}
+    return RunResult(_realized(scenario, members, runs), name, seed, shared.jitter, runs,
+                     tuple(kernel.trace.events), scenario.world, shared.world, makespan, status, error,
+                     arbiter.tape if arbiter else None, tuple(arbiter.decisions) if arbiter else (),
+                     wall_clock_exceeded=wall_clock, source=scenario, agent=combined(outcomes), agents=outcomes)
+
+
+def _realized(scenario: Scenario, members: list[_Member], runs: tuple[BatchRun, ...]) -> Scenario:
+    """Every agent's batches in the order they started, with what each agent's script gave its calls."""
+    results: dict[str, JSONValue] = {}
+    latency: dict[str, LatencyModel] = {}
+    failures: dict[str, FailureModel] = {}
+    depends: dict[str, tuple[str, ...]] = {}
+    args_from: dict[str, dict[str, str]] = {}
+    for member in members:
+        turns = member.turns
+        results.update(turns.results)
+        latency.update(turns.latency)
+        failures.update(turns.failures)
+        depends.update(turns.depends)
+        args_from.update(turns.args_from)
+    loops = sorted({m.entry.spec.loop for m in members})
+    return realized(scenario, "/".join(loops), [run.batch for run in runs], results, latency, failures, depends,
+                    args_from)
