@@ -89,3 +89,32 @@ def test_kernel_time_is_integer_milliseconds() -> None:
     done = kernel.delay(250)
     assert kernel.run_until(done) is StopReason.DONE
     assert kernel.now == 250 and isinstance(kernel.now, int)
+
+
+def test_trace_encoding_is_json_dumps_byte_for_byte() -> None:
+    """The trace is encoded with one reused C encoder; it must spell everything as `json.dumps` with
+    the canonical options does, and fail the same way."""
+    import json
+
+    import pytest
+
+    from harness.sim.trace import to_jsonl
+
+    def reference(events: list[dict[str, object]]) -> str:
+        return "".join(json.dumps(e, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"
+                       for e in events)
+
+    events: list[dict[str, object]] = [
+        {"t": 0, "seq": 0, "ev": "run", "text": "é\u2028\"\\\n\ud800\x00", "big": -10**30, "none": None},
+        {"t": 1, "seq": 1, "ev": "x", "nested": {"b": [1.5, float("inf"), -0.0, True], "a": {}}, "nan": float("nan")},
+    ]
+    assert to_jsonl(events) == reference(events)
+    assert to_jsonl(iter(events)) == reference(events)
+    circular: dict[str, object] = {}
+    circular["self"] = circular
+    for bad, error in (([{"a": object()}], TypeError), ([{"a": {1: 2, "b": 3}}], TypeError), ([circular], ValueError)):
+        with pytest.raises(error) as ours:
+            to_jsonl(bad)
+        with pytest.raises(error) as theirs:
+            reference(bad)
+        assert str(ours.value) == str(theirs.value)
