@@ -245,6 +245,7 @@ def _run(scenario: Scenario, scheduler: Scheduler, seed: int, jitter: float, cho
                                grace_ms=scenario.interrupt.grace_ms if scenario.interrupt else 0, jitter=jitter,
                                failures=_failures_of(current),
                                execution=scenario.execution, session=session, depends_on=current.depends_on,
+                               approvals=scenario.approvals,
                                process_cwd=scenario.world.cwd, arbiter=arbiter, faults=scenario.faults,
                                rate_windows=rate_windows, args_from=current.args_from, produced=produced)
         contexts.append(ctx)

@@ -93,6 +93,7 @@ DEFAULT_SCENARIOS = (
     "clarify-mixed",            # an interactive call among others
     "malformed-args",           # arguments that are not JSON
     "rare-torn-read",           # a race only a rare order shows
+    "ops-approvals",            # calls that need the user's approval: approved, denied, unanswered
 )
 
 

@@ -7,6 +7,8 @@ never steer a run.
 from collections.abc import Callable
 
 from harness.oracles import (
+    approvals,
+    checkpoints,
     contract,
     data_flow,
     exactly_once,
@@ -24,6 +26,8 @@ ORACLES: dict[str, Callable[[RunResult], Verdict]] = {
     contract.NAME: contract.check,
     protocol.NAME: protocol.check,
     data_flow.NAME: data_flow.check,
+    approvals.NAME: approvals.check,
+    checkpoints.NAME: checkpoints.check,
     serializability.NAME: serializability.check,
     exclusivity.EXCLUSIVITY: exclusivity.check_exclusivity,
     exclusivity.CAPS: exclusivity.check_caps,
@@ -38,6 +42,7 @@ LABELS = (
     "divergent-result", "divergent-world", "missing-result", "duplicate-result", "orphan-result", "out-of-order",
     "mispaired-result", "fabricated-result", "scheduler-error", "contract-error", "exclusivity", "cap-exceeded",
     "hang", "orphaned-call", "start-after-interrupt", "grace-exceeded", "order-dependent", "missing-input",
+    "unapproved-effect", "rollback-mismatch",
 )
 
 

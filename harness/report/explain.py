@@ -409,6 +409,33 @@ def _missing_input(w: Mapping[str, Any], run: _Run) -> str:
             f"result on. In model order {consumer} runs with the value {producer} returned.")
 
 
+def _unapproved_effect(w: Mapping[str, Any], run: _Run) -> str:
+    if w.get("answer") == "deny":
+        why = f"after the user had denied it at {w['answered_at_ms']} ms"
+    elif w.get("requested_at_ms") is None:
+        why = "without asking the user"
+    else:
+        why = f"while its approval request, sent at {w['requested_at_ms']} ms, was still unanswered"
+        later = w.get("answer_after_start")
+        if isinstance(later, Mapping):
+            why += f" (the user answered {later['answer']} only at {later['t']} ms)"
+    effects = w.get("effects") or []
+    landed = f"; {_effects(effects)}" if effects else " (it was stopped before it changed anything)"
+    return (f"{w['call']} ({w['tool']}) needs the user's confirmation, yet it started at {w['started_at_ms']} ms "
+            f"{why}{landed}. A call that needs confirmation may start only after the user approves it.")
+
+
+def _rollback_mismatch(w: Mapping[str, Any], run: _Run) -> str:
+    name = f"checkpoint {w['checkpoint']}" + (f" ({w['label']})" if w.get("label") else "")
+    if w.get("call") is None:
+        return (f"Right after the rollback to {name} at {w['rollback_at_ms']} ms the file tree was not the "
+                "snapshot: the restore itself was incomplete.")
+    return (f"The runtime rolled back to {name} at {w['rollback_at_ms']} ms while {w['call']} (started at "
+            f"{w['started_at_ms']} ms) was still running; it {_EFFECT_VERBS.get(w['op'], w['op'])} "
+            f"{_thing(w['target'])} at {w['changed_at_ms']} ms, on the restored tree, which is no longer the "
+            "snapshot. A runtime must stop its running calls, or wait for them, before it rolls back.")
+
+
 Template = Callable[[Mapping[str, Any], _Run], str]
 
 #: One template per label in `harness.oracles.LABELS` (a test checks that none is missing).
@@ -422,6 +449,7 @@ TEMPLATES: dict[str, Template] = {
     "cap-exceeded": _cap_exceeded, "hang": _hang, "orphaned-call": _orphaned_call,
     "start-after-interrupt": _start_after_interrupt, "grace-exceeded": _grace_exceeded,
     "order-dependent": _order_dependent, "missing-input": _missing_input,
+    "unapproved-effect": _unapproved_effect, "rollback-mismatch": _rollback_mismatch,
 }
 
 

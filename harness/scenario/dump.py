@@ -12,6 +12,7 @@ from dataclasses import fields, replace
 from typing import Any
 
 from harness.faults.failures import FailureModel
+from harness.scenario.approvals_load import approvals_to_data
 from harness.scenario.load import NEW_TOOL_DECLARED
 from harness.scenario.model_load import agent_to_data
 from harness.scenario.spec import Scenario
@@ -145,6 +146,8 @@ def scenario_to_data(scenario: Scenario) -> dict[str, Any]:
     if scenario.agent is not None:  # a loop scenario: its model decides the batches
         del data["batches"]
         data.update(agent_to_data(scenario.agent, set(scenario.catalogue)))
+    if scenario.approvals is not None:
+        data["approvals"] = approvals_to_data(scenario.approvals)
     defaults = Limits()
     if scenario.limits.time_bound_ms != defaults.time_bound_ms:
         data["time_bound_ms"] = scenario.limits.time_bound_ms

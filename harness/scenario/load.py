@@ -22,9 +22,11 @@ from harness.faults.failures import FailureModel, FailureSpecError, parse_failur
 from harness.faults.latency import LatencyModel, LatencySpecError, parse_latency
 from harness.faults.plan import FaultPlan, FaultSpecError, parse_faults
 from harness.model import Batch, ToolCall
+from harness.scenario.approvals_load import ApprovalsError, parse_approvals, scripted_calls
 from harness.scenario.model_load import ModelSpecError, parse_agent
 from harness.scenario.spec import Interrupt, Scenario
 from harness.scenario.tree import Tree, TreeError, read_tree
+from harness.schedulers.approvals import ApprovalScript
 from harness.schedulers.execution import ExecutionPolicy
 from harness.sim.kernel import Limits
 from harness.tools.catalogue import Catalogue, base_catalogue
@@ -54,6 +56,7 @@ def _show(value: Any) -> str:
 
 
 _TOP_KEYS = {"name", "description", "source", "time_bound_ms", "event_budget", "max_concurrency", "interrupt",
+             "approvals",
              "execution", "faults", "world", "tools", "batches", "unknown_tools", "tools_module", "model", "loop"}
 _WORLD_KEYS = {"cwd", "home", "case_sensitive", "env", "dirs", "files", "symlinks", "hardlinks", "from_dir",
                "users"}
@@ -194,6 +197,7 @@ def scenario_from_data(data: Any, file: str = "<data>", *, tools_modules: tuple[
     agent = _agent(r, top, catalogue)
     batches, per_call = _batches(r, top.get("batches")) if agent is None else ((), _PerCall())
     _known_tools(r, batches, catalogue, top.get("unknown_tools", []))
+    approvals = _approvals(r, top, catalogue, batches)
     if per_call.results:
         catalogue = catalogue.with_results(per_call.results)
     tool_failures = {
@@ -221,8 +225,20 @@ def scenario_from_data(data: Any, file: str = "<data>", *, tools_modules: tuple[
         faults=faults,
         tools_modules=modules,
         args_from=per_call.args_from,
+        approvals=approvals,
         agent=agent,
     )
+
+
+def _approvals(r: _Reader, top: Mapping[str, Any], catalogue: Catalogue,
+               batches: tuple[Batch, ...]) -> ApprovalScript | None:
+    """`[approvals]`: the scripted user (harness.scenario.approvals_load); None: every tool is pre-approved."""
+    if "approvals" not in top:
+        return None
+    try:
+        return parse_approvals(top["approvals"], catalogue, scripted_calls(top, batches))
+    except ApprovalsError as exc:
+        raise ScenarioError(r.file, exc.field, exc.expected, exc.got, has_got=exc.has_got) from None
 
 
 def _agent(r: _Reader, top: Mapping[str, Any], catalogue: Catalogue) -> AgentSpec | None:

@@ -13,6 +13,7 @@ from harness.faults.failures import FailureModel
 from harness.faults.latency import LatencyModel
 from harness.faults.plan import FaultPlan
 from harness.model import Batch, ToolCall
+from harness.schedulers.approvals import ApprovalScript
 from harness.schedulers.execution import ExecutionPolicy
 from harness.sim.kernel import Limits
 from harness.tools.catalogue import BUILTIN, Catalogue
@@ -60,6 +61,8 @@ class Scenario:
     #: Arguments taken from earlier results (call id -> argument -> reference), resolved when an attempt
     #: starts (see `harness.tools.inputs`).
     args_from: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    #: The scripted user who answers approval requests (`[approvals]`); None: every tool is pre-approved.
+    approvals: ApprovalScript | None = None
     #: A scripted model and its loop policy: the batches are decided during the run (see `harness.agent`).
     #: The run then reports the batches the model emitted as a plain scenario, this one as its source.
     agent: AgentSpec | None = None

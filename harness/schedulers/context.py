@@ -23,6 +23,8 @@ from harness.faults.latency import LatencyModel
 from harness.faults.plan import FaultPlan
 from harness.model import Batch, CallResult, Outcome, ToolCall
 from harness.schedulers import origins
+from harness.schedulers.approvals import ApprovalScript, ask
+from harness.schedulers.checkpoints import Checkpoint, restore, tree_digest
 from harness.schedulers.execution import ExecutionPolicy
 from harness.sim.arbiter import Arbiter
 from harness.sim.kernel import Kernel
@@ -34,6 +36,8 @@ from harness.world.world import World, WorldError
 
 #: The session key of the callbacks a run calls once its batches are over (see `at_end_of_run`).
 END_OF_RUN = "harness:end-of-run"
+#: The session key of the run's checkpoint count (checkpoint ids are run-wide).
+_CHECKPOINTS = "harness:checkpoints"
 
 #: What a scheduler's process returns: one result per call, in the order it reports them.
 SchedulerProcess = Generator[simpy.Event, Any, Sequence[CallResult]]
@@ -82,7 +86,9 @@ class SchedulerContext:
 
     Time: `now`, `sleep(ms)`, `all_of`, `any_of`, `resource(capacity)`. Calls: `start`, `cancel`,
     `with_timeout`, `settle` (honours the interrupt), `skip`. Limits: `max_concurrency`, `tool_caps`,
-    `interrupt` (an event), `grace_ms`. Knowledge: `declared(call)`, `resource_keys(call)`, and
+    `interrupt` (an event), `grace_ms`. Approvals and checkpoints: `needs_approval(call)`,
+    `approval(call)`, `checkpoint(label)`, `rollback(checkpoint)`. Knowledge: `declared(call)`,
+    `resource_keys(call)`, and
     where paths lead:
 
     - `cwd`: the shell session's working directory at the start of the batch (a `terminal` `cd`
@@ -106,8 +112,12 @@ class SchedulerContext:
                  arbiter: Arbiter | None = None, faults: FaultPlan | None = None,
                  rate_windows: dict[str, list[int]] | None = None,
                  args_from: Mapping[str, Mapping[str, str]] | None = None,
+                 approvals: ApprovalScript | None = None,
                  produced: dict[str, Any] | None = None) -> None:
         self.kernel = kernel
+        #: The scenario's scripted user; None: auto-approve mode (every tool pre-approved, nothing asked).
+        self._approvals = approvals
+        self._requests: dict[str, int] = {}
         #: Data flow: arguments a call takes from earlier results, and each call's latest value settled
         #: ok (run-wide), which an attempt reads when it starts.
         self._args_from = args_from or {}
@@ -240,6 +250,49 @@ class SchedulerContext:
         if declared is None:
             return ()
         return declared.resource_keys.compute(call.parsed_arguments(), self.cwd, self.home, self.users)
+
+    # -- approvals and checkpoints ------------------------------------------------------------
+
+    def needs_approval(self, call: ToolCall) -> bool:
+        """Whether `call` must wait for the user's approval before it starts: its tool is declared
+        `needs_confirmation` and the scenario scripts a user (`[approvals]`). Without a script every
+        tool is pre-approved. `start` does not enforce it: the `approvals` oracle judges."""
+        if self._approvals is None:
+            return False
+        declared = self.declared(call)
+        return declared is not None and declared.needs_confirmation
+
+    def approval(self, call: ToolCall) -> simpy.Event:
+        """Ask the user to approve `call`: an event that succeeds with an `Approval` (approve or
+        deny) when the scripted user answers, after their latency, or never for a user who does not
+        answer (wait with a timeout). Each request is traced, and so is the answer."""
+        request = self._requests.get(call.id, 0) + 1
+        self._requests[call.id] = request
+        if self.crashed:
+            return self.env.event()  # a dead runtime asks nothing
+        return ask(self.kernel, self._approvals, call, request)
+
+    def checkpoint(self, label: str = "") -> Checkpoint:
+        """Snapshot the world's file tree now (what a git snapshot holds; ledgers and the shell session
+        are not in it). Traced with its digest."""
+        number = int(self.session.get(_CHECKPOINTS, 0)) + 1
+        self.session[_CHECKPOINTS] = number
+        snapshot = Checkpoint(number, label, self.now, self._world.state())
+        if not self.crashed:
+            self.kernel.record("checkpoint", checkpoint=number, label=label or None,
+                               digest=tree_digest(snapshot.state))
+        return snapshot
+
+    def rollback(self, checkpoint: Checkpoint, paths: Sequence[str] | None = None) -> None:
+        """Restore the file tree (or only the absolute `paths`) as `checkpoint` holds it, now. Calls
+        still running are not stopped: what they write afterwards lands on the restored tree."""
+        if self.crashed:
+            return
+        scope = None if paths is None else sorted(set(paths))
+        restore(self._world, checkpoint, scope)
+        self.kernel.record("rollback", checkpoint=checkpoint.id, label=checkpoint.label or None, paths=scope,
+                           digest=tree_digest(checkpoint.state, scope),
+                           restored=tree_digest(self._world.state(), scope))
 
     # -- calls ------------------------------------------------------------------------------
 

@@ -53,6 +53,9 @@ class ExecutionPolicy:
     #: How often the runtime notices an interrupt (hermes waits in 5 s slices); 0: at once.
     poll_interval_ms: int = 0
     on_failure: OnFailure = "isolate"
+    #: How long the runtime waits for the user to approve a `needs_confirmation` call (when the scenario
+    #: scripts a user, `[approvals]`); no answer by then counts as a denial and the call is not run.
+    approval_timeout_ms: int = 60_000
 
     def __post_init__(self) -> None:
         if self.on_failure not in ("isolate", "cancel_siblings"):
@@ -62,6 +65,8 @@ class ExecutionPolicy:
                 raise ValueError(f"{name} must be >= 0")
         if self.timeout_ms is not None and self.timeout_ms <= 0:
             raise ValueError("timeout_ms must be positive")
+        if self.approval_timeout_ms <= 0:
+            raise ValueError("approval_timeout_ms must be positive")
         if self.batch_deadline_ms is not None and self.batch_deadline_ms <= 0:
             raise ValueError("batch_deadline_ms must be positive")
         if self.max_concurrency is not None and self.max_concurrency <= 0:
@@ -86,7 +91,7 @@ class ExecutionPolicy:
         kinds = {"max_concurrency": int, "timeout_ms": int, "batch_deadline_ms": int, "retries": int, "backoff_ms": int,
                  "same_signature_limit": int, "poll_interval_ms": int, "retry_non_idempotent": bool,
                  "idempotency_keys": bool, "honour_interrupt": bool, "honest_outcomes": bool, "on_failure": str,
-                 "tool_caps": dict}
+                 "tool_caps": dict, "approval_timeout_ms": int}
         for key, value in data.items():
             kind = kinds[key]
             if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):

@@ -3,7 +3,9 @@
 Rule: start all calls at the same instant; report in model order (LangGraph ToolNode, AutoGen)
 or, with `order="completion"`, in the order they finish (smolagents, goose) — the
 results-paired-with-the-wrong-call bug of REFERENCE.md pattern 4. An optional `max_workers` caps
-concurrency with a FIFO semaphore, as thread pools do.
+concurrency with a FIFO semaphore, as thread pools do. When the scenario scripts a user
+(`[approvals]`), each `needs_confirmation` call waits for its own approval (the others do not wait
+for it) and is not run when denied or unanswered.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any, Literal
 import simpy
 
 from harness.model import Batch, CallResult, ToolCall
+from harness.schedulers.approvals import gate
 from harness.schedulers.context import SchedulerContext, SchedulerProcess
 
 
@@ -46,6 +49,9 @@ class Parallel:
     def _run(
         call: ToolCall, ctx: SchedulerContext, pool: simpy.Resource | None
     ) -> Generator[simpy.Event, Any, CallResult]:
+        denied = yield from gate(ctx, call, ctx.execution.approval_timeout_ms)
+        if denied is not None:
+            return denied
         if pool is None:
             result: CallResult = yield ctx.start(call)
             return result

@@ -1,9 +1,10 @@
 """The runtime that applies an `ExecutionPolicy` to each call of a plan.
 
 Owns `BatchRuntime` (per-batch caps, the noticed interrupt, sibling cancellation) and `run_call`
-(one call from "may start" to its reported result: caps, timeout, retries with one idempotency key
-for every attempt, seed 004's same-signature limit, interrupt with grace, failure policy). It never
-decides the order of calls: plans do.
+(one call from "may start" to its reported result: the user's approval of a `needs_confirmation`
+call when the scenario scripts one, caps, timeout, retries with one idempotency key for every
+attempt, seed 004's same-signature limit, interrupt with grace, failure policy). It never decides
+the order of calls: plans do.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 import simpy
 
 from harness.model import CallResult, Outcome, ToolCall
+from harness.schedulers.approvals import gate
 from harness.schedulers.context import SchedulerContext
 from harness.schedulers.execution import ExecutionPolicy
 
@@ -84,6 +86,12 @@ def run_call(rt: BatchRuntime, call: ToolCall) -> Generator[simpy.Event, Any, Ca
     unavailable = ctx.session.setdefault("unavailable_tools", {})
     if call.name in unavailable:
         return _refused(ctx, call, unavailable[call.name])
+    if ctx.needs_approval(call):
+        # Asked before taking a slot: a person deciding must not hold a worker the others could use.
+        denied = yield from gate(ctx, call, rt.policy.approval_timeout_ms,
+                                 stop=rt.noticed | rt.cancel_event | rt.deadline)
+        if denied is not None:
+            return denied
     slots = [s for s in (rt.global_slots, rt.tool_slots.get(call.name)) if s is not None]
     requests = [slot.request() for slot in slots]
     try:

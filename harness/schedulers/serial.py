@@ -2,13 +2,15 @@
 
 Rule: start call i+1 only after call i has settled; report in model order. On a user interrupt it
 does what hermes-agent does: calls not yet started are skipped with a `cancelled` result, the running
-call gets the grace period and is then abandoned. Source: every runtime with parallel tool calls
-switched off.
+call gets the grace period and is then abandoned. When the scenario scripts a user (`[approvals]`),
+a `needs_confirmation` call waits for the approval first and is not run when denied or unanswered
+(`approval_timeout_ms`). Source: every runtime with parallel tool calls switched off.
 """
 
 from __future__ import annotations
 
 from harness.model import Batch, CallResult
+from harness.schedulers.approvals import gate
 from harness.schedulers.context import SchedulerContext, SchedulerProcess
 
 
@@ -20,6 +22,13 @@ class Serial:
         results: list[CallResult] = []
         for call in batch:
             if ctx.interrupted:
+                results.append(ctx.skip(call))
+                continue
+            denied = yield from gate(ctx, call, ctx.execution.approval_timeout_ms, stop=ctx.interrupt)
+            if denied is not None:
+                results.append(denied)
+                continue
+            if ctx.interrupted:  # the user interrupted while the approval was pending
                 results.append(ctx.skip(call))
                 continue
             result = yield ctx.settle(ctx.start(call))

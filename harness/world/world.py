@@ -634,3 +634,13 @@ class World:
 
     def clone(self) -> World:
         return World.from_state(self.state())
+
+    def restore_files(self, state: WorldState) -> None:
+        """Put the file tree (files, directories, symlinks, hard links) back as `state` holds it, in
+        place, so every holder of this world sees the restored one: a checkpoint's rollback. Ledgers
+        (external effects) and the session (cwd, env) stay as they are, as a git snapshot leaves them."""
+        fresh = World(case_sensitive=state.case_sensitive, cwd=self.cwd, home=self.home)
+        fresh.populate(dirs=state.dirs, files=state.files, symlinks=state.symlinks, hardlinks=state.hardlinks)
+        self.fs = fresh.fs
+        self._symlinks = fresh._symlinks
+        self._restructured()

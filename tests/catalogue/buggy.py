@@ -33,6 +33,7 @@ from harness.schedulers import (
     from_gate,
 )
 from harness.schedulers.adapters import OpenAIToolCall
+from harness.schedulers.approvals import Approval, gate, refused
 from harness.schedulers.asyncio_adapter import FromAsyncio
 from harness.schedulers.context import CallHandle, SchedulerProcess
 from harness.schedulers.partition import MAX_CONCURRENCY, Partition
@@ -888,6 +889,133 @@ class FirstCallOnly:
         results: list[CallResult] = []
         for call in calls:
             results.append(ctx.skip(call) if ctx.interrupted else (yield ctx.settle(ctx.start(call))))
+        return results
+
+
+# -- approvals and checkpoints (issue 12, item 4) --------------------------------------------------
+
+
+def _approved(answered: simpy.Event) -> bool:
+    return answered.triggered and isinstance(answered.value, Approval) and answered.value.approved
+
+
+class OptimisticApproval:
+    """Every call at once; a call that needs confirmation starts while the prompt is on screen (to hide
+    the user's think time) and is cancelled if the user says no.
+
+    Cancelling does not unsend a request: the operations API restarts the service before anyone
+    approved it, and a rollback the user denies lands anyway. Seeds 001/002 (approve first, then run)
+    -> `unapproved-effect`.
+    """
+
+    name = "optimistic_approval"
+
+    def __call__(self, batch: Batch, ctx: SchedulerContext) -> SchedulerProcess:
+        def worker(call: ToolCall) -> CallProcess:
+            if not ctx.needs_approval(call):
+                return (yield from _await(ctx.start(call)))
+            answered = ctx.approval(call)
+            handle = ctx.start(call)  # the bug: it runs while the user is still reading the prompt
+            yield ctx.any_of([answered, ctx.sleep(ctx.execution.approval_timeout_ms, "approval-timeout")])
+            if _approved(answered):
+                return (yield from _await(handle))
+            ctx.cancel(handle, reason="denied by the user")
+            return refused(ctx, call, f"denied by the user: {call.name} was cancelled")
+
+        runs = {call.id: ctx.env.process(worker(call)) for call in batch}
+        yield ctx.all_of(runs.values())
+        return _in_model_order(batch, runs)
+
+
+class SilenceIsConsent:
+    """One call at a time; the approval prompt times out into "go ahead", so that an unattended agent
+    never blocks on a user who walked away.
+
+    Nobody approved the destructive cache wipe, and it runs. Seed 001 (hermes asks, and a command
+    without approval does not run) -> `unapproved-effect`.
+    """
+
+    name = "silence_is_consent"
+
+    def __call__(self, batch: Batch, ctx: SchedulerContext) -> SchedulerProcess:
+        results: list[CallResult] = []
+        for call in batch:
+            if ctx.interrupted:
+                results.append(ctx.skip(call))
+                continue
+            if ctx.needs_approval(call):
+                answered = ctx.approval(call)
+                yield ctx.any_of([answered, ctx.sleep(ctx.execution.approval_timeout_ms, "approval-timeout")])
+                if answered.triggered and not _approved(answered):
+                    results.append(refused(ctx, call, f"denied by the user: {call.name} was not run"))
+                    continue
+                # the bug: no answer by the deadline is taken for a yes
+            results.append((yield ctx.settle(ctx.start(call))))
+        return results
+
+
+class RetryDenied:
+    """One call at a time behind the approval check, with a generic retry wrapper around execution.
+
+    A denial comes back as an error result like any other, and the retry path calls the tool directly
+    — below the approval check of the first dispatch — so the rollback the user refused runs on the
+    second try. REFERENCE.md pattern 8's retry-everything, meeting seed 002's confirmation
+    -> `unapproved-effect` (a denied call takes effect).
+    """
+
+    name = "retry_denied"
+
+    def __init__(self, retries: int = 1, backoff_ms: int = 500) -> None:
+        self.retries, self.backoff_ms = retries, backoff_ms
+
+    def __call__(self, batch: Batch, ctx: SchedulerContext) -> SchedulerProcess:
+        results: list[CallResult] = []
+        for call in batch:
+            if ctx.interrupted:
+                results.append(ctx.skip(call))
+                continue
+            denied = yield from gate(ctx, call, ctx.execution.approval_timeout_ms, stop=ctx.interrupt)
+            result: CallResult = denied if denied is not None else (yield ctx.settle(ctx.start(call)))
+            attempt = 1
+            while result.outcome is Outcome.ERROR and attempt <= self.retries and not ctx.interrupted:
+                yield ctx.sleep(self.backoff_ms * 2 ** (attempt - 1), "backoff")
+                attempt += 1
+                result = yield ctx.settle(ctx.start(call, attempt=attempt))  # the bug: no approval check here
+            results.append(result)
+        return results
+
+
+class RollbackOnTimeout:
+    """hermes-style checkpoints (seed 001): one call at a time, a snapshot of the file tree before each
+    call that may write, a 2 s per-call timeout, and on a timeout or error a rollback to the snapshot,
+    so a half-done write leaves nothing behind.
+
+    The rollback runs the moment the timeout fires, but a shell subprocess does not stop when it is
+    abandoned: the build's output lands on the freshly restored tree. `wait=True` is the fix (wait for
+    the abandoned attempt to end, then restore). REFERENCE.md pattern 11 -> `rollback-mismatch`.
+    """
+
+    def __init__(self, wait: bool = False, timeout_ms: int = 2000) -> None:
+        self.wait, self.timeout_ms = wait, timeout_ms
+        self.name = "rollback_on_timeout" + ("[wait]" if wait else "")
+
+    def __call__(self, batch: Batch, ctx: SchedulerContext) -> SchedulerProcess:
+        results: list[CallResult] = []
+        for call in batch:
+            if ctx.interrupted:
+                results.append(ctx.skip(call))
+                continue
+            declared = ctx.declared(call)
+            checkpoint = ctx.checkpoint(f"before {call.id}") if declared is None or not declared.read_only else None
+            handle = ctx.start(call)
+            result: CallResult = yield ctx.with_timeout(handle, self.timeout_ms)
+            if checkpoint is not None and result.outcome in (Outcome.TIMEOUT, Outcome.ERROR):
+                if self.wait and handle.process is not None and handle.process.is_alive:
+                    yield handle.process  # the fix: the abandoned attempt ends first
+                ctx.rollback(checkpoint)  # without the wait, the bug: the attempt is still running
+                result = CallResult(call.id, result.outcome, None, f"{result.error}; rolled back to checkpoint "
+                                    f"{checkpoint.id}", result.attempts, result.start_ms, result.end_ms)
+            results.append(result)
         return results
 
 

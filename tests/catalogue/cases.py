@@ -202,6 +202,22 @@ CASES: list[Case] = [
     Case("first-call-only", "missing-result", "REFERENCE degrade family (crewAI)",
          buggy.FirstCallOnly(), builtin("shared-shell-cwd"), ("missing-result",), False,
          "With a mutating tool in the turn only the first call runs; the rest get no result at all."),
+    # -- approvals and checkpoints (issue 12, item 4) --------------------------------------------------
+    Case("optimistic-approval", "unapproved-effect", "seeds 001/002 (confirm before the effect)",
+         buggy.OptimisticApproval(), builtin("ops-approvals"), ("unapproved-effect",), False,
+         "Each call that needs confirmation starts while its prompt is shown and is cancelled on a no: the "
+         "restart runs before the user approves it, and the rollback the user denies lands anyway."),
+    Case("silence-is-consent", "unapproved-effect", "seed 001 (hermes' command approval)",
+         buggy.SilenceIsConsent(), builtin("ops-approvals"), ("unapproved-effect",), False,
+         "The approval prompt times out into 'go ahead': the destructive cache wipe nobody answered runs."),
+    Case("retry-denied", "unapproved-effect", "seed 002 (confirmation); REFERENCE #8 (retry everything)",
+         buggy.RetryDenied(), builtin("ops-approvals"), ("unapproved-effect",), False,
+         "A denial is an error result like any other, and the retry path calls the tool below the approval "
+         "check: the rollback the user refused runs on the second try."),
+    Case("rollback-on-timeout", "rollback-mismatch", "REFERENCE #11; seed 001 (checkpoints before writes)",
+         buggy.RollbackOnTimeout(), local("slow-build"), ("rollback-mismatch",), True,
+         "Checkpoint before each write, 2 s timeout, roll back at once on a timeout: the build subprocess "
+         "(median 1.5 s) is still running and writes build.log onto the restored tree."),
 ]
 
 #: Correct built-in policies (check_scheduler passes them), for negative checks.

@@ -18,6 +18,8 @@ from harness.oracles.verdict import Violation
 from harness.report.explain import TEMPLATES, explain, explain_witness, racing_touches
 from harness.run import RunResult
 from harness.schedulers import Parallel, SchedulerContext
+from tests.catalogue import buggy
+from tests.catalogue.cases import local
 from tests.helpers import scenario
 from tests.oracles import schedulers as broken
 
@@ -104,6 +106,9 @@ CASES: dict[str, Case] = {
     "grace-exceeded": of(lambda: named("interrupt-midbatch", "parallel"), "grace-exceeded"),
     "order-dependent": order_dependent,
     "missing-input": missing_input,
+    "unapproved-effect": of(lambda: run(find_scenario("ops-approvals"), buggy.OptimisticApproval(), 1),
+                            "unapproved-effect"),
+    "rollback-mismatch": of(lambda: run(local("slow-build")(), buggy.RollbackOnTimeout(), 4), "rollback-mismatch"),
 }
 
 GOLDEN = Path(__file__).parent / "golden" / "explanations.txt"

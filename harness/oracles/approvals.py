@@ -1,0 +1,73 @@
+"""Approvals: no call that needs the user's confirmation runs without it.
+
+Owns the label `unapproved-effect`. It applies when the scenario scripts a user (`[approvals]`); without
+one every tool is pre-approved and there is nothing to judge. For every attempt of a call whose tool
+is declared `needs_confirmation`, the user's latest answer to a request for that call strictly before
+the attempt's start (trace order: time, then sequence) must be `approve`. Otherwise the attempt
+started without asking, while the request was unanswered (the runtime did not wait, or took silence
+for consent), or after the user denied it (e.g. a retry of a denied call): its effect could land
+unapproved. The witness names the call, its tool, the attempt, the times of start, request and answer,
+and the effects the attempt had (none if it was stopped in time; the start alone is the violation,
+because the runtime handed the call to the tool). It reads the trace; it never steers a run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.oracles.verdict import Verdict, Violation
+from harness.run import RunResult
+from harness.tools.spec import MUTATING_OPS
+
+NAME = "approvals"
+
+
+def check(result: RunResult) -> Verdict:
+    scenario = result.scenario
+    if scenario.approvals is None:
+        return Verdict.of(NAME, [])
+    catalogue = scenario.catalogue
+    requested: dict[str, int] = {}  # call -> time of its first request
+    answers: dict[str, tuple[str, int]] = {}  # call -> (latest answer so far, its time)
+    later: dict[str, list[tuple[int, str]]] = {}  # every answer, for the witness
+    starts: list[tuple[dict[str, Any], str | None, int | None]] = []
+    for e in result.trace:
+        ev = e["ev"]
+        if ev == "approval_requested":
+            requested.setdefault(e["call"], e["t"])
+        elif ev == "approval":
+            answers[e["call"]] = (e["answer"], e["t"])
+            later.setdefault(e["call"], []).append((e["t"], e["answer"]))
+        elif ev == "start":
+            spec = catalogue.get(e["tool"])
+            if spec is None or not spec.declared.needs_confirmation:
+                continue
+            answer, at = answers.get(e["call"], (None, None))
+            if answer != "approve":
+                starts.append((e, answer, at))
+    violations = []
+    for e, answer, at in starts:
+        call, attempt = e["call"], e["attempt"]
+        effects = [{"t": t["t"], "op": t["op"], "target": t["target"]} for t in result.trace
+                   if t["ev"] == "touch" and t["call"] == call and t["attempt"] == attempt and t["op"] in MUTATING_OPS]
+        first_request = requested.get(call)
+        witness: dict[str, Any] = {"call": call, "tool": e["tool"], "attempt": attempt, "started_at_ms": e["t"],
+                                   "requested_at_ms": first_request if first_request is not None
+                                   and first_request <= e["t"] else None,
+                                   "answer": answer, "answered_at_ms": at, "effects": effects}
+        if answer == "deny":
+            why = f"after the user denied it at {at} ms"
+        elif witness["requested_at_ms"] is None:
+            why = "without asking the user"
+        else:
+            why = f"while its approval request (at {witness['requested_at_ms']} ms) was unanswered"
+            after = [(t, a) for t, a in later.get(call, []) if t >= e["t"]]
+            if after:
+                witness["answer_after_start"] = {"answer": after[0][1], "t": after[0][0]}
+                why += f"; the user answered {after[0][1]} at {after[0][0]} ms"
+        landed = (f"; its effect landed at {effects[0]['t']} ms ({effects[0]['op']} {effects[0]['target']})"
+                  if effects else "")
+        violations.append(Violation("unapproved-effect",
+                                    f"{call} ({e['tool']}, needs confirmation) started at {e['t']} ms {why}{landed}",
+                                    witness))
+    return Verdict.of(NAME, violations)

@@ -1,0 +1,137 @@
+"""The `[approvals]` table of a scenario file: the scripted user who answers approval requests.
+
+Owns its spelling, validation and the way back to data (reproducers carry it). Each rule is an
+answer — `approve`, `deny` or `none` (the user never answers) — and, except for `none`, a latency as
+every latency is spelled (`{ fixed = 2000 }`, `{ uniform = [500, 3000] }`, ...; 1 s when omitted):
+
+    [approvals]
+    default = { answer = "approve", latency = { fixed = 1000 } }     # optional: every other request
+    [approvals.tools.restart_service]                                # every call of one tool
+    answer = "approve"
+    latency = { uniform = [500, 3000] }
+    [approvals.calls.wipe-cache]                                     # one call, by id (wins)
+    answer = "deny"
+
+A rule names tools declared `needs_confirmation` (they are the ones a runtime asks about) and calls
+of the scenario (for a loop scenario, the ids its `[model]` rules emit). Bad input is an
+`ApprovalsError` naming the field and what was expected. It never runs anything.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from harness.faults.latency import LatencySpecError, parse_latency
+from harness.model import Batch
+from harness.schedulers.approvals import ANSWERS, DEFAULT_LATENCY, ApprovalRule, ApprovalScript
+from harness.tools.catalogue import Catalogue
+
+_KEYS = {"default", "tools", "calls"}
+_RULE_KEYS = {"answer", "latency"}
+
+
+class ApprovalsError(ValueError):
+    """A malformed `[approvals]` table: `field` and what was `expected` there (and what it got)."""
+
+    def __init__(self, field: str, expected: str, got: Any = None, *, has_got: bool = True) -> None:
+        super().__init__(f"{field}: expected {expected}" + (f", got {got!r}" if has_got else ""))
+        self.field, self.expected, self.got, self.has_got = field, expected, got, has_got
+
+
+def scripted_calls(top: Mapping[str, Any], batches: Sequence[Batch]) -> dict[str, str] | None:
+    """The calls a scenario can make (id -> tool): its batches, or the calls its `[model]` rules
+    emit; None when they cannot be known before the run (a Python model, several agents)."""
+    if batches:
+        return {call.id: call.name for batch in batches for call in batch}
+    model = top.get("model")
+    if "agents" in top or not isinstance(model, Mapping) or "python" in model:
+        return None
+    calls: dict[str, str] = {}
+    rules = model.get("rules", [])
+    for rule in rules if isinstance(rules, list) else []:
+        emitted = rule.get("calls", []) if isinstance(rule, Mapping) else []
+        for call in emitted if isinstance(emitted, list) else []:
+            if isinstance(call, Mapping) and isinstance(call.get("id"), str) and isinstance(call.get("name"), str):
+                calls[call["id"]] = call["name"]
+    return calls
+
+
+def parse_approvals(value: Any, catalogue: Catalogue, calls: Mapping[str, str] | None) -> ApprovalScript:
+    """The `[approvals]` table as an `ApprovalScript`; raises `ApprovalsError`. `calls` (id -> tool)
+    are the calls a `calls.<id>` rule may name; None accepts any id."""
+    table = _table(value, "approvals", _KEYS)
+    default = _rule(table["default"], "approvals.default") if "default" in table else ApprovalRule()
+    tools: dict[str, ApprovalRule] = {}
+    for name, rule in _table(table.get("tools", {}), "approvals.tools", None).items():
+        field = f"approvals.tools.{name}"
+        spec = catalogue.get(name)
+        if spec is None:
+            close = difflib.get_close_matches(name, sorted(catalogue), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ApprovalsError(field, f"a tool of the scenario{hint}", name)
+        if not spec.declared.needs_confirmation:
+            raise ApprovalsError(field, f"a tool declared needs_confirmation ({name!r} is not: a runtime never asks "
+                                 f"about it; declare it with tools.{name}.declared.needs_confirmation = true)",
+                                 has_got=False)
+        tools[name] = _rule(rule, field)
+    per_call: dict[str, ApprovalRule] = {}
+    for call_id, rule in _table(table.get("calls", {}), "approvals.calls", None).items():
+        field = f"approvals.calls.{call_id}"
+        if calls is not None:
+            if call_id not in calls:
+                close = difflib.get_close_matches(call_id, sorted(calls), n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise ApprovalsError(field, f"the id of a call of the scenario{hint}", call_id)
+            spec = catalogue.get(calls[call_id])
+            if spec is None or not spec.declared.needs_confirmation:
+                raise ApprovalsError(field, f"a call of a tool declared needs_confirmation ({call_id!r} calls "
+                                     f"{calls[call_id]!r}, which a runtime never asks about)", has_got=False)
+        per_call[call_id] = _rule(rule, field)
+    return ApprovalScript(default, tools, per_call)
+
+
+def _table(value: Any, field: str, allowed: set[str] | None) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ApprovalsError(field, "a table", value)
+    if allowed is not None:
+        unknown = sorted(set(value) - allowed)
+        if unknown:
+            raise ApprovalsError(f"{field}.{unknown[0]}", f"one of the keys {', '.join(sorted(allowed))} "
+                                 "(unknown key)", has_got=False)
+    return value
+
+
+def _rule(value: Any, field: str) -> ApprovalRule:
+    rule = _table(value, field, _RULE_KEYS)
+    answer = rule.get("answer", "approve")
+    if answer not in ANSWERS:
+        raise ApprovalsError(f"{field}.answer", 'one of "approve", "deny" or "none" (the user never answers)',
+                             answer)
+    if "latency" not in rule:
+        return ApprovalRule(answer, DEFAULT_LATENCY)
+    if answer == "none":
+        raise ApprovalsError(f"{field}.latency", 'no latency with answer = "none" (the user never answers)',
+                             has_got=False)
+    try:
+        latency = parse_latency(rule["latency"])
+    except LatencySpecError as exc:
+        raise ApprovalsError(f"{field}.latency", str(exc).removeprefix("expected "), has_got=False) from None
+    return ApprovalRule(answer, latency)
+
+
+def approvals_to_data(script: ApprovalScript) -> dict[str, Any]:
+    """The script as the data `parse_approvals` reads back (rules in name order)."""
+    data: dict[str, Any] = {"default": _rule_data(script.default)}
+    if script.tools:
+        data["tools"] = {name: _rule_data(rule) for name, rule in sorted(script.tools.items())}
+    if script.calls:
+        data["calls"] = {call_id: _rule_data(rule) for call_id, rule in sorted(script.calls.items())}
+    return data
+
+
+def _rule_data(rule: ApprovalRule) -> dict[str, Any]:
+    if rule.answer == "none":
+        return {"answer": "none"}
+    return {"answer": rule.answer, "latency": rule.latency.to_json()}

@@ -1,0 +1,129 @@
+"""Approvals: the scripted user who answers a runtime's "may I run this?" and the runtime's wait for it.
+
+Owns the script (`ApprovalScript`: per call id, per tool and a default, each an `ApprovalRule` of an
+answer — approve, deny or none, a user who never answers — and a latency), the `Approval` value an
+answer carries, the user's side of a request (`ask`: the answer arrives after a latency drawn from the
+stream `approval/<call id>/<request n>`, written to the trace as `approval_requested` then
+`approval`) and the runtime's side (`gate`: ask, wait at most a timeout, and give the result to report
+instead of running the call when the user denied it or never answered). Seeds 001/002: tools with
+external effects and destructive commands wait for a person. A scenario without a script runs in
+auto-approve mode: every tool is pre-approved and nothing is asked. It never starts a call and
+never judges one (the `approvals` oracle does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+import simpy
+
+from harness.faults.latency import Fixed, LatencyModel
+from harness.model import CallResult, Outcome, ToolCall
+from harness.sim.kernel import Kernel
+
+if TYPE_CHECKING:
+    from harness.schedulers.context import SchedulerContext
+
+Answer = Literal["approve", "deny", "none"]
+ANSWERS: tuple[Answer, ...] = ("approve", "deny", "none")
+
+#: How long the scripted user takes when the script does not say.
+DEFAULT_LATENCY: LatencyModel = Fixed(1000)
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRule:
+    """What the user answers and how long they take (no latency for `none`: they never answer)."""
+
+    answer: Answer = "approve"
+    latency: LatencyModel = DEFAULT_LATENCY
+
+    def __post_init__(self) -> None:
+        if self.answer not in ANSWERS:
+            raise ValueError(f"answer must be one of {', '.join(ANSWERS)}, got {self.answer!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalScript:
+    """The scripted user of a scenario: a rule per call id, else per tool, else the default."""
+
+    default: ApprovalRule = field(default_factory=ApprovalRule)
+    tools: Mapping[str, ApprovalRule] = field(default_factory=dict)
+    calls: Mapping[str, ApprovalRule] = field(default_factory=dict)
+
+    def rule_for(self, call: ToolCall) -> ApprovalRule:
+        return self.calls.get(call.id) or self.tools.get(call.name) or self.default
+
+
+@dataclass(frozen=True, slots=True)
+class Approval:
+    """The user's answer to one request: `approve` or `deny` (a user who never answers sends none)."""
+
+    call_id: str
+    answer: Answer
+    request: int
+    requested_ms: int
+    answered_ms: int
+
+    @property
+    def approved(self) -> bool:
+        return self.answer == "approve"
+
+
+def ask(kernel: Kernel, script: ApprovalScript | None, call: ToolCall, request: int) -> simpy.Event:
+    """Request `request` (1, 2, ...) for `call`: an event that succeeds with the `Approval` when the
+    user answers, and never for a user who does not. Without a script (auto-approve mode) it is
+    approved at once. Traced: `approval_requested`, then `approval` when the answer comes."""
+    answered = kernel.env.event()
+    now = kernel.now
+    kernel.record("approval_requested", call=call.id, tool=call.name, request=request,
+                  mode="auto" if script is None else None)
+    if script is None:
+        kernel.record("approval", call=call.id, answer="approve", request=request, mode="auto")
+        answered.succeed(Approval(call.id, "approve", request, now, now))
+        return answered
+    rule = script.rule_for(call)
+    if rule.answer == "none":
+        return answered  # the user never answers: only the runtime's own timeout ends the wait
+    latency = rule.latency.sample(kernel.streams.stream("approval", call.id, request), request)
+
+    def answer() -> Generator[simpy.Event, Any, None]:
+        yield kernel.delay(latency, "approval")
+        kernel.record("approval", call=call.id, answer=rule.answer, request=request)
+        answered.succeed(Approval(call.id, rule.answer, request, now, kernel.now))
+
+    kernel.env.process(answer())
+    return answered
+
+
+def gate(ctx: SchedulerContext, call: ToolCall, timeout_ms: int, *,
+         stop: simpy.Event | None = None) -> Generator[simpy.Event, Any, CallResult | None]:
+    """The runtime's approval step before starting `call`: when the run requires one
+    (`ctx.needs_approval`), ask and wait at most `timeout_ms`. Returns None when the call may start
+    (approved, or no approval needed, or `stop` fired first: the caller re-checks its own stop
+    conditions), else the error result to report instead of running it (denied, or no answer in
+    time, which counts as denied)."""
+    if not ctx.needs_approval(call):
+        return None
+    answered = ctx.approval(call)
+    timer = ctx.sleep(timeout_ms, "approval-timeout")
+    waits = [answered, timer] if stop is None else [answered, timer, stop]
+    yield ctx.any_of(waits)
+    if answered.triggered:
+        approval = answered.value
+        if isinstance(approval, Approval) and approval.approved:
+            return None
+        return refused(ctx, call, f"denied by the user: {call.name} was not run")
+    if stop is not None and stop.triggered and not timer.processed:
+        return None
+    return refused(ctx, call, f"no answer from the user within {timeout_ms} ms, treated as denied: "
+                              f"{call.name} was not run")
+
+
+def refused(ctx: SchedulerContext, call: ToolCall, reason: str) -> CallResult:
+    """An error result for a call the runtime did not start, with the reason the model reads."""
+    if not ctx.crashed:
+        ctx.kernel.record("skip", call=call.id, reason=reason)
+    return CallResult(call.id, Outcome.ERROR, None, reason, 0, ctx.now, ctx.now)
