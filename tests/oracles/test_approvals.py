@@ -217,3 +217,22 @@ def test_a_loop_scenario_gets_approvals_through_its_scheduler() -> None:
     assert ORACLES["approvals"](result).ok
     with pytest.raises(ScenarioError, match=r"approvals\.calls\.open-tickt: expected the id of a call"):
         scenario_from_data({**data, "approvals": {"calls": {"open-tickt": {}}}}, str(path))
+
+
+def test_the_timeline_shows_requests_answers_and_rollbacks() -> None:
+    from harness.report.run_text import describe_event
+
+    result = run(find_scenario(OPS), get_scheduler("serial"), 1)
+    lines = [(e.get("call"), describe_event(e)) for e in result.trace if e["ev"] in ("approval_requested", "approval")]
+    assert ("rollback", "asks the user for approval") in lines and ("rollback", "the user answers deny") in lines
+    assert ("clear-cache", "the user answers none") not in lines  # a user who never answers says nothing
+    built = run(local_slow_build(), buggy.RollbackOnTimeout(), 4)
+    words = [describe_event(e) for e in built.trace if e["ev"] in ("checkpoint", "rollback")]
+    assert words[0] is not None and words[0].startswith("checkpoint 1 'before build' taken (file tree ")
+    assert words[1] == "rolled back to checkpoint 1 'before build'"
+
+
+def local_slow_build() -> Any:
+    from tests.catalogue.cases import local
+
+    return local("slow-build")()

@@ -1,0 +1,28 @@
+"""Words for the trace events of approvals and checkpoints, as timelines show them.
+
+Owns one line per `approval_requested`, `approval`, `checkpoint` and `rollback` event (see
+`harness.schedulers.approvals` and `harness.schedulers.checkpoints`). It never judges them: the
+`approvals` and `checkpoints` oracles do.
+"""
+
+from __future__ import annotations
+
+from harness.sim.trace import TraceEvent
+
+GATE_EVENTS = frozenset({"approval_requested", "approval", "checkpoint", "rollback"})
+
+
+def describe_gate(event: TraceEvent) -> str:
+    """One line for an approval or checkpoint event."""
+    ev = event["ev"]
+    again = f" (request {event['request']})" if event.get("request", 1) != 1 else ""
+    if ev == "approval_requested":
+        return "asks the user for approval" + again + (" (auto-approved: no [approvals])" if event.get("mode") else "")
+    if ev == "approval":
+        return f"the user answers {event['answer']}" + again
+    named = f"checkpoint {event['checkpoint']}" + (f" '{event['label']}'" if event.get("label") else "")
+    if ev == "checkpoint":
+        return f"{named} taken (file tree {str(event['digest'])[:8]})"
+    scope = f" ({', '.join(event['paths'])})" if event.get("paths") is not None else ""
+    whole = "" if event.get("digest") == event.get("restored") else ": the restore is incomplete"
+    return f"rolled back to {named}{scope}{whole}"
