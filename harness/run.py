@@ -32,6 +32,7 @@ from harness.realtime import (
 )
 from harness.scenario.spec import Interrupt, Scenario
 from harness.schedulers.context import END_OF_RUN, Scheduler, SchedulerContext
+from harness.schedulers.waits import Diagnosis, diagnose
 from harness.sim.arbiter import Arbiter, Chooser, Decision
 from harness.sim.kernel import Kernel, StopReason
 from harness.sim.trace import TraceEvent, canonical_json, fingerprint
@@ -62,6 +63,8 @@ class BatchRun:
     status: RunStatus
     stop: StopReason
     error: str | None = None
+    #: A hung batch: what each unfinished call waited on (harness.schedulers.waits; never traced).
+    waits: Diagnosis | None = None
 
 
 @dataclass(frozen=True)
@@ -273,10 +276,12 @@ def _run(scenario: Scenario, scheduler: Scheduler, seed: int, jitter: float, cho
             pending = [h.call.id for h in ctx.handles if not h.triggered]
             driver.error = f"scheduler did not return ({stop.value})" + (
                 f"; calls still pending: {', '.join(pending)}" if pending else "")
+        # Read from the live simulation before anything is cleaned up; it only reads, so the trace is unchanged.
+        waits = diagnose(ctx, driver.process) if driver.status is RunStatus.HANG and driver.process else None
         kernel.record("batch_end", index=index, status=driver.status.value, stop=stop.value,
                       reported=[r.call_id for r in driver.results], error=driver.error)
         batch_runs.append(BatchRun(index, batch, start, kernel.now, tuple(driver.results), driver.status,
-                                   stop, driver.error))
+                                   stop, driver.error, waits))
         if driver.status is not RunStatus.COMPLETED:
             status, error = driver.status, driver.error
             turns.stop(f"the batch ended with {driver.status.value}")
@@ -351,8 +356,11 @@ class _Driver:
         self.name_problem = name_problem
         #: Set when the driver itself stopped the batch at a kernel limit (see `_steps`).
         self.stop: StopReason | None = None
+        #: The SimPy process driving the scheduler (where a hang diagnosis starts).
+        self.process: simpy.Process | None = None
 
     def drive(self) -> Generator[simpy.Event, Any, None]:
+        self.process = self.ctx.env.active_process
         if self.name_problem is not None:
             self._fail(RunStatus.CONTRACT_ERROR, self.name_problem)
             return

@@ -285,6 +285,7 @@ def _fail_on(finding: Finding | None, command: str, spec: str | None, report_dir
     from harness.oracles import check as check_oracles
     from harness.replay import reproducer_of, save_verified, verify
     from harness.report.explain import explain_witness
+    from harness.report.hang import hang_lines
     from harness.report.story import story_lines
     from harness.schedulers.origins import recording
 
@@ -318,6 +319,8 @@ def _fail_on(finding: Finding | None, command: str, spec: str | None, report_dir
     violations = [v for verdict in check_oracles(result) for v in verdict.violations if v.label == finding.label]
     # The story right under the reproduce line, before the raw witness.
     details[:0] = [f"  {line}" for line in story_lines(violations[:1], result, origins if selfcheck.ok else None)]
+    if finding.label == "hang":  # what each unfinished call waited on, read at the hang
+        details[:0] = [f"  {line}" for line in hang_lines(result)]
     replay_command = dataclasses.replace(reproducer, path=path).command if path is not None else None
     if replay_command is None and stored is not None and spec is not None and selfcheck.ok:
         replay_command = dataclasses.replace(reproducer, path=stored).command

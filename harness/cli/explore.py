@@ -131,6 +131,7 @@ def explore_command(scenario: str, scheduler_name: str, strategy: str, runs: int
         "explanation": _explanation(found.label, found.witness, found.result, found.message) if found else None,
         "story": _story(shrunk.result, shrunk.label, origins if selfcheck is not None and selfcheck.ok else None)
         if shrunk else None,
+        "hang": _hang(shrunk.result) if shrunk else None,
         "shrunk_calls": len(shrunk.result.scenario.calls) if shrunk else None,
         "shrunk_tape": list(shrunk.result.tape) if shrunk and shrunk.result.tape is not None else None,
         "fingerprint": shrunk.result.fingerprint if shrunk else None,
@@ -175,6 +176,13 @@ def _story(result: RunResult, label: str, origins: Origins | None) -> dict[str, 
                 told = story(violation, result, origins)
                 return told.to_json() if told is not None else None
     return None
+
+
+def _hang(result: RunResult) -> list[str] | None:
+    """What each unfinished call of the shrunk run waited on, if it hung (harness.report.hang)."""
+    from harness.report.hang import hang_lines
+
+    return hang_lines(result) or None
 
 
 def _print_exploration(doc: dict[str, Any], found: bool) -> None:
@@ -237,6 +245,8 @@ def _print_exploration(doc: dict[str, Any], found: bool) -> None:
 
         for line in render(Story.from_json(doc["story"])):
             click.echo(line)
+    for line in doc.get("hang") or ():
+        click.echo(line)
     click.echo(f"shrunk to {doc['shrunk_calls']} calls, order tape {doc['shrunk_tape']}")
     if doc["determinism"]:
         click.echo(f"self-check: {doc['determinism']}")

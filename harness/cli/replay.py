@@ -67,9 +67,12 @@ def replay_command(file: Path, out: Path | None, fmt: str, trust: tuple[str, ...
                    + (f", tape {list(reproducer.tape)}" if reproducer.tape is not None else ""))
         click.echo(outcome.describe())
         click.echo(f"expected {reproducer.label}; verdicts now: {', '.join(labels) or 'all oracles hold'}")
+        from harness.report.hang import hang_lines
         from harness.report.story import story_lines
 
         for line in story_lines([v for verdict in verdicts for v in verdict.violations], result, origins):
+            click.echo(line)
+        for line in hang_lines(result):
             click.echo(line)
     if out is not None:
         write_run(out, result, document, verdicts)

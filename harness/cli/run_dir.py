@@ -21,6 +21,7 @@ def write_run(out: Path, result: RunResult, document: dict[str, Any], verdicts: 
     import json
 
     from harness.report import gantt, html, perfetto, plots, world_diff
+    from harness.report.hang import hang_lines
     from harness.report.run_json import dumps
     from harness.sim.trace import to_jsonl
 
@@ -35,4 +36,4 @@ def write_run(out: Path, result: RunResult, document: dict[str, Any], verdicts: 
     differences = world_diff.report(reference, result, verdicts)
     (out / "world_diff.txt").write_text(differences)
     files = ["run.json", "trace.jsonl", "gantt.png", "gantt.json", "trace.perfetto.json", "world_diff.txt"]
-    html.write_run(out / "index.html", document, differences, files)
+    html.write_run(out / "index.html", document, differences, files, hang_lines(result))

@@ -34,7 +34,8 @@ def _hang(facts: RunFacts) -> Violation:
     """The hung batch's witness names what it was waiting for: `pending`, calls started and still
     unsettled when the run stopped; `never_started`, calls of the batch that never started and got
     no result (a deadlock before a call is the usual cause); `skipped`, calls the scheduler decided
-    not to run but never reported."""
+    not to run but never reported; `waits`, what each unfinished call waited on, and `deadlock`, the
+    lock cycle among them if any (harness.schedulers.waits)."""
     batch_run = facts.result.batches[-1]
     reported = {r.call_id for r in batch_run.results}
     pending = list(dict.fromkeys(a.call for a in facts.attempts
@@ -45,10 +46,12 @@ def _hang(facts: RunFacts) -> Violation:
     message = facts.result.error or "the scheduler did not return"
     if never_started:
         message += f"; never started: {', '.join(never_started)}"
-    return Violation(
-        "hang", message,
-        {"batch": batch_run.index, "stopped_at_ms": batch_run.end_ms, "stop": batch_run.stop.value,
-         "pending": pending, "never_started": never_started, "skipped": skipped}, Kind.LIVENESS)
+    witness = {"batch": batch_run.index, "stopped_at_ms": batch_run.end_ms, "stop": batch_run.stop.value,
+               "pending": pending, "never_started": never_started, "skipped": skipped}
+    if batch_run.waits is not None:  # read from the live simulation at the hang (harness.schedulers.waits)
+        witness["waits"] = [wait.line() for wait in batch_run.waits.waits]
+        witness["deadlock"] = list(batch_run.waits.cycle)
+    return Violation("hang", message, witness, Kind.LIVENESS)
 
 
 #: Batches whose scheduler stopped on its own (returned, raised, or broke the contract): a call it

@@ -78,6 +78,9 @@ pre { white-space: pre-wrap; overflow-wrap: anywhere; }</style></head><body>
 {% for v in failed %}{% for x in v.violations %}<li><strong class="bad">{{ x.label }}</strong> ({{ v.oracle }}):
 {{ x.explanation | default(x.message) }}</li>
 {% endfor %}{% endfor %}</ul>{% endif %}
+{% for lines in stories %}<pre class="story">{{ lines | join("\n") }}</pre>
+{% endfor %}{% if hang %}<h2>What the hung batch waited on</h2>
+<pre class="hang">{{ hang | join("\n") }}</pre>{% endif %}
 <p><img src="gantt.png" alt="Gantt chart"></p>
 <h2>World against the serial reference</h2>
 <pre>{{ world_diff or "identical to the serial run" }}</pre>
@@ -101,6 +104,13 @@ def write_comparison(path: Path, summary: dict[str, Any], schedulers: Sequence[s
     path.write_text(page)
 
 
-def write_run(path: Path, document: dict[str, Any], world_diff: str, files: Sequence[str]) -> None:
-    page = _environment().from_string(_RUN).render(doc=document, world_diff=world_diff, files=list(files))
+def write_run(path: Path, document: dict[str, Any], world_diff: str, files: Sequence[str],
+              hang: Sequence[str] = ()) -> None:
+    """The run page; `hang` is the hang diagnosis as text lines (harness.report.hang), if the run hung."""
+    from harness.report.story import Story, render
+
+    stories = [render(Story.from_json(x["story"])) for v in document["verdicts"] for x in v["violations"]
+               if x.get("story")][:2]
+    page = _environment().from_string(_RUN).render(doc=document, world_diff=world_diff, files=list(files),
+                                                   stories=stories, hang=list(hang))
     path.write_text(page)

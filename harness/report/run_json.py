@@ -12,6 +12,7 @@ from typing import Any
 
 from harness.oracles.verdict import Verdict, Violation, exit_code
 from harness.report.explain import explain
+from harness.report.hang import waits_json
 from harness.report.story import story
 from harness.run import RunResult
 from harness.scenario.library import builtin_dir
@@ -37,7 +38,9 @@ def run_to_json(result: RunResult, *, version: str, verdicts: Sequence[Verdict] 
         "world_digest": result.final.digest(),
         "batches": [
             {"index": b.index, "label": b.batch.label, "start_ms": b.start_ms, "end_ms": b.end_ms,
-             "status": b.status.value, "reported": [r.call_id for r in b.results]}
+             "status": b.status.value, "reported": [r.call_id for r in b.results],
+             # A hung batch: what each unfinished call waited on (harness.report.hang), else null.
+             "waits": waits_json(b)}
             for b in result.batches
         ],
         "results": [r.to_json() for r in result.results],

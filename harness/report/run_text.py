@@ -14,6 +14,8 @@ from rich.table import Table
 
 from harness.oracles.verdict import Verdict, exit_code
 from harness.report.agent_events import describe_agent, describe_input
+from harness.report.gate_events import GATE_EVENTS, describe_gate
+from harness.report.hang import hang_lines
 from harness.report.run_json import reproduce_command
 from harness.run import RunResult
 from harness.schedulers.origins import Origins
@@ -67,6 +69,8 @@ def render_run(result: RunResult, console: Console, *, version: str, verdicts: S
         results.add_row(r.call_id, r.outcome.value, str(r.start_ms), str(r.end_ms), str(r.attempts), shown)
     console.print(results)
     console.print(f"status       {result.status.value}" + (f"  ({result.error})" if result.error else ""))
+    for line in hang_lines(result):  # a hang: what each unfinished call waited on
+        console.print(line, markup=False, soft_wrap=True)
     console.print(f"makespan     {result.makespan_ms} ms")
     if result.agent is not None:
         outcome = result.agent
@@ -92,7 +96,6 @@ def render_run(result: RunResult, console: Console, *, version: str, verdicts: S
             table.add_row("", "", extra.label, extra.message)
     console.print(table)
     _print_why(console, result, verdicts)
-    _print_story(console, result, verdicts, origins)
     failed = [v for v in verdicts if not v.ok]
     if failed:
         code = exit_code(verdicts)
@@ -100,6 +103,8 @@ def render_run(result: RunResult, console: Console, *, version: str, verdicts: S
         # Never wrapped: the line is a command to paste, however long its paths are.
         console.print(f"reproduce: {reproduce_command(result, scheduler_spec, extra_args)}", soft_wrap=True,
                       markup=False)
+        # The interleaving story last: the verdict, why and how to reproduce come first.
+        _print_story(console, result, verdicts, origins)
     else:
         console.print("PASSED: every oracle holds")
 
@@ -116,7 +121,7 @@ def _print_why(console: Console, result: RunResult, verdicts: Sequence[Verdict],
 
 
 def _print_story(console: Console, result: RunResult, verdicts: Sequence[Verdict], origins: Origins | None) -> None:
-    """The interleaving story of the first violations (harness.report.story), under the why lines."""
+    """The interleaving story of the first violations (harness.report.story), under the reproduce line."""
     from harness.report.story import story_lines
 
     for line in story_lines([v for verdict in verdicts for v in verdict.violations], result, origins):
@@ -150,6 +155,8 @@ def describe_event(event: TraceEvent) -> str | None:
         return describe_agent(event)
     if ev == "input":
         return describe_input(event)
+    if ev in GATE_EVENTS:
+        return describe_gate(event)
     return None
 
 

@@ -22,6 +22,10 @@ import simpy
 
 _HARNESS = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _SIMPY = os.path.dirname(os.path.abspath(simpy.__file__ or "")) + os.sep
+#: The standard library (asyncio, threading, concurrent.futures): never the user's line. Installed
+#: packages live under it too (site-packages), and those may well be the user's runtime.
+_STDLIB = os.path.dirname(os.path.abspath(os.__file__)) + os.sep
+_INSTALLED = (f"{os.sep}site-packages{os.sep}", f"{os.sep}dist-packages{os.sep}")
 #: Code that drives the user's code (an event loop, a thread's bootstrap): the walk up stops there.
 _DRIVERS = (f"{os.sep}asyncio{os.sep}", f"{os.sep}threading.py", f"{os.sep}concurrent{os.sep}")
 #: How far up from `start` the walk goes: a user's frame is the first or second above harness's.
@@ -105,8 +109,8 @@ def _innermost_user(generator: Any) -> str | None:
         frame = getattr(generator, "gi_frame", None)
         if frame is None:
             break
-        if _is_user(frame.f_code.co_filename):
-            found = _where(frame)
+        if is_user(frame.f_code.co_filename):
+            found = where(frame)
         inner = getattr(generator, "gi_yieldfrom", None)
         if inner is None:
             # The run's driver steps the user's generator with send(), not yield from: it is a local.
@@ -125,17 +129,20 @@ def _user_frame(frame: FrameType | None) -> str | None:
         filename = frame.f_code.co_filename
         if filename.startswith(_SIMPY) or any(driver in filename for driver in _DRIVERS):
             return None
-        if _is_user(filename):
-            return _where(frame)
+        if is_user(filename):
+            return where(frame)
         frame = frame.f_back
     return None
 
 
-def _is_user(filename: str) -> bool:
-    return not filename.startswith((_HARNESS, _SIMPY, "<frozen"))
+def is_user(filename: str) -> bool:
+    """Whether a frame of this file is the user's code (not harness, SimPy or the standard library)."""
+    if filename.startswith((_HARNESS, _SIMPY, "<frozen")):
+        return False
+    return not filename.startswith(_STDLIB) or any(part in filename for part in _INSTALLED)
 
 
-def _where(frame: FrameType) -> str:
+def where(frame: FrameType) -> str:
     path = frame.f_code.co_filename
     try:
         relative = os.path.relpath(path)

@@ -134,13 +134,14 @@ def test_recording_source_lines_changes_no_run() -> None:
                 assert not origins  # a built-in policy has no source line of the user's
 
 
-def test_run_prints_the_story_under_the_why_lines() -> None:
+def test_run_prints_the_story_under_the_reproduce_line() -> None:
     code, out = invoke("run", "edit-then-test", "--scheduler", "parallel")
     assert code == 1
     lines = out.splitlines()
     start = lines.index(next(line for line in lines if line.startswith("story (torn-read)")))
     assert lines[start + 1:start + 8] == read_golden()["torn-read under parallel"].splitlines()[1:]
     assert any(line.startswith("why (torn-read)") for line in lines[:start])
+    assert lines[start - 1].startswith("reproduce: harness run edit-then-test")
 
 
 def test_run_json_has_the_story_on_each_violation() -> None:

@@ -40,6 +40,7 @@ from harness.schedulers.bridge_threads.reaper import Reaper
 from harness.schedulers.bridge_threads.results import read_results
 from harness.schedulers.bridge_threads.turnstile import DONE, BridgeThread, Turnstile, current
 from harness.schedulers.context import CallHandle, SchedulerContext, SchedulerProcess
+from harness.schedulers.waits import Wait, thread_waits
 
 Execute = Callable[..., Sequence[Any]]
 
@@ -144,6 +145,7 @@ class _BatchRun:
         self.patches = Installation(owner.namespaces)
         self.closed = False
         self.main = self.turnstile.spawn(main, "MainThread")
+        self.stopped_waits: list[Wait] = []
 
     def _signal(self) -> None:
         # Not once released: the reaper releases threads because the run is stopping, and waking
@@ -152,6 +154,8 @@ class _BatchRun:
             self.wake.succeed()
 
     def _stopped(self, why: str) -> None:
+        # What each thread waits on, read before they are released: the run's hang diagnosis reports it.
+        self.stopped_waits = thread_waits(self.turnstile, {call.id: call for call in self.ctx.batch})
         self.ctx.note(f"threads: the run stops with threads waiting ({why}); releasing them")
         self.close()
 

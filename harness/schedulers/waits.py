@@ -1,0 +1,515 @@
+"""What a hung batch waits on: every unfinished call and the thing it waits for, read from the live
+simulation at the moment the run gives up.
+
+Owns `diagnose(ctx, driver)`, called by the run at the hang point, before anything is cleaned up. It
+walks the SimPy processes reachable from the scheduler's process (each one's generator frames and the
+event it waits on: a call's handle, a `ctx.resource` lock or slot and the processes holding it, an
+`all_of`/`any_of`, another process, a plain event such as a `depends_on` predecessor's "done"), names
+what it finds by the variable that holds it in the user's code (`locks['file:/repo/a']`,
+`done['fetch']`), ties processes to calls by the `ToolCall` they hold, and finds lock cycles. For the
+asyncio bridge it reads the lent loop's pending tasks (the asyncio primitive each awaits and its
+coroutine stack); for the thread bridge, each parked thread's stack and the primitive it waits on.
+It only reads: no event is created or triggered, nothing is traced, so a diagnosis never changes a
+run's trace or fingerprint. Whatever it cannot read it leaves out; it never raises.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Generator, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from types import FrameType
+from typing import Any
+
+import simpy
+from simpy.events import Condition, Timeout
+from simpy.resources.base import BaseResource
+from simpy.resources.resource import Request
+
+from harness.model import ToolCall
+from harness.schedulers.context import CallHandle, SchedulerContext
+from harness.schedulers.origins import is_user, where
+
+#: Bounds that keep a diagnosis of a pathological scheduler short.
+_MAX_PROCESSES = 200
+_MAX_CHAIN = 16
+_MAX_LISTED = 4
+
+
+@dataclass(frozen=True)
+class Wait:
+    """One unfinished call (or the scheduler itself, `who` = "scheduler") and what it waits on."""
+
+    who: str
+    state: str  # "running", "not started", "waiting", "task", "thread"
+    on: str  # in words
+    at: str | None = None  # the user's source line where it waits
+    stack: tuple[str, ...] = ()  # "path:line (function)", outermost first
+
+    def to_json(self) -> dict[str, Any]:
+        return {"who": self.who, "state": self.state, "on": self.on, "at": self.at, "stack": list(self.stack)}
+
+    def line(self) -> str:
+        at = f"  at {self.at}" if self.at else ""
+        return f"{self.who} ({self.state}): {self.on}{at}"
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """What the hung batch waits on, and the lock cycle among its calls when there is one."""
+
+    waits: tuple[Wait, ...]
+    cycle: tuple[str, ...] = ()  # "a holds X and waits for Y", ... around the cycle
+
+    def to_json(self) -> dict[str, Any]:
+        return {"waits": [w.to_json() for w in self.waits], "deadlock": list(self.cycle)}
+
+    def lines(self) -> list[str]:
+        lines = [w.line() for w in self.waits]
+        if self.cycle:
+            lines.append("deadlock: " + "; ".join(self.cycle))
+        return lines
+
+
+def diagnose(ctx: SchedulerContext, driver: simpy.Process) -> Diagnosis | None:
+    """What each unfinished call of the hung batch `ctx` waits on (None if nothing could be read)."""
+    try:
+        return _Inspector(ctx, driver).diagnose()
+    except Exception:  # a diagnosis is a courtesy: a frame or object it cannot read must not break a run
+        return None
+
+
+# -- frames -----------------------------------------------------------------------------------
+
+
+def _chain(generator: Any) -> list[FrameType]:
+    """The suspended frames of a generator and those it delegates to (outermost first): `yield from`
+    chains, and the generator a driver steps with send() (held in one of its locals)."""
+    frames: list[FrameType] = []
+    seen: set[int] = set()
+    for _ in range(_MAX_CHAIN):
+        frame = getattr(generator, "gi_frame", None) or getattr(generator, "cr_frame", None)
+        if frame is None or id(generator) in seen:
+            break
+        seen.add(id(generator))
+        frames.append(frame)
+        inner = getattr(generator, "gi_yieldfrom", None) or getattr(generator, "cr_await", None)
+        if inner is None:
+            inner = next((v for _, v in sorted(frame.f_locals.items(), key=lambda item: item[0])
+                          if isinstance(v, Generator) and v is not generator
+                          and getattr(v, "gi_frame", None) is not None), None)
+        generator = inner
+    return frames
+
+
+def _stack(frames: Iterable[FrameType]) -> tuple[str, ...]:
+    return tuple(where(frame) for frame in frames)
+
+
+def _user_at(frames: list[FrameType]) -> str | None:
+    """The innermost user frame (where the user's code is waiting), else None."""
+    for frame in reversed(frames):
+        if is_user(frame.f_code.co_filename):
+            return where(frame)
+    return None
+
+
+def _scopes(frames: Iterable[FrameType]) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """Where names live: each frame's locals, and the attributes of its `self`."""
+    for frame in frames:
+        local = frame.f_locals
+        yield "", local
+        owner = local.get("self")
+        attributes = getattr(owner, "__dict__", None)
+        if isinstance(attributes, dict):
+            yield "self.", attributes
+
+
+def _name_in(obj: object, frames: Iterable[FrameType]) -> tuple[str, object] | None:
+    """How the user's code holds `obj`: (`name`, None) for a variable, (`name[key]`, key) for an
+    entry of a dict or list; None when no frame holds it."""
+    for prefix, scope in _scopes(frames):
+        for name, value in scope.items():
+            if value is obj and not name.startswith("_"):
+                return f"{prefix}{name}", None
+        for name, value in scope.items():
+            if isinstance(value, dict):
+                for key, item in value.items():
+                    if item is obj:
+                        return f"{prefix}{name}[{key!r}]", key
+            elif isinstance(value, list | tuple) and len(value) <= 64:
+                for index, item in enumerate(value):
+                    if item is obj:
+                        return f"{prefix}{name}[{index}]", index
+    return None
+
+
+def _call_of(frames: list[FrameType], batch_ids: Mapping[str, ToolCall]) -> str | None:
+    """The call a process works for: the `ToolCall` (or handle) its outermost frames hold."""
+    for frame in frames[:3]:
+        local = frame.f_locals
+        ordered = sorted(local.items(), key=lambda item: (item[0] != "call", item[0]))
+        for _, value in ordered:
+            call = value.call if isinstance(value, CallHandle) else value
+            call = getattr(call, "_call", call)  # the asyncio bridge's tool-call object
+            if isinstance(call, ToolCall) and call.id in batch_ids:
+                return call.id
+            # An OpenAI-shaped dataclass (the thread bridge's tool calls): its `id` field, never a property.
+            shape = getattr(type(value), "__dataclass_fields__", None)
+            if shape is not None and "id" in shape and "function" in shape:
+                ident = getattr(value, "id", None)
+                if isinstance(ident, str) and ident in batch_ids:
+                    return ident
+    return None
+
+
+# -- the inspector ----------------------------------------------------------------------------
+
+
+@dataclass
+class _Proc:
+    process: simpy.Process
+    frames: list[FrameType]
+    call: str | None
+    holds: list[BaseResource[Any, Any]] = field(default_factory=list)
+
+
+class _Inspector:
+    def __init__(self, ctx: SchedulerContext, driver: simpy.Process) -> None:
+        self.ctx = ctx
+        self.driver = driver
+        self.calls = {call.id: call for call in ctx.batch}
+        self.procs: dict[int, _Proc] = {}
+        self.order: list[_Proc] = []
+        #: Every frame seen, for naming things (the scheduler's own frames first).
+        self.frames: list[FrameType] = []
+
+    # discovery
+
+    def _visit(self, process: simpy.Process, is_driver: bool = False) -> None:
+        if id(process) in self.procs or len(self.procs) >= _MAX_PROCESSES or not process.is_alive:
+            return
+        frames = _chain(getattr(process, "_generator", None))
+        entry = _Proc(process, frames, None if is_driver else _call_of(frames, self.calls))
+        self.procs[id(process)] = entry
+        self.order.append(entry)
+        self.frames.extend(frames)
+        for event in self._events_under(getattr(process, "_target", None)):
+            if isinstance(event, simpy.Process):
+                self._visit(event)
+            elif isinstance(event, Request):
+                for holder in event.resource.users:
+                    proc = getattr(holder, "proc", None)
+                    if isinstance(proc, simpy.Process):
+                        self._visit(proc)
+        # Processes the user's frames hold (a plan's per-call runners, workers in a list).
+        for frame in frames:
+            for value in list(frame.f_locals.values()):
+                for item in _members(value):
+                    if isinstance(item, simpy.Process):
+                        self._visit(item)
+
+    def _events_under(self, event: object, depth: int = 0) -> Iterator[simpy.Event]:
+        if not isinstance(event, simpy.Event) or depth > 4:
+            return
+        yield event
+        if isinstance(event, Condition):
+            for inner in getattr(event, "_events", ()):
+                if not inner.processed:
+                    yield from self._events_under(inner, depth + 1)
+
+    def _holdings(self) -> None:
+        for entry in self.order:
+            for frame in entry.frames:
+                for value in list(frame.f_locals.values()):
+                    for item in _members(value):
+                        if (isinstance(item, Request) and item.triggered and item in item.resource.users
+                                and item.resource not in entry.holds):
+                            entry.holds.append(item.resource)
+
+    # words
+
+    def _name(self, obj: object) -> tuple[str | None, object]:
+        found = _name_in(obj, self.frames)
+        return (found[0], found[1]) if found is not None else (None, None)
+
+    def _holder(self, request: Request) -> str:
+        proc = getattr(request, "proc", None)
+        entry = self.procs.get(id(proc))
+        if entry is None:
+            return "a process outside the scheduler"
+        if entry.call is not None:
+            return entry.call
+        return "the scheduler" if proc is self.driver else f"a process at {_user_at(entry.frames) or 'harness'}"
+
+    def _resource(self, resource: BaseResource[Any, Any], for_call: str | None) -> str:
+        name, key = self._name(resource)
+        capacity = getattr(resource, "capacity", None)
+        what = "a lock" if capacity == 1 else f"a resource of capacity {capacity}"
+        text = f"{name} ({what})" if name else what
+        if isinstance(key, str) and for_call is not None and key in self.ctx.resource_keys(self.calls[for_call]):
+            text += f", the lock of its resource key {key}"
+        holders = [self._holder(r) for r in getattr(resource, "users", [])]
+        if holders:
+            text += f", held by {', '.join(holders)}"
+        queued = len(getattr(resource, "queue", []))
+        if queued > 1:
+            text += f" ({queued} waiting for it)"
+        return text
+
+    def _call_state(self, call_id: str) -> str:
+        handles = [h for h in self.ctx.handles if h.call.id == call_id]
+        if not handles:
+            return "never started"
+        return "still running" if not handles[-1].triggered else "settled"
+
+    def describe(self, event: object, for_call: str | None, depth: int = 0) -> str:
+        if isinstance(event, CallHandle):
+            state = "still running" if not event.triggered else "settled"
+            return f"the result of {event.call.id} (attempt {event.attempt}, {state})"
+        if isinstance(event, Request):
+            return "a turn at " + self._resource(event.resource, for_call)
+        if isinstance(event, Condition):
+            pending = [e for e in getattr(event, "_events", ()) if not e.processed]
+            kind = "all of" if getattr(event, "_evaluate", None) is Condition.all_events else "any of"
+            if depth >= 2:
+                return f"{kind} {len(pending)} events"
+            shown = [self.describe(e, for_call, depth + 1) for e in pending[:_MAX_LISTED]]
+            more = f" and {len(pending) - _MAX_LISTED} more" if len(pending) > _MAX_LISTED else ""
+            return f"{kind}: " + "; ".join(shown) + more
+        if isinstance(event, simpy.Process):
+            entry = self.procs.get(id(event))
+            if entry is not None and entry.call is not None:
+                return f"the process of {entry.call}"
+            at = _user_at(entry.frames) if entry is not None else None
+            return f"a process waiting at {at}" if at else "a process of the scheduler's"
+        if isinstance(event, Timeout):
+            return "a timer"
+        if isinstance(event, simpy.Event):
+            name, key = self._name(event)
+            if isinstance(key, str) and key in self.calls:
+                relation = ""
+                if for_call is not None and key in self.ctx.depends_on(self.calls[for_call]):
+                    relation = "its depends_on predecessor "
+                return f"{name}: {relation}{key} to settle ({key} {self._call_state(key)})"
+            if name:
+                return f"{name}, an event nothing will trigger"
+            return "an event nothing will trigger"
+        return f"{type(event).__name__}"
+
+    # the diagnosis
+
+    def diagnose(self) -> Diagnosis:
+        self._visit(self.driver, is_driver=True)
+        self._holdings()
+        waits: list[Wait] = []
+        by_call: dict[str, list[_Proc]] = {}
+        for entry in self.order:
+            if entry.call is not None:
+                by_call.setdefault(entry.call, []).append(entry)
+        pending = {h.call.id: h for h in self.ctx.handles if not h.triggered}
+        settled = {h.call.id for h in self.ctx.handles if h.triggered}
+        for call_id in self.calls:
+            handle = pending.get(call_id)
+            if handle is not None:
+                target = getattr(handle.process, "_target", None)
+                if isinstance(target, Request):
+                    on = "started, then waits for " + self.describe(target, call_id)
+                else:
+                    on = f"started at {handle.started_ms} ms and still running when the run stopped"
+                waiter = next((e for e in by_call.get(call_id, ()) if e.process is not handle.process), None)
+                at = _user_at(waiter.frames) if waiter is not None else None
+                waits.append(Wait(call_id, "running", on, at, _stack(waiter.frames) if waiter else ()))
+                continue
+            if call_id in settled:
+                continue
+            entries = by_call.get(call_id)
+            if entries:
+                entry = entries[-1]
+                on = "waits for " + self.describe(getattr(entry.process, "_target", None), call_id)
+                waits.append(Wait(call_id, "not started", on, _user_at(entry.frames), _stack(entry.frames)))
+            else:
+                waits.append(Wait(call_id, "not started", "no process of the scheduler's is waiting to start it"))
+        bridged, runtime = self._bridges()
+        if bridged:
+            # The bridge's threads and tasks say better what the calls wait on than "nothing starts it".
+            named = {wait.who for wait in bridged}
+            waits = [w for w in waits if not (w.who in named and w.state == "not started")]
+        driver = self.procs.get(id(self.driver))
+        if driver is not None:
+            target = getattr(self.driver, "_target", None)
+            on = (f"waits for its {runtime}, whose {'tasks' if runtime == 'asyncio executor' else 'threads'} "
+                  "wait as listed" if runtime else "waits for " + self.describe(target, None))
+            waits.append(Wait("scheduler", "waiting", on, _user_at(driver.frames), _stack(driver.frames)))
+        waits.extend(bridged)
+        return Diagnosis(tuple(waits), self._cycle())
+
+    def _cycle(self) -> tuple[str, ...]:
+        """A cycle of calls each holding a lock the next one waits for."""
+        waits_for: dict[str, tuple[str, str]] = {}  # call -> (holder call, lock name)
+        for entry in self.order:
+            target = getattr(entry.process, "_target", None)
+            if entry.call is None or not isinstance(target, Request):
+                continue
+            for holder in target.resource.users:
+                holder_entry = self.procs.get(id(getattr(holder, "proc", None)))
+                if holder_entry is not None and holder_entry.call is not None and holder_entry.call != entry.call:
+                    name = self._name(target.resource)[0] or "a lock"
+                    waits_for[entry.call] = (holder_entry.call, name)
+        for start in waits_for:
+            path = [start]
+            while path[-1] in waits_for and len(path) <= len(waits_for):
+                following = waits_for[path[-1]][0]
+                if following == start:
+                    return tuple(f"{call} waits for {waits_for[call][1]}, held by {waits_for[call][0]}"
+                                 for call in path)
+                if following in path:
+                    break
+                path.append(following)
+        return ()
+
+    # bridges
+
+    def _bridges(self) -> tuple[list[Wait], str | None]:
+        """The waits of a bridged runtime's tasks or threads, and which runtime it is (None: none)."""
+        state = self.ctx.session.get("asyncio-bridge")
+        loop = getattr(state, "loop", None)
+        if loop is not None and not getattr(state, "closed", True):
+            waits = _asyncio_waits(loop, state, self.calls)
+            if waits:
+                return waits, "asyncio executor"
+        for entry in self.order:
+            for frame in entry.frames:
+                owner = frame.f_locals.get("self")
+                turnstile = getattr(owner, "turnstile", None)
+                if turnstile is not None:
+                    # The thread bridge releases its threads the moment it sees the run stop, and
+                    # reads what they waited on just before (its `stopped_waits`).
+                    waits = list(getattr(owner, "stopped_waits", None) or thread_waits(turnstile, self.calls))
+                    return waits, "threaded executor" if waits else None
+        return [], None
+
+
+def _members(value: object) -> Iterator[object]:
+    """A value and, for a dict, list or tuple, its items (one level)."""
+    yield value
+    if isinstance(value, dict):
+        yield from list(value.values())[:256]
+    elif isinstance(value, list | tuple):
+        yield from list(value)[:256]
+
+
+# -- asyncio ----------------------------------------------------------------------------------
+
+_ASYNCIO_PRIMITIVES = {"Event.wait": "asyncio.Event.wait()", "Lock.acquire": "asyncio.Lock.acquire()",
+                       "Condition.wait": "asyncio.Condition.wait()", "Semaphore.acquire": "asyncio.Semaphore.acquire()",
+                       "BoundedSemaphore.acquire": "asyncio.BoundedSemaphore.acquire()",
+                       "Queue.get": "asyncio.Queue.get()", "Queue.put": "asyncio.Queue.put()",
+                       "Barrier.wait": "asyncio.Barrier.wait()"}
+
+
+def _asyncio_waits(loop: Any, state: Any, calls: Mapping[str, ToolCall]) -> list[Wait]:
+    import asyncio
+
+    toolbox = getattr(state, "toolbox", None)
+    waiting = getattr(toolbox, "waiting", {}) or {}
+    task_call = {id(task): handle.call.id for handle, task in list(waiting.items()) if task is not None}
+    tasks = [t for t in asyncio.all_tasks(loop) if not t.done()]
+    described: list[tuple[str, Wait]] = []
+    for task in tasks:
+        frames = _chain(task.get_coro())
+        if not frames:
+            continue
+        user = [f for f in frames if is_user(f.f_code.co_filename)]
+        innermost = frames[-1]
+        qualname = innermost.f_code.co_qualname
+        primitive = _ASYNCIO_PRIMITIVES.get(qualname)
+        if primitive is not None:
+            obj = innermost.f_locals.get("self")
+            found = _name_in(obj, user) or _global_name(obj, user)
+            on = f"awaits {primitive}" + (f" on {found[0]}" if found else "")
+            if qualname == "Event.wait":
+                on += " (an Event nobody sets)"
+            elif qualname == "Lock.acquire" and obj is not None and obj.locked():
+                on += " (the lock is held)"
+        elif id(task) in task_call:
+            on = f"awaits the result of {task_call[id(task)]} (still running)"
+        else:
+            awaited = getattr(task, "_fut_waiter", None)
+            children = getattr(awaited, "_children", None)
+            if children is not None:
+                pending = sum(1 for child in children if not child.done())
+                on = f"awaits asyncio.gather() of {len(children)} awaitables, {pending} still pending"
+            else:
+                on = f"awaits {type(awaited).__name__}" if awaited is not None else f"is suspended in {qualname}"
+        bridge_main = not is_user(frames[0].f_code.co_filename)
+        who = _call_of(list(reversed(frames)), calls) or ("executor" if bridge_main else "task")
+        key = _user_at(frames) or qualname
+        described.append((key, Wait(who, "task", on, _user_at(frames), _stack(frames))))
+    return [wait for _, wait in sorted(described, key=lambda item: (item[1].who, item[0], item[1].on))]
+
+
+def _global_name(obj: object, frames: Iterable[FrameType]) -> tuple[str, object] | None:
+    if obj is None:
+        return None
+    for frame in frames:
+        for name, value in frame.f_globals.items():
+            if value is obj:
+                return name, None
+    return None
+
+
+# -- threads ----------------------------------------------------------------------------------
+
+
+def thread_waits(turnstile: Any, calls: Mapping[str, ToolCall]) -> list[Wait]:
+    """What each live thread of a thread bridge's turnstile waits on, with its stack."""
+    threads = list(turnstile.alive()) if hasattr(turnstile, "alive") else []
+    if not threads:
+        return []
+    stacks = _os_stacks(threads)
+    waits: list[Wait] = []
+    for thread in threads:
+        frames = stacks.get(id(thread), [])
+        users = [i for i, f in enumerate(frames) if is_user(f.f_code.co_filename)]
+        last_user = users[-1] if users else -1
+        # The first blocking call under the user's last frame is what the thread waits in; below it
+        # is only the bridge's turnstile.
+        blocking_at = next((i for i in range(last_user + 1, len(frames))
+                            if frames[i].f_code.co_name in _BLOCKING and "self" in frames[i].f_locals), None)
+        shown = frames[:blocking_at + 1] if blocking_at is not None else frames
+        user = [frames[i] for i in users]
+        if blocking_at is not None:
+            blocking = frames[blocking_at]
+            obj = blocking.f_locals["self"]
+            found = _name_in(obj, user) or _global_name(obj, user)
+            kind = type(obj).__name__.lstrip("_").removeprefix("Bridge")
+            on = f"waits in {kind}.{blocking.f_code.co_name}()" + (f" on {found[0]}" if found else "")
+        else:
+            on = "is parked"
+        who = _call_of(list(reversed(user)), calls) or f"thread {getattr(thread, 'name', '?')}"
+        waits.append(Wait(who, "thread", on, _user_at(frames), _stack(shown)))
+    return waits
+
+
+_BLOCKING = frozenset({"acquire", "wait", "wait_for", "get", "put", "join", "result"})
+
+
+def _os_stacks(threads: list[Any]) -> dict[int, list[FrameType]]:
+    """Each bridge thread's current stack (outermost first), found through the frame of its main."""
+    wanted = {id(thread): thread for thread in threads}
+    stacks: dict[int, list[FrameType]] = {}
+    for top in sys._current_frames().values():
+        frames: list[FrameType] = []
+        frame: FrameType | None = top
+        owner = None
+        while frame is not None:
+            frames.append(frame)
+            candidate = frame.f_locals.get("self") if frame.f_code.co_name == "_main" else None
+            if candidate is not None and id(candidate) in wanted:
+                owner = candidate
+                break
+            frame = frame.f_back
+        if owner is not None:
+            stacks[id(owner)] = list(reversed(frames))
+    return stacks
