@@ -12,12 +12,27 @@ Write your own policy against `Scheduler` / `SchedulerContext` (see README). Imp
 never imports pandas or matplotlib.
 """
 
-from harness.model import Batch, CallResult, Outcome, ToolCall
-from harness.run import RunResult, RunStatus, run
-from harness.scenario import Scenario, ScenarioError, find_scenario, load_scenario, scenario_names
-from harness.schedulers import Scheduler, SchedulerContext, get_scheduler, scheduler_names
+from typing import TYPE_CHECKING
+
+from harness.lazy import install
 
 __version__ = "0.1.0"
+
+# Each public name loads its module when first read: `import harness` stays a few milliseconds and
+# `harness --help` never pays for SimPy, pyfakefs or asyncio (see harness.lazy).
+install(__name__, {
+    **dict.fromkeys(("Batch", "CallResult", "Outcome", "ToolCall"), "harness.model"),
+    **dict.fromkeys(("RunResult", "RunStatus", "run"), "harness.run"),
+    **dict.fromkeys(("Scenario", "ScenarioError", "find_scenario", "load_scenario", "scenario_names"),
+                    "harness.scenario"),
+    **dict.fromkeys(("Scheduler", "SchedulerContext", "get_scheduler", "scheduler_names"), "harness.schedulers"),
+})
+
+if TYPE_CHECKING:
+    from harness.model import Batch, CallResult, Outcome, ToolCall
+    from harness.run import RunResult, RunStatus, run
+    from harness.scenario import Scenario, ScenarioError, find_scenario, load_scenario, scenario_names
+    from harness.schedulers import Scheduler, SchedulerContext, get_scheduler, scheduler_names
 
 __all__ = [
     "Batch",

@@ -24,3 +24,36 @@ def test_import_harness_is_light() -> None:
 def test_cli_help_is_light() -> None:
     setup = "from harness.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass"
     assert _loaded(setup) == "none"
+
+
+def test_import_harness_loads_no_simulation_machinery() -> None:
+    """`import harness` is a few milliseconds: SimPy, pyfakefs and asyncio come with the first use."""
+    setup = ("import harness\n"
+             "left = sorted(m for m in ('simpy', 'pyfakefs', 'asyncio', 'harness.run') if m in sys.modules)\n"
+             "assert not left, left")
+    _loaded(setup)
+
+
+def test_lazy_names_are_what_the_eager_imports_made_them() -> None:
+    setup = """
+import harness, harness.run, harness.schedulers
+import harness.run as module_or_function
+from harness import run, RunResult, get_scheduler, scenario_names, __version__
+from harness.run import run as the_run
+assert run is the_run and harness.run is the_run and module_or_function is the_run  # the function, as before
+assert RunResult is sys.modules["harness.run"].RunResult
+assert set(harness.__all__) <= set(dir(harness))
+from harness.schedulers import from_asyncio, from_threads, Serial, BUILTIN_SCHEDULERS
+assert harness.schedulers.registry.BUILTIN_SCHEDULERS is BUILTIN_SCHEDULERS
+for name in harness.__all__:
+    getattr(harness, name)
+for name in harness.schedulers.__all__:
+    getattr(harness.schedulers, name)
+try:
+    harness.no_such_name
+except AttributeError:
+    pass
+else:
+    raise AssertionError("harness.no_such_name")
+"""
+    _loaded(setup)
