@@ -27,8 +27,8 @@ from dataclasses import dataclass, field, replace
 from random import Random
 from typing import Any
 
+from harness.explore import crew_shrink, scope
 from harness.explore import pct as pct_module
-from harness.explore import scope
 from harness.explore.exhaustive import ExhaustiveSearch
 from harness.explore.footprints import footprints
 from harness.explore.swarm import KINDS as SWARM_KINDS
@@ -446,7 +446,9 @@ def shrink_finding(finding: Finding, policy: Scheduler, seed: int, depth: int, b
     carries them."""
     label = finding.label
     current = finding
-    changed = True
+    if finding.result.agents:
+        current = _shrink_crew(finding, policy, seed, depth, budget, fault_bound)
+    changed = not finding.result.agents
     while changed:
         changed = False
         for call in current.result.scenario.calls:
@@ -459,6 +461,32 @@ def shrink_finding(finding: Finding, policy: Scheduler, seed: int, depth: int, b
                 break
     shrunk = _shorter_tape(current, policy)
     return replace(shrunk, swarm=finding.swarm, found_by=finding.found_by, run_index=finding.run_index)
+
+
+def _shrink_crew(finding: Finding, policy: Scheduler, seed: int, depth: int, budget: int,
+                 fault_bound: int) -> Finding:
+    """Several agents: their turns fixed as they ran, then fewer calls and turns, agents still
+    concurrent (see `harness.explore.crew_shrink`)."""
+    source = finding.result.replayable
+    data = crew_shrink.fixed_crew(finding.result)
+    current = finding
+    again = _refind(crew_shrink.load(data, source), policy, finding.found_by, seed, depth, finding.label, budget,
+                    fault_bound)
+    if again is None:  # the fixed turns do not show it again (e.g. a model that reacts to timing)
+        return finding
+    current, changed = again, True
+    while changed:
+        changed = False
+        for agent, call_id in crew_shrink.calls_of(data):
+            smaller = crew_shrink.without_call(data, agent, call_id)
+            if smaller is None:
+                continue
+            again = _refind(crew_shrink.load(smaller, source), policy, finding.found_by, seed, depth,
+                            finding.label, budget, fault_bound)
+            if again is not None:
+                data, current, changed = smaller, again, True
+                break
+    return current
 
 
 def _refind(scenario: Scenario, policy: Scheduler, found_by: str, seed: int, depth: int, label: str,

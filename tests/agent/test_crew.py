@@ -89,7 +89,8 @@ def test_the_workdir_fix_confines_relative_paths_to_each_task() -> None:
 
 def test_confine_moves_only_relative_path_arguments() -> None:
     save, read = BUILTIN["save_daily_report"], BUILTIN["read_file"]
-    assert json.loads(confine('{"path": "r.md", "content": "x"}', save, "/t/a")) == {"path": "/t/a/r.md", "content": "x"}
+    assert json.loads(confine('{"path": "r.md", "content": "x"}', save, "/t/a")) == {"path": "/t/a/r.md",
+                                                                                      "content": "x"}
     assert confine('{"path": "/abs/r.md"}', save, "/t/a") == '{"path": "/abs/r.md"}'
     assert json.loads(confine('{"content": "x"}', save, "/t/a"))["path"] == "/t/a/reports/daily.md"
     assert confine('{"path": "r.md"', save, "/t/a") == '{"path": "r.md"'  # malformed: sent as the model wrote it
@@ -307,3 +308,34 @@ def test_same_seed_same_fingerprint_and_agents_draw_their_own_streams() -> None:
     again = {(e["agent"], e["round"]): e["t"] for e in run(renamed, get_scheduler("parallel"), 3).trace
              if e["ev"] == "agent" and e["event"] == "PLANNER_DECISION"}
     assert again == thinks  # an agent's think times are its own, wherever it is listed
+
+
+# -- exploring and shrinking a crew ------------------------------------------------------------------
+
+
+def test_explore_finds_the_race_shrinks_it_keeping_the_agents_concurrent_and_the_reproducer_replays(
+        tmp_path: Path) -> None:
+    from harness.explore.engine import explore
+    from harness.replay import load, reproducer_of, save
+
+    data = two_agents()
+    # Calls the race does not need: a search beside ops' log query, and a third agent reading a file.
+    data["agents"][1]["model"]["rules"][0]["calls"].append(
+        {"id": "extra", "name": "web_search", "arguments": '{"query": "order-service"}', "latency": {"fixed": 200}})
+    data["agents"].append({"name": "reader", "model": {"task": "read", "rules": [
+        {"name": "read", "when": {"round": 1}, "action": "tool_call",
+         "calls": [{"id": "r", "name": "read_file", "arguments": '{"path": "/srv/agent/reports/2025-05-19.md"}'}]},
+        {"name": "done", "when": {"ok": "r"}, "action": "final_answer", "text": "read"}]}})
+    scenario = scenario_from_data(data)
+    exploration = explore(scenario, get_scheduler("parallel"), strategy="random", runs=20, seed=1)
+    assert exploration.found is not None and exploration.found.label == "cross-agent-lost-update"
+    assert len(exploration.found.result.scenario.calls) == 8
+    shrunk = exploration.shrunk
+    assert shrunk is not None and shrunk.label == "cross-agent-lost-update"
+    kept = [c.id for c in shrunk.result.scenario.calls]
+    assert len(kept) == 6 and not any("extra" in c or c.startswith("reader/") for c in kept), kept
+    assert len(shrunk.result.agents) == 3  # still three concurrent agents, the reader's turn dropped
+    path = save(reproducer_of(shrunk.result, "parallel", shrunk.label, shrunk.oracle, shrunk.found_by), tmp_path,
+                version="test")
+    again = load(path).run()
+    assert again.fingerprint == shrunk.result.fingerprint
