@@ -108,7 +108,7 @@ def check(result: RunResult) -> Verdict:
 
 def check_model_order(result: RunResult) -> Verdict:
     """The verdict for the batches in the order `result.scenario` lists them."""
-    facts = RunFacts(result)
+    facts = RunFacts.of(result)
     # A list, not a generator: the ghosts are reported and then excused from the world's diff.
     ghosts = list(_ghost_effects(facts))
     steps = _steps(facts)
