@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import errno as _errno
 import os
+import pickle
 import posixpath
 import stat
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -158,6 +160,7 @@ def null_byte_error(path: str) -> WorldError:
 class World:
     """Filesystem + ledgers + session; build one with `World.from_state` or `World.empty`."""
 
+    # `from_state` sets every one of these on a world thawed from a template (it skips __init__).
     __slots__ = ("_found", "_identities", "_symlinks", "cwd", "env", "fs", "home", "ledgers", "scenario_users",
                  "users")
 
@@ -578,11 +581,25 @@ class World:
 
     @classmethod
     def from_state(cls, state: WorldState) -> World:
-        world = cls(case_sensitive=state.case_sensitive, cwd=state.cwd, home=state.home, env=dict(state.env),
-                    users=dict(state.users))
-        world.populate(
-            dirs=state.dirs, files=state.files, symlinks=state.symlinks, hardlinks=state.hardlinks
-        )
+        """A live world as `state` describes it. The first world built from a state is kept as a
+        template (its filesystem pickled, pyfakefs' own way to copy one); later ones are thawed from
+        it, ~3x cheaper than assembling the tree again (see `_Templates`)."""
+        template = _TEMPLATES.get(state)
+        if template is None:
+            world = cls(case_sensitive=state.case_sensitive, cwd=state.cwd, home=state.home, env=dict(state.env),
+                        users=dict(state.users))
+            world.populate(
+                dirs=state.dirs, files=state.files, symlinks=state.symlinks, hardlinks=state.hardlinks
+            )
+            _TEMPLATES.keep(state, world)
+        else:
+            world = object.__new__(cls)
+            world.fs = template.thaw()
+            world.cwd, world.home, world.env = state.cwd, state.home, dict(state.env)
+            world.scenario_users = dict(state.users)
+            world.users = default_users(state.home, world.scenario_users)
+            world._identities, world._found, world._symlinks = {}, {}, template.symlinks
+            world.ledgers = {}
         for name, entries in state.ledgers:
             world.ledgers[name] = Ledger(name, entries)
         return world
@@ -644,3 +661,58 @@ class World:
         self.fs = fresh.fs
         self._symlinks = fresh._symlinks
         self._restructured()
+
+
+class _Template:
+    """A built filesystem, pickled without its open files (the standard streams, which a thawed
+    copy opens again as a new filesystem does), and the world's symlink count."""
+
+    __slots__ = ("blob", "symlinks")
+
+    def __init__(self, world: World) -> None:
+        fs = world.fs
+        open_files, fs.open_files = fs.open_files, []
+        try:
+            self.blob = pickle.dumps(fs, protocol=pickle.HIGHEST_PROTOCOL)
+        finally:
+            fs.open_files = open_files
+        self.symlinks = world._symlinks
+
+    def thaw(self) -> FakeFilesystem:
+        fs: FakeFilesystem = pickle.loads(self.blob)  # our own bytes, made just above
+        fs._add_standard_streams()  # what FakeFilesystem.reset does: fds 0-2, then the world's files
+        return fs
+
+
+class _Templates:
+    """The templates of the worlds built most recently, by the identity of their state.
+
+    A `WorldState` is immutable (a scenario changed in place is reloaded as a new object, see
+    `harness.scenario.library`), and an entry holds its state, so no other state can take its id
+    while the entry lives. `MAX` entries at most: a long sweep over many scenarios stays bounded.
+    """
+
+    MAX = 64
+
+    def __init__(self) -> None:
+        self._entries: OrderedDict[int, tuple[WorldState, _Template]] = OrderedDict()
+
+    def get(self, state: WorldState) -> _Template | None:
+        entry = self._entries.get(id(state))
+        if entry is None or entry[0] is not state:
+            return None
+        self._entries.move_to_end(id(state))
+        return entry[1]
+
+    def keep(self, state: WorldState, world: World) -> _Template | None:
+        try:
+            template = _Template(world)
+        except Exception:  # something pyfakefs cannot pickle: that state is simply built each time
+            return None
+        self._entries[id(state)] = (state, template)
+        if len(self._entries) > self.MAX:
+            self._entries.popitem(last=False)
+        return template
+
+
+_TEMPLATES = _Templates()

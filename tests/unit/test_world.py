@@ -173,3 +173,30 @@ def test_hard_links_race_with_in_place_writes_not_with_atomic_ones(tool: str, ca
     labels = {v.label for seed in range(1, 9) for v in check(run(sc, get_scheduler("hermes_segments"), seed))
               if not v.ok}
     assert bool(labels) is caught, labels
+
+
+def test_worlds_built_from_one_state_are_equal_and_independent() -> None:
+    """The second and later worlds of a state are thawed from a template: each must be the world the
+    state describes (symlinks, hard links, case folding, ledgers, fds) and share nothing with another."""
+    from harness.world import world as world_module
+    from harness.world.state import WorldState
+
+    source = World(cwd="/repo", case_sensitive=False)
+    source.populate(dirs=["/repo/empty"], files=[("/repo/a.txt", "a\n"), ("/repo/b.txt", "b\n")],
+                    symlinks=[("/repo/link", "a.txt")], hardlinks=[("/repo/a.txt", "/repo/hard.txt")])
+    source.ledger("tickets").append("c1", {"title": "x"}, None)
+    state = source.state()
+    first, second, third = (World.from_state(state) for _ in range(3))
+    for world in (first, second, third):
+        assert world.state() == state
+        assert world.read_text("/REPO/LINK") == "a\n"  # case folding and the symlink survive
+        assert len(world.fs.open_files) == 3  # the standard streams, as a new filesystem has them
+    second.write_text("/repo/hard.txt", "changed\n")
+    second.ledger("tickets").append("c2", {"title": "y"}, None)
+    assert second.read_text("/repo/a.txt") == "changed\n"  # the hard link is one file in the copy
+    assert first.state() == state and third.state() == state
+    assert World.from_state(state).state() == state
+    # Bounded: a long sweep over many worlds keeps only the most recent templates.
+    for i in range(world_module._Templates.MAX + 5):
+        World.from_state(WorldState(cwd=f"/w{i}"))
+    assert len(world_module._TEMPLATES._entries) == world_module._Templates.MAX
