@@ -586,20 +586,26 @@ class World:
         it, ~3x cheaper than assembling the tree again (see `_Templates`)."""
         template = _TEMPLATES.get(state)
         if template is None:
-            world = cls(case_sensitive=state.case_sensitive, cwd=state.cwd, home=state.home, env=dict(state.env),
-                        users=dict(state.users))
-            world.populate(
-                dirs=state.dirs, files=state.files, symlinks=state.symlinks, hardlinks=state.hardlinks
-            )
+            world = cls._built(state)
             _TEMPLATES.keep(state, world)
-        else:
-            world = object.__new__(cls)
-            world.fs = template.thaw()
-            world.cwd, world.home, world.env = state.cwd, state.home, dict(state.env)
-            world.scenario_users = dict(state.users)
-            world.users = default_users(state.home, world.scenario_users)
-            world._identities, world._found, world._symlinks = {}, {}, template.symlinks
-            world.ledgers = {}
+            return world
+        world = object.__new__(cls)
+        world.fs = template.thaw()
+        world.cwd, world.home, world.env = state.cwd, state.home, dict(state.env)
+        world.scenario_users = dict(state.users)
+        world.users = default_users(state.home, world.scenario_users)
+        world._identities, world._found, world._symlinks = {}, {}, template.symlinks
+        world.ledgers = {name: Ledger(name, entries) for name, entries in state.ledgers}
+        return world
+
+    @classmethod
+    def _built(cls, state: WorldState) -> World:
+        """A live world assembled from `state`, object by object."""
+        world = cls(case_sensitive=state.case_sensitive, cwd=state.cwd, home=state.home, env=dict(state.env),
+                    users=dict(state.users))
+        world.populate(
+            dirs=state.dirs, files=state.files, symlinks=state.symlinks, hardlinks=state.hardlinks
+        )
         for name, entries in state.ledgers:
             world.ledgers[name] = Ledger(name, entries)
         return world
@@ -650,7 +656,8 @@ class World:
         return node
 
     def clone(self) -> World:
-        return World.from_state(self.state())
+        # Built, not thawed: a one-off state would only push the scenarios' templates out.
+        return World._built(self.state())
 
     def restore_files(self, state: WorldState) -> None:
         """Put the file tree (files, directories, symlinks, hard links) back as `state` holds it, in
