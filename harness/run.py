@@ -10,7 +10,7 @@ is a pure function of (scenario, scheduler, seed, harness version). It never jud
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -63,6 +63,8 @@ class BatchRun:
     status: RunStatus
     stop: StopReason
     error: str | None = None
+    #: The agent whose turn this was (`[[agents]]` scenarios only).
+    agent: str | None = None
     #: A hung batch: what each unfinished call waited on (harness.schedulers.waits; never traced).
     waits: Diagnosis | None = None
 
@@ -88,6 +90,8 @@ class RunResult:
     source: Scenario | None = None
     #: How the agent's task ended (loop scenarios only).
     agent: AgentOutcome | None = None
+    #: How each agent's task ended, by name in the scenario's order (`[[agents]]` scenarios only).
+    agents: Mapping[str, AgentOutcome] = field(default_factory=dict)
     #: An outside watchdog stopped the run (real time ran out): a harness driving many runs should stop too.
     wall_clock_exceeded: bool = False
 
@@ -119,7 +123,7 @@ class RunResult:
         return files
 
 
-def _crash(kernel: Kernel, at_ms: int | None) -> simpy.Event:
+def crash_event(kernel: Kernel, at_ms: int | None) -> simpy.Event:
     """The fault plan's runtime crash: an event that fires (and is traced) at `at_ms`, or never."""
     event = kernel.env.event()
     if at_ms is not None:
@@ -178,7 +182,7 @@ def scheduler_label(scheduler: object) -> tuple[str, str | None]:
     try:
         name = getattr(scheduler, "name", type(scheduler).__name__)
     except Exception as exc:
-        return fallback, f"reading the scheduler's name raised {_describe(exc)}"
+        return fallback, f"reading the scheduler's name raised {describe_error(exc)}"
     if type(name) is not str:
         return fallback, f"the scheduler's name is {type(name).__name__} {_short(name)}, not a string"
     return name, None
@@ -224,35 +228,30 @@ def _run(scenario: Scenario, scheduler: Scheduler, seed: int, jitter: float, cho
                   # choices makes the same run, and a reproducer replays it with a plain Tape.
                   explorer="order-first" if chooser is not None else None)
     arbiter = Arbiter(kernel, chooser, {c.id: i for i, c in enumerate(scenario.calls)}) if chooser else None
+    shared = Shared(kernel, world, scenario, jitter, arbiter)
+    if scenario.agents:  # several agents at once, each turn by turn
+        from harness.agent.crew import run_crew
+
+        return run_crew(scenario, scheduler, seed, name, name_problem, shared, mark)
     # A loop scenario's batches come from its model, turn by turn; a plain one's are fixed.
     turns: Turns = (LoopTurns(scenario, kernel, arbiter.positions if arbiter else None)
                     if scenario.agent is not None else StaticTurns(scenario))
     batch_runs: list[BatchRun] = []
     contexts: list[SchedulerContext] = []
     user_interrupt = _UserInterrupt(kernel, scenario.interrupt)
-    crash = _crash(kernel, scenario.faults.crash_at_ms)
+    crash = crash_event(kernel, scenario.faults.crash_at_ms)
     session: dict[str, Any] = {}
-    rate_windows: dict[str, list[int]] = {}
     status, error = RunStatus.COMPLETED, None
     wall_clock = False
-    produced: dict[str, Any] = {}  # each call's latest value settled ok, what args_from reads
     batch = turns.next_batch(None)
     index = -1
     while batch is not None:
         index += 1
         current = turns.current
         interrupt = user_interrupt.arm(index)
-        ctx = SchedulerContext(kernel, world, current.catalogue, batch, name, current.call_latency,
-                               max_concurrency=scenario.max_concurrency, tool_caps=scenario.tool_caps,
-                               interrupt=interrupt,
-                               grace_ms=scenario.interrupt.grace_ms if scenario.interrupt else 0, jitter=jitter,
-                               failures=_failures_of(current),
-                               execution=scenario.execution, session=session, depends_on=current.depends_on,
-                               approvals=scenario.approvals,
-                               process_cwd=scenario.world.cwd, arbiter=arbiter, faults=scenario.faults,
-                               rate_windows=rate_windows, args_from=current.args_from, produced=produced)
+        ctx = shared.context(current, batch, name, session, interrupt)
         contexts.append(ctx)
-        driver = _Driver(scheduler, ctx.batch, ctx, mark, name_problem)  # the scheduler's own copy
+        driver = Driver(scheduler, ctx.batch, ctx, mark, name_problem)  # the scheduler's own copy
         start = kernel.now
         kernel.record("batch", index=index, label=batch.label, calls=list(batch.ids))
         process = kernel.env.process(driver.drive())
@@ -266,22 +265,12 @@ def _run(scenario: Scenario, scheduler: Scheduler, seed: int, jitter: float, cho
         except BaseException as exc:  # an event of the scheduler's own failed with nobody waiting
             if aborts(exc, mark):
                 raise
-            stop, driver.status, driver.error = StopReason.DONE, RunStatus.SCHEDULER_ERROR, _describe(exc)
+            stop, driver.status, driver.error = StopReason.DONE, RunStatus.SCHEDULER_ERROR, describe_error(exc)
         if driver.stop is not None:  # the driver saw the budget spent on resumes SimPy never counts
             stop = driver.stop
         if interrupt_swallowed(mark):  # a Ctrl-C the scheduler's code caught and swallowed
             raise KeyboardInterrupt
-        if stop is not StopReason.DONE and driver.status is RunStatus.COMPLETED:
-            driver.status = RunStatus.HANG
-            pending = [h.call.id for h in ctx.handles if not h.triggered]
-            driver.error = f"scheduler did not return ({stop.value})" + (
-                f"; calls still pending: {', '.join(pending)}" if pending else "")
-        # Read from the live simulation before anything is cleaned up; it only reads, so the trace is unchanged.
-        waits = diagnose(ctx, driver.process) if driver.status is RunStatus.HANG and driver.process else None
-        kernel.record("batch_end", index=index, status=driver.status.value, stop=stop.value,
-                      reported=[r.call_id for r in driver.results], error=driver.error)
-        batch_runs.append(BatchRun(index, batch, start, kernel.now, tuple(driver.results), driver.status,
-                                   stop, driver.error, waits))
+        batch_runs.append(end_batch(kernel, index, batch, start, ctx, driver, stop))
         if driver.status is not RunStatus.COMPLETED:
             status, error = driver.status, driver.error
             turns.stop(f"the batch ended with {driver.status.value}")
@@ -298,9 +287,62 @@ def _run(scenario: Scenario, scheduler: Scheduler, seed: int, jitter: float, cho
     makespan = batch_runs[-1].end_ms if batch_runs else 0
     if scenario.agent is not None:
         makespan = max(makespan, kernel.now)  # a task ends with its last decision, think time included
+    status, error, wall_clock = drain(kernel, contexts, [session], status, error, wall_clock, mark)
+    kernel.record("quiesce", makespan=makespan)
+    return RunResult(turns.realized(), name, seed, jitter, tuple(batch_runs), tuple(kernel.trace.events),
+                     scenario.world, world, makespan, status, error, arbiter.tape if arbiter else None,
+                     tuple(arbiter.decisions) if arbiter else (), wall_clock_exceeded=wall_clock,
+                     source=scenario if scenario.agent is not None else None, agent=turns.outcome)
+
+
+class Shared:
+    """What every runtime of a run shares: the kernel, the world, the run-wide rate windows, file
+    locks and produced values, the exploration knobs. Makes each batch's scheduler context."""
+
+    def __init__(self, kernel: Kernel, world: World, scenario: Scenario, jitter: float,
+                 arbiter: Arbiter | None) -> None:
+        self.kernel, self.world, self.scenario, self.jitter, self.arbiter = kernel, world, scenario, jitter, arbiter
+        self.rate_windows: dict[str, list[int]] = {}
+        self.file_locks: dict[str, simpy.Resource] = {}
+        self.produced: dict[str, Any] = {}  # each call's latest value settled ok, what args_from reads
+
+    def context(self, current: Scenario, batch: Batch, name: str, session: dict[str, Any],
+                interrupt: simpy.Event | None) -> SchedulerContext:
+        scenario = self.scenario
+        return SchedulerContext(self.kernel, self.world, current.catalogue, batch, name, current.call_latency,
+                                max_concurrency=scenario.max_concurrency, tool_caps=scenario.tool_caps,
+                                interrupt=interrupt,
+                                grace_ms=scenario.interrupt.grace_ms if scenario.interrupt else 0, jitter=self.jitter,
+                                failures=_failures_of(current),
+                                execution=scenario.execution, session=session, depends_on=current.depends_on,
+                                approvals=scenario.approvals,
+                                process_cwd=scenario.world.cwd, arbiter=self.arbiter, faults=scenario.faults,
+                                rate_windows=self.rate_windows, args_from=current.args_from, produced=self.produced,
+                                file_locks=self.file_locks)
+
+
+def end_batch(kernel: Kernel, index: int, batch: Batch, start: int, ctx: SchedulerContext, driver: Driver,
+               stop: StopReason, agent: str | None = None) -> BatchRun:
+    """Record how a batch ended (a scheduler still running when the kernel stopped hung)."""
+    if stop is not StopReason.DONE and driver.status is RunStatus.COMPLETED:
+        driver.status = RunStatus.HANG
+        pending = [h.call.id for h in ctx.handles if not h.triggered]
+        driver.error = f"scheduler did not return ({stop.value})" + (
+            f"; calls still pending: {', '.join(pending)}" if pending else "")
+    # Read from the live simulation before anything is cleaned up; it only reads, so the trace is unchanged.
+    waits = diagnose(ctx, driver.process) if driver.status is RunStatus.HANG and driver.process else None
+    kernel.record("batch_end", index=index, status=driver.status.value, stop=stop.value,
+                  reported=[r.call_id for r in driver.results], error=driver.error)
+    return BatchRun(index, batch, start, kernel.now, tuple(driver.results), driver.status, stop, driver.error,
+                    agent, waits)
+
+
+def drain(kernel: Kernel, contexts: Sequence[SchedulerContext], sessions: Sequence[Mapping[str, Any]],
+           status: RunStatus, error: str | None, wall_clock: bool, mark: int) -> tuple[RunStatus, str | None, bool]:
+    """The end of a run: calls the scheduler abandoned run out (their effects belong in the world),
+    then each runtime's end-of-run hooks (a bridge drains what its event loop left)."""
     if status in (RunStatus.COMPLETED, RunStatus.CRASHED):
-        # Calls the scheduler abandoned may still be running; their effects belong in the world.
-        # Wait for those only, not for background processes a scheduler left behind.
+        # Wait for abandoned calls only, not for background processes a scheduler left behind.
         running = [h.process for c in contexts for h in c.handles if h.process is not None and h.process.is_alive]
         try:
             if running:
@@ -310,23 +352,20 @@ def _run(scenario: Scenario, scheduler: Scheduler, seed: int, jitter: float, cho
         except BaseException as exc:
             if aborts(exc, mark):
                 raise
-            status, error = RunStatus.SCHEDULER_ERROR, _describe(exc)
-    for hook in session.get(END_OF_RUN, ()):  # a bridge drains what its runtime left (see the context)
-        try:
-            hook()
-        except WallClockExceeded as exc:
-            if not wall_clock:
-                status, error, wall_clock = RunStatus.HANG, str(exc), True
-        except BaseException as exc:
-            if aborts(exc, mark):
-                raise
-            if status is RunStatus.COMPLETED:
-                status, error = RunStatus.SCHEDULER_ERROR, _describe(exc)
-    kernel.record("quiesce", makespan=makespan)
-    return RunResult(turns.realized(), name, seed, jitter, tuple(batch_runs), tuple(kernel.trace.events),
-                     scenario.world, world, makespan, status, error, arbiter.tape if arbiter else None,
-                     tuple(arbiter.decisions) if arbiter else (), wall_clock_exceeded=wall_clock,
-                     source=scenario if scenario.agent is not None else None, agent=turns.outcome)
+            status, error = RunStatus.SCHEDULER_ERROR, describe_error(exc)
+    for session in sessions:
+        for hook in session.get(END_OF_RUN, ()):  # a bridge drains what its runtime left (see the context)
+            try:
+                hook()
+            except WallClockExceeded as exc:
+                if not wall_clock:
+                    status, error, wall_clock = RunStatus.HANG, str(exc), True
+            except BaseException as exc:
+                if aborts(exc, mark):
+                    raise
+                if status is RunStatus.COMPLETED:
+                    status, error = RunStatus.SCHEDULER_ERROR, describe_error(exc)
+    return status, error, wall_clock
 
 
 def _failures_of(scenario: Scenario) -> Callable[[ToolCall], FailureModel | None]:
@@ -337,7 +376,7 @@ def _failures_of(scenario: Scenario) -> Callable[[ToolCall], FailureModel | None
     return failures
 
 
-class _Driver:
+class Driver:
     """Runs the user's scheduler generator, checking every yield and the returned value.
 
     Whatever the scheduler's code raises — `SystemExit`, `GeneratorExit`, a `KeyboardInterrupt` it
@@ -371,7 +410,7 @@ class _Driver:
         except BaseException as exc:
             if aborts(exc, self.mark):
                 raise
-            self._fail(RunStatus.SCHEDULER_ERROR, _describe(exc))
+            self._fail(RunStatus.SCHEDULER_ERROR, describe_error(exc))
             return
         if isinstance(produced, Generator):
             try:
@@ -396,7 +435,7 @@ class _Driver:
             except BaseException as exc:
                 if aborts(exc, self.mark):
                     raise
-                self._fail(RunStatus.SCHEDULER_ERROR, _describe(exc))
+                self._fail(RunStatus.SCHEDULER_ERROR, describe_error(exc))
                 raise _Contained from None
             if not isinstance(item, simpy.Event):
                 self._close(gen)
@@ -440,7 +479,7 @@ class _Driver:
         except BaseException as exc:  # a raising __len__, __iter__ or property of the scheduler's
             if aborts(exc, self.mark):
                 raise
-            results, problem = [], f"scheduler returned results that cannot be read ({_describe(exc)})"
+            results, problem = [], f"scheduler returned results that cannot be read ({describe_error(exc)})"
         if problem is not None:
             self._fail(RunStatus.CONTRACT_ERROR, problem)
             return
@@ -511,7 +550,7 @@ def _field_problem(result: CallResult) -> str | None:
     return None
 
 
-def _describe(exc: BaseException) -> str:
+def describe_error(exc: BaseException) -> str:
     try:
         text = str(exc)
     except Exception:  # an exception of the scheduler's whose __str__ raises

@@ -43,6 +43,7 @@ LABELS = (
     "mispaired-result", "fabricated-result", "scheduler-error", "contract-error", "exclusivity", "cap-exceeded",
     "hang", "orphaned-call", "start-after-interrupt", "grace-exceeded", "order-dependent", "missing-input",
     "unapproved-effect", "rollback-mismatch",
+    "cross-agent-lost-update", "cross-agent-stale-read",
 )
 
 

@@ -438,6 +438,21 @@ def _rollback_mismatch(w: Mapping[str, Any], run: _Run) -> str:
 
 Template = Callable[[Mapping[str, Any], _Run], str]
 
+
+def _across_agents(base: Template, lost: str) -> Template:
+    """A cross-agent label: the base label's sentence, where model order is the order the turns
+    started in (the order the turn-level check reports; no model order spans two agents), then what
+    that check found."""
+    def template(w: Mapping[str, Any], run: _Run) -> str:
+        agents = w["agents"]
+        said = base(w, run).replace("In model order", "In the order the turns started,").replace(
+            "in model order", "in the order the turns started,")
+        return (f"{said} {_and(agents)} are separate agents on one world, and no order of their "
+                f"whole turns (each agent's in its own order) gives what the run observed: {lost} depends on how "
+                "the agents' calls happened to interleave.")
+
+    return template
+
 #: One template per label in `harness.oracles.LABELS` (a test checks that none is missing).
 TEMPLATES: dict[str, Template] = {
     "lost-update": _lost_update, "stale-read": _stale_read, "torn-read": _torn_read, "future-read": _future_read,
@@ -450,6 +465,8 @@ TEMPLATES: dict[str, Template] = {
     "start-after-interrupt": _start_after_interrupt, "grace-exceeded": _grace_exceeded,
     "order-dependent": _order_dependent, "missing-input": _missing_input,
     "unapproved-effect": _unapproved_effect, "rollback-mismatch": _rollback_mismatch,
+    "cross-agent-lost-update": _across_agents(_lost_update, "which task's update survives"),
+    "cross-agent-stale-read": _across_agents(_stale_read, "what one task read of the other's work"),
 }
 
 
@@ -492,7 +509,7 @@ def racing_touches(violation: Violation, result: RunResult) -> list[dict[str, An
     w, run = violation.witness, _Run(result)
     found: list[dict[str, Any]] = []
     mutating, reading = (lambda op: op in _MUTATING), (lambda op: op not in _MUTATING)
-    label = violation.label
+    label = violation.label.removeprefix("cross-agent-")
     try:
         if label in ("torn-read", "stale-read", "future-read") and "read_at_ms" in w:
             _pick(run, found, w["call"], w["target"], w["read_at_ms"], "read", reading)

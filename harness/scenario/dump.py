@@ -14,7 +14,7 @@ from typing import Any
 from harness.faults.failures import FailureModel
 from harness.scenario.approvals_load import approvals_to_data
 from harness.scenario.load import NEW_TOOL_DECLARED
-from harness.scenario.model_load import agent_to_data
+from harness.scenario.model_load import agent_to_data, agents_to_data
 from harness.scenario.spec import Scenario
 from harness.schedulers.execution import ExecutionPolicy
 from harness.sim.kernel import Limits
@@ -79,7 +79,7 @@ def _tools(scenario: Scenario, base: Catalogue) -> dict[str, Any]:
             if spec.behaviour.has_result:
                 override["result"] = spec.behaviour.result
             override["declared"] = _declared_changes(NEW_TOOL_DECLARED, spec.declared, name)
-            origin = replace(spec, latency=DEFAULT_LATENCY, stops_on_cancel=True)
+            origin = replace(spec, latency=DEFAULT_LATENCY, stops_on_cancel=True, file_lock=False)
         elif spec.behaviour is not origin.behaviour:
             raise NotSerializable(f"tool {name!r} has a behaviour other than its catalogue's; data cannot carry "
                                   "it (declare a tool under a new name instead)")
@@ -91,6 +91,8 @@ def _tools(scenario: Scenario, base: Catalogue) -> dict[str, Any]:
             override["latency"] = spec.latency.to_json()
         if spec.stops_on_cancel != origin.stops_on_cancel:
             override["stops_on_cancel"] = spec.stops_on_cancel
+        if spec.file_lock != origin.file_lock:
+            override["file_lock"] = spec.file_lock
         if name in scenario.tool_failures:
             override["failure"] = _failure(scenario.tool_failures[name])
         if name in scenario.tool_caps:
@@ -146,6 +148,9 @@ def scenario_to_data(scenario: Scenario) -> dict[str, Any]:
     if scenario.agent is not None:  # a loop scenario: its model decides the batches
         del data["batches"]
         data.update(agent_to_data(scenario.agent, set(scenario.catalogue)))
+    elif scenario.agents:  # several agents at once: their models decide the batches
+        del data["batches"]
+        data.update(agents_to_data(scenario.agents, set(scenario.catalogue)))
     if scenario.approvals is not None:
         data["approvals"] = approvals_to_data(scenario.approvals)
     defaults = Limits()

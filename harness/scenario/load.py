@@ -23,7 +23,7 @@ from harness.faults.latency import LatencyModel, LatencySpecError, parse_latency
 from harness.faults.plan import FaultPlan, FaultSpecError, parse_faults
 from harness.model import Batch, ToolCall
 from harness.scenario.approvals_load import ApprovalsError, parse_approvals, scripted_calls
-from harness.scenario.model_load import ModelSpecError, parse_agent
+from harness.scenario.model_load import ModelSpecError, parse_agent, parse_agents
 from harness.scenario.spec import Interrupt, Scenario
 from harness.scenario.tree import Tree, TreeError, read_tree
 from harness.schedulers.approvals import ApprovalScript
@@ -38,7 +38,7 @@ from harness.world.state import WorldState
 from harness.world.world import World
 
 if TYPE_CHECKING:
-    from harness.agent.spec import AgentSpec
+    from harness.agent.spec import AgentEntry, AgentSpec
 
 
 class ScenarioError(ValueError):
@@ -57,10 +57,11 @@ def _show(value: Any) -> str:
 
 _TOP_KEYS = {"name", "description", "source", "time_bound_ms", "event_budget", "max_concurrency", "interrupt",
              "approvals",
-             "execution", "faults", "world", "tools", "batches", "unknown_tools", "tools_module", "model", "loop"}
+             "execution", "faults", "world", "tools", "batches", "unknown_tools", "tools_module", "model", "loop",
+             "agents"}
 _WORLD_KEYS = {"cwd", "home", "case_sensitive", "env", "dirs", "files", "symlinks", "hardlinks", "from_dir",
                "users"}
-_TOOL_KEYS = {"latency", "declared", "stops_on_cancel", "max_concurrency", "failure"}
+_TOOL_KEYS = {"latency", "declared", "stops_on_cancel", "max_concurrency", "failure", "file_lock"}
 #: A tool the catalogue does not have is declared whole: its behaviour (`does`) is what makes it one.
 _NEW_TOOL_KEYS = _TOOL_KEYS | {"description", "does", "result"}
 #: What a declared tool claims when its scenario does not say: it may change things, and not safely twice.
@@ -195,7 +196,9 @@ def scenario_from_data(data: Any, file: str = "<data>", *, tools_modules: tuple[
         interrupt = Interrupt(r.non_negative(table["at_ms"], "interrupt.at_ms"),
                               r.non_negative(table.get("grace_ms", 3000), "interrupt.grace_ms"))
     agent = _agent(r, top, catalogue)
-    batches, per_call = _batches(r, top.get("batches")) if agent is None else ((), _PerCall())
+    agents = _agents(r, top, catalogue)
+    batches, per_call = (_batches(r, top.get("batches")) if agent is None and not agents
+                         else ((), _PerCall()))
     _known_tools(r, batches, catalogue, top.get("unknown_tools", []))
     approvals = _approvals(r, top, catalogue, batches)
     if per_call.results:
@@ -227,6 +230,7 @@ def scenario_from_data(data: Any, file: str = "<data>", *, tools_modules: tuple[
         args_from=per_call.args_from,
         approvals=approvals,
         agent=agent,
+        agents=agents,
     )
 
 
@@ -253,6 +257,26 @@ def _agent(r: _Reader, top: Mapping[str, Any], catalogue: Catalogue) -> AgentSpe
     names = set(unknown) if isinstance(unknown, list) and all(isinstance(n, str) for n in unknown) else set()
     try:
         return parse_agent(top["model"], top.get("loop"), set(catalogue), names)
+    except ModelSpecError as exc:
+        raise r.fail(exc.field, exc.expected, has_got=False) from None
+
+
+def _agents(r: _Reader, top: Mapping[str, Any], catalogue: Catalogue) -> tuple[AgentEntry, ...]:
+    """`[[agents]]`: several scripted agents at once on the world (harness.scenario.model_load)."""
+    if "agents" not in top:
+        return ()
+    for other, why in (("model", "each agent has its own [agents.model]"),
+                       ("loop", "each agent sets its own loop"),
+                       ("batches", "the agents' models decide every batch"),
+                       ("interrupt", "a user interrupt belongs to one agent's turn")):
+        if other in top:
+            raise r.fail(other, f"no {other} next to [[agents]] ({why})", has_got=False)
+    from harness.schedulers.registry import scheduler_names
+
+    unknown = top.get("unknown_tools", [])
+    names = set(unknown) if isinstance(unknown, list) and all(isinstance(n, str) for n in unknown) else set()
+    try:
+        return parse_agents(top["agents"], set(catalogue), names, scheduler_names())
     except ModelSpecError as exc:
         raise r.fail(exc.field, exc.expected, has_got=False) from None
 
@@ -430,6 +454,8 @@ def _tools(r: _Reader, value: Any, base: Catalogue) -> Catalogue:
             spec = replace(spec, stops_on_cancel=r.boolean(o["stops_on_cancel"], f"{field}.stops_on_cancel"))
         if "declared" in o:
             spec = replace(spec, declared=_declared(r, spec.declared, o["declared"], f"{field}.declared"))
+        if "file_lock" in o:
+            spec = replace(spec, file_lock=r.boolean(o["file_lock"], f"{field}.file_lock"))
         catalogue = catalogue.replace_tool(spec)
     return catalogue
 

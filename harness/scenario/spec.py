@@ -20,7 +20,7 @@ from harness.tools.catalogue import BUILTIN, Catalogue
 from harness.world.state import WorldState
 
 if TYPE_CHECKING:
-    from harness.agent.spec import AgentSpec
+    from harness.agent.spec import AgentEntry, AgentSpec
 
 
 #: How the `source` of a realized loop scenario begins.
@@ -66,9 +66,11 @@ class Scenario:
     #: A scripted model and its loop policy: the batches are decided during the run (see `harness.agent`).
     #: The run then reports the batches the model emitted as a plain scenario, this one as its source.
     agent: AgentSpec | None = None
+    #: Several agents at once on the world (`[[agents]]`), each with its own model, loop and runtime.
+    agents: tuple[AgentEntry, ...] = ()
 
     def __post_init__(self) -> None:
-        if not self.batches and self.agent is None and not self.realized:
+        if not self.batches and self.agent is None and not self.agents and not self.realized:
             raise ValueError(f"scenario {self.name!r} has no batches")
         seen: set[str] = set()
         for batch in self.batches:
@@ -81,6 +83,16 @@ class Scenario:
     def realized(self) -> bool:
         """Whether this is the record of a loop run (the batches a model emitted; possibly none)."""
         return self.source.startswith(REALIZED)
+
+    @property
+    def looped(self) -> bool:
+        """Whether models decide the batches as the run goes (one agent or several)."""
+        return self.agent is not None or bool(self.agents)
+
+    @property
+    def agent_specs(self) -> tuple[AgentSpec, ...]:
+        """The model and loop of every agent: the single `[model]`, or each of `[[agents]]`."""
+        return ((self.agent,) if self.agent is not None else ()) + tuple(entry.spec for entry in self.agents)
 
     @property
     def calls(self) -> tuple[ToolCall, ...]:

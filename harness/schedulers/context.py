@@ -17,6 +17,7 @@ from types import MappingProxyType
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import simpy
+from simpy.resources.resource import Request
 
 from harness.faults.failures import FailureModel
 from harness.faults.latency import LatencyModel
@@ -113,11 +114,15 @@ class SchedulerContext:
                  rate_windows: dict[str, list[int]] | None = None,
                  args_from: Mapping[str, Mapping[str, str]] | None = None,
                  approvals: ApprovalScript | None = None,
-                 produced: dict[str, Any] | None = None) -> None:
+                 produced: dict[str, Any] | None = None,
+                 file_locks: dict[str, simpy.Resource] | None = None) -> None:
         self.kernel = kernel
         #: The scenario's scripted user; None: auto-approve mode (every tool pre-approved, nothing asked).
         self._approvals = approvals
         self._requests: dict[str, int] = {}
+        #: Run-wide flock table (file -> lock) for tools declared `file_lock`: every runtime of the
+        #: run (every agent's) shares it, as processes share the kernel's locks.
+        self._file_locks = file_locks if file_locks is not None else {}
         #: Data flow: arguments a call takes from earlier results, and each call's latest value settled
         #: ok (run-wide), which an attempt reads when it starts.
         self._args_from = args_from or {}
@@ -395,6 +400,7 @@ class SchedulerContext:
             latency = round(latency * factor)
         failure = self._failures(call) if self._failures is not None else None
         behaviour: Generator[float, None, Any] | None = None
+        locks: list[Request] = []
         try:
             limited = self._rate_limited(call.name)
             if limited is not None:
@@ -415,6 +421,10 @@ class SchedulerContext:
                 kernel.record("faults", call=call.id, attempt=attempt,
                               kinds=[k for k, on in (("duplicate_delivery", io.duplicate_delivery),
                                                      ("torn_write", io.torn_write)) if on])
+            if spec.file_lock:
+                locks = self._lock_requests(spec, args, call.id, attempt)
+                for request in locks:
+                    yield request
             behaviour = spec.behaviour(args, io)
             value = yield from self._steps(behaviour, call.id, attempt, latency, _support(model, attempt))
         except (ToolError, WorldError) as exc:
@@ -427,6 +437,26 @@ class SchedulerContext:
             kernel.record("end", call=call.id, attempt=attempt, outcome="cancelled", reason=str(interrupt.cause))
         else:
             self._finish(handle, Outcome.OK, value, None)
+        finally:
+            for request in locks:
+                if request.triggered:
+                    request.resource.release(request)
+                else:
+                    request.cancel()
+
+    def _lock_requests(self, spec: ToolSpec, args: Any, call_id: str, attempt: int) -> list[Request]:
+        """Requests for the flocks of a `file_lock` tool: one per file its resource keys name, taken
+        in path order (as careful code does, so two such calls cannot deadlock)."""
+        keys = spec.declared.resource_keys.compute(args, self._world.cwd, self._world.home, self._world.users)
+        files = sorted({key for key in keys if key.startswith("file:")})
+        requests: list[Request] = []
+        for key in files:
+            lock = self._file_locks.get(key)
+            if lock is None:
+                lock = self._file_locks[key] = simpy.Resource(self.env, 1)
+            requests.append(lock.request())
+        self.kernel.record("lock", call=call_id, attempt=attempt, files=[key[5:] for key in files])
+        return requests
 
     def _fails(self, failure: FailureModel, call_id: str, attempt: int) -> bool:
         """The injected-failure draw; order-first, a choice the chooser may take over."""

@@ -17,6 +17,7 @@ from harness.oracles import LABELS, check, reorder
 from harness.oracles.verdict import Violation
 from harness.report.explain import TEMPLATES, explain, explain_witness, racing_touches
 from harness.run import RunResult
+from harness.scenario import Scenario
 from harness.schedulers import Parallel, SchedulerContext
 from tests.catalogue import buggy
 from tests.catalogue.cases import local
@@ -28,6 +29,18 @@ INTERRUPTED = scenario([(f"q{i}", "query_service_logs", {"service_name": "api"})
                        interrupt={"at_ms": 1000, "grace_ms": 500})
 READ_THEN_WRITE = scenario([("r", "read_file", {"path": "a.txt"}),
                             ("w", "write_file", {"path": "a.txt", "content": "new"})], files={"/repo/a.txt": "old"})
+
+
+def half_done() -> Scenario:
+    """Agent a writes x, then y in its next turn; agent b reads x before the first write, y after the second."""
+    from tests.agent.test_crew import call, crew
+
+    scenario: Scenario = crew(("a", [[call("wx", "write_file_atomic", 200, path="/w/x", content="x1")],
+                                     [call("wy", "write_file_atomic", 200, path="/w/y", content="y1")]], 0),
+                              ("b", [[call("rx", "read_file", 50, path="/w/x"),
+                                      call("ry", "read_file", 1000, path="/w/y")]], 0),
+                              files={"/w/x": "x0", "/w/y": "y0"})
+    return scenario
 
 
 class ReportsAStranger:
@@ -109,6 +122,8 @@ CASES: dict[str, Case] = {
     "unapproved-effect": of(lambda: run(find_scenario("ops-approvals"), buggy.OptimisticApproval(), 1),
                             "unapproved-effect"),
     "rollback-mismatch": of(lambda: run(local("slow-build")(), buggy.RollbackOnTimeout(), 4), "rollback-mismatch"),
+    "cross-agent-lost-update": of(lambda: named("two-agents-report", "parallel"), "cross-agent-lost-update"),
+    "cross-agent-stale-read": of(lambda: run(half_done(), get_scheduler("parallel"), 1), "cross-agent-stale-read"),
 }
 
 GOLDEN = Path(__file__).parent / "golden" / "explanations.txt"
