@@ -81,6 +81,9 @@ class LoopTurns:
         self.depends: dict[str, tuple[str, ...]] = dict(scenario.depends_on)
         self.results: dict[str, JSONValue] = {}
         self.args_from: dict[str, dict[str, str]] = {k: dict(v) for k, v in scenario.args_from.items()}
+        # A scenario's fixed batches (none for an agent of a crew) run first, then the model decides.
+        self._fixed = list(scenario.batches) if entry is None else []
+        self._fixed_sent: Batch | None = None
         self.current = self._realized()
         self._started = False
         self._paused = False
@@ -111,6 +114,17 @@ class LoopTurns:
         `results` answers the previous batch."""
         if self.outcome is not None:
             return None
+        if self._fixed_sent is not None:  # the results of a fixed batch: in the model's transcript
+            assert self.task is not None
+            self.task.record(results or ())
+            self.task.tool_calls += len(self._fixed_sent)
+            self._fixed_sent = None
+        if self._fixed:
+            batch = self._fixed.pop(0)
+            self._fixed_sent = batch
+            self.batches.append(batch)
+            self.current = self._realized()
+            return batch
         try:
             if not self._started:
                 self._started = True

@@ -145,8 +145,9 @@ def scenario_to_data(scenario: Scenario) -> dict[str, Any]:
                             "world": world, "tools": tools, "batches": batches}
     if modules:
         data["tools_module"] = list(modules)
-    if scenario.agent is not None:  # a loop scenario: its model decides the batches
-        del data["batches"]
+    if scenario.agent is not None:  # a loop scenario: its model decides the batches (after any fixed ones)
+        if not scenario.batches:
+            del data["batches"]
         data.update(agent_to_data(scenario.agent, set(scenario.catalogue)))
     elif scenario.agents:  # several agents at once: their models decide the batches
         del data["batches"]

@@ -195,10 +195,11 @@ def scenario_from_data(data: Any, file: str = "<data>", *, tools_modules: tuple[
             raise r.fail("interrupt.at_ms", "a whole number of milliseconds >= 0", has_got=False)
         interrupt = Interrupt(r.non_negative(table["at_ms"], "interrupt.at_ms"),
                               r.non_negative(table.get("grace_ms", 3000), "interrupt.grace_ms"))
-    agent = _agent(r, top, catalogue)
     agents = _agents(r, top, catalogue)
-    batches, per_call = (_batches(r, top.get("batches")) if agent is None and not agents
-                         else ((), _PerCall()))
+    # Fixed batches run first; a [model] after them decides the turns that follow.
+    batches, per_call = _batches(r, top.get("batches")) if "batches" in top or not ("model" in top or agents) \
+        else ((), _PerCall())
+    agent = _agent(r, top, catalogue, batches)
     _known_tools(r, batches, catalogue, top.get("unknown_tools", []))
     approvals = _approvals(r, top, catalogue, batches)
     if per_call.results:
@@ -245,18 +246,19 @@ def _approvals(r: _Reader, top: Mapping[str, Any], catalogue: Catalogue,
         raise ScenarioError(r.file, exc.field, exc.expected, exc.got, has_got=exc.has_got) from None
 
 
-def _agent(r: _Reader, top: Mapping[str, Any], catalogue: Catalogue) -> AgentSpec | None:
-    """A scripted model and its loop (harness.scenario.model_load), or None for fixed batches."""
+def _agent(r: _Reader, top: Mapping[str, Any], catalogue: Catalogue,
+           batches: tuple[Batch, ...]) -> AgentSpec | None:
+    """A scripted model and its loop (harness.scenario.model_load), or None for fixed batches only.
+    With `[[batches]]` beside it, those run first and the model decides what follows."""
     if "model" not in top:
         if "loop" in top:
             raise r.fail("loop", "a [model] next to it (a loop policy drives a scripted model)", has_got=False)
         return None
-    if "batches" in top:
-        raise r.fail("batches", "no [[batches]] next to [model] (the model decides every batch)", has_got=False)
     unknown = top.get("unknown_tools", [])
     names = set(unknown) if isinstance(unknown, list) and all(isinstance(n, str) for n in unknown) else set()
     try:
-        return parse_agent(top["model"], top.get("loop"), set(catalogue), names)
+        return parse_agent(top["model"], top.get("loop"), set(catalogue), names,
+                           [call.id for batch in batches for call in batch])
     except ModelSpecError as exc:
         raise r.fail(exc.field, exc.expected, has_got=False) from None
 

@@ -55,9 +55,11 @@ _OUTCOMES = ("ok", "error", "timeout", "cancelled", "unknown")
 _PROBLEMS = ("unparseable", "unknown_tool", "wrong_fields")
 
 
-def parse_agent(model: Any, loop: Any, tools: set[str], unknown_tools: set[str]) -> AgentSpec:
+def parse_agent(model: Any, loop: Any, tools: set[str], unknown_tools: set[str],
+                earlier: Collection[str] = ()) -> AgentSpec:
     """The agent of a scenario: `model` (the `[model]` table or a `pkg.mod:decide` string) and `loop`
-    (a policy name, or a table with `policy` and settings); `tools` the catalogue's tool names."""
+    (a policy name, or a table with `policy` and settings); `tools` the catalogue's tool names;
+    `earlier` the ids of the fixed batches that run before the model decides (its rules may refer to them)."""
     policy, settings = _loop(loop)
     if isinstance(model, str):
         return AgentSpec(_python(model, "model"), loop=policy, settings=settings, data={"python": model})
@@ -74,7 +76,7 @@ def parse_agent(model: Any, loop: Any, tools: set[str], unknown_tools: set[str])
             raise ModelSpecError("model.rules", "no rules next to model.python (the Python model decides)")
         source = _python(model["python"], "model.python")
     else:
-        source = _script(model, tools, unknown_tools)
+        source = _script(model, tools, unknown_tools, earlier)
     return AgentSpec(source, task, think, policy, settings, data=_plain(model))
 
 
@@ -187,13 +189,15 @@ def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def _script(model: Mapping[str, Any], tools: set[str], unknown_tools: set[str]) -> ScriptedModel:
+def _script(model: Mapping[str, Any], tools: set[str], unknown_tools: set[str],
+            earlier: Collection[str] = ()) -> ScriptedModel:
     rules_value = model.get("rules")
     if not isinstance(rules_value, list) or not rules_value:
         raise ModelSpecError("model.rules", "a non-empty array of tables ([[model.rules]]), or model.python")
     # Ids scripted anywhere (for references across rules); a malformed `calls` is named by _rule below.
     scripted = {c.get("id") for r in rules_value if isinstance(r, Mapping)
                 for c in _list(r.get("calls")) if isinstance(c, Mapping) and isinstance(c.get("id"), str)}
+    scripted.update(earlier)  # the fixed batches before the model: its transcript holds their results
     rules = tuple(_rule(value, f"model.rules[{i}]", tools, unknown_tools, scripted)
                   for i, value in enumerate(rules_value))
     names = [r.name for r in rules]

@@ -41,7 +41,7 @@ def rule(**changes: Any) -> dict[str, Any]:
     (with_model(rules=[]), r"model.rules: expected a non-empty array"),
     ({**BASE, "loop": "taskloops"}, r"loop: expected a loop policy \(did you mean 'taskloop'\?"),
     ({**BASE, "loop": {"policy": "taskloop", "max_round": 0}}, r"loop.max_round: expected a whole number >= 1"),
-    ({**BASE, "batches": [{"calls": [{"id": "a", "name": "web_search"}]}]}, r"batches: expected no \[\[batches\]\]"),
+    ({**BASE, "batches": []}, r"batches: expected a non-empty array"),  # fixed batches before a model: some
     ({"name": "x", "loop": "taskloop", "batches": [{"calls": [{"id": "a", "name": "web_search"}]}]},
      r"loop: expected a \[model\] next to it"),
     ({**BASE, "model": "not a module"}, r"model: expected a Python model named \"package.module:function\""),
