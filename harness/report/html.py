@@ -63,7 +63,9 @@ _RUN = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>harness run {{ doc.scenario }}</title>
 <style>body { font-family: system-ui, sans-serif; margin: 2rem; max-width: 70rem; } img { max-width: 100%; }
 code, pre { background: #f4f4f4; padding: .2rem; } .bad { color: #b00; }
-pre { white-space: pre-wrap; overflow-wrap: anywhere; }</style></head><body>
+pre { white-space: pre-wrap; overflow-wrap: anywhere; }
+.story, .hang { white-space: pre; overflow-x: auto; font-family: monospace; background: #f4f4f4; padding: .5rem;
+  margin: .5rem 0; }</style></head><body>
 <h1>{{ doc.scenario }} under {{ doc.scheduler }}, seed {{ doc.seed }}</h1>
 <p>Reproduce: <code>{{ doc.reproduce }}</code></p>
 <p>Makespan {{ doc.makespan_ms }} ms &middot; fingerprint <code>{{ doc.fingerprint[:16] }}</code> &middot;
@@ -78,9 +80,9 @@ pre { white-space: pre-wrap; overflow-wrap: anywhere; }</style></head><body>
 {% for v in failed %}{% for x in v.violations %}<li><strong class="bad">{{ x.label }}</strong> ({{ v.oracle }}):
 {{ x.explanation | default(x.message) }}</li>
 {% endfor %}{% endfor %}</ul>{% endif %}
-{% for lines in stories %}<pre class="story">{{ lines | join("\n") }}</pre>
+{% for lines in stories %}<div class="story">{{ lines | join("\n") }}</div>
 {% endfor %}{% if hang %}<h2>What the hung batch waited on</h2>
-<pre class="hang">{{ hang | join("\n") }}</pre>{% endif %}
+<div class="hang">{{ hang | join("\n") }}</div>{% endif %}
 <p><img src="gantt.png" alt="Gantt chart"></p>
 <h2>World against the serial reference</h2>
 <pre>{{ world_diff or "identical to the serial run" }}</pre>

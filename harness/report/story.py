@@ -99,6 +99,8 @@ def story(violation: Violation, result: RunResult, origins: Origins | None = Non
                        for other in involved if other != call)
         steps.append(Step(int(event["t"]), int(event["seq"]), call, _step_text(event), deviated,
                           roles.get(int(event["seq"])), _source(event, origins)))
+    if not steps:
+        return None  # the calls it names never started: nothing happened to tell
     order = tuple(sorted(involved, key=position.__getitem__))
     return Story(violation.label, order, tuple(steps), omitted)
 

@@ -188,3 +188,12 @@ def test_a_liveness_violation_has_no_story() -> None:
 def test_a_witness_naming_no_call_has_no_story() -> None:
     result = run(find_scenario("edit-then-test"), get_scheduler("parallel"), 1)
     assert story(Violation("torn-read", "words", {"call": "nobody"}), result) is None
+
+
+def test_calls_that_never_started_have_no_story() -> None:
+    result = run(find_scenario("edit-then-test"), get_scheduler("parallel"), 1)
+    unstarted = scenario([("a", "read_file", {"path": "x"}), ("b", "read_file", {"path": "y"})])
+    never = run(unstarted, broken.Fabricates(), 1)
+    fabricated = [v for verdict in check(never) for v in verdict.violations if v.label == "fabricated-result"]
+    assert fabricated and all(story(v, never) is None for v in fabricated)
+    assert story(Violation("missing-result", "words", {"call": "write-fix"}), result) is not None
