@@ -8,6 +8,7 @@ not. It never mutates a world and never touches pyfakefs.
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,6 +18,18 @@ from harness.world.ledger import LedgerEntry
 
 
 def content_digest(text: str) -> str:
+    # Every touch and every world digest hashes file contents, mostly the same few small files over
+    # and over: small ones are remembered by value (a bounded memo: at most 4096 x 4 KB).
+    if len(text) <= _MEMO_CHARS:
+        return _small_digest(text)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+_MEMO_CHARS = 4096
+
+
+@functools.lru_cache(maxsize=4096)
+def _small_digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
