@@ -147,3 +147,14 @@ def test_check_scheduler_failure_says_what_each_call_waits_on() -> None:
     text = str(failed.value)
     assert "hang in batch 0" in text and "deadlock: write-fix waits for locks['file:/repo/b']" in text
     assert any(line.startswith("  reproduce:") for line in text.splitlines()[:15])
+
+
+def test_explore_and_replay_show_the_diagnosis(tmp_path: Path) -> None:
+    spec = "tests.report.hang_schedulers:OppositeLocks"
+    code, out = invoke("explore", "edit-then-test", "--scheduler", spec, "--runs", "3", "--save-dir", str(tmp_path))
+    assert code == 3
+    assert "FOUND hang" in out and "  deadlock: write-fix waits for locks['file:/repo/b']" in out
+    saved = next(tmp_path.glob("*.json"))
+    code, out = invoke("replay", str(saved), "--trust-module", "tests.report.hang_schedulers")
+    assert code == 3
+    assert "hang in batch 0 (stopped at 10 ms, idle)" in out and "held by run-tests" in out
