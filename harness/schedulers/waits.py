@@ -317,6 +317,11 @@ class _Inspector:
                     on = "started, then waits for " + self.describe(target, call_id)
                 else:
                     on = f"started at {handle.started_ms} ms and still running when the run stopped"
+                    due = self._due(target)
+                    if due is not None:
+                        bound = self.ctx.kernel.limits.time_bound_ms
+                        on += f"; its next step was due at {due} ms" + (
+                            f", past the {bound} ms time bound" if due > bound else "")
                 waiter = next((e for e in by_call.get(call_id, ()) if e.process is not handle.process), None)
                 at = _user_at(waiter.frames) if waiter is not None else None
                 waits.append(Wait(call_id, "running", on, at, _stack(waiter.frames) if waiter else ()))
@@ -343,6 +348,15 @@ class _Inspector:
             waits.append(Wait("scheduler", "waiting", on, _user_at(driver.frames), _stack(driver.frames)))
         waits.extend(bridged)
         return Diagnosis(tuple(waits), self._cycle())
+
+    def _due(self, event: object) -> int | None:
+        """When a scheduled event (a call's latency timer) falls due, read from SimPy's queue."""
+        if not isinstance(event, Timeout):
+            return None
+        for when, _, _, queued in getattr(self.ctx.env, "_queue", ()):
+            if queued is event:
+                return int(when)
+        return None
 
     def _cycle(self) -> tuple[str, ...]:
         """A cycle of calls each holding a lock the next one waits for."""

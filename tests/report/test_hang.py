@@ -87,7 +87,8 @@ def test_a_threaded_runtime_waiting_on_an_event_never_set() -> None:
 
 def test_a_built_in_policy_past_the_time_bound() -> None:
     result = run(find_scenario("stuck-extract"), get_scheduler("parallel"), 1)
-    assert _waits(result) == ["extract (running): started at 0 ms and still running when the run stopped",
+    assert _waits(result) == ["extract (running): started at 0 ms and still running when the run stopped; its next "
+                              "step was due at 3600000 ms, past the 600000 ms time bound",
                               "scheduler (waiting): waits for all of: the process of extract"]
 
 
