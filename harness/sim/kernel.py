@@ -59,7 +59,7 @@ class Kernel:
         return int(self.env._now)
 
     def record(self, ev: str, **fields: object) -> None:
-        self.trace.record(int(self.env._now), ev, **fields)
+        self.trace.add(int(self.env._now), ev, fields)
 
     def delay(self, ms: int, purpose: str | None = None) -> simpy.Timeout:
         """A timer `ms` from now. `purpose` names it (timeout, interrupt, backoff...) for the

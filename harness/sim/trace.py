@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from json.encoder import c_make_encoder as _c_encoder  # type: ignore[attr-defined]
 from json.encoder import encode_basestring as _encode_string
 from typing import Any
@@ -36,11 +36,17 @@ class TraceRecorder:
         self._events: list[TraceEvent] = []
 
     def record(self, t: int, ev: str, **fields: Any) -> TraceEvent:
-        event: TraceEvent = {"t": t, "seq": len(self._events), "ev": ev}
+        return self.add(t, ev, fields)
+
+    def add(self, t: int, ev: str, fields: Mapping[str, Any]) -> TraceEvent:
+        """`record` with the fields as one mapping (the kernel's hot path: no second keyword copy).
+        Fields that are None are left out."""
+        events = self._events
+        event: TraceEvent = {"t": t, "seq": len(events), "ev": ev}
         for name, value in fields.items():
             if value is not None:
                 event[name] = value
-        self._events.append(event)
+        events.append(event)
         return event
 
     @property
