@@ -197,3 +197,11 @@ def test_calls_that_never_started_have_no_story() -> None:
     fabricated = [v for verdict in check(never) for v in verdict.violations if v.label == "fabricated-result"]
     assert fabricated and all(story(v, never) is None for v in fabricated)
     assert story(Violation("missing-result", "words", {"call": "write-fix"}), result) is not None
+
+
+def test_the_run_page_tells_the_story(tmp_path: Path) -> None:
+    code, _ = invoke("run", "edit-then-test", "--scheduler", "parallel", "--out", str(tmp_path))
+    assert code == 1
+    page = (tmp_path / "index.html").read_text()
+    assert '<div class="story">story (torn-read): model order write-fix, run-tests' in page
+    assert "&lt;- torn-read: read" in page
