@@ -82,10 +82,48 @@ def note_start(handle: Any) -> None:
 
 def _note_awaited(recorder: Origins, key: tuple[str, int], callbacks: list[Any]) -> None:
     for callback in callbacks:
-        where = _waiter(getattr(callback, "__self__", None), 3)
+        where = _waiter(getattr(callback, "__self__", None), 3) or _bridge_waiter(callback, 2)
         if where is not None:
             recorder.awaited.setdefault(key, where)
             return
+
+
+def _bridge_waiter(callback: Any, depth: int) -> str | None:
+    """The asyncio bridge settles a handle through a closure over the future its tool's coroutine
+    awaits: the user's line is where the task waiting on that future is suspended."""
+    for cell in getattr(callback, "__closure__", None) or ():
+        future = _contents(cell)
+        if _is_future(future):
+            where = _future_waiter(future, depth)
+            if where is not None:
+                return where
+    return None
+
+
+def _future_waiter(future: Any, depth: int) -> str | None:
+    """The user's line of a task waiting on `future`; when that task runs only harness code (the
+    tool's own coroutine made a task), the line of the task waiting on it, `depth` levels up."""
+    for waiter, _context in list(getattr(future, "_callbacks", None) or ()):
+        task = getattr(waiter, "__self__", None)
+        if task is None or not hasattr(task, "get_coro"):
+            continue
+        where = _innermost_user(task.get_coro())
+        if where is None and depth > 0:
+            where = _future_waiter(task, depth - 1)
+        if where is not None:
+            return where
+    return None
+
+
+def _contents(cell: Any) -> Any:
+    try:
+        return cell.cell_contents
+    except ValueError:  # an empty cell
+        return None
+
+
+def _is_future(value: Any) -> bool:
+    return hasattr(value, "_callbacks") and hasattr(value, "add_done_callback")
 
 
 def _waiter(owner: object, depth: int) -> str | None:
@@ -106,12 +144,12 @@ def _innermost_user(generator: Any) -> str | None:
     """The innermost frame outside harness along a `yield from` chain of suspended generators."""
     found = None
     for _ in range(_DEPTH):
-        frame = getattr(generator, "gi_frame", None)
+        frame = getattr(generator, "gi_frame", None) or getattr(generator, "cr_frame", None)
         if frame is None:
             break
         if is_user(frame.f_code.co_filename):
             found = where(frame)
-        inner = getattr(generator, "gi_yieldfrom", None)
+        inner = getattr(generator, "gi_yieldfrom", None) or getattr(generator, "cr_await", None)
         if inner is None:
             # The run's driver steps the user's generator with send(), not yield from: it is a local.
             inner = next((v for _, v in sorted(frame.f_locals.items(), key=lambda item: item[0])

@@ -40,3 +40,23 @@ class SerialSwapped:
         results[1] = CallResult(second.call_id, second.outcome, first.value, second.error, second.attempts,
                                 second.start_ms, second.end_ms)
         return results
+
+
+async def gathers(tool_calls: Any, tools: Any) -> list[Any]:
+    """An asyncio executor that runs every call at once (`from_asyncio`)."""
+    import asyncio
+    import json
+
+    async def one(tc: Any) -> Any:
+        return await tools[tc.function.name](**json.loads(tc.function.arguments))
+
+    return await asyncio.gather(*(one(tc) for tc in tool_calls))
+
+
+async def tasks_then_awaits(tool_calls: Any, tools: Any) -> list[Any]:
+    """Makes a task per call, then awaits them in turn."""
+    import asyncio
+    import json
+
+    tasks = [asyncio.create_task(tools[tc.function.name](**json.loads(tc.function.arguments))) for tc in tool_calls]
+    return [await task for task in tasks]

@@ -205,3 +205,21 @@ def test_the_run_page_tells_the_story(tmp_path: Path) -> None:
     page = (tmp_path / "index.html").read_text()
     assert '<div class="story">story (torn-read): model order write-fix, run-tests' in page
     assert "&lt;- torn-read: read" in page
+
+
+def test_an_asyncio_executor_shows_where_each_call_was_started_and_awaited() -> None:
+    from harness.schedulers import from_asyncio
+    from tests.report import story_schedulers
+
+    for executor, started, awaited in ((story_schedulers.gathers, ":51 (one)", ":51 (one)"),
+                                       (story_schedulers.tasks_then_awaits, None, ":62 (")):
+        result, origins = _recorded(lambda e=executor: run(find_scenario("edit-then-test"), from_asyncio(e), 1))
+        lines = _told(result, origins, "torn-read")
+        starts = [line for line in lines if " start " in line or line.rstrip().endswith(" start")]
+        ends = [line for line in lines if " end ok" in line]
+        if started is None:
+            assert not any("started at" in line for line in starts)  # a task's own coroutine: no user frame
+        else:
+            assert all(line.endswith(f"started at story_schedulers.py{started}") for line in starts)
+        # (A comprehension's own frame is named <listcomp> before Python 3.12.)
+        assert all(f"awaited at story_schedulers.py{awaited}" in line for line in ends), ends
