@@ -6,9 +6,9 @@ one scenario share it (every run that reports the same outcomes), so it is compu
 Owns the memo and its key. The initial world and the catalogue are matched by identity (both are
 immutable, and a scenario changed in place is a new object: see `harness.scenario.library`); the
 entry holds them, so neither can be freed and its id reused while the entry lives. The calls are
-matched by value. The memo keeps the `MAX_ENTRIES` most recently used replays, so a long sweep over
-many scenarios cannot grow it without bound. It never judges a run and never computes a replay
-itself (the caller passes the function that does).
+matched by value. The memo keeps the most recently used replays, bounded in number and in the size of
+their worlds, so a long sweep over many scenarios cannot grow it without bound. It never judges a run
+and never computes a replay itself (the caller passes the function that does).
 """
 
 from __future__ import annotations
@@ -19,11 +19,16 @@ from typing import Any, TypeVar
 
 from harness.world.state import WorldState
 
-#: Replays kept (least recently used first out): a few per scenario for a whole library sweep.
+#: Replays kept (least recently used first out): a few per scenario for a whole library sweep...
 MAX_ENTRIES = 512
+#: ...and no more than about this many characters of worlds: an entry weighs its initial world's file
+#: contents (the replay's final world and values are of that order), so a sweep over big `from_dir`
+#: worlds (up to 16 MB each) keeps a few of them, not 512.
+MAX_CHARS = 64 << 20
 
 _R = TypeVar("_R")
-_memo: OrderedDict[tuple[int, int, Hashable], tuple[WorldState, Mapping[str, Any], Any]] = OrderedDict()
+_memo: OrderedDict[tuple[int, int, Hashable], tuple[WorldState, Mapping[str, Any], Any, int]] = OrderedDict()
+_weight = [0]
 
 
 def remembered(initial: WorldState, catalogue: Mapping[str, Any], calls: Hashable, replay: Callable[[], _R]) -> _R:
@@ -39,15 +44,19 @@ def remembered(initial: WorldState, catalogue: Mapping[str, Any], calls: Hashabl
         found: _R = entry[2]
         return found
     value = replay()
-    _memo[key] = (initial, catalogue, value)
-    if len(_memo) > MAX_ENTRIES:
-        _memo.popitem(last=False)
+    weight = 1024 + sum(len(content) for _, content in initial.files)
+    if weight <= MAX_CHARS:
+        _memo[key] = (initial, catalogue, value, weight)
+        _weight[0] += weight
+        while len(_memo) > MAX_ENTRIES or _weight[0] > MAX_CHARS:
+            _weight[0] -= _memo.popitem(last=False)[1][3]
     return value
 
 
 def forget() -> None:
     """Drop every remembered replay (tests; or to give the memory back)."""
     _memo.clear()
+    _weight[0] = 0
 
 
 def size() -> int:

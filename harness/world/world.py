@@ -696,13 +696,16 @@ class _Templates:
 
     A `WorldState` is immutable (a scenario changed in place is reloaded as a new object, see
     `harness.scenario.library`), and an entry holds its state, so no other state can take its id
-    while the entry lives. `MAX` entries at most: a long sweep over many scenarios stays bounded.
+    while the entry lives. `MAX` entries and `MAX_BYTES` of pickles at most: a long sweep over many
+    scenarios, or over big `from_dir` worlds (up to 16 MB each), stays bounded.
     """
 
     MAX = 64
+    MAX_BYTES = 64 << 20
 
     def __init__(self) -> None:
         self._entries: OrderedDict[int, tuple[WorldState, _Template]] = OrderedDict()
+        self._bytes = 0
 
     def get(self, state: WorldState) -> _Template | None:
         entry = self._entries.get(id(state))
@@ -716,9 +719,15 @@ class _Templates:
             template = _Template(world)
         except Exception:  # something pyfakefs cannot pickle: that state is simply built each time
             return None
+        if len(template.blob) > self.MAX_BYTES // 4:
+            return template  # too big to keep: that world is assembled each time
+        replaced = self._entries.pop(id(state), None)
+        if replaced is not None:
+            self._bytes -= len(replaced[1].blob)
         self._entries[id(state)] = (state, template)
-        if len(self._entries) > self.MAX:
-            self._entries.popitem(last=False)
+        self._bytes += len(template.blob)
+        while len(self._entries) > self.MAX or self._bytes > self.MAX_BYTES:
+            self._bytes -= len(self._entries.popitem(last=False)[1][1].blob)
         return template
 
 

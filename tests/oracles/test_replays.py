@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from harness import find_scenario, get_scheduler, run, scenario_names
 from harness.oracles import check, replays
 from harness.world.state import WorldState
@@ -24,6 +26,20 @@ def test_it_keeps_at_most_max_entries() -> None:
     assert replays.remembered(world, catalogue, ("call", replays.MAX_ENTRIES + 19), lambda: -1) == \
         replays.MAX_ENTRIES + 19
     assert replays.remembered(world, catalogue, ("call", 0), lambda: -1) == -1
+    replays.forget()
+
+
+def test_it_keeps_at_most_max_chars_of_worlds(monkeypatch: pytest.MonkeyPatch) -> None:
+    replays.forget()
+    monkeypatch.setattr(replays, "MAX_CHARS", 100_000)
+    catalogue = find_scenario("config-clobber").catalogue
+    worlds = [WorldState(files=((f"/f{i}", "x" * 20_000),)) for i in range(10)]
+    for world in worlds:
+        replays.remembered(world, catalogue, (), lambda: "replayed")
+    assert replays.size() == 4  # 4 x (20,000 + 1,024) <= 100,000 < 5 x ...
+    huge = WorldState(files=(("/huge", "x" * 200_000),))
+    replays.remembered(huge, catalogue, (), lambda: "huge")
+    assert replays.remembered(huge, catalogue, (), lambda: "again") == "again"  # never kept
     replays.forget()
 
 

@@ -200,3 +200,20 @@ def test_worlds_built_from_one_state_are_equal_and_independent() -> None:
     for i in range(world_module._Templates.MAX + 5):
         World.from_state(WorldState(cwd=f"/w{i}"))
     assert len(world_module._TEMPLATES._entries) == world_module._Templates.MAX
+
+
+def test_world_templates_are_bounded_in_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.world import world as world_module
+    from harness.world.state import WorldState
+
+    templates = world_module._Templates()
+    monkeypatch.setattr(world_module, "_TEMPLATES", templates)
+    monkeypatch.setattr(world_module._Templates, "MAX_BYTES", 40_000)
+    states = [WorldState(files=((f"/f{i}", "x" * 4_000),)) for i in range(30)]
+    for state in states:
+        assert World.from_state(state).state() == state
+    assert 0 < templates._bytes <= 40_000
+    assert templates._bytes == sum(len(t.blob) for _, t in templates._entries.values())
+    big = WorldState(files=(("/big", "x" * 20_000),))  # over a quarter of the budget: never kept
+    assert World.from_state(big).state() == World.from_state(big).state() == big
+    assert templates.get(big) is None
