@@ -122,6 +122,13 @@ def gate(ctx: SchedulerContext, call: ToolCall, timeout_ms: int, *,
                               f"{call.name} was not run")
 
 
+def asked_by_the_tool(ctx: SchedulerContext, call: ToolCall) -> simpy.Process:
+    """The bridges' gate: a runtime run unchanged has no approval step the harness can see, so its
+    tools ask, as hermes' terminal tool asks inside the tool (seed 001's approval.py). A process whose
+    value is None (go) or the refused result, after at most `approval_timeout_ms`."""
+    return ctx.env.process(gate(ctx, call, ctx.execution.approval_timeout_ms))
+
+
 def refused(ctx: SchedulerContext, call: ToolCall, reason: str) -> CallResult:
     """An error result for a call the runtime did not start, with the reason the model reads."""
     if not ctx.crashed:

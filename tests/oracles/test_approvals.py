@@ -236,3 +236,29 @@ def local_slow_build() -> Any:
     from tests.catalogue.cases import local
 
     return local("slow-build")()
+
+
+def test_a_runtime_run_unchanged_through_a_bridge_gets_tools_that_ask() -> None:
+    """A real executor has no approval step the harness can see: its tools ask the user first (as
+    hermes' terminal tool does), a refusal is the tool's exception, and nothing unapproved runs."""
+    import asyncio
+
+    from harness.schedulers import from_asyncio, from_threads
+    from tests.policies.seed000_executor import execute as seed000
+
+    async def gather(tool_calls: Any, tools: Any) -> list[dict[str, Any]]:
+        async def one(tc: Any) -> dict[str, Any]:
+            try:
+                return {"id": tc.id, "success": True, "result": await tools[tc.function.name](**buggy._args(tc))}
+            except Exception as error:
+                return {"id": tc.id, "success": False, "error": str(error)}
+
+        return list(await asyncio.gather(*(one(tc) for tc in tool_calls)))
+
+    for scheduler in (from_asyncio(gather, name="gather"), from_threads(seed000)):
+        result = run(find_scenario(OPS), scheduler, 1)
+        assert failures(result) == [], scheduler.name
+        assert start_of(result, "rollback") is None and start_of(result, "clear-cache") is None
+        errors = {r.call_id: r.error or "" for r in result.results if not r.ok}
+        assert sorted(errors) == ["clear-cache", "rollback"]
+        assert "denied by the user" in errors["rollback"]

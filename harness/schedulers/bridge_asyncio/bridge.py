@@ -262,7 +262,7 @@ def _check_unstarted(batch: Batch, ctx: SchedulerContext, toolbox: Toolbox, resu
     for result in results:
         call = calls.get(result.call_id)
         if (call is None or result.outcome is Outcome.OK or toolbox.handles.get(call.id)
-                or not known(call) or call.parsed_arguments() is None):
+                or not known(call) or call.parsed_arguments() is None or call.id in toolbox.refused):
             continue
         raise ExecutorError(
             f"the executor reported {call.id} as {result.outcome.value} ({result.error}) without ever starting it, "

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import simpy
 
 from harness.model import Batch, CallResult, Outcome, ToolCall
+from harness.schedulers.approvals import asked_by_the_tool
 from harness.schedulers.bridge_asyncio.calls import ScenarioLimits, ToolFailed, reading, task_identity
 from harness.schedulers.bridge_asyncio.threads import host_of
 from harness.schedulers.bridge_threads.turnstile import BridgeThread
@@ -53,6 +54,8 @@ class Toolbox(Mapping[str, Callable[..., Awaitable[Any]]]):
         self.waiting: dict[CallHandle, asyncio.Task[Any] | None] = {}
         self._names = sorted({call.name for call in batch})
         self.limits = ScenarioLimits.of(ctx)
+        #: Calls the user did not approve: their tool refused them before they started.
+        self.refused: set[str] = set()
 
     def __getitem__(self, name: str) -> Callable[..., Awaitable[Any]]:
         if name not in self._names:
@@ -100,6 +103,15 @@ class Toolbox(Mapping[str, Callable[..., Awaitable[Any]]]):
         turnstile.check(thread)  # the run is over: unwind rather than start a call
         call, key = self.match(name, args, kwargs)
         self._claimed[call.id] = self._claimed.get(call.id, 0) + 1
+        if self.ctx.needs_approval(call):  # the tool asks the user first (harness.schedulers.approvals)
+            asked = asked_by_the_tool(self.ctx, call)
+            if not asked.triggered:
+                asked.callbacks.append(lambda _event: turnstile.wake(thread))
+                while not asked.triggered:
+                    turnstile.park(thread)
+            if isinstance(asked.value, CallResult):
+                self.refused.add(call.id)
+                raise ToolFailed(asked.value.error or "denied by the user")
         handles = self.handles.setdefault(call.id, [])
         handle = self.ctx.start(call, attempt=len(handles) + 1, idempotency_key=key)
         handles.append(handle)
@@ -115,6 +127,11 @@ class Toolbox(Mapping[str, Callable[..., Awaitable[Any]]]):
 
     async def _run(self, call: ToolCall, key: str | None) -> Any:
         ctx, state = self.ctx, self.state
+        if ctx.needs_approval(call):  # the tool asks the user first (harness.schedulers.approvals)
+            refused = await _settled_value(asked_by_the_tool(ctx, call), state)
+            if isinstance(refused, CallResult):
+                self.refused.add(call.id)
+                raise ToolFailed(refused.error or "denied by the user")
         handles = self.handles.setdefault(call.id, [])
         handle = ctx.start(call, attempt=len(handles) + 1, idempotency_key=key)
         handles.append(handle)
@@ -144,6 +161,22 @@ class Toolbox(Mapping[str, Callable[..., Awaitable[Any]]]):
         finally:
             self.waiting.pop(handle, None)
         return _value(result)
+
+
+async def _settled_value(event: simpy.Event, state: RunState) -> Any:
+    """Await a SimPy event from the executor's loop: its value once it is processed."""
+    future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+
+    def settle(done: simpy.Event) -> None:
+        if not future.done():
+            future.set_result(done.value)
+        state.signal()
+
+    if event.callbacks is None:
+        settle(event)
+    else:
+        event.callbacks.append(settle)
+    return await future
 
 
 def _value(result: CallResult) -> Any:

@@ -31,8 +31,9 @@ from typing import Any
 
 import simpy
 
-from harness.model import Batch, Outcome, ToolCall
+from harness.model import Batch, CallResult, Outcome, ToolCall
 from harness.schedulers.adapters import OpenAIToolCall, openai_tool_calls
+from harness.schedulers.approvals import asked_by_the_tool
 from harness.schedulers.bridge_asyncio.calls import ToolFailed
 from harness.schedulers.bridge_threads import primitives
 from harness.schedulers.bridge_threads.patches import Installation
@@ -102,6 +103,14 @@ class ThreadTools(Mapping[str, Callable[..., Any]]):
         me = current()
         if me is None or me.turnstile is not self.turnstile:
             raise RuntimeError("bridged tools are called from the executor's own threads")
+        if self.ctx.needs_approval(call):  # the tool asks the user first (harness.schedulers.approvals)
+            asked = asked_by_the_tool(self.ctx, call)
+            if not asked.triggered:
+                asked.callbacks.append(lambda _event: self.turnstile.wake(me))
+                while not asked.triggered:
+                    self.turnstile.park(me)
+            if isinstance(asked.value, CallResult):
+                raise ToolFailed(asked.value.error or "denied by the user")
         handle = self.ctx.start(call, attempt=len(self.handles.get(call.id, [])) + 1)
         self.handles.setdefault(call.id, []).append(handle)
         if not handle.triggered:
