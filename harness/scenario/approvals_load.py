@@ -20,7 +20,7 @@ of the scenario (for a loop scenario, the ids its `[model]` rules emit). Bad inp
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from harness.faults.latency import LatencySpecError, parse_latency
@@ -121,13 +121,17 @@ def _rule(value: Any, field: str) -> ApprovalRule:
     return ApprovalRule(answer, latency)
 
 
-def approvals_to_data(script: ApprovalScript) -> dict[str, Any]:
-    """The script as the data `parse_approvals` reads back (rules in name order)."""
+def approvals_to_data(script: ApprovalScript, calls: Collection[str] | None = None) -> dict[str, Any]:
+    """The script as the data `parse_approvals` reads back (rules in name order). With `calls`, only
+    the rules of those calls are kept: a shrunk reproducer has dropped some, and their rules could
+    never apply (and would not load)."""
     data: dict[str, Any] = {"default": _rule_data(script.default)}
     if script.tools:
         data["tools"] = {name: _rule_data(rule) for name, rule in sorted(script.tools.items())}
-    if script.calls:
-        data["calls"] = {call_id: _rule_data(rule) for call_id, rule in sorted(script.calls.items())}
+    kept = {call_id: _rule_data(rule) for call_id, rule in sorted(script.calls.items())
+            if calls is None or call_id in calls}
+    if kept:
+        data["calls"] = kept
     return data
 
 

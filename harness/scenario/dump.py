@@ -153,7 +153,8 @@ def scenario_to_data(scenario: Scenario) -> dict[str, Any]:
         del data["batches"]
         data.update(agents_to_data(scenario.agents, set(scenario.catalogue)))
     if scenario.approvals is not None:
-        data["approvals"] = approvals_to_data(scenario.approvals)
+        data["approvals"] = approvals_to_data(scenario.approvals,
+                                              {call.id for call in scenario.calls} if scenario.batches else None)
     defaults = Limits()
     if scenario.limits.time_bound_ms != defaults.time_bound_ms:
         data["time_bound_ms"] = scenario.limits.time_bound_ms

@@ -262,3 +262,18 @@ def test_a_runtime_run_unchanged_through_a_bridge_gets_tools_that_ask() -> None:
         errors = {r.call_id: r.error or "" for r in result.results if not r.ok}
         assert sorted(errors) == ["clear-cache", "rollback"]
         assert "denied by the user" in errors["rollback"]
+
+
+def test_a_shrunk_finding_keeps_a_loadable_script() -> None:
+    """Shrinking drops calls; the reproducer keeps only the rules of the calls left, loads, and
+    replays to the same fingerprint."""
+    from harness.explore.engine import explore
+
+    exploration = explore(find_scenario(OPS), buggy.SilenceIsConsent(), "random", runs=5, seed=1, shrink=True)
+    finding = exploration.shrunk or exploration.found
+    assert finding is not None and finding.label == "unapproved-effect"
+    assert [call.id for call in finding.result.scenario.calls] == ["clear-cache"]
+    data = scenario_to_data(finding.result.replayable)
+    assert data["approvals"]["calls"] == {"clear-cache": {"answer": "none"}}
+    again = run(scenario_from_data(data, "<reproducer>"), buggy.SilenceIsConsent(), finding.result.seed)
+    assert again.fingerprint == finding.result.fingerprint
