@@ -985,6 +985,32 @@ class RetryDenied:
         return results
 
 
+class PromptWithoutTimeout:
+    """One call at a time behind an approval prompt that waits as long as it takes.
+
+    A user who walked away never answers: the turn blocks on the prompt and every call after it waits
+    forever (REFERENCE.md pattern 7, a hang with finished siblings never flushed; seed 001's approval
+    has a timeout for this reason). -> `hang`.
+    """
+
+    name = "prompt_without_timeout"
+
+    def __call__(self, batch: Batch, ctx: SchedulerContext) -> SchedulerProcess:
+        results: list[CallResult] = []
+        for call in batch:
+            if ctx.interrupted:
+                results.append(ctx.skip(call))
+                continue
+            if ctx.needs_approval(call):
+                answered = ctx.approval(call)
+                yield answered | ctx.interrupt  # the bug: no timer beside the prompt
+                if not _approved(answered):
+                    results.append(refused(ctx, call, f"not approved: {call.name} was not run"))
+                    continue
+            results.append((yield ctx.settle(ctx.start(call))))
+        return results
+
+
 class RollbackOnTimeout:
     """hermes-style checkpoints (seed 001): one call at a time, a snapshot of the file tree before each
     call that may write, a 2 s per-call timeout, and on a timeout or error a rollback to the snapshot,

@@ -214,6 +214,9 @@ CASES: list[Case] = [
          buggy.RetryDenied(), builtin("ops-approvals"), ("unapproved-effect",), False,
          "A denial is an error result like any other, and the retry path calls the tool below the approval "
          "check: the rollback the user refused runs on the second try."),
+    Case("prompt-without-timeout", "hang", "REFERENCE #7 (a turn that never ends); seed 001 (approval)",
+         buggy.PromptWithoutTimeout(), builtin("ops-approvals"), ("hang",), False,
+         "The approval prompt has no timeout: nobody answers about the cache wipe, and the turn never ends."),
     Case("rollback-on-timeout", "rollback-mismatch", "REFERENCE #11; seed 001 (checkpoints before writes)",
          buggy.RollbackOnTimeout(), local("slow-build"), ("rollback-mismatch",), True,
          "Checkpoint before each write, 2 s timeout, roll back at once on a timeout: the build subprocess "

@@ -277,3 +277,31 @@ def test_a_shrunk_finding_keeps_a_loadable_script() -> None:
     assert data["approvals"]["calls"] == {"clear-cache": {"answer": "none"}}
     again = run(scenario_from_data(data, "<reproducer>"), buggy.SilenceIsConsent(), finding.result.seed)
     assert again.fingerprint == finding.result.fingerprint
+
+
+class AsksAnyway:
+    """Asks before every call, whatever the scenario says."""
+
+    name = "asks_anyway"
+
+    def __call__(self, batch: Batch, ctx: SchedulerContext) -> Generator[Any, Any, Any]:
+        results = []
+        for call in batch:
+            approval = yield ctx.approval(call)
+            assert approval.approved and approval.requested_ms == approval.answered_ms == ctx.now
+            results.append((yield ctx.start(call)))
+        return results
+
+
+def test_asking_in_auto_approve_mode_is_answered_at_once() -> None:
+    result = run(find_scenario("restart-rollback-restart"), AsksAnyway(), 1)
+    assert result.status.value == "completed"
+    asked = [(e["ev"], e["call"], e.get("mode")) for e in result.trace if e["ev"].startswith("approval")]
+    assert asked[:2] == [("approval_requested", "restart-1", "auto"), ("approval", "restart-1", "auto")]
+    assert failures(result) == []
+
+
+def test_an_approval_prompt_without_a_timeout_hangs_on_silence() -> None:
+    result = run(find_scenario(OPS), buggy.PromptWithoutTimeout(), 1)
+    (hang,) = ORACLES["liveness"](result).violations
+    assert hang.label == "hang" and "clear-cache" in hang.message
