@@ -305,6 +305,8 @@ class Shared:
         self.rate_windows: dict[str, list[int]] = {}
         self.file_locks: dict[str, simpy.Resource] = {}
         self.produced: dict[str, Any] = {}  # each call's latest value settled ok, what args_from reads
+        #: A crew with subagents starts one for a `delegate` call (see `harness.agent.crew`).
+        self.delegate: Callable[[Any, Any], simpy.Event] | None = None
 
     def context(self, current: Scenario, batch: Batch, name: str, session: dict[str, Any],
                 interrupt: simpy.Event | None) -> SchedulerContext:
@@ -318,7 +320,7 @@ class Shared:
                                 approvals=scenario.approvals,
                                 process_cwd=scenario.world.cwd, arbiter=self.arbiter, faults=scenario.faults,
                                 rate_windows=self.rate_windows, args_from=current.args_from, produced=self.produced,
-                                file_locks=self.file_locks)
+                                file_locks=self.file_locks, delegate=self.delegate)
 
 
 def end_batch(kernel: Kernel, index: int, batch: Batch, start: int, ctx: SchedulerContext, driver: Driver,

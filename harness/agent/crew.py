@@ -13,11 +13,12 @@ It never judges a run (the turn-level search lives in `harness.oracles.turn_orde
 from __future__ import annotations
 
 from collections.abc import Generator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import simpy
 
+from harness.agent import delegate
 from harness.agent.runner import LoopTurns, realized
 from harness.agent.runtime import Outcome, Pause, combined
 from harness.agent.spec import AgentEntry
@@ -40,6 +41,7 @@ from harness.run import (
 from harness.scenario.spec import Scenario
 from harness.schedulers.context import Scheduler, SchedulerContext
 from harness.sim.kernel import StopReason
+from harness.tools.spec import ToolError
 
 
 @dataclass
@@ -62,6 +64,7 @@ class _Member:
     problem: str | None
     session: dict[str, Any] = field(default_factory=dict)
     running: _Running | None = None
+    process: simpy.Process | None = None
 
 
 class _Crew:
@@ -72,6 +75,30 @@ class _Crew:
         self.batch_runs: list[BatchRun] = []
         self.contexts: list[SchedulerContext] = []
         self.started = 0
+        self.members: dict[str, _Member] = {}
+        #: Subagents started by a `delegate` call, in the order they were.
+        self.subagents: list[simpy.Process] = []
+
+    def delegate(self, name: Any, task: Any) -> simpy.Event:
+        """Start the subagent `name` for a `delegate` call: the event of its task, whose value is how
+        the task ended. A name that is no subagent, or one already started, is the tool's error."""
+        member = self.members.get(name) if isinstance(name, str) else None
+        if member is None or not member.entry.delegated:
+            valid = ", ".join(m.entry.name for m in self.members.values() if m.entry.delegated)
+            raise ToolError(f"no subagent named {name!r} to delegate to (subagents: {valid})")
+        if member.process is not None:
+            raise ToolError(f"subagent {name!r} already has a task (each [[agents]] entry runs one)")
+        if isinstance(task, str) and task and member.turns.task is not None:
+            member.turns.task.spec = replace(member.turns.task.spec, task=task)
+        member.process = self.kernel.env.process(self.subagent(member))
+        self.subagents.append(member.process)
+        return member.process
+
+    def subagent(self, member: _Member) -> Generator[simpy.Event, Any, JSONValue]:
+        yield from self.agent(member)
+        outcome = member.turns.outcome or Outcome("stopped")
+        return {"agent": member.entry.name, "status": outcome.status, "answer": outcome.answer,
+                "rounds": outcome.rounds, "tool_calls": outcome.tool_calls}
 
     def agent(self, member: _Member) -> Generator[simpy.Event, Any, None]:
         """One agent's task: think, run a turn through its scheduler, read the results, again."""
@@ -126,11 +153,20 @@ def run_crew(scenario: Scenario, scheduler: Scheduler, seed: int, name: str, nam
             runtime = get_scheduler(entry.scheduler)
             label, problem = scheduler_label(runtime)
         members.append(_Member(entry, LoopTurns(scenario, kernel, positions, entry=entry), runtime, label, problem))
-    processes = [kernel.env.process(crew.agent(member)) for member in members]
+    crew.members = {member.entry.name: member for member in members}
+    if any(member.entry.delegated for member in members):
+        shared.delegate = crew.delegate
+    for member in members:
+        if not member.entry.delegated:
+            member.process = kernel.env.process(crew.agent(member))
+    processes = [member.process for member in members if member.process is not None]
     wall_clock = False
     failure: tuple[RunStatus, str] | None = None
     try:
         stop = kernel.run_until(kernel.env.all_of(processes))
+        alive = [process for process in crew.subagents if process.is_alive]
+        if stop is StopReason.DONE and alive:  # subagents a parent stopped waiting for run on
+            stop = kernel.run_until(kernel.env.all_of(alive))
     except WallClockExceeded as exc:
         stop, wall_clock, failure = StopReason.DONE, True, (RunStatus.HANG, str(exc))
     except BaseException as exc:  # an event of a scheduler's own failed with nobody waiting
@@ -147,6 +183,8 @@ def run_crew(scenario: Scenario, scheduler: Scheduler, seed: int, name: str, nam
             crew.batch_runs.append(end_batch(kernel, running.index, running.batch, running.start, running.ctx,
                                              running.driver, stop, member.entry.name))
             member.turns.stop(f"the batch ended with {running.driver.status.value}")
+        elif member.process is None:
+            member.turns.outcome = Outcome("not-delegated", detail="no agent delegated a task to it")
         elif member.turns.outcome is None:
             member.turns.stop(f"virtual time ran out while the agent waited: {stop.value}")
     runs = tuple(sorted(crew.batch_runs, key=lambda b: b.index))
@@ -182,6 +220,11 @@ def _realized(scenario: Scenario, members: list[_Member], runs: tuple[BatchRun, 
         failures.update(turns.failures)
         depends.update(turns.depends)
         args_from.update(turns.args_from)
+    # What a subagent's task came to cannot be replayed from the tools: it is the delegate call's
+    # recorded result, so the model-order replay returns what the parent really read.
+    tools = {call.id: call.name for run in runs for call in run.batch}
+    results.update({r.call_id: r.value for run in runs for r in run.results
+                    if r.ok and tools.get(r.call_id) == delegate.NAME})
     loops = sorted({m.entry.spec.loop for m in members})
     return realized(scenario, "/".join(loops), [run.batch for run in runs], results, latency, failures, depends,
                     args_from)

@@ -73,8 +73,10 @@ class Outcome:
 
 
 def combined(outcomes: Mapping[str, Outcome]) -> Outcome:
-    """Several agents' outcomes as one task's: reached its final answer only if every agent did (else
-    the first agent's that did not, named in `detail`); rounds, invalid decisions and tool calls summed."""
+    """Several agents' outcomes as one task's: reached its final answer only if every agent that
+    started did (else the first agent's that did not, named in `detail`); rounds, invalid decisions and
+    tool calls summed. A subagent nobody delegated to is left out."""
+    outcomes = {name: o for name, o in outcomes.items() if o.status != "not-delegated"}  # never started
     missed = next(((name, o) for name, o in outcomes.items() if o.status != "final_answer"), None)
     status, detail = "final_answer", ""
     if missed is not None:

@@ -136,11 +136,13 @@ class AgentEntry:
     """One agent of a `[[agents]]` scenario: concurrent tasks on one world (seed 004's three or four
     tasks at once). Each has its own model and loop (`spec`), its own runtime (`scheduler`, a
     registry name; None runs the run's scheduler), and optionally a task directory `workdir` that the
-    runtime confines relative path arguments to (seed 004's fix: a working directory per task) and a
-    virtual start time."""
+    runtime confines relative path arguments to (seed 004's fix: a working directory per task), a
+    virtual start time, or `delegated`: started by a parent's `delegate` call instead."""
 
     name: str
     spec: AgentSpec
     scheduler: str | None = None
     workdir: str | None = None
     start_ms: int = 0
+    #: A subagent: it starts only when another agent's `delegate` call names it.
+    delegated: bool = False

@@ -95,13 +95,17 @@ class RunFacts:
         open_attempts: dict[tuple[str, int], Attempt] = {}
         tools = {call.id: call.name for call in self.result.scenario.calls}
         batch = -1
+        # Several agents' batches overlap in time: an attempt belongs to the batch of its call, not to
+        # the batch that began last.
+        owner = ({call.id: b for b, batch_ in enumerate(self.result.scenario.batches) for call in batch_}
+                 if self.result.agents else {})
 
         def placeholder(e: TraceEvent) -> Attempt:
             # An event for an attempt whose start is not (yet) in the trace. It still counts, as an
             # attempt that occupied no time, so that what happened to it is judged.
             key = (e["call"], e["attempt"])
-            a = Attempt(e["call"], e["attempt"], tools.get(e["call"], ""), e["t"], e["seq"], batch,
-                        end_t=e["t"], end_seq=e["seq"], opened=False)
+            a = Attempt(e["call"], e["attempt"], tools.get(e["call"], ""), e["t"], e["seq"],
+                        owner.get(e["call"], batch), end_t=e["t"], end_seq=e["seq"], opened=False)
             self.attempts.append(a)
             open_attempts[key] = a
             return a
@@ -113,7 +117,8 @@ class RunFacts:
             elif ev == "start":
                 # Always a new attempt: the context never traces the start of an attempt it abandoned
                 # first (it never runs), so an earlier unopened one is another handle's.
-                a = Attempt(e["call"], e["attempt"], e["tool"], e["t"], e["seq"], batch, e.get("key"))
+                a = Attempt(e["call"], e["attempt"], e["tool"], e["t"], e["seq"], owner.get(e["call"], batch),
+                            e.get("key"))
                 self.attempts.append(a)
                 open_attempts[(e["call"], e["attempt"])] = a
             elif ev == "end":

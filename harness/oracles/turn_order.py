@@ -62,6 +62,8 @@ def check(result: RunResult, model_order: Callable[[RunResult], Verdict]) -> Ver
                                               "and the final world"))
     call_agents = {call.id: run.agent or "" for run in runs for call in run.batch}
     violations = [_cross_agent(v, call_agents) for v in first.violations]
+    # What one agent did to another first: a misread downstream of it is a consequence.
+    violations.sort(key=lambda v: not v.label.startswith("cross-agent-"))
     note = (f"no order of whole turns explains the run ({tried} distinct orders of conflicting turns tried)"
             if not limited else
             f"check limited: {tried} of more than {MAX_ORDERS} distinct orders of conflicting turns tried, none "

@@ -53,8 +53,8 @@ def _modules_needed(scenario: Scenario) -> tuple[str, ...]:
     modules = list(scenario.tools_modules)
     known = base_catalogue(scenario.tools_modules)
     for name, spec in scenario.catalogue.items():
-        if name in known or isinstance(spec.behaviour, Script):
-            continue
+        if name in known or isinstance(spec.behaviour, Script) or spec.delegates:
+            continue  # (`delegate` comes back with the delegated agents that brought it)
         home = module_of(spec, [str(getattr(spec.behaviour, "__module__", ""))])
         if home is None:
             raise NotSerializable(
@@ -72,7 +72,7 @@ def _tools(scenario: Scenario, base: Catalogue) -> dict[str, Any]:
         origin = base.get(name)
         override: dict[str, Any] = {}
         if origin is None:
-            if not isinstance(spec.behaviour, Script):
+            if spec.delegates or not isinstance(spec.behaviour, Script):
                 continue  # a module tool: _modules_needed put its module in the base
             override["description"] = spec.description
             override["does"] = spec.behaviour.to_json()

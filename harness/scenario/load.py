@@ -195,7 +195,7 @@ def scenario_from_data(data: Any, file: str = "<data>", *, tools_modules: tuple[
             raise r.fail("interrupt.at_ms", "a whole number of milliseconds >= 0", has_got=False)
         interrupt = Interrupt(r.non_negative(table["at_ms"], "interrupt.at_ms"),
                               r.non_negative(table.get("grace_ms", 3000), "interrupt.grace_ms"))
-    agents = _agents(r, top, catalogue)
+    agents, catalogue = _agents(r, top, catalogue)
     # Fixed batches run first; a [model] after them decides the turns that follow.
     batches, per_call = _batches(r, top.get("batches")) if "batches" in top or not ("model" in top or agents) \
         else ((), _PerCall())
@@ -263,10 +263,11 @@ def _agent(r: _Reader, top: Mapping[str, Any], catalogue: Catalogue,
         raise r.fail(exc.field, exc.expected, has_got=False) from None
 
 
-def _agents(r: _Reader, top: Mapping[str, Any], catalogue: Catalogue) -> tuple[AgentEntry, ...]:
-    """`[[agents]]`: several scripted agents at once on the world (harness.scenario.model_load)."""
+def _agents(r: _Reader, top: Mapping[str, Any], catalogue: Catalogue) -> tuple[tuple[AgentEntry, ...], Catalogue]:
+    """`[[agents]]`: several scripted agents at once on the world (harness.scenario.model_load), and
+    the catalogue with the `delegate` tool when one of them is a subagent."""
     if "agents" not in top:
-        return ()
+        return (), catalogue
     for other, why in (("model", "each agent has its own [agents.model]"),
                        ("loop", "each agent sets its own loop"),
                        ("batches", "the agents' models decide every batch"),
@@ -277,8 +278,16 @@ def _agents(r: _Reader, top: Mapping[str, Any], catalogue: Catalogue) -> tuple[A
 
     unknown = top.get("unknown_tools", [])
     names = set(unknown) if isinstance(unknown, list) and all(isinstance(n, str) for n in unknown) else set()
+    rows = top["agents"]
+    if isinstance(rows, list) and any(isinstance(a, Mapping) and a.get("delegated") is True for a in rows):
+        from harness.agent import delegate
+
+        if delegate.NAME in catalogue:
+            raise r.fail(f"tools.{delegate.NAME}", f"no tool named {delegate.NAME!r} beside delegated agents (the "
+                         "harness gives their parents that tool)", has_got=False)
+        catalogue = catalogue.replace_tool(delegate.SPEC)
     try:
-        return parse_agents(top["agents"], set(catalogue), names, scheduler_names())
+        return parse_agents(rows, set(catalogue), names, scheduler_names()), catalogue
     except ModelSpecError as exc:
         raise r.fail(exc.field, exc.expected, has_got=False) from None
 

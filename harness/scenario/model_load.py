@@ -80,7 +80,7 @@ def parse_agent(model: Any, loop: Any, tools: set[str], unknown_tools: set[str],
     return AgentSpec(source, task, think, policy, settings, data=_plain(model))
 
 
-_AGENT_KEYS = {"name", "model", "loop", "scheduler", "workdir", "start_ms"}
+_AGENT_KEYS = {"name", "model", "loop", "scheduler", "workdir", "start_ms", "delegated"}
 #: An agent's name prefixes its calls' ids (`sales/report`) and labels its events: a plain word.
 _AGENT_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,39}$")
 
@@ -89,7 +89,8 @@ def parse_agents(value: Any, tools: set[str], unknown_tools: set[str],
                  scheduler_names: Collection[str]) -> tuple[AgentEntry, ...]:
     """`[[agents]]`: several agents at once on one world, each a `[model]` (and `loop`) of its own,
     with an optional runtime (`scheduler`, one of `scheduler_names`), task directory (`workdir`, an
-    absolute path) and virtual start time (`start_ms`)."""
+    absolute path) and virtual start time (`start_ms`), or `delegated = true`: a subagent that starts when
+    another agent's `delegate` call names it."""
     if not isinstance(value, list) or not value or not all(isinstance(a, Mapping) for a in value):
         raise ModelSpecError("agents", "a non-empty array of tables ([[agents]] with name and model)")
     entries: list[AgentEntry] = []
@@ -120,7 +121,14 @@ def parse_agents(value: Any, tools: set[str], unknown_tools: set[str],
         start = table.get("start_ms", 0)
         if not isinstance(start, int) or isinstance(start, bool) or start < 0:
             raise ModelSpecError(f"{at}.start_ms", f"a whole number of milliseconds >= 0, got {start!r:.60}")
-        entries.append(AgentEntry(name, spec, scheduler, workdir, start))
+        delegated = table.get("delegated", False)
+        if not isinstance(delegated, bool):
+            raise ModelSpecError(f"{at}.delegated", f"true or false, got {delegated!r:.60}")
+        if delegated and "start_ms" in table:
+            raise ModelSpecError(f"{at}.start_ms", "no start time for a delegated agent (it starts when delegated to)")
+        entries.append(AgentEntry(name, spec, scheduler, workdir, start, delegated))
+    if all(entry.delegated for entry in entries):
+        raise ModelSpecError("agents", "at least one agent that is not delegated (someone has to start)")
     return tuple(entries)
 
 
@@ -138,6 +146,8 @@ def agents_to_data(agents: Sequence[AgentEntry], tools: set[str]) -> dict[str, A
             row["workdir"] = entry.workdir
         if entry.start_ms:
             row["start_ms"] = entry.start_ms
+        if entry.delegated:
+            row["delegated"] = True
         rows.append(row)
     out: dict[str, Any] = {"agents": rows}
     if unknown:

@@ -115,8 +115,12 @@ class SchedulerContext:
                  args_from: Mapping[str, Mapping[str, str]] | None = None,
                  approvals: ApprovalScript | None = None,
                  produced: dict[str, Any] | None = None,
-                 file_locks: dict[str, simpy.Resource] | None = None) -> None:
+                 file_locks: dict[str, simpy.Resource] | None = None,
+                 delegate: Callable[[Any, Any], simpy.Event] | None = None) -> None:
         self.kernel = kernel
+        #: Starts a subagent of the crew for a `delegate` call (None outside a crew with subagents):
+        #: takes the call's `agent` and `task` arguments, returns the event of the subagent's task.
+        self._delegate = delegate
         #: The scenario's scripted user; None: auto-approve mode (every tool pre-approved, nothing asked).
         self._approvals = approvals
         self._requests: dict[str, int] = {}
@@ -425,8 +429,13 @@ class SchedulerContext:
                 locks = self._lock_requests(spec, args, call.id, attempt)
                 for request in locks:
                     yield request
-            behaviour = spec.behaviour(args, io)
-            value = yield from self._steps(behaviour, call.id, attempt, latency, _support(model, attempt))
+            if spec.delegates:
+                value = yield from self._delegated(args, call.id, attempt)
+            else:
+                behaviour = spec.behaviour(args, io)
+                value = yield from self._steps(behaviour, call.id, attempt, latency, _support(model, attempt))
+        except _Refused as exc:
+            self._finish(handle, Outcome.ERROR, None, str(exc), fault="refused")
         except (ToolError, WorldError) as exc:
             self._finish(handle, Outcome.ERROR, None, str(exc))
         except simpy.Interrupt as interrupt:
@@ -443,6 +452,18 @@ class SchedulerContext:
                     request.resource.release(request)
                 else:
                     request.cancel()
+
+    def _delegated(self, args: Any, call_id: str, attempt: int) -> Generator[simpy.Event, Any, Any]:
+        """A `delegate` call: start the subagent it names and wait for the end of its task."""
+        try:
+            if self._delegate is None:
+                raise ToolError("there is no subagent to delegate to (no [[agents]] entry is delegated = true)")
+            task = self._delegate(args.get("agent"), args.get("task"))  # raises ToolError for a wrong name
+        except ToolError as exc:  # refused before anything ran: no effect, like a rate limit
+            raise _Refused(str(exc)) from None
+        self.kernel.record("delegate", call=call_id, attempt=attempt, agent=args.get("agent"))
+        outcome = yield task
+        return outcome
 
     def _lock_requests(self, spec: ToolSpec, args: Any, call_id: str, attempt: int) -> list[Request]:
         """Requests for the flocks of a `file_lock` tool: one per file its resource keys name, taken
@@ -533,6 +554,10 @@ class SchedulerContext:
 
     def _read_produced(self, call_id: str) -> tuple[bool, Any]:
         return (True, self._produced[call_id]) if call_id in self._produced else (False, None)
+
+
+class _Refused(Exception):
+    """The runtime refused a call before its tool ran (a `delegate` naming no free subagent)."""
 
 
 def _support(model: LatencyModel, attempt: int) -> tuple[int, float]:

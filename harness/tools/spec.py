@@ -163,6 +163,8 @@ class ToolSpec:
     latency: LatencyModel = DEFAULT_LATENCY
     stops_on_cancel: bool = True
     file_lock: bool = False
+    #: The call runs a subagent of the crew to the end of its task (see `harness.agent.delegate`).
+    delegates: bool = False
 
     def with_declared(self, **changes: Any) -> ToolSpec:
         return replace(self, declared=replace(self.declared, **changes))

@@ -339,3 +339,89 @@ def test_explore_finds_the_race_shrinks_it_keeping_the_agents_concurrent_and_the
                 version="test")
     again = load(path).run()
     assert again.fingerprint == shrunk.result.fingerprint
+
+
+# -- a parent delegating to subagents ------------------------------------------------------------------
+
+
+def test_subagents_delegated_in_one_turn_run_at_once_and_collide() -> None:
+    result = run(find_scenario("subagents-notes"), get_scheduler("parallel"), 1)
+    verdict = serializability(result)
+    assert not verdict.ok and verdict.label == "cross-agent-lost-update"
+    assert sorted(verdict.witness["agents"]) == ["deploys", "logs"]
+    tasks = {r.call_id: r for r in result.results if r.call_id.endswith("-task")}
+    assert tasks["lead/logs-task"].value["agent"] == "logs"  # type: ignore[index]
+    assert tasks["lead/deploys-task"].value["status"] == "final_answer"  # type: ignore[index]
+    # The delegate call lasts the subagent's whole task; the subagent got the parent's task text.
+    logs_end = max(r.end_ms for r in result.results if r.call_id.startswith("logs/"))
+    assert tasks["lead/logs-task"].end_ms >= logs_end
+    started = {e["agent"]: e["task"] for e in result.trace if e["ev"] == "agent" and e["event"] == "AGENT_STARTED"}
+    assert started["logs"].startswith("查 order-service 最近的错误日志")
+
+
+@pytest.mark.parametrize("scheduler", ["serial", "partition"])
+def test_subagents_run_one_after_the_other_pass(scheduler: str) -> None:
+    result = run(find_scenario("subagents-notes"), get_scheduler(scheduler), 1)
+    failed = [v for v in check(result) if not v.ok]
+    assert not failed, [v.message for v in failed]
+    notes = result.world.read_text("/srv/incident/notes.md")
+    assert "## 日志" in notes and "## 部署" in notes
+    assert result.agent is not None and result.agent.status == "final_answer" and result.agent.tool_calls == 7
+
+
+def delegating(*calls: dict[str, Any], subagents: tuple[str, ...] = ("helper",)) -> Any:
+    rows: list[dict[str, Any]] = [{"name": "lead", "model": {"task": "lead", "rules": [
+        {"name": "go", "when": {"round": 1}, "action": "tool_call", "calls": list(calls)},
+        {"name": "done", "when": {"min_round": 2}, "action": "final_answer", "text": "done"}]}}]
+    for name in subagents:
+        rows.append({"name": name, "delegated": True, "model": {"task": name, "rules": [
+            {"name": "look", "when": {"round": 1}, "action": "tool_call",
+             "calls": [{"id": "look", "name": "read_file", "arguments": '{"path": "/w/x"}'}]},
+            {"name": "done", "when": {"ok": "look"}, "action": "final_answer", "text": f"{name} done"}]}})
+    return scenario_from_data({"name": "delegating", "world": {"cwd": "/w", "dirs": ["/w"], "files": {"/w/x": "x"}},
+                               "agents": rows})
+
+
+def test_delegating_to_a_wrong_or_busy_subagent_is_the_tool_error() -> None:
+    result = run(delegating({"id": "a", "name": "delegate", "arguments": '{"agent": "nobody"}'},
+                            {"id": "b", "name": "delegate", "arguments": '{"agent": "helper"}'},
+                            {"id": "c", "name": "delegate", "arguments": '{"agent": "helper"}'}),
+                 get_scheduler("serial"), 1)
+    by_id = {r.call_id: r for r in result.results}
+    assert by_id["lead/a"].error == "no subagent named 'nobody' to delegate to (subagents: helper)"
+    assert by_id["lead/b"].ok and by_id["lead/b"].value["answer"] == "helper done"  # type: ignore[index]
+    assert "already has a task" in (by_id["lead/c"].error or "")
+    assert all(v.ok for v in check(result)), [v.message for v in check(result) if not v.ok]
+
+
+def test_a_subagent_nobody_delegates_to_never_starts_and_does_not_fail_the_task() -> None:
+    result = run(delegating({"id": "b", "name": "delegate", "arguments": '{"agent": "helper"}'},
+                            subagents=("helper", "spare")), get_scheduler("parallel"), 1)
+    assert result.agents["spare"].status == "not-delegated"
+    assert not any(r.call_id.startswith("spare/") for r in result.results)
+    assert result.agent is not None and result.agent.status == "final_answer"
+
+
+@pytest.mark.parametrize(("change", "field"), [
+    (lambda d: d["agents"][1].update(start_ms=5), "agents[1].start_ms"),
+    (lambda d: d["agents"][1].update(delegated="yes"), "agents[1].delegated"),
+    (lambda d: d["agents"][0].update(delegated=True), "agents"),
+    (lambda d: d.update(tools={"delegate": {"does": []}}), "tools.delegate"),
+])
+def test_malformed_delegation_names_the_field(change: Any, field: str) -> None:
+    data = tomllib.loads((Path(find_scenario("subagents-notes").path or "")).read_text())
+    change(data)
+    if field == "agents":
+        for row in data["agents"]:
+            row["delegated"] = True
+    with pytest.raises(ScenarioError) as caught:
+        scenario_from_data(data, "crew.toml")
+    assert f"crew.toml: {field}" in str(caught.value)
+
+
+def test_a_delegating_crew_round_trips_and_replays() -> None:
+    scenario = find_scenario("subagents-notes")
+    again = scenario_from_data(json.loads(json.dumps(scenario_to_data(scenario))))
+    assert [a.delegated for a in again.agents] == [False, True, True]
+    assert (run(again, get_scheduler("parallel"), 2).fingerprint
+            == run(scenario, get_scheduler("parallel"), 2).fingerprint)
