@@ -49,6 +49,9 @@ class Story:
     model_order: tuple[str, ...]
     steps: tuple[Step, ...]
     omitted: int = 0
+    #: Several agents (`[[agents]]`): the agents whose calls take part. Model order then holds within
+    #: each agent only, so a `*` marks a step that ran before an earlier call of the same agent ended.
+    agents: tuple[str, ...] = ()
 
     @property
     def reordered(self) -> bool:
@@ -58,6 +61,10 @@ class Story:
     def note(self) -> str | None:
         if self.reordered:
             return None
+        if len(self.agents) > 1:
+            return (f"no reordering within an agent: the race is between agents {' and '.join(self.agents)}, "
+                    "whose turns ran at the same time; no agent's own order is at fault, the runtime let their "
+                    "tasks share the world unguarded")
         if len(self.model_order) == 1:
             return (f"no reordering needed: only {self.model_order[0]} takes part, so the bug comes from how "
                     "that call was run, timed out, retried or reported, not from an interleaving")
@@ -69,12 +76,13 @@ class Story:
     def from_json(cls, data: Mapping[str, Any]) -> Story:
         steps = tuple(Step(s["t"], s["seq"], s["call"], s["step"], s["deviated"], s.get("race"), s.get("source"))
                       for s in data["steps"])
-        return cls(data["label"], tuple(data["model_order"]), steps, data.get("omitted", 0))
+        return cls(data["label"], tuple(data["model_order"]), steps, data.get("omitted", 0),
+                   tuple(data.get("agents", ())))
 
     def to_json(self) -> dict[str, Any]:
         return {"label": self.label, "model_order": list(self.model_order),
                 "steps": [step.to_json() for step in self.steps], "omitted": self.omitted,
-                "reordered": self.reordered, "note": self.note}
+                "reordered": self.reordered, "note": self.note, "agents": list(self.agents)}
 
 
 def story(violation: Violation, result: RunResult, origins: Origins | None = None) -> Story | None:
@@ -92,17 +100,21 @@ def story(violation: Violation, result: RunResult, origins: Origins | None = Non
               if e.get("call") in involved and (e["ev"] in _LIFECYCLE or int(e["seq"]) in roles)]
     chosen, omitted = _trimmed(chosen, roles)
     ends = _last_ends(result.trace, involved)
+    # Several agents: no model order spans two of them, so only an agent's own calls can deviate.
+    agent_of = {call.id: run.agent or "" for run in result.batches for call in run.batch} if result.agents else {}
     steps = []
     for event in chosen:
         call = str(event["call"])
         deviated = any(position[other] < position[call] and ends.get(other, 1 << 62) > int(event["seq"])
+                       and agent_of.get(other) == agent_of.get(call)
                        for other in involved if other != call)
         steps.append(Step(int(event["t"]), int(event["seq"]), call, _step_text(event), deviated,
                           roles.get(int(event["seq"])), _source(event, origins)))
     if not steps:
         return None  # the calls it names never started: nothing happened to tell
     order = tuple(sorted(involved, key=position.__getitem__))
-    return Story(violation.label, order, tuple(steps), omitted)
+    agents = tuple(dict.fromkeys(agent_of[call] for call in order)) if agent_of else ()
+    return Story(violation.label, order, tuple(steps), omitted, agents)
 
 
 def stories(violations: Iterable[Violation], result: RunResult, origins: Origins | None = None,
@@ -126,6 +138,9 @@ def render(told: Story) -> list[str]:
     """The story as text lines: a title, one line per step, the note."""
     lines = [f"story ({told.label}): model order {', '.join(told.model_order)}; "
              "* = ran before a call earlier in model order had ended"]
+    if told.agents:
+        lines = [f"story ({told.label}): agents {', '.join(told.agents)}, each in its own model order; "
+                 "* = ran before an earlier call of the same agent had ended"]
     width = max(len(step.call) for step in told.steps)
     text_width = max(len(step.text) for step in told.steps)
     for step in told.steps:

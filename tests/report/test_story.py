@@ -66,6 +66,7 @@ CASES: dict[str, Callable[[], list[str]]] = {
     "mispaired-result needs no reordering": _case("incident-triage", SerialSwapped(), 1, "mispaired-result"),
     "ghost-effect needs no reordering": _ticket(broken.TimesOut(100), "ghost-effect"),
     "duplicate-effect needs no reordering": _ticket(broken.TimesOutAndRetries(use_key=False), "duplicate-effect"),
+    "cross-agent-lost-update between two agents": _case("two-agents-report", "parallel", 1, "cross-agent-lost-update"),
 }
 
 
