@@ -82,7 +82,12 @@ def test_shared_state_and_interactive_weaknesses() -> None:
     assert "cap-exceeded" in labels(run(find_scenario("fanout-100"), get_scheduler("parallel"), 1))
 
 
-@pytest.mark.parametrize("scenario", scenario_names())
+#: Several agents' runtimes cannot see each other's calls: no per-batch policy keeps their turns from
+#: racing (tests/agent/test_crew.py shows the fixes that do), so there is no safe optimum to bound.
+ONE_RUNTIME = [name for name in scenario_names() if not find_scenario(name).agents]
+
+
+@pytest.mark.parametrize("scenario", ONE_RUNTIME)
 def test_optimal_is_a_lower_bound_of_the_conflict_respecting_policies(scenario: str) -> None:
     sc = find_scenario(scenario)
     for seed in (1, 2, 3):
