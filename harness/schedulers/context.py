@@ -159,6 +159,9 @@ class SchedulerContext:
         #: `object.__setattr__` on it, or on its calls, cannot reach the scenario the oracles judge or
         #: a cached scenario the next run uses.
         self.batch = _private_batch(batch)
+        # `start` checks a call belongs to the batch; by identity first (the scheduler's own copies), so
+        # starting N calls is not N equality scans of the batch.
+        self._batch_calls = {id(call) for call in self.batch.calls}
         self.scheduler_name = scheduler_name
         #: The shell's cwd and the world's home at the start of the batch (snapshots: a `cd`
         #: during the batch does not move them).
@@ -307,7 +310,7 @@ class SchedulerContext:
 
     def start(self, call: ToolCall, *, attempt: int = 1, idempotency_key: str | None = None) -> CallHandle:
         """Start one attempt of `call` now; the returned handle settles with its result."""
-        if call not in self.batch.calls:
+        if id(call) not in self._batch_calls and call not in self.batch.calls:
             raise ValueError(f"call {call.id!r} is not part of this batch")
         handle = CallHandle(self.env, call, attempt, self.now)
         if self.crashed:

@@ -78,19 +78,21 @@ class Plan:
                 raise PlanError(f"{call_id} waits for {unknown}, which are not other calls of the batch")
         if self.report == "plan" and sorted(self.order) != sorted(ids):
             raise PlanError("a plan reporting in its own order must list every call once in `order`")
-        # Kahn's algorithm in model order: any call left over sits on a cycle.
-        remaining: dict[str, set[str]] = {c: set(d) for c, d in self.after.items()}
-        progress = True
-        while remaining and progress:
-            progress = False
-            for call_id in list(remaining):
-                if not remaining[call_id]:
-                    del remaining[call_id]
-                    for waiting in remaining.values():
-                        waiting.discard(call_id)
-                    progress = True
+        # Kahn's algorithm, linear in calls and edges: any call left waiting sits on (or behind) a cycle.
+        waiting = {call_id: len(set(deps)) for call_id, deps in self.after.items()}
+        successors: dict[str, list[str]] = {}
+        for call_id, deps in self.after.items():
+            for dep in set(deps):
+                successors.setdefault(dep, []).append(call_id)
+        ready = [call_id for call_id, count in waiting.items() if not count]
+        while ready:
+            for successor in successors.get(ready.pop(), ()):
+                waiting[successor] -= 1
+                if not waiting[successor]:
+                    ready.append(successor)
+        remaining = sorted(call_id for call_id, count in waiting.items() if count)
         if remaining:
-            raise PlanError(f"plan has a dependency cycle among {sorted(remaining)}")
+            raise PlanError(f"plan has a dependency cycle among {remaining}")
 
 
 class PlanScheduler:
