@@ -51,6 +51,10 @@ def test_two_locks_taken_in_opposite_order() -> None:
     hang = next(v for verdict in check(result) for v in verdict.violations if v.label == "hang")
     assert hang.witness["deadlock"] == list(result.batches[-1].waits.cycle)  # type: ignore[union-attr]
     assert len(hang.witness["waits"]) == 3
+    from harness.report.explain import explain
+
+    assert ("It is a deadlock: write-fix waits for locks['file:/repo/b'], held by run-tests; run-tests waits for "
+            "locks['file:/repo/a'], held by write-fix.") in explain(hang, result)
 
 
 def test_a_depends_on_predecessor_never_started() -> None:
