@@ -31,16 +31,16 @@ def check(result: RunResult) -> Verdict:
     trace = result.trace
     if not any(e["ev"] == "rollback" for e in trace):
         return Verdict.of(NAME, [])
-    taken: dict[int, int] = {}
+    taken: dict[int, int] = {}  # trace position of a checkpoint -> when it was taken
     starts: dict[tuple[str, int], list[int]] = {}  # (call, attempt) -> seqs of its starts
     violations: list[Violation] = []
     for e in trace:
         if e["ev"] == "checkpoint":
-            taken[e["checkpoint"]] = e["t"]
+            taken[e["seq"]] = e["t"]
         elif e["ev"] == "start":
             starts.setdefault((e["call"], e["attempt"]), []).append(e["seq"])
         elif e["ev"] == "rollback":
-            violations.extend(_judge(e, taken.get(e["checkpoint"]), trace, starts))
+            violations.extend(_judge(e, taken.get(e.get("checkpoint_seq", -1)), trace, starts))
     return Verdict.of(NAME, violations)
 
 

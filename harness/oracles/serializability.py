@@ -590,10 +590,11 @@ def _same(observation: Observation, observed: tuple[Any, Any, Any]) -> bool:
 
 
 def _ghost_effects(facts: RunFacts) -> Iterator[Violation]:
+    rollbacks = _rollbacks(facts)
     for call in facts.result.scenario.calls:
         if facts.must_take_effect(call.id) is not False:
             continue
-        landed = [t for t in facts.touches_of(call.id) if t.mutating]
+        landed = [t for t in facts.touches_of(call.id) if t.mutating and not _undone(t, rollbacks)]
         if landed:
             reported = facts.reported.get(call.id)
             outcome = reported.outcome.value if reported else "no result"
@@ -604,6 +605,22 @@ def _ghost_effects(facts: RunFacts) -> Iterator[Violation]:
                  "reported_at_ms": reported.end_ms if reported else None,
                  "effects": [{"t": t.t, "op": t.op, "target": t.target} for t in landed]},
             )
+
+
+def _rollbacks(facts: RunFacts) -> list[tuple[int, int, frozenset[str] | None]]:
+    """(checkpoint seq, rollback seq, the files it restored or None for the whole tree) of each rollback."""
+    return [(e.get("checkpoint_seq", -1), e["seq"], frozenset(e["paths"]) if e.get("paths") is not None else None)
+            for e in facts.result.trace if e["ev"] == "rollback"]
+
+
+def _undone(touch: Touch, rollbacks: list[tuple[int, int, frozenset[str] | None]]) -> bool:
+    """Whether a rollback to a snapshot taken before `touch` restored its file after it: the effect of
+    a failed call that the runtime's checkpoint undid is no ghost (ledgers and the shell are not in a
+    checkpoint, so their changes always count)."""
+    path = touch.target.partition("\x00")[0]
+    if not path.startswith("/"):
+        return False
+    return any(taken < touch.seq < undone and (scope is None or path in scope) for taken, undone, scope in rollbacks)
 
 
 # -- results ---------------------------------------------------------------------------------

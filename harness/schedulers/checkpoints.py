@@ -29,6 +29,9 @@ class Checkpoint:
     label: str
     taken_ms: int
     state: WorldState = field(repr=False, compare=False)
+    #: Where the snapshot sits in the trace (-1: not traced, a crashed runtime's): a rollback names it,
+    #: so oracles know which touches it undoes even when two runtimes number checkpoints alike.
+    seq: int = -1
 
 
 def tree_digest(state: WorldState, paths: Sequence[str] | None = None) -> str:

@@ -289,10 +289,11 @@ class SchedulerContext:
         are not in it). Traced with its digest."""
         number = int(self.session.get(_CHECKPOINTS, 0)) + 1
         self.session[_CHECKPOINTS] = number
-        snapshot = Checkpoint(number, label, self.now, self._world.state())
-        if not self.crashed:
-            self.kernel.record("checkpoint", checkpoint=number, label=label or None,
-                               digest=tree_digest(snapshot.state))
+        state = self._world.state()
+        if self.crashed:
+            return Checkpoint(number, label, self.now, state)
+        snapshot = Checkpoint(number, label, self.now, state, seq=len(self.kernel.trace))
+        self.kernel.record("checkpoint", checkpoint=number, label=label or None, digest=tree_digest(state))
         return snapshot
 
     def rollback(self, checkpoint: Checkpoint, paths: Sequence[str] | None = None) -> None:
@@ -302,7 +303,8 @@ class SchedulerContext:
             return
         scope = None if paths is None else sorted(set(paths))
         restore(self._world, checkpoint, scope)
-        self.kernel.record("rollback", checkpoint=checkpoint.id, label=checkpoint.label or None, paths=scope,
+        self.kernel.record("rollback", checkpoint=checkpoint.id, checkpoint_seq=checkpoint.seq,
+                           label=checkpoint.label or None, paths=scope,
                            digest=tree_digest(checkpoint.state, scope),
                            restored=tree_digest(self._world.state(), scope))
 

@@ -126,3 +126,45 @@ def test_ledgers_are_not_in_a_checkpoint() -> None:
     result = run(sc, ScopedRollback(None), 1)
     assert len(result.final.ledger("tickets")) == 1
     assert result.final.file_map == FILES
+
+
+def test_a_failed_calls_effect_that_the_rollback_undid_is_no_ghost() -> None:
+    # Waiting for the abandoned build, then restoring, passes every oracle: serializability excuses the
+    # build's write because a rollback to a snapshot taken before it restored the file after it.
+    from harness.oracles import check
+
+    result = run(local("slow-build")(), buggy.RollbackOnTimeout(wait=True), SLOW_BUILD_SEED)
+    assert [v.oracle for v in check(result) if not v.ok] == []
+    # Rolling back at once is still a ghost: the build writes again after the restore.
+    labels = {v.label for v in check(run(local("slow-build")(), buggy.RollbackOnTimeout(), SLOW_BUILD_SEED))}
+    assert {"rollback-mismatch", "ghost-effect"} <= labels
+
+
+class RollbackClobbersSibling:
+    """Everything at once under one snapshot; when any call fails, wait for all, then restore the whole
+    tree: the sibling that succeeded loses its write (the model was told it succeeded)."""
+
+    name = "rollback-clobbers-sibling"
+
+    def __call__(self, batch: Batch, ctx: SchedulerContext) -> Generator[Any, Any, Sequence[CallResult]]:
+        checkpoint = ctx.checkpoint("before the batch")
+        handles = [ctx.start(call) for call in batch]
+        results = []
+        for handle in handles:
+            results.append((yield ctx.with_timeout(handle, 2000)))
+        if any(not r.ok for r in results):
+            yield ctx.all_of([h.process for h in handles if h.process is not None and h.process.is_alive])
+            ctx.rollback(checkpoint)
+        return results
+
+
+def test_a_rollback_that_undoes_a_sibling_reported_ok_is_caught_by_serializability() -> None:
+    from harness.oracles import check
+
+    sc = scenario([("note", "write_file", {"path": "notes.txt", "content": "done"}),
+                   ("fail", "read_file", {"path": "missing.txt"})])
+    result = run(sc, RollbackClobbersSibling(), 1)
+    assert ORACLES["checkpoints"](result).ok  # the restore itself was exact
+    labels = {v.label for verdict in check(result) for v in verdict.violations}
+    assert labels & {"divergent-world", "lost-update"}, labels  # but note's reported write is gone
+    assert "/repo/notes.txt" not in result.final.file_map
