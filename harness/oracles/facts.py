@@ -10,6 +10,7 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import NamedTuple
 
 from harness.model import CallResult, Outcome, ToolCall
 from harness.run import RunResult
@@ -50,8 +51,10 @@ class Attempt:
         return self.abandoned_seq if self.abandoned_seq is not None else self.end_seq
 
 
-@dataclass(frozen=True, slots=True)
-class Touch:
+class Touch(NamedTuple):
+    """One touch point of an attempt, as the trace shows it. A named tuple, not a frozen dataclass:
+    a run has dozens and building one is 3x cheaper (it is as immutable)."""
+
     t: int
     seq: int
     call: str
