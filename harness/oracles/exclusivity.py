@@ -2,8 +2,10 @@
 
 Owns two oracles over the attempts' real running intervals (from start to the moment the work
 really stopped, detached work included):
-- exclusivity: an interactive tool (`clarify`) or one declared exclusive never overlaps another call;
-- caps: the scenario's global `max_concurrency` and per-tool caps are never exceeded.
+- exclusivity: an interactive tool (`clarify`) or one declared exclusive never overlaps another call
+  (of the same agent, when several agents share the world: another task's work is not its business);
+- caps: the scenario's `max_concurrency` (a runtime's pool: each agent's own) and per-tool caps (the
+  service behind the tool: everyone's calls) are never exceeded.
 It never looks at results or the world.
 """
 
@@ -22,9 +24,17 @@ def _overlap(a: Attempt, b: Attempt) -> bool:
     return a.start_t < b.end_t and b.start_t < a.end_t and a.start_t < a.end_t and b.start_t < b.end_t
 
 
+def _agents(result: RunResult) -> dict[str, str]:
+    """Call id -> its agent, on a run of several agents (empty otherwise)."""
+    if not result.agents:
+        return {}
+    return {call.id: run.agent or "" for run in result.batches for call in run.batch}
+
+
 def check_exclusivity(result: RunResult) -> Verdict:
     facts = RunFacts.of(result)
     catalogue = result.scenario.catalogue
+    agent_of = _agents(result)
     violations = []
     reported: set[tuple[str, str]] = set()
     for a in facts.attempts:
@@ -34,6 +44,8 @@ def check_exclusivity(result: RunResult) -> Verdict:
         for b in facts.attempts:
             if b is a or not _overlap(a, b) or (b.call, a.call) in reported:
                 continue
+            if agent_of.get(a.call) != agent_of.get(b.call):
+                continue  # another agent's task: its work is not what this question or call must exclude
             reported.add((a.call, b.call))
             why = "interactive" if spec.declared.interactive else "exclusive"
             violations.append(Violation(
@@ -57,12 +69,16 @@ def check_caps(result: RunResult) -> Verdict:
     running: list[Attempt] = []
     violations: list[Violation] = []
     flagged: set[str] = set()
+    agent_of = _agents(result)
     for t, is_start, _, attempt in events:
         if not is_start:
             running.remove(attempt)
             continue
         running.append(attempt)
-        limits = [("max_concurrency", scenario.max_concurrency, running)]
+        # max_concurrency is a runtime's own pool: with several agents, each runtime's; a tool's cap is
+        # the service's behind it, whoever calls.
+        own = [a for a in running if agent_of.get(a.call) == agent_of.get(attempt.call)] if agent_of else running
+        limits = [("max_concurrency", scenario.max_concurrency, own)]
         cap = scenario.tool_caps.get(attempt.tool)
         limits.append((f"tools.{attempt.tool}.max_concurrency", cap, [a for a in running if a.tool == attempt.tool]))
         for which, limit, group in limits:

@@ -425,3 +425,23 @@ def test_a_delegating_crew_round_trips_and_replays() -> None:
     assert [a.delegated for a in again.agents] == [False, True, True]
     assert (run(again, get_scheduler("parallel"), 2).fingerprint
             == run(scenario, get_scheduler("parallel"), 2).fingerprint)
+
+
+def test_exclusivity_and_the_runtime_cap_are_per_agent_but_a_tool_cap_is_everyones() -> None:
+    from harness.oracles import ORACLES
+
+    def agent(name: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        return {"name": name, "model": {"task": name, "rules": [
+            {"name": "go", "when": {"round": 1}, "action": "tool_call",
+             "calls": [{"id": "c", "name": tool, "arguments": json.dumps(args), "latency": {"fixed": 500}}]},
+            {"name": "done", "when": {"min_round": 2}, "action": "final_answer", "text": "done"}]}}
+
+    data = {"name": "caps", "world": {"cwd": "/w", "dirs": ["/w"]}, "max_concurrency": 1,
+            "agents": [agent("asker", "clarify", {"question": "which env?"}),
+                       agent("a", "web_search", {"query": "x"}), agent("b", "web_search", {"query": "y"})]}
+    result = run(scenario_from_data(data), get_scheduler("parallel"), 1)
+    assert ORACLES["exclusivity"](result).ok  # the question overlaps other agents' searches only
+    assert ORACLES["caps"](result).ok  # one call at a time in each agent's runtime
+    data["tools"] = {"web_search": {"max_concurrency": 1}}
+    capped = ORACLES["caps"](run(scenario_from_data(data), get_scheduler("parallel"), 1))
+    assert capped.label == "cap-exceeded" and capped.witness["limit"] == "tools.web_search.max_concurrency"
