@@ -26,3 +26,10 @@ def test_python_examples_run_and_print_what_their_comments_say(capsys: pytest.Ca
         assert printed[: len(promised)] == promised, block
         promised_total += len(promised)
     assert promised_total >= 3  # the check itself must have something to check
+
+
+def test_readme_counts_check_schedulers_default_scenarios() -> None:
+    from harness.testing import DEFAULT_SCENARIOS
+
+    text = " ".join(README.read_text().split())
+    assert f"`check_scheduler` explores {len(DEFAULT_SCENARIOS)} default scenarios" in text
