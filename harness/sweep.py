@@ -1,8 +1,8 @@
-"""Sweeps: many (scenario, scheduler, seed) cells, on one process or a local pool, into a table.
+"""Sweeps: many (scenario, scheduler, seed) cells, on one process, a local pool or a Dask cluster,
+into a table.
 
-Owns the cell grid, the worker function, the process pool (start method set explicitly: forkserver
-with the harness preloaded, or spawn, so workers inherit nothing but their arguments; work is sent in
-large chunks to keep the pool busy),
+Owns the cell grid, the worker function, handing chunks to a local process pool (harness.workers:
+how many processes and how they start) or to a Dask cluster (harness.cluster) in large chunks,
 resumption (every finished cell is appended to a JSONL file at once; a restarted sweep skips the
 cells already there, and a torn last line is ignored) and the final table, sorted by cell so that the
 result does not depend on the number of processes or the order work finished in. Only `to_frame`
@@ -31,9 +31,12 @@ from harness.realtime import (
 from harness.run import run
 from harness.scenario import find_scenario
 from harness.schedulers import get_scheduler
+from harness.workers import pool_context, processes_for
 
 if TYPE_CHECKING:
     import pandas
+
+    from harness.cluster import Cluster
 
 #: Columns of one row, in order.
 COLUMNS = ("scenario", "scheduler", "seed", "makespan_ms", "status", "passed", "labels", "calls", "fingerprint")
@@ -97,10 +100,14 @@ def load_finished(path: Path) -> dict[tuple[str, str, int], dict[str, Any]]:
     return rows
 
 
-def sweep(cells: Sequence[Cell], *, processes: int = 1, out: Path | None = None, chunk_size: int | None = None,
-          on_progress: Callable[[int, int], None] | None = None,
-          wall_timeout_s: float | None = None) -> list[dict[str, Any]]:
+def sweep(cells: Sequence[Cell], *, processes: int | None = 1, out: Path | None = None,
+          chunk_size: int | None = None, on_progress: Callable[[int, int], None] | None = None,
+          wall_timeout_s: float | None = None, cluster: Cluster | None = None) -> list[dict[str, Any]]:
     """Run every cell not already in `out` and return all rows, sorted by cell.
+
+    `processes`: local worker processes (None: every core, but this process alone for fewer than
+    harness.workers.AUTO_POOL_MIN_RUNS cells); with `cluster` the cells run on its workers instead.
+    The rows are the same either way.
 
     With `out`, finished rows are appended to it as they arrive, so an interrupted sweep called again
     with the same file continues where it stopped.
@@ -111,10 +118,11 @@ def sweep(cells: Sequence[Cell], *, processes: int = 1, out: Path | None = None,
     `WallClockExceeded` naming the cell; rows finished before it are kept in `out`, the hung cell is
     not written (its row would depend on the machine's speed).
     """
-    if processes < 1:
+    if processes is not None and processes < 1:
         raise ValueError("processes must be >= 1")
     done = load_finished(out) if out is not None else {}
     todo = sorted(cell for cell in set(cells) if cell.key not in done)
+    processes = processes_for(processes, len(todo))
     wanted = {c.key for c in cells}  # built once: inside the comprehension it made resuming quadratic
     rows = {key: row for key, row in done.items() if key in wanted}
     total, finished = len(cells), len(rows)
@@ -124,7 +132,7 @@ def sweep(cells: Sequence[Cell], *, processes: int = 1, out: Path | None = None,
     if sink is not None and out is not None and out.stat().st_size and not out.read_text().endswith("\n"):
         sink.write("\n")  # close a line torn by an interruption before appending after it
     try:
-        for batch in _execute(todo, processes, chunk_size, resolve_wall_timeout(wall_timeout_s)):
+        for batch in _execute(todo, processes, chunk_size, resolve_wall_timeout(wall_timeout_s), cluster):
             for row in batch:
                 rows[(row["scenario"], row["scheduler"], row["seed"])] = row
                 if sink is not None:
@@ -140,9 +148,16 @@ def sweep(cells: Sequence[Cell], *, processes: int = 1, out: Path | None = None,
     return [rows[key] for key in sorted(rows)]
 
 
-def _execute(todo: list[Cell], processes: int, chunk_size: int | None, wall_timeout_s: float = 0.0
-             ) -> Iterator[list[dict[str, Any]]]:
+def _execute(todo: list[Cell], processes: int, chunk_size: int | None, wall_timeout_s: float = 0.0,
+             cluster: Cluster | None = None) -> Iterator[list[dict[str, Any]]]:
     if not todo:
+        return
+    work = functools.partial(_run_chunk, wall_timeout_s=wall_timeout_s)
+    if cluster is not None:  # rows come back as chunks finish: resumable, and the progress bar follows the cluster
+        from harness.cluster import chunk_size as cluster_chunk
+
+        size = chunk_size or cluster_chunk(len(todo), cluster.workers)
+        yield from cluster.as_completed(work, [todo[i:i + size] for i in range(0, len(todo), size)])
         return
     if processes == 1:
         size = chunk_size or 50
@@ -152,22 +167,8 @@ def _execute(todo: list[Cell], processes: int, chunk_size: int | None, wall_time
     # Large chunks amortise pickling and scheduling; several per process balance uneven cells.
     size = chunk_size or max(1, min(500, len(todo) // (processes * 4) or 1))
     chunks = [todo[start:start + size] for start in range(0, len(todo), size)]
-    with pool_context().Pool(processes) as pool:
-        yield from pool.imap_unordered(functools.partial(_run_chunk, wall_timeout_s=wall_timeout_s), chunks)
-
-
-def pool_context() -> multiprocessing.context.BaseContext:
-    """`forkserver` with the harness preloaded where the platform has it, else `spawn`.
-
-    Both start workers from a clean process (no threads, no state inherited from the caller, e.g. a
-    progress bar's refresh thread); forkserver then forks each worker from a warm server, so the
-    harness is imported once rather than once per worker.
-    """
-    if "forkserver" in multiprocessing.get_all_start_methods():
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["harness.sweep", "harness.explore.engine"])
-        return context
-    return multiprocessing.get_context("spawn")
+    with pool_context().Pool(min(processes, len(chunks))) as pool:
+        yield from pool.imap_unordered(work, chunks)
 
 
 def to_frame(rows: Sequence[dict[str, Any]]) -> pandas.DataFrame:

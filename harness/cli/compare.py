@@ -14,7 +14,17 @@ import click
 from rich.console import Console
 
 from harness.cli.guard import guarded
-from harness.cli.options import MAX_RUNS, check_schedulers, directory_option, names, progress_bar, wall_timeout_option
+from harness.cli.options import (
+    MAX_RUNS,
+    check_schedulers,
+    cluster_for,
+    dask_option,
+    directory_option,
+    names,
+    processes_option,
+    progress_bar,
+    wall_timeout_option,
+)
 from harness.scenario import find_scenario, scenario_names
 
 
@@ -27,14 +37,16 @@ from harness.scenario import find_scenario, scenario_names
 @click.option("--runs", type=click.IntRange(min=1, max=MAX_RUNS), default=100, show_default=True,
               help="Seeds per scheduler.")
 @click.option("--seed-start", type=int, default=1, show_default=True)
-@click.option("--processes", type=click.IntRange(min=1), default=1, show_default=True)
+@processes_option("the runs")
+@dask_option
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None, callback=directory_option,
               help="Write summary.json, results.csv, plots and index.html here.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @wall_timeout_option
 @guarded
 def compare_command(scenario: str | None, scenario_list: str | None, scheduler_list: str, runs: int,
-                    seed_start: int, processes: int, out: Path | None, fmt: str, wall_timeout: float) -> None:
+                    seed_start: int, processes: int | None, dask_address: str | None, out: Path | None, fmt: str,
+                    wall_timeout: float) -> None:
     """Compare schedulers on the same seeds: makespan percentiles, speedup over serial, ratio to
     optimal, violations by label."""
     from harness.report import compare
@@ -53,9 +65,9 @@ def compare_command(scenario: str | None, scenario_list: str | None, scheduler_l
     check_schedulers(schedulers, wall_timeout)
     seeds = list(range(seed_start, seed_start + runs))
     everyone = list(dict.fromkeys([*schedulers, *compare.BASELINES]))
-    with progress_bar("compare") as progress:
+    with cluster_for(dask_address, processes) as cluster, progress_bar("compare") as progress:
         rows = sweep(grid(scenarios, everyone, seeds), processes=processes, on_progress=progress,
-                     wall_timeout_s=wall_timeout)
+                     wall_timeout_s=wall_timeout, cluster=cluster)
     command = "harness " + " ".join(sys.argv[1:]) if sys.argv[1:] else "harness compare"
     if out is not None:
         summary = compare.write(out, rows, schedulers, command=command, seeds=seeds)

@@ -20,9 +20,12 @@ from harness.cli.guard import guarded
 from harness.cli.options import (
     MAX_RUNS,
     check_schedulers,
+    cluster_for,
+    dask_option,
     directory_option,
     execution_options,
     find_with_tools,
+    processes_option,
     progress_bar,
     tools_option,
     wall_timeout_option,
@@ -50,8 +53,8 @@ from harness.schedulers.origins import Origins, recording
                    "policy must survive with auto).")
 @click.option("--fault-bound", type=click.IntRange(min=0), default=1, show_default=True,
               help="Exhaustive: at most this many injected faults per run, every choice of them enumerated.")
-@click.option("--processes", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Worker processes for random, pct and auto runs (same result for any number).")
+@processes_option("random, pct and auto runs")
+@dask_option
 @click.option("--keep-going", is_flag=True, help="Do not stop at the first violation (one finding per label).")
 @click.option("--label", "labels", multiple=True,
               help="Only violations with this label count (repeatable), e.g. --label duplicate-effect.")
@@ -68,7 +71,8 @@ from harness.schedulers.origins import Origins, recording
 @tools_option
 @guarded
 def explore_command(scenario: str, scheduler_name: str, strategy: str, runs: int, seed: int, depth: int,
-                    swarm: bool, swarm_kinds: str | None, fault_bound: int, processes: int, keep_going: bool,
+                    swarm: bool, swarm_kinds: str | None, fault_bound: int, processes: int | None,
+                    dask_address: str | None, keep_going: bool,
                     labels: tuple[str, ...], save_dir: Path, no_save: bool, check_determinism: bool, fmt: str,
                     wall_timeout: float, tools_modules: tuple[str, ...], **execution: Any) -> None:
     """Search for a violation: auto (the default), random latencies, PCT, bounded exhaustive search or
@@ -89,15 +93,17 @@ def explore_command(scenario: str, scheduler_name: str, strategy: str, runs: int
     unknown_labels = [label for label in labels if label not in LABELS]
     if unknown_labels:
         raise click.UsageError(f"unknown label {unknown_labels[0]!r}; valid: {', '.join(LABELS)}")
+    if dask_address is not None and strategy in ("exhaustive", "hypothesis"):
+        raise click.UsageError(f"--dask runs random, pct and auto explorations; {strategy} runs in this process")
     kinds = None if swarm_kinds is None else tuple(k.strip() for k in swarm_kinds.split(",") if k.strip())
     unknown = [k for k in kinds or () if k not in KINDS]
     if unknown:
         raise click.UsageError(f"unknown swarm kind {unknown[0]!r}; valid: {', '.join(KINDS)}")
-    with progress_bar(f"explore ({strategy})") as progress:
+    with cluster_for(dask_address, processes) as cluster, progress_bar(f"explore ({strategy})") as progress:
         exploration = explore(loaded, scheduler_name, strategy, runs=runs, seed=seed, depth=depth, swarm=swarm,
                               keep_going=keep_going, on_progress=progress, swarm_kinds=kinds,
                               fault_bound=fault_bound, processes=processes, labels=labels or None,
-                              wall_timeout_s=wall_timeout)
+                              wall_timeout_s=wall_timeout, cluster=cluster)
     shrunk = exploration.shrunk
     path = None
     selfcheck = None

@@ -1,6 +1,7 @@
 """The option groups and validators the `harness` commands share.
 
-Owns `--tools`, `--wall-timeout`, the execution-policy flags (and their reproduce-line form), the
+Owns `--tools`, `--wall-timeout`, `--processes` and `--dask` (and connecting to the cluster), the
+execution-policy flags (and their reproduce-line form), the
 checks on directories and files a command will write into (made before any run, so a long run does
 not end in a traceback), name lists (`a,b` or `all`), the progress bar and building the named
 schedulers up front. It never runs a scenario and never prints results.
@@ -16,7 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from rich.console import Console
@@ -24,6 +25,9 @@ from rich.console import Console
 from harness.realtime import watched_build
 from harness.scenario import Scenario, find_scenario
 from harness.schedulers import get_scheduler
+
+if TYPE_CHECKING:
+    from harness.cluster import Cluster
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -48,6 +52,49 @@ def wall_timeout_option(command: F) -> F:
                         callback=lambda c, p, v: _seconds(v),
                         help="Real seconds each run may take before the scheduler is declared hung (0: no limit)."
                         )(command)
+
+
+def processes_option(what: str) -> Callable[[F], F]:
+    """`--processes N`: local worker processes (default: every core, but one for small jobs)."""
+    from harness.workers import AUTO_POOL_MIN_RUNS
+
+    def decorate(command: F) -> F:
+        return click.option(
+            "--processes", type=click.IntRange(min=1), default=None, show_default="all cores",
+            help=f"Worker processes for {what} (same results for any number). By default every core, but only "
+                 f"this process for fewer than {AUTO_POOL_MIN_RUNS:,} runs (a pool's start-up would cost more "
+                 "than it saves). With --dask local: the number of local Dask workers.")(command)
+
+    return decorate
+
+
+def dask_option(command: F) -> F:
+    """`--dask ADDRESS`: run on a Dask distributed cluster (needs the `[dask]` extra)."""
+    return click.option("--dask", "dask_address", metavar="ADDRESS", default=None,
+                        help="Run on a Dask cluster: a dask-scheduler's address (tcp://host:8786), or `local` to "
+                             "start a LocalCluster. Same results as a local run. Needs: pip install 'harness[dask]'."
+                        )(command)
+
+
+@contextlib.contextmanager
+def cluster_for(address: str | None, processes: int | None) -> Iterator[Cluster | None]:
+    """The Dask cluster `--dask` names for the length of the command (None without `--dask`); a
+    missing extra or an unreachable scheduler is a usage error, before any run."""
+    if address is None:
+        yield None
+        return
+    from harness.cluster import DaskUnavailable, connect
+
+    if processes is not None and address != "local":
+        raise click.UsageError("--processes chooses the workers of --dask local only (a cluster has its own)")
+    try:
+        opened = connect(address, processes)
+        cluster = opened.__enter__()
+    except DaskUnavailable as exc:
+        raise click.UsageError(str(exc)) from None
+    with contextlib.ExitStack() as stack:
+        stack.push(opened)
+        yield cluster
 
 
 #: More runs than this in one command is a typo, not a plan (cells are listed up front).

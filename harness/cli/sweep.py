@@ -14,8 +14,11 @@ from harness.cli.guard import guarded
 from harness.cli.options import (
     MAX_RUNS,
     check_schedulers,
+    cluster_for,
+    dask_option,
     file_option,
     names,
+    processes_option,
     progress_bar,
     sweep_file_option,
     wall_timeout_option,
@@ -29,7 +32,8 @@ from harness.scenario import find_scenario, scenario_names
 @click.option("--runs", type=click.IntRange(min=1, max=MAX_RUNS), default=100, show_default=True,
               help="Seeds per cell.")
 @click.option("--seed-start", type=int, default=1, show_default=True)
-@click.option("--processes", type=click.IntRange(min=1), default=1, show_default=True)
+@processes_option("the cells")
+@dask_option
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None, callback=sweep_file_option,
               help="JSONL file of finished cells: written as they finish, read back to resume.")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -37,9 +41,9 @@ from harness.scenario import find_scenario, scenario_names
               help="Also write the final table as CSV.")
 @wall_timeout_option
 @guarded
-def sweep_command(scenario_list: str, scheduler_list: str, runs: int, seed_start: int, processes: int,
-                  out: Path | None, csv_path: Path | None, wall_timeout: float) -> None:
-    """Run many (scenario, scheduler, seed) cells, optionally on a process pool; resumable."""
+def sweep_command(scenario_list: str, scheduler_list: str, runs: int, seed_start: int, processes: int | None,
+                  dask_address: str | None, out: Path | None, csv_path: Path | None, wall_timeout: float) -> None:
+    """Run many (scenario, scheduler, seed) cells on every core or a Dask cluster; resumable."""
     from harness.schedulers import scheduler_names
     from harness.sweep import grid, sweep, to_frame
 
@@ -53,8 +57,9 @@ def sweep_command(scenario_list: str, scheduler_list: str, runs: int, seed_start
     cells = grid(scenarios, schedulers, range(seed_start, seed_start + runs))
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
-    with progress_bar("sweep") as progress:
-        rows = sweep(cells, processes=processes, out=out, on_progress=progress, wall_timeout_s=wall_timeout)
+    with cluster_for(dask_address, processes) as cluster, progress_bar("sweep") as progress:
+        rows = sweep(cells, processes=processes, out=out, on_progress=progress, wall_timeout_s=wall_timeout,
+                     cluster=cluster)
     frame = to_frame(rows)
     if csv_path is not None:
         csv_path.parent.mkdir(parents=True, exist_ok=True)

@@ -15,8 +15,8 @@ Owns `explore()`. Strategies:
 Every exploration carries a `scope`: which latencies, timers, faults and swarm kinds its runs
 covered and, for claims (a PCT bound, an exhausted space), what the claim covers. A finding is shrunk
 — fewer calls, then fewer deviations from model order — and can be saved as a reproducer. Runs are a
-pure function of (scenario, scheduler, strategy, seed, run index), so `processes=N` gives the same
-first finding as one process. It never prints.
+pure function of (scenario, scheduler, strategy, seed, run index), and outcomes are used in run order,
+so `processes=N` or a Dask `cluster` gives the same findings as one process. It never prints.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import pickle
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from random import Random
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.explore import crew_shrink, scope
 from harness.explore import pct as pct_module
@@ -47,6 +47,10 @@ from harness.scenario.spec import Scenario
 from harness.schedulers import Scheduler, get_scheduler
 from harness.sim.arbiter import FAULT, NO_FAULT, THREAD_PREFIX, TIME, Tape
 from harness.sim.streams import derive_seed
+from harness.workers import pool_context, processes_for
+
+if TYPE_CHECKING:
+    from harness.cluster import Cluster
 
 STRATEGIES = ("auto", "random", "pct", "exhaustive", "hypothesis")
 
@@ -147,14 +151,17 @@ def _limited(verdicts: Sequence[Verdict]) -> bool:
 def explore(scenario: Scenario, scheduler: str | Scheduler, strategy: str = "auto", *, runs: int = 100,
             seed: int = 1, depth: int = 3, swarm: bool = False, keep_going: bool = False, shrink: bool = True,
             on_progress: Callable[[int, int], None] | None = None,
-            swarm_kinds: tuple[str, ...] | None = None, fault_bound: int = 1, processes: int = 1,
-            labels: Collection[str] | None = None, wall_timeout_s: float | None = None) -> Exploration:
+            swarm_kinds: tuple[str, ...] | None = None, fault_bound: int = 1, processes: int | None = 1,
+            labels: Collection[str] | None = None, wall_timeout_s: float | None = None,
+            cluster: Cluster | None = None) -> Exploration:
     """Explore `scenario` under `scheduler` (a name `get_scheduler` accepts, or an instance).
 
     `swarm_kinds` (default: every kind with `--swarm`, the kinds a policy must survive in `auto`)
     limits the faults swarm runs may switch on. `fault_bound` is exhaustive's limit on injected
-    faults per run. `processes` > 1 runs random, pct and auto runs on a process pool with the same
-    result as one process (the scheduler must then be a name, or picklable). `labels` restricts
+    faults per run. `processes` > 1 runs random, pct and auto runs on a process pool, and `cluster` on
+    a Dask cluster, with the same result as one process (the scheduler must then be a name, or
+    picklable); None means every core, but one process for fewer than
+    harness.workers.AUTO_POOL_MIN_RUNS runs. `labels` restricts
     what counts as a finding to violations with those labels.
 
     `wall_timeout_s` is the real time each run, and building a named scheduler, may take (0: no
@@ -164,7 +171,8 @@ def explore(scenario: Scenario, scheduler: str | Scheduler, strategy: str = "aut
     shrinking or replaying it."""
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}; valid: {', '.join(STRATEGIES)}")
-    if fault_bound < 0 or processes < 1 or runs < 1 or depth < 1:
+    processes = processes_for(processes, runs)
+    if fault_bound < 0 or runs < 1 or depth < 1:
         raise ValueError("runs, depth and processes must be >= 1 and fault_bound >= 0")
     unknown = sorted(set(labels or ()) - set(LABELS))
     if unknown:
@@ -172,13 +180,13 @@ def explore(scenario: Scenario, scheduler: str | Scheduler, strategy: str = "aut
     seconds = resolve_wall_timeout(wall_timeout_s)
     with wall_limit_per_run(seconds), watching_user_interrupts():
         return _explore(scenario, scheduler, strategy, runs, seed, depth, swarm, keep_going, shrink, on_progress,
-                        swarm_kinds, fault_bound, processes, labels, seconds)
+                        swarm_kinds, fault_bound, processes, labels, seconds, cluster)
 
 
 def _explore(scenario: Scenario, scheduler: str | Scheduler, strategy: str, runs: int, seed: int, depth: int,
              swarm: bool, keep_going: bool, shrink: bool, on_progress: Callable[[int, int], None] | None,
              swarm_kinds: tuple[str, ...] | None, fault_bound: int, processes: int,
-             labels: Collection[str] | None, wall_timeout_s: float) -> Exploration:
+             labels: Collection[str] | None, wall_timeout_s: float, cluster: Cluster | None = None) -> Exploration:
     policy = _build(scheduler, wall_timeout_s)
     exploration = Exploration(strategy, scenario.name,
                               scheduler if isinstance(scheduler, str) else scheduler_label(policy)[0])
@@ -190,7 +198,7 @@ def _explore(scenario: Scenario, scheduler: str | Scheduler, strategy: str, runs
         _exhaustive(exploration, scenario, policy, runs, seed, fault_bound, keep_going, on_progress, wanted)
     else:
         _planned(exploration, scenario, scheduler, policy, strategy, runs, seed, depth, swarm, kinds, keep_going,
-                 on_progress, processes, wanted, wall_timeout_s)
+                 on_progress, processes, wanted, wall_timeout_s, cluster)
     if wanted is not None:
         exploration.scope["labels"] = list(wanted)
     if exploration.found is not None and shrink:
@@ -289,16 +297,17 @@ def _run_chunk_star(args: tuple[_Job, list[RunPlan]]) -> list[_Outcome]:
 def _planned(exploration: Exploration, scenario: Scenario, scheduler: str | Scheduler, policy: Scheduler,
              strategy: str, runs: int, seed: int, depth: int, swarm: bool, kinds: tuple[str, ...], keep_going: bool,
              on_progress: Callable[[int, int], None] | None, processes: int, labels: tuple[str, ...] | None,
-             wall_timeout_s: float = 0.0) -> None:
+             wall_timeout_s: float = 0.0, cluster: Cluster | None = None) -> None:
     calls = _entities(scenario, policy, seed)
     todo = plans(strategy, runs, seed, depth, swarm)
     ordered = any(p.mode == "pct" for p in todo)
     # Time is one more contender for PCT. The horizon (steps per run) is fixed before the runs, from
     # the schedule closest to model order, doubled for slack, so no run depends on another's.
     horizon = max(2 * len(run(scenario, policy, seed, chooser=Tape()).tape or ()), depth) if ordered else 0
-    job = _Job(scenario, scheduler if processes > 1 and isinstance(scheduler, str) else policy, (*calls, TIME),
+    elsewhere = processes > 1 or cluster is not None  # runs made in other processes
+    job = _Job(scenario, scheduler if elsewhere and isinstance(scheduler, str) else policy, (*calls, TIME),
                horizon, seed, kinds, labels, wall_timeout_s)
-    if processes > 1 and not isinstance(scheduler, str):
+    if elsewhere and not isinstance(scheduler, str):
         try:
             pickle.dumps(policy)
         except Exception as exc:
@@ -311,7 +320,7 @@ def _planned(exploration: Exploration, scenario: Scenario, scheduler: str | Sche
     max_steps = 0
     done = 0
     limited = 0
-    for outcomes in _chunks(job, todo, processes):
+    for outcomes in _chunks(job, todo, processes, cluster):
         stop = False
         for outcome, ran in outcomes:
             limited += outcome.limited
@@ -353,16 +362,26 @@ def _planned(exploration: Exploration, scenario: Scenario, scheduler: str | Sche
         random_runs=done - len(pct_runs), pct_runs=len(pct_runs), seeds=[todo[0].seed, todo[done - 1].seed],
         timers=sorted(timers), scenario=scenario, swarm=kinds if swarm or strategy == "auto" else (),
         swarm_seen=sorted(faults_seen), depths=sorted({p.depth for p in pct_runs}), horizon=horizon,
-        max_steps=max_steps, processes=processes, limited=limited,
+        max_steps=max_steps, limited=limited,
         mix=[RunPlan(0, mode, 0, d, on).describe for mode, d, on in AUTO_CYCLE] if strategy == "auto" else None)
 
 
 _Ran = tuple[RunResult, tuple[str, ...]]
 
 
-def _chunks(job: _Job, todo: list[RunPlan], processes: int) -> Iterator[list[tuple[_Outcome, _Ran | None]]]:
-    """Outcomes chunk by chunk, in run order (a pool works ahead; results are consumed in order),
-    each with its run when it was made in this process."""
+def _chunks(job: _Job, todo: list[RunPlan], processes: int, cluster: Cluster | None = None
+            ) -> Iterator[list[tuple[_Outcome, _Ran | None]]]:
+    """Outcomes chunk by chunk, in run order (a pool or a cluster works ahead; results are consumed
+    in order), each with its run when it was made in this process."""
+    if cluster is not None:
+        from harness.cluster import chunk_size
+
+        # Larger chunks than a local pool's (a task is a network round trip), still small enough that
+        # stopping at an early finding cancels most of the work.
+        size = chunk_size(len(todo), cluster.workers, least=8, most=1000)
+        for outcomes in cluster.in_order(_run_chunk, [todo[i:i + size] for i in range(0, len(todo), size)], job):
+            yield [(outcome, None) for outcome in outcomes]
+        return
     size = 8 if processes > 1 else 1
     chunks = [todo[i:i + size] for i in range(0, len(todo), size)]
     if processes == 1:
@@ -371,9 +390,7 @@ def _chunks(job: _Job, todo: list[RunPlan], processes: int) -> Iterator[list[tup
             ran = [(plan, execute_plan(job, policy, plan)) for plan in chunk]
             yield [(_summarise(job, plan, *made), made) for plan, made in ran]
         return
-    from harness.sweep import pool_context
-
-    with pool_context().Pool(processes) as pool:
+    with pool_context().Pool(min(processes, len(chunks))) as pool:
         for outcomes in pool.imap(_run_chunk_star, [(job, chunk) for chunk in chunks]):
             yield [(outcome, None) for outcome in outcomes]
 

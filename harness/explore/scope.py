@@ -20,8 +20,7 @@ ORDER_FIRST_LATENCIES = ("calls' steps in any order among themselves; against ti
 
 def planned_scope(*, random_runs: int, pct_runs: int, seeds: list[int], timers: list[str],
                   scenario: Scenario, swarm: tuple[str, ...], swarm_seen: list[str], depths: list[int],
-                  horizon: int, max_steps: int, mix: list[str] | None, processes: int,
-                  limited: int) -> dict[str, Any]:
+                  horizon: int, max_steps: int, mix: list[str] | None, limited: int) -> dict[str, Any]:
     """The scope of random, pct and auto explorations (none of them claims a proof)."""
     scope: dict[str, Any] = {
         "runs": random_runs + pct_runs,
@@ -34,7 +33,6 @@ def planned_scope(*, random_runs: int, pct_runs: int, seeds: list[int], timers: 
         "faults": faults(scenario, "drawn per run from each run's seed"),
         "swarm": sorted(swarm),
         "swarm_seen": swarm_seen,
-        "processes": processes,
         "limited_checks": limited,
     }
     if pct_runs:
