@@ -32,6 +32,14 @@ def determinism(session: nox.Session) -> None:
 
 
 @nox.session
+def dask(session: nox.Session) -> None:
+    """Sweeps, comparisons and explorations on a two-worker Dask LocalCluster give the local results."""
+    session.install("-e", ".[dev,dask]")
+    session.run("python", "-m", "pytest", "-q", "tests/cluster", "tests/determinism/test_process_counts.py",
+                *session.posargs)
+
+
+@nox.session
 def runtimes(session: nox.Session) -> None:
     """The recipes for real runtimes (docs/recipes/): openai-agents, LangGraph, pydantic-ai, smolagents."""
     session.install("-e", ".[dev,runtimes]")

@@ -101,8 +101,9 @@ def connect(address: str, workers: int | None = None) -> Iterator[Cluster]:
     distributed = _distributed()
     if address == "local":
         count = workers or cores()
+        # Any free port for its status page: the default (8787) would be taken by a second cluster.
         with distributed.LocalCluster(n_workers=count, threads_per_worker=1, processes=True,
-                                      dashboard_address=None, silence_logs=logging.ERROR) as local, \
+                                      dashboard_address=":0", silence_logs=logging.ERROR) as local, \
                 distributed.Client(local, set_as_default=False) as client:
             yield Cluster(client, f"LocalCluster of {count} workers")
         return
