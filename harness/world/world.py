@@ -9,6 +9,7 @@ records touches or advances time: the executor wraps it for that.
 from __future__ import annotations
 
 import errno as _errno
+import functools
 import os
 import pickle
 import posixpath
@@ -64,6 +65,15 @@ def _object_path(obj: FakeFile) -> str:
         names.append(str(node.name))
         node = node.parent_dir()
     return "/" + "/".join(reversed(names))
+
+
+@functools.lru_cache(maxsize=4096)
+def _plain_absolute(cwd: str, raw: str) -> str | None:
+    """`raw` joined to `cwd` and normalised when no component is `..` (text alone decides then), else
+    None. A pure function of its arguments, remembered by value: tools resolve the same few paths
+    in every run."""
+    joined = posixpath.join(cwd, raw)
+    return None if ".." in joined.split("/") else posixpath.normpath(joined)
 
 
 def _too_long(path: str) -> bool:
@@ -208,10 +218,10 @@ class World:
             raise WorldError(_errno.ENAMETOOLONG, raw)
         if raw.startswith("~"):
             raw = expand_user(raw, self.home, self.users)
-        joined = posixpath.join(self.cwd, raw)
-        parts = joined.split("/")
-        if ".." not in parts:
-            return posixpath.normpath(joined)  # the hot path: without `..`, text and POSIX agree
+        plain = _plain_absolute(self.cwd, raw)
+        if plain is not None:
+            return plain  # the hot path: without `..`, text and POSIX agree
+        parts = posixpath.join(self.cwd, raw).split("/")
         result = "/"
         for part in parts:
             if part in ("", "."):
