@@ -48,10 +48,37 @@ def _startup_rows(f: dict[str, Any]) -> list[Row]:
     ]
 
 
+def _explore_rows(f: dict[str, Any]) -> list[Row]:
+    return [
+        ("random exploration of config-clobber (serial, every run checked), per core",
+         f"{f['random_runs_per_s']:.0f} runs/s (pct {f['pct_runs_per_s']:.0f}, auto {f['auto_runs_per_s']:.0f})",
+         f">= {f['random_target']:.0f} runs/s", f"{f['random_ratio']:.2f}"),
+        ("`check_scheduler`'s Hypothesis part (generated batches, PCT order)",
+         f"{f['hypothesis_examples_per_s']:.0f} examples/s", f">= {f['hypothesis_target']:.0f} examples/s",
+         f"{f['hypothesis_ratio']:.2f}"),
+    ]
+
+
+def _sweep_scale_rows(f: dict[str, Any]) -> list[Row]:
+    n, seconds = f["cores"], f["seconds_median"]
+    rows = [(f"sweep of {f['cells']:,} cells, 1 -> {n} processes (pool start-up included)",
+             f"{f['process_speedup']:.2f}x ({seconds['1_process']:.1f} s -> {seconds[f'{n}_processes']:.1f} s)",
+             f">= {f['process_speedup_target']}x", f"{f['process_ratio']:.2f}")]
+    if "dask_speedup" in f:
+        rows.append((f"sweep of {f['cells']:,} cells on Dask, 1 -> 2 workers (LocalCluster start-up "
+                     f"{f['dask_startup_s_median']:.1f} s not included)",
+                     f"{f['dask_speedup']:.2f}x "
+                     f"({seconds['dask_1_worker']:.1f} s -> {seconds['dask_2_workers']:.1f} s)",
+                     f">= {f['dask_speedup_target']}x", f"{f['dask_ratio']:.2f}"))
+    return rows
+
+
 #: name -> (script arguments for a full run, for a quick one, rows from its figures)
 BENCHMARKS: dict[str, tuple[list[str], list[str], Callable[[dict[str, Any]], list[Row]]]] = {
     "bench_run": (["--rounds", "5"], ["--rounds", "3", "--seconds", "0.2"], _run_rows),
     "bench_startup": (["--runs", "11"], ["--runs", "5"], _startup_rows),
+    "bench_explore": (["--rounds", "3"], ["--rounds", "1", "--runs", "1000", "--examples", "200"], _explore_rows),
+    "bench_sweep_scale": (["--rounds", "3"], ["--rounds", "1", "--cells", "1000"], _sweep_scale_rows),
 }
 
 

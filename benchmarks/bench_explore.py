@@ -1,0 +1,115 @@
+"""Exploration throughput on one core: random runs/s on config-clobber, and check_scheduler's Hypothesis
+part in examples/s.
+
+Prints one JSON object (and writes benchmarks/results/bench_explore.json). Rates are per CPU second
+of this process (so per core, and less sensitive to neighbours than wall time), median of the rounds;
+each comes with its target and the ratio (>= 1 meets it). The explorations use a scheduler that
+passes (`serial`), so the whole budget runs instead of stopping at a first finding; each run is
+checked by every oracle, as `harness explore` does. The Hypothesis part is check_scheduler's own
+(generated batches over a world with aliases, PCT order per batch).
+
+Usage: python benchmarks/bench_explore.py [--runs N] [--examples N] [--rounds R]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+from _figures import emit
+
+import harness.testing
+from harness import __version__
+from harness.explore.engine import explore
+from harness.scenario import find_scenario
+from harness.schedulers import get_scheduler
+
+RANDOM_TARGET = 3000.0  # random runs/s per core on config-clobber (issue 13)
+HYPOTHESIS_TARGET = 500.0  # check_scheduler's Hypothesis examples/s (issue 13)
+
+
+def _cpu(go: Callable[[], int]) -> tuple[float, int]:
+    start = time.process_time()
+    done = go()
+    return time.process_time() - start, done
+
+
+def _explore_rate(strategy: str, scheduler: str, runs: int) -> float:
+    scenario = find_scenario("config-clobber")
+
+    def go() -> int:
+        exploration = explore(scenario, scheduler, strategy, runs=runs, seed=1, processes=1, shrink=False)
+        assert exploration.found is None, f"{scheduler} should pass config-clobber"
+        return exploration.runs
+
+    seconds, done = _cpu(go)
+    return done / seconds
+
+
+def _hypothesis_rate(examples: int) -> tuple[float, int]:
+    """Examples/s of check_scheduler's Hypothesis part, counting the batches it really ran."""
+    policy = get_scheduler("serial")
+    ran = 0
+    real_run = harness.testing.run
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        nonlocal ran
+        ran += 1
+        return real_run(*args, **kwargs)
+
+    harness.testing.run = counting  # type: ignore[assignment]
+    try:
+        seconds, _ = _cpu(lambda: 0 if harness.testing._generated(policy, examples, 1) is None else 1)
+    finally:
+        harness.testing.run = real_run
+    return ran / seconds, ran
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3000)
+    parser.add_argument("--examples", type=int, default=500)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    load = os.getloadavg()
+    _explore_rate("random", "serial", 50)  # warm imports and caches
+    rates: dict[str, list[float]] = {"random_serial": [], "random_resource_keys": [], "pct_serial": [],
+                                     "auto_serial": [], "hypothesis": []}
+    examples_ran = 0
+    for _ in range(args.rounds):
+        rates["random_serial"].append(_explore_rate("random", "serial", args.runs))
+        rates["random_resource_keys"].append(_explore_rate("random", "resource_keys", args.runs))
+        rates["pct_serial"].append(_explore_rate("pct", "serial", args.runs))
+        rates["auto_serial"].append(_explore_rate("auto", "serial", args.runs))
+        rate, examples_ran = _hypothesis_rate(args.examples)
+        rates["hypothesis"].append(rate)
+    median = {key: statistics.median(values) for key, values in rates.items()}
+    figures = {
+        "benchmark": "exploration throughput per core (CPU time), config-clobber; check_scheduler's Hypothesis part",
+        "harness_version": __version__,
+        "python": platform.python_version(),
+        "rounds": args.rounds,
+        "runs_per_round": args.runs,
+        "random_runs_per_s": round(median["random_serial"], 1),
+        "random_target": RANDOM_TARGET,
+        "random_ratio": round(median["random_serial"] / RANDOM_TARGET, 3),
+        "random_resource_keys_runs_per_s": round(median["random_resource_keys"], 1),
+        "pct_runs_per_s": round(median["pct_serial"], 1),
+        "auto_runs_per_s": round(median["auto_serial"], 1),
+        "hypothesis_examples_per_s": round(median["hypothesis"], 1),
+        "hypothesis_examples": examples_ran,
+        "hypothesis_target": HYPOTHESIS_TARGET,
+        "hypothesis_ratio": round(median["hypothesis"] / HYPOTHESIS_TARGET, 3),
+        "all_rounds": {key: [round(v, 1) for v in values] for key, values in rates.items()},
+        "load_average_1m": round(load[0], 2),
+    }
+    emit("bench_explore", figures)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,114 @@
+"""Sweep scaling: the same cells on 1 process and on every core, then on a Dask LocalCluster of 1 worker
+and of 2.
+
+Prints one JSON object (and writes benchmarks/results/bench_sweep_scale.json): wall seconds of each
+(median of the rounds, interleaved so that a change in the machine's load hits every configuration
+alike), the speedups with their targets and ratios (>= 1 meets the target), whether every
+configuration gave the rows of one process, the Dask clusters' start-up (not in the timings) and the
+load average before and after: on a shared machine a speedup says as much about the neighbours as
+about the harness.
+
+Usage: python benchmarks/bench_sweep_scale.py [--cells N] [--rounds R] [--no-dask]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import subprocess
+import time
+from collections.abc import Callable
+from typing import Any
+
+from _figures import emit
+
+from harness import __version__
+from harness.sweep import grid, sweep
+from harness.workers import cores
+
+SCENARIOS = ["incident-triage", "config-clobber", "edit-then-test", "code-review"]
+SCHEDULERS = ["serial", "parallel", "resource_keys", "partition"]
+
+#: Of the ideal speedup (N for N processes or workers): what the issue asks of 1 -> 2 Dask workers.
+EFFICIENCY_TARGET = 0.9
+
+
+def _uptime() -> str:
+    try:
+        return subprocess.run(["uptime"], capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "load average {:.2f}, {:.2f}, {:.2f}".format(*os.getloadavg())
+
+
+def _timed(go: Callable[[], list[dict[str, Any]]]) -> tuple[float, list[dict[str, Any]]]:
+    start = time.perf_counter()
+    rows = go()
+    return time.perf_counter() - start, rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cells", type=int, default=4000)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--no-dask", action="store_true", help="processes only")
+    args = parser.parse_args()
+    per = max(1, args.cells // (len(SCENARIOS) * len(SCHEDULERS)))
+    cells = grid(SCENARIOS, SCHEDULERS, range(1, per + 1))
+    n = cores()
+    before, uptime_before = os.getloadavg(), _uptime()
+    reference = sweep(cells[:50])  # warm this process's imports and caches before timing
+    reference = sweep(cells, processes=1)
+    seconds: dict[str, list[float]] = {"1_process": [], f"{n}_processes": [], "dask_1_worker": [],
+                                       "dask_2_workers": []}
+    identical = True
+    startup: list[float] = []
+    for _ in range(args.rounds):
+        for processes in (1, n):
+            took, rows = _timed(lambda p=processes: sweep(cells, processes=p))
+            seconds["1_process" if processes == 1 else f"{n}_processes"].append(took)
+            identical &= rows == reference
+        if args.no_dask:
+            continue
+        from harness.cluster import connect
+
+        for workers in (1, 2):
+            start = time.perf_counter()
+            with connect("local", workers=workers) as cluster:
+                startup.append(time.perf_counter() - start)
+                sweep(cells[:2 * workers], cluster=cluster)  # each worker imports the harness before timing
+                took, rows = _timed(lambda c=cluster: sweep(cells, cluster=c))
+            seconds["dask_1_worker" if workers == 1 else "dask_2_workers"].append(took)
+            identical &= rows == reference
+    median = {key: statistics.median(values) for key, values in seconds.items() if values}
+    figures: dict[str, Any] = {
+        "benchmark": "sweep scaling: 1 -> N processes, 1 -> 2 Dask workers (LocalCluster, one thread each)",
+        "harness_version": __version__,
+        "python": platform.python_version(),
+        "cores": n,
+        "cells": len(cells),
+        "rounds": args.rounds,
+        "seconds_median": {key: round(value, 3) for key, value in median.items()},
+        "seconds_all": {key: [round(v, 3) for v in values] for key, values in seconds.items() if values},
+        "runs_per_s_1_process": round(len(cells) / median["1_process"], 1),
+        "process_speedup": round(median["1_process"] / median[f"{n}_processes"], 3),
+        "process_speedup_target": round(EFFICIENCY_TARGET * n, 2),
+        "identical_rows": identical,
+        "load_average_1m": round(before[0], 2),
+        "uptime_before": uptime_before,
+    }
+    figures["process_ratio"] = round(figures["process_speedup"] / figures["process_speedup_target"], 3)
+    if "dask_2_workers" in median:
+        figures.update(
+            dask_speedup=round(median["dask_1_worker"] / median["dask_2_workers"], 3),
+            dask_speedup_target=round(EFFICIENCY_TARGET * 2, 2),
+            dask_startup_s_median=round(statistics.median(startup), 3),
+            runs_per_s_dask_2_workers=round(len(cells) / median["dask_2_workers"], 1))
+        figures["dask_ratio"] = round(figures["dask_speedup"] / figures["dask_speedup_target"], 3)
+    figures["uptime_after"] = _uptime()
+    emit("bench_sweep_scale", figures)
+
+
+if __name__ == "__main__":
+    main()
