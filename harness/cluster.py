@@ -1,6 +1,6 @@
 """Chunks of runs on a Dask distributed cluster (`--dask ADDRESS`, or `--dask local`).
 
-Owns connecting (to an existing `dask-scheduler`'s address, or to a `LocalCluster` started for one
+Owns connecting (to an existing `dask scheduler`'s address, or to a `LocalCluster` started for one
 command and closed after it), the lazy import of dask (`DaskUnavailable` names the `[dask]` extra
 when it is missing), submitting chunks, handing their results back (as they finish, or in
 submission order) and cancelling what is left when the caller stops early or fails. One chunk at a
@@ -28,8 +28,10 @@ from harness.workers import cores
 #: The extra that installs dask and distributed (pyproject.toml).
 EXTRA = "pip install 'harness[dask]'  (dask[distributed] >= 2026.8.0)"
 
-#: Seconds to wait for a scheduler to answer and for its first worker to join.
-CONNECT_TIMEOUT_S = 30.0
+#: Seconds to wait for a scheduler to answer (a wrong address is a usage error soon), then for its
+#: first worker to join (workers may still be starting).
+CONNECT_TIMEOUT_S = 10.0
+WORKERS_TIMEOUT_S = 60.0
 
 _T = TypeVar("_T")
 _R = TypeVar("_R")
@@ -115,10 +117,10 @@ def connect(address: str, workers: int | None = None) -> Iterator[Cluster]:
         raise DaskUnavailable(f"cannot reach the Dask scheduler at {address}: {exc}") from exc
     with client:
         try:
-            client.wait_for_workers(1, timeout=CONNECT_TIMEOUT_S)
+            client.wait_for_workers(1, timeout=WORKERS_TIMEOUT_S)
         except (OSError, TimeoutError) as exc:
             raise DaskUnavailable(f"no worker joined the Dask scheduler at {address} within "
-                                  f"{CONNECT_TIMEOUT_S:g} s (start some: dask-worker {address})") from exc
+                                  f"{WORKERS_TIMEOUT_S:g} s (start some: dask worker {address})") from exc
         yield Cluster(client, address)
 
 

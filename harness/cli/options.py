@@ -71,7 +71,7 @@ def processes_option(what: str) -> Callable[[F], F]:
 def dask_option(command: F) -> F:
     """`--dask ADDRESS`: run on a Dask distributed cluster (needs the `[dask]` extra)."""
     return click.option("--dask", "dask_address", metavar="ADDRESS", default=None,
-                        help="Run on a Dask cluster: a dask-scheduler's address (tcp://host:8786), or `local` to "
+                        help="Run on a Dask cluster: a `dask scheduler`'s address (tcp://host:8786), or `local` to "
                              "start a LocalCluster. Same results as a local run. Needs: pip install 'harness[dask]'."
                         )(command)
 
