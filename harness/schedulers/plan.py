@@ -19,6 +19,7 @@ import simpy
 from harness.model import Batch, CallResult, ToolCall
 from harness.schedulers.context import SchedulerContext, SchedulerProcess
 from harness.schedulers.execution import ExecutionPolicy
+from harness.schedulers.gates import Gate, Gates
 from harness.schedulers.runtime import BatchRuntime, run_call
 
 #: Runs one call, once its plan lets it, to its reported result.
@@ -42,6 +43,15 @@ class Plan:
     chained: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     #: One line about the plan for the timeline, e.g. "3 segments: [a b] [c] [d e]".
     summary: str = ""
+    #: Prefix waits, for a plan where many calls wait for one growing list (resource_keys: a read
+    #: waits for every earlier write): call id -> n means it also waits for the first n calls of
+    #: `prefix`. The same as listing `prefix[:n]` in its `after`, in constant space per call.
+    prefix: tuple[str, ...] = ()
+    after_prefix: Mapping[str, int] = field(default_factory=dict)
+
+    def waits_for(self, call_id: str) -> tuple[str, ...]:
+        """Every call `call_id` starts after: its `after`, then its prefix waits."""
+        return tuple(dict.fromkeys((*self.after[call_id], *self.prefix[:self.after_prefix.get(call_id, 0)])))
 
     @classmethod
     def parallel(cls, batch: Batch, *, cap: int | None = None, summary: str = "all parallel") -> Plan:
@@ -78,21 +88,47 @@ class Plan:
                 raise PlanError(f"{call_id} waits for {unknown}, which are not other calls of the batch")
         if self.report == "plan" and sorted(self.order) != sorted(ids):
             raise PlanError("a plan reporting in its own order must list every call once in `order`")
+        self._validate_prefix(ids)
         # Kahn's algorithm, linear in calls and edges: any call left waiting sits on (or behind) a cycle.
-        waiting = {call_id: len(set(deps)) for call_id, deps in self.after.items()}
-        successors: dict[str, list[str]] = {}
+        # Prefix waits go through one node per prefix length ("the first k have settled"), so they
+        # stay linear too: node k waits for node k-1 and prefix[k-1]; a call with n waits for node n.
+        waiting: dict[str | int, int] = {call_id: len(set(deps)) + (1 if self.after_prefix.get(call_id) else 0)
+                                         for call_id, deps in self.after.items()}
+        successors: dict[str | int, list[str | int]] = {}
         for call_id, deps in self.after.items():
             for dep in set(deps):
                 successors.setdefault(dep, []).append(call_id)
-        ready = [call_id for call_id, count in waiting.items() if not count]
+            if self.after_prefix.get(call_id):
+                successors.setdefault(self.after_prefix[call_id], []).append(call_id)
+        for k, call_id in enumerate(self.prefix, start=1):
+            waiting[k] = 2 if k > 1 else 1
+            successors.setdefault(call_id, []).append(k)
+            if k > 1:
+                successors.setdefault(k - 1, []).append(k)
+        ready = [node for node, count in waiting.items() if not count]
         while ready:
             for successor in successors.get(ready.pop(), ()):
                 waiting[successor] -= 1
                 if not waiting[successor]:
                     ready.append(successor)
-        remaining = sorted(call_id for call_id, count in waiting.items() if count)
+        remaining = sorted(node for node, count in waiting.items() if count and isinstance(node, str))
         if remaining:
             raise PlanError(f"plan has a dependency cycle among {remaining}")
+
+    def _validate_prefix(self, ids: set[str]) -> None:
+        if not self.prefix and not self.after_prefix:
+            return
+        unknown = [c for c in self.prefix if c not in ids]
+        if unknown or len(set(self.prefix)) != len(self.prefix):
+            raise PlanError(f"plan prefix must list calls of the batch at most once (unknown {sorted(unknown)})")
+        position = {call_id: k for k, call_id in enumerate(self.prefix)}
+        for call_id, n in self.after_prefix.items():
+            if call_id not in ids:
+                raise PlanError(f"plan prefix waits name {call_id!r}, which is not a call of the batch")
+            if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= len(self.prefix):
+                raise PlanError(f"{call_id} waits for the first {n!r} calls of a prefix of {len(self.prefix)}")
+            if position.get(call_id, n) < n:
+                raise PlanError(f"{call_id} waits for the first {n} calls of the prefix, itself among them")
 
 
 class PlanScheduler:
@@ -121,8 +157,15 @@ class PlanScheduler:
         runtime = BatchRuntime(ctx, self.execution_for(ctx), plan.cap)
         execute = self.executor(runtime, batch)
         settled = {call.id: ctx.env.event() for call in batch}
-        runs = {call.id: ctx.env.process(self._run(runtime, execute, call, plan.after[call.id], settled))
-                for call in batch}  # created in model order: equal-time ties resolve in model order
+        if plan.prefix or plan.after_prefix:
+            # Prefix waits: one gate event per waiting call instead of an `AllOf` over every edge
+            # (the same steps in the same order, see harness.schedulers.gates).
+            gates = Gates(ctx.env, batch.ids, plan.after, plan.prefix, plan.after_prefix, settled).gates
+            runs = {call.id: ctx.env.process(self._run_gated(runtime, execute, call, gates[i], settled))
+                    for i, call in enumerate(batch)}
+        else:
+            runs = {call.id: ctx.env.process(self._run(runtime, execute, call, plan.after[call.id], settled))
+                    for call in batch}  # created in model order: equal-time ties resolve in model order
         yield ctx.all_of(runs.values())
         results: dict[str, CallResult] = {call_id: _result(run) for call_id, run in runs.items()}
         for call_id, chain in plan.chained.items():
@@ -144,6 +187,15 @@ class PlanScheduler:
              settled: dict[str, simpy.Event]) -> Generator[simpy.Event, Any, CallResult]:
         if after:
             yield runtime.ctx.all_of(settled[d] for d in after)
+        result = yield from execute(call)
+        settled[call.id].succeed(result)
+        return result
+
+    @staticmethod
+    def _run_gated(runtime: BatchRuntime, execute: CallExecutor, call: ToolCall, gate: Gate | None,
+                   settled: dict[str, simpy.Event]) -> Generator[simpy.Event, Any, CallResult]:
+        if gate is not None:
+            yield gate
         result = yield from execute(call)
         settled[call.id].succeed(result)
         return result

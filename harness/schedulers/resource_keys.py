@@ -30,10 +30,15 @@ class ResourceKeys(PlanScheduler):
         tails: dict[str, str] = {}
         last_external: str | None = None
         writes: list[str] = []
+        # A read waits for every write before it: the first len(writes) calls of the writes' list
+        # (a prefix wait, linear in the batch; listed as edges it would be quadratic).
+        reads_after: dict[str, int] = {}
         for call in batch:
             declared = ctx.declared(call)
             if declared is not None and declared.read_only:
-                after[call.id] = tuple(writes)
+                after[call.id] = ()
+                if writes:
+                    reads_after[call.id] = len(writes)
                 continue
             if declared is not None and declared.side_effect is SideEffect.EXTERNAL:
                 deps = [last_external] if last_external else []
@@ -47,4 +52,5 @@ class ResourceKeys(PlanScheduler):
                     chained[call.id] = tuple(dict.fromkeys(deps))
             after[call.id] = tuple(dict.fromkeys(deps))
             writes.append(call.id)
-        return Plan(after, chained=chained, summary=f"{len(writes)} writes, {len(batch) - len(writes)} reads")
+        return Plan(after, chained=chained, summary=f"{len(writes)} writes, {len(batch) - len(writes)} reads",
+                    prefix=tuple(writes), after_prefix=reads_after)
