@@ -7,9 +7,11 @@ Owns the reading of the trace format. It never judges: oracles do.
 from __future__ import annotations
 
 import math
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import islice
 from typing import NamedTuple
 
 from harness.model import CallResult, Outcome, ToolCall
@@ -191,6 +193,28 @@ class RunFacts:
         for t in self.touches:
             index.setdefault(t.target, []).append(t)
         return index
+
+    @cached_property
+    def _mutations_by_target(self) -> dict[str, tuple[list[int], list[Touch]]]:
+        """Target -> the seqs and the mutating touches on it, in trace order (for bisection)."""
+        index: dict[str, tuple[list[int], list[Touch]]] = {}
+        for t in self.touches:
+            if t.op in MUTATING:
+                seqs, touches = index.setdefault(t.target, ([], []))
+                seqs.append(t.seq)
+                touches.append(t)
+        return index
+
+    def last_mutation_before(self, target: str, seq: int) -> Touch | None:
+        """The last mutating touch on `target` earlier in the trace than `seq`."""
+        seqs, touches = self._mutations_by_target.get(target, ((), ()))  # type: ignore[arg-type]
+        i = bisect_left(seqs, seq)
+        return touches[i - 1] if i else None
+
+    def mutations_after(self, target: str, seq: int) -> Iterator[Touch]:
+        """The mutating touches on `target` later in the trace than `seq`, in trace order."""
+        seqs, touches = self._mutations_by_target.get(target, ((), ()))  # type: ignore[arg-type]
+        return islice(touches, bisect_right(seqs, seq), None)
 
     def attempts_of(self, call_id: str) -> list[Attempt]:
         return list(self._attempts_by_call.get(call_id, ()))
