@@ -207,13 +207,13 @@ class RunFacts:
 
     def last_mutation_before(self, target: str, seq: int) -> Touch | None:
         """The last mutating touch on `target` earlier in the trace than `seq`."""
-        seqs, touches = self._mutations_by_target.get(target, ((), ()))  # type: ignore[arg-type]
+        seqs, touches = self._mutations_by_target.get(target, ((), ()))
         i = bisect_left(seqs, seq)
         return touches[i - 1] if i else None
 
     def mutations_after(self, target: str, seq: int) -> Iterator[Touch]:
         """The mutating touches on `target` later in the trace than `seq`, in trace order."""
-        seqs, touches = self._mutations_by_target.get(target, ((), ()))  # type: ignore[arg-type]
+        seqs, touches = self._mutations_by_target.get(target, ((), ()))
         return islice(touches, bisect_right(seqs, seq), None)
 
     def attempts_of(self, call_id: str) -> list[Attempt]:
