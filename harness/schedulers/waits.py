@@ -183,6 +183,8 @@ class _Inspector:
         self.order: list[_Proc] = []
         #: Every frame seen, for naming things (the scheduler's own frames first).
         self.frames: list[FrameType] = []
+        #: id(scheduled event) -> when it falls due, read from SimPy's queue when first asked.
+        self._due_at: dict[int, int] | None = None
 
     # discovery
 
@@ -353,10 +355,11 @@ class _Inspector:
         """When a scheduled event (a call's latency timer) falls due, read from SimPy's queue."""
         if not isinstance(event, Timeout):
             return None
-        for when, _, _, queued in getattr(self.ctx.env, "_queue", ()):
-            if queued is event:
-                return int(when)
-        return None
+        if self._due_at is None:
+            # Indexed once (by identity, read-only): a hang with thousands of running calls would
+            # otherwise scan the whole queue per call.
+            self._due_at = {id(queued): int(when) for when, _, _, queued in getattr(self.ctx.env, "_queue", ())}
+        return self._due_at.get(id(event))
 
     def _cycle(self) -> tuple[str, ...]:
         """A cycle of calls each holding a lock the next one waits for."""
