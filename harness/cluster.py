@@ -103,9 +103,13 @@ def connect(address: str, workers: int | None = None) -> Iterator[Cluster]:
     distributed = _distributed()
     if address == "local":
         count = workers or cores()
-        # Any free port for its status page: the default (8787) would be taken by a second cluster.
-        with distributed.LocalCluster(n_workers=count, threads_per_worker=1, processes=True,
-                                      dashboard_address=":0", silence_logs=logging.ERROR) as local, \
+        import dask
+
+        # Any free port for its status page: the default (8787) would be taken by a second cluster. No
+        # statistical profiler in the workers: it samples the runs' deep stacks every 10 ms (~4% of a sweep).
+        with dask.config.set({"distributed.worker.profile.enabled": False}), \
+                distributed.LocalCluster(n_workers=count, threads_per_worker=1, processes=True,
+                                         dashboard_address=":0", silence_logs=logging.ERROR) as local, \
                 distributed.Client(local, set_as_default=False) as client:
             yield Cluster(client, f"LocalCluster of {count} workers")
         return
