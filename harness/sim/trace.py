@@ -24,6 +24,10 @@ _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_asci
 
 def canonical_json(value: Any) -> str:
     """The one JSON spelling used wherever bytes must be reproducible."""
+    if _c_encoder is not None and type(value) in (dict, list):
+        # What `_CANONICAL.encode` does for a container, without its Python-level steps (a fresh C
+        # encoder with fresh circular-reference markers, as `iterencode` builds for each call).
+        return "".join(_c_encoder({}, _CANONICAL.default, _encode_string, None, ":", ",", True, False, True)(value, 0))
     return _CANONICAL.encode(value)
 
 
