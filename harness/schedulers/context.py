@@ -20,7 +20,7 @@ import simpy
 from simpy.resources.resource import Request
 
 from harness.faults.failures import FailureModel
-from harness.faults.latency import LatencyModel
+from harness.faults.latency import Fixed, LatencyModel
 from harness.faults.plan import FaultPlan
 from harness.model import Batch, CallResult, Outcome, ToolCall
 from harness.schedulers import origins
@@ -132,6 +132,9 @@ class SchedulerContext:
         self._args_from = args_from or {}
         self._produced = produced if produced is not None else {}
         self._faults = faults or FaultPlan()
+        # Whether an attempt can meet these faults at all (a rate of 0 never draws): most runs cannot.
+        self._may_duplicate = self._faults.duplicate_delivery > 0
+        self._may_tear = self._faults.torn_writes > 0
         self._rate_windows = rate_windows if rate_windows is not None else {}
         #: Order-first exploration: calls step when the arbiter says, not after a latency.
         self._arbiter = arbiter
@@ -401,7 +404,9 @@ class SchedulerContext:
         spec, args = prepared
         handle.stops_on_cancel = spec.stops_on_cancel
         model = self._call_latency.get(call.id, spec.latency)
-        latency = model.sample(kernel.streams.stream("latency", call.id, attempt), attempt)
+        # A fixed latency draws nothing: its stream is not even made (making one has no other effect).
+        latency = (model.ms if type(model) is Fixed
+                   else model.sample(kernel.streams.stream("latency", call.id, attempt), attempt))
         if self._jitter:
             # Exploration only: scale by a log-uniform factor from the call's own stream, so
             # completion orders vary even when the scenario's latencies are fixed.
@@ -424,8 +429,8 @@ class SchedulerContext:
                 self._finish(handle, Outcome.ERROR, None, failure.error_text(), fault="failure")
                 return
             io = ToolIO(self._world, call.id, _TouchSink(kernel, call.id, attempt), idempotency_key,
-                        duplicate_delivery=self._hits("duplicate_delivery", call.id, attempt),
-                        torn_write=self._hits("torn_writes", call.id, attempt))
+                        duplicate_delivery=self._may_duplicate and self._hits("duplicate_delivery", call.id, attempt),
+                        torn_write=self._may_tear and self._hits("torn_writes", call.id, attempt))
             if io.duplicate_delivery or io.torn_write:
                 kernel.record("faults", call=call.id, attempt=attempt,
                               kinds=[k for k, on in (("duplicate_delivery", io.duplicate_delivery),
@@ -438,7 +443,7 @@ class SchedulerContext:
                 value = yield from self._delegated(args, call.id, attempt)
             else:
                 behaviour = spec.behaviour(args, io)
-                value = yield from self._steps(behaviour, call.id, attempt, latency, _support(model, attempt))
+                value = yield from self._steps(behaviour, call.id, attempt, latency, model)
         except _Refused as exc:
             self._finish(handle, Outcome.ERROR, None, str(exc), fault="refused")
         except (ToolError, WorldError) as exc:
@@ -512,16 +517,16 @@ class SchedulerContext:
         return None
 
     def _steps(self, behaviour: Generator[float, None, Any], call_id: str, attempt: int,
-               latency: int, support: tuple[int, float]) -> Generator[simpy.Event, Any, Any]:
+               latency: int, model: LatencyModel) -> Generator[simpy.Event, Any, Any]:
         """Drive a behaviour through its touch points: after a latency fraction each, or when the
-        arbiter says (order-first; `support` is the latency model's range, which orders the steps
-        against timers). Returns the behaviour's value; a behaviour that returns early still takes
-        its whole latency."""
+        arbiter says (order-first; the latency model's range orders the steps against timers).
+        Returns the behaviour's value; a behaviour that returns early still takes its whole latency."""
         kernel = self.kernel
-        begin = self.now
-        low, high = support
+        env = self.env
+        begin = int(env._now)  # what `self.now` reads, without two property hops (a few per call)
         # A call that would outlast the run hangs in order-first runs too: only timers end it.
         arbiter = self._arbiter if latency < kernel.limits.time_bound_ms else None
+        low, high = _support(model, attempt) if arbiter is not None else (0, math.inf)
         try:
             fraction = next(behaviour)
             while True:
@@ -531,8 +536,9 @@ class SchedulerContext:
                                        latest=begin + share * high)
                 else:
                     target = begin + round(latency * min(max(fraction, 0.0), 1.0))
-                    if target > self.now:
-                        yield kernel.delay(target - self.now, "call")
+                    now = int(env._now)
+                    if target > now:
+                        yield kernel.delay(target - now, "call")
                 fraction = next(behaviour)
         except StopIteration as stop:
             value = stop.value
@@ -540,8 +546,8 @@ class SchedulerContext:
             # The call ends (and its caller hears of it) at the whole latency, after its last
             # touch: with a timer pending, that moment is a step of its own to order against it.
             yield arbiter.step(call_id, attempt, final=True, earliest=begin + low, latest=begin + high)
-        if arbiter is None and self.now < begin + latency:
-            yield kernel.delay(begin + latency - self.now, "call")
+        if arbiter is None and int(env._now) < begin + latency:
+            yield kernel.delay(begin + latency - int(env._now), "call")
         return value
 
     def _finish(self, handle: CallHandle, outcome: Outcome, value: Any, error: str | None,
