@@ -5,7 +5,7 @@ or, with `order="completion"`, in the order they finish (smolagents, goose) — 
 results-paired-with-the-wrong-call bug of REFERENCE.md pattern 4. An optional `max_workers` caps
 concurrency with a FIFO semaphore, as thread pools do. When the scenario scripts a user
 (`[approvals]`), each `needs_confirmation` call waits for its own approval (the others do not wait
-for it) and is not run when denied or unanswered.
+for it) and is not run when denied, unanswered, or interrupted while asking.
 """
 
 from __future__ import annotations
@@ -49,9 +49,14 @@ class Parallel:
     def _run(
         call: ToolCall, ctx: SchedulerContext, pool: simpy.Resource | None
     ) -> Generator[simpy.Event, Any, CallResult]:
-        denied = yield from gate(ctx, call, ctx.execution.approval_timeout_ms)
-        if denied is not None:
-            return denied
+        if ctx.needs_approval(call):
+            # Asking takes time: an interrupt meanwhile (the user pressed Esc at the prompt) means no
+            # start, as every careful runtime does (the calls it started at once never needed to check).
+            denied = yield from gate(ctx, call, ctx.execution.approval_timeout_ms, stop=ctx.interrupt)
+            if denied is not None:
+                return denied
+            if ctx.interrupted:
+                return ctx.skip(call)
         if pool is None:
             result: CallResult = yield ctx.start(call)
             return result

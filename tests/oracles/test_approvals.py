@@ -98,7 +98,7 @@ def test_a_late_answer_is_a_denial_and_still_traced() -> None:
 def test_an_interrupt_while_waiting_for_approval_skips_the_call() -> None:
     sc = scenario([("t", "create_ticket", {"title": "outage"})], interrupt={"at_ms": 300, "grace_ms": 0},
                   approvals={"default": {"answer": "approve", "latency": {"fixed": 2000}}})
-    for name in ("serial", "resource_keys"):
+    for name in ("serial", "resource_keys", "parallel"):  # parallel started after the prompt before
         result = run(sc, get_scheduler(name), 1)
         assert result.results[0].outcome is Outcome.CANCELLED, name
         assert start_of(result, "t") is None
