@@ -51,11 +51,15 @@ def _arguments(draw: st.DrawFn, name: str, paths: Sequence[str], words: Sequence
 def tool_calls(*, tools: Sequence[str] = FILE_TOOLS, paths: Sequence[str] = DEFAULT_PATHS,
                words: Sequence[str] = DEFAULT_WORDS, malformed: bool = False) -> st.SearchStrategy[tuple[str, str]]:
     """`(name, raw JSON arguments)` pairs; with `malformed=True`, sometimes broken JSON or a non-object."""
+    # Built once, not per draw: a new strategy object is validated on its first draw, which cost as
+    # much as the draw itself. The draws (and so the examples for a seed) are the same.
+    names = st.sampled_from(tools)
+    arguments = {name: _arguments(name, paths, words) for name in dict.fromkeys(tools)}
 
     @st.composite
     def build(draw: st.DrawFn) -> tuple[str, str]:
-        name = draw(st.sampled_from(tools))
-        raw = json.dumps(draw(_arguments(name, paths, words)))
+        name = draw(names)
+        raw = json.dumps(draw(arguments[name]))
         if malformed and draw(st.booleans()):
             raw = draw(st.sampled_from([raw[:-1], "[1, 2]", "", "null", raw + "}"]))
         return name, raw
