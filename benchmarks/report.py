@@ -73,9 +73,32 @@ def _sweep_scale_rows(f: dict[str, Any]) -> list[Row]:
     return rows
 
 
+_SCALE_SERIES = {"serial_hung": "one batch under serial, hung half way",
+                 "parallel_hung": "one batch under parallel, hung with every call running"}
+
+
+def _scale_rows(f: dict[str, Any]) -> list[Row]:
+    rows = []
+    target = f["ratio_target"]
+    for name, points in f["series"].items():
+        first = 80 if name == "batches_of_8" else 100
+        base = next(p for p in points if p["calls"] == first)
+        top = points[-1]
+        shown = _SCALE_SERIES.get(name, f"one batch under {name}")
+        what = (f"{top['calls'] // 8:,} batches of 8 calls (resource_keys), per call, vs 10 batches"
+                if name == "batches_of_8" else f"{shown}, per call, 100 -> {top['calls']:,} calls")
+        worst = f["worst_growth_ratio"][name]
+        memory = f", memory {top['peak_ratio']:.2f}x" if "peak_ratio" in top else ""
+        rows.append((what, f"run {top['run_ratio']:.2f}x ({base['run_us']:.0f} -> {top['run_us']:.0f} us), "
+                           f"oracles {top['oracles_ratio']:.2f}x{memory}", f"<= {target:g}x",
+                     f"{target / worst:.2f}"))
+    return rows
+
+
 #: name -> (script arguments for a full run, for a quick one, rows from its figures)
 BENCHMARKS: dict[str, tuple[list[str], list[str], Callable[[dict[str, Any]], list[Row]]]] = {
     "bench_run": (["--rounds", "5"], ["--rounds", "3", "--seconds", "0.2"], _run_rows),
+    "bench_scale": ([], ["--max-n", "10000", "--repeats", "1"], _scale_rows),
     "bench_startup": (["--runs", "11"], ["--runs", "5"], _startup_rows),
     "bench_explore": (["--rounds", "3"], ["--rounds", "1", "--runs", "1000", "--examples", "200"], _explore_rows),
     "bench_sweep_scale": (["--rounds", "3"], ["--rounds", "1", "--cells", "1000"], _sweep_scale_rows),
