@@ -30,6 +30,7 @@ import gc
 import os
 import platform
 import statistics
+import sys
 import time
 import tracemalloc
 from collections.abc import Callable
@@ -97,6 +98,8 @@ def measure(sc: Scenario, policy: str, n: int, repeats: int, memory: bool,
         judged, _ = cpu(lambda result=result: check(result))
         oracle_s.append(judged)
     assert result is not None
+    took = f"run {statistics.median(run_s):.2f} s, oracles {statistics.median(oracle_s):.2f} s"
+    print(f"{sc.name} under {policy}: {took}", file=sys.stderr, flush=True)
     if result.status is not expect:
         raise SystemExit(f"{sc.name} under {policy}: {result.status.value} ({result.error}), expected {expect.value}")
     del result
