@@ -4,9 +4,10 @@ and of 2.
 Prints one JSON object (and writes benchmarks/results/bench_sweep_scale.json): wall seconds of each
 (median of the rounds, interleaved so that a change in the machine's load hits every configuration
 alike), the speedups with their targets and ratios (>= 1 meets the target), whether every
-configuration gave the rows of one process, the Dask clusters' start-up (not in the timings) and the
-load average before and after: on a shared machine a speedup says as much about the neighbours as
-about the harness.
+configuration gave the rows of one process, the Dask clusters' start-up (not in the timings), the
+load average before and after, and the machine's own ceiling: how much faster two pure-Python loops
+finish side by side than one after the other, measured before and after (2.0 on two idle cores; on a
+shared machine a speedup says as much about the neighbours as about the harness).
 
 Usage: python benchmarks/bench_sweep_scale.py [--cells N] [--rounds R] [--no-dask]
 """
@@ -42,6 +43,29 @@ def _uptime() -> str:
         return "load average {:.2f}, {:.2f}, {:.2f}".format(*os.getloadavg())
 
 
+def _burn(n: int) -> int:
+    total = 0
+    for i in range(n):
+        total += i * i
+    return total
+
+
+def ceiling(n: int = 5_000_000) -> float:
+    """Two CPU-bound loops one after the other, against the same two side by side in two processes."""
+    import multiprocessing
+
+    start = time.perf_counter()
+    _burn(n)
+    _burn(n)
+    serial = time.perf_counter() - start
+    with multiprocessing.get_context("spawn").Pool(2) as pool:
+        pool.map(_burn, [1, 1])  # the workers' start-up is not the machine's parallelism
+        start = time.perf_counter()
+        pool.map(_burn, [n, n])
+        side_by_side = time.perf_counter() - start
+    return serial / side_by_side
+
+
 def _timed(go: Callable[[], list[dict[str, Any]]]) -> tuple[float, list[dict[str, Any]]]:
     start = time.perf_counter()
     rows = go()
@@ -58,6 +82,7 @@ def main() -> None:
     cells = grid(SCENARIOS, SCHEDULERS, range(1, per + 1))
     n = cores()
     before, uptime_before = os.getloadavg(), _uptime()
+    ceiling_before = ceiling()
     reference = sweep(cells[:50])  # warm this process's imports and caches before timing
     reference = sweep(cells, processes=1)
     seconds: dict[str, list[float]] = {"1_process": [], f"{n}_processes": [], "dask_1_worker": [],
@@ -107,6 +132,7 @@ def main() -> None:
             runs_per_s_dask_2_workers=round(len(cells) / median["dask_2_workers"], 1))
         figures["dask_ratio"] = round(figures["dask_speedup"] / figures["dask_speedup_target"], 3)
     figures["uptime_after"] = _uptime()
+    figures["machine_ceiling_2_processes"] = [round(ceiling_before, 2), round(ceiling(), 2)]
     emit("bench_sweep_scale", figures)
 
 
