@@ -4,7 +4,8 @@ Prints one JSON object and writes it to benchmarks/results/bench_scale.json. For
 10k, 100k calls in one batch under `serial`, `parallel` and `resource_keys`, and for 1, 10, 100 and
 1,000 batches of 8 calls (under `resource_keys`), it measures per call:
 
-- `run_us`: CPU time (`time.process_time`) of `run()`, median of the repeats;
+- `run_us`: CPU time (`time.process_time`) of `run()`, over about `--calls` calls per point (whole
+  runs after an untimed warm-up: 2,000 runs of 10 calls, one of 100,000);
 - `oracles_us`: CPU time of every single-run oracle (`oracles.check`) on that run;
 - `peak_bytes`: peak traced memory (`tracemalloc`, a separate pass) of run plus oracles;
 
@@ -20,7 +21,7 @@ before it. Serial needs a virtual-time bound past its makespan (the default boun
 design: a batch longer than 10 minutes is a hang), so every scenario here gets a bound and an event
 budget sized to N.
 
-Usage: python benchmarks/bench_scale.py [--max-n N] [--repeats R] [--no-memory]
+Usage: python benchmarks/bench_scale.py [--max-n N] [--calls C] [--no-memory] [--only SERIES ...]
 """
 
 from __future__ import annotations
@@ -29,11 +30,9 @@ import argparse
 import gc
 import os
 import platform
-import statistics
 import sys
 import time
 import tracemalloc
-from collections.abc import Callable
 from typing import Any
 
 from _figures import emit
@@ -79,32 +78,30 @@ def scenario(n: int, batches: int = 1, time_bound_ms: int | None = None) -> Scen
     return Scenario(name=f"scale-{batches}x{per}", batches=made, world=world().state(), limits=limits)
 
 
-def cpu(fn: Callable[[], Any]) -> tuple[float, Any]:
-    gc.collect()
-    start = time.process_time()
-    value = fn()
-    return time.process_time() - start, value
-
-
-def measure(sc: Scenario, policy: str, n: int, repeats: int, memory: bool,
-            expect: RunStatus) -> dict[str, Any]:
+def measure(sc: Scenario, policy: str, n: int, calls: int, memory: bool, expect: RunStatus) -> dict[str, Any]:
+    """Per-call CPU time of `run()` and of the oracles over about `calls` calls (whole runs, one
+    untimed warm-up first up to 10,000 calls), then the tracemalloc peak of one run and its checks."""
     scheduler = get_scheduler(policy)
-    run_s: list[float] = []
-    oracle_s: list[float] = []
+    runs = max(1, calls // n)
+    if n <= 10_000:
+        check(run(sc, scheduler, 0))  # warm-up: the world's template, the replay memo, code paths
+    gc.collect()
+    run_s = oracle_s = 0.0
     result: RunResult | None = None
-    for seed in range(repeats):
-        elapsed, result = cpu(lambda seed=seed: run(sc, scheduler, seed))
-        run_s.append(elapsed)
-        judged, _ = cpu(lambda result=result: check(result))
-        oracle_s.append(judged)
+    for seed in range(runs):
+        start = time.process_time()
+        result = run(sc, scheduler, seed)
+        judged = time.process_time()
+        check(result)
+        run_s, oracle_s = run_s + judged - start, oracle_s + time.process_time() - judged
     assert result is not None
-    took = f"run {statistics.median(run_s):.2f} s, oracles {statistics.median(oracle_s):.2f} s"
-    print(f"{sc.name} under {policy}: {took}", file=sys.stderr, flush=True)
+    print(f"{sc.name} under {policy}: {runs} runs, run {run_s:.2f} s, oracles {oracle_s:.2f} s",
+          file=sys.stderr, flush=True)
     if result.status is not expect:
         raise SystemExit(f"{sc.name} under {policy}: {result.status.value} ({result.error}), expected {expect.value}")
     del result
-    figures: dict[str, Any] = {"calls": n, "run_us": 1e6 * statistics.median(run_s) / n,
-                               "oracles_us": 1e6 * statistics.median(oracle_s) / n}
+    figures: dict[str, Any] = {"calls": n, "runs": runs, "run_us": 1e6 * run_s / (runs * n),
+                               "oracles_us": 1e6 * oracle_s / (runs * n)}
     if memory:
         gc.collect()
         tracemalloc.start()
@@ -127,14 +124,11 @@ def with_ratios(points: list[dict[str, Any]], reference: int) -> list[dict[str, 
     return out
 
 
-def repeats_for(n: int, asked: int) -> int:
-    return asked if n <= 10_000 else 1
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max-n", type=int, default=SIZES[-1], help="largest batch measured")
-    parser.add_argument("--repeats", type=int, default=3, help="runs per point up to 10k calls (median)")
+    parser.add_argument("--calls", type=int, default=20_000,
+                        help="calls run per point (whole runs: 2,000 runs of 10 calls, one of 100,000)")
     parser.add_argument("--no-memory", action="store_true", help="skip the tracemalloc pass")
     parser.add_argument("--only", nargs="*", help="series to measure (default: all)")
     args = parser.parse_args()
@@ -145,22 +139,22 @@ def main() -> None:
     wanted = set(args.only or ("serial", "parallel", "resource_keys", "serial_hung", "parallel_hung", "batches_of_8"))
     for policy in ("serial", "parallel", "resource_keys"):
         if policy in wanted:
-            points = [measure(scenario(n), policy, n, repeats_for(n, args.repeats), memory, RunStatus.COMPLETED)
+            points = [measure(scenario(n), policy, n, args.calls, memory, RunStatus.COMPLETED)
                       for n in sizes]
             series[policy] = with_ratios(points, REFERENCE_N)
     if "serial_hung" in wanted:
         # About half the calls fit in the bound (serial takes 125 ms a call on average here).
-        points = [measure(scenario(n, time_bound_ms=n * 60), "serial", n, repeats_for(n, args.repeats), memory,
+        points = [measure(scenario(n, time_bound_ms=n * 60), "serial", n, args.calls, memory,
                           RunStatus.HANG) for n in sizes]
         series["serial_hung"] = with_ratios(points, REFERENCE_N)
     if "parallel_hung" in wanted:
         # Every call is still running at the bound (read_file takes 100 ms): the widest hang to diagnose.
-        points = [measure(scenario(n, time_bound_ms=50), "parallel", n, repeats_for(n, args.repeats), memory,
+        points = [measure(scenario(n, time_bound_ms=50), "parallel", n, args.calls, memory,
                           RunStatus.HANG) for n in sizes]
         series["parallel_hung"] = with_ratios(points, REFERENCE_N)
     if "batches_of_8" in wanted:
         counts = [b for b in BATCH_COUNTS if 8 * b <= args.max_n]
-        points = [measure(scenario(8 * b, batches=b), "resource_keys", 8 * b, repeats_for(8 * b, args.repeats),
+        points = [measure(scenario(8 * b, batches=b), "resource_keys", 8 * b, args.calls,
                           memory, RunStatus.COMPLETED) for b in counts]
         series["batches_of_8"] = with_ratios(points, 80)
     # Growth: the worst ratio from the reference point up (below it, a run's fixed cost, the world

@@ -101,7 +101,7 @@ def _scale_rows(f: dict[str, Any]) -> list[Row]:
 #: name -> (script arguments for a full run, for a quick one, rows from its figures)
 BENCHMARKS: dict[str, tuple[list[str], list[str], Callable[[dict[str, Any]], list[Row]]]] = {
     "bench_run": (["--rounds", "5"], ["--rounds", "3", "--seconds", "0.2"], _run_rows),
-    "bench_scale": ([], ["--max-n", "10000", "--repeats", "1"], _scale_rows),
+    "bench_scale": ([], ["--max-n", "10000", "--calls", "5000"], _scale_rows),
     "bench_startup": (["--runs", "11"], ["--runs", "5"], _startup_rows),
     "bench_explore": (["--rounds", "3"], ["--rounds", "1", "--runs", "1000", "--examples", "200"], _explore_rows),
     "bench_sweep_scale": (["--rounds", "3"], ["--rounds", "1", "--cells", "1000"], _sweep_scale_rows),
