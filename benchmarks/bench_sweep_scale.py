@@ -66,6 +66,13 @@ def ceiling(n: int = 5_000_000) -> float:
     return serial / side_by_side
 
 
+def _warm() -> None:
+    """Two seeds of every (scenario, scheduler): a process's caches (world templates, replays) are
+    built once, so this process and every Dask worker are measured warm (a local pool starts cold:
+    its start-up is part of what `--processes` costs a command)."""
+    sweep(grid(SCENARIOS, SCHEDULERS, [1, 2]))
+
+
 def _timed(go: Callable[[], list[dict[str, Any]]]) -> tuple[float, list[dict[str, Any]]]:
     start = time.perf_counter()
     rows = go()
@@ -83,7 +90,7 @@ def main() -> None:
     n = cores()
     before, uptime_before = os.getloadavg(), _uptime()
     ceiling_before = ceiling()
-    reference = sweep(cells[:50])  # warm this process's imports and caches before timing
+    _warm()
     reference = sweep(cells, processes=1)
     seconds: dict[str, list[float]] = {"1_process": [], f"{n}_processes": [], "dask_1_worker": [],
                                        "dask_2_workers": []}
@@ -102,7 +109,7 @@ def main() -> None:
             start = time.perf_counter()
             with connect("local", workers=workers) as cluster:
                 startup.append(time.perf_counter() - start)
-                sweep(cells[:2 * workers], cluster=cluster)  # each worker imports the harness before timing
+                cluster.client.run(_warm)  # on every worker, as in this process
                 took, rows = _timed(lambda c=cluster: sweep(cells, cluster=c))
             seconds["dask_1_worker" if workers == 1 else "dask_2_workers"].append(took)
             identical &= rows == reference
