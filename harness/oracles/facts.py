@@ -78,7 +78,6 @@ _MEMO = "_harness_run_facts"
 class RunFacts:
     result: RunResult
     attempts: list[Attempt] = field(default_factory=list)
-    touches: list[Touch] = field(default_factory=list)
     interrupts: list[tuple[int, int, int, int]] = field(default_factory=list)  # (t, seq, batch, grace)
     #: Batch index -> seq of its `batch_end` event (when the scheduler's answer was taken).
     batch_end_seq: dict[int, int] = field(default_factory=dict)
@@ -98,6 +97,9 @@ class RunFacts:
 
     def __post_init__(self) -> None:
         open_attempts: dict[tuple[str, int], Attempt] = {}
+        touch_events: list[TraceEvent] = []
+        #: The trace's touch events, read into `touches` when an oracle first asks.
+        self._touch_events = touch_events
         tools = {call.id: call.name for call in self.result.scenario.calls}
         batch = -1
         # Several agents' batches overlap in time: an attempt belongs to the batch of its call, not to
@@ -140,14 +142,21 @@ class RunFacts:
                 a = a_or_none if a_or_none is not None and a_or_none.abandoned_t is None else placeholder(e)
                 a.abandoned_t, a.abandoned_seq = e["t"], e["seq"]
             elif ev == "touch":
-                self.touches.append(Touch(e["t"], e["seq"], e["call"], e["attempt"], e["op"], e["target"],
-                                          e.get("digest")))
+                touch_events.append(e)
             elif ev == "interrupt":
                 self.interrupts.append((e["t"], e["seq"], e["index"], e["grace_ms"]))
             elif ev == "batch_end":
                 self.batch_end_seq[e["index"]] = e["seq"]
             elif ev == "skip":
                 self.skipped.add(e["call"])
+
+    @cached_property
+    def touches(self) -> list[Touch]:
+        """Every touch, in trace order. Built when first asked: a run whose calls all took effect as
+        reported is judged without them, and a 100,000-call run has some 300,000 (each an object the
+        garbage collector would traverse again and again while the oracles run)."""
+        return [Touch(e["t"], e["seq"], e["call"], e["attempt"], e["op"], e["target"], e.get("digest"))
+                for e in self._touch_events]
 
     @cached_property
     def calls(self) -> dict[str, ToolCall]:
@@ -174,11 +183,23 @@ class RunFacts:
     # (a hung 1,000-call run is judged call by call). Built once the trace has been read.
 
     @cached_property
-    def _attempts_by_call(self) -> dict[str, list[Attempt]]:
-        index: dict[str, list[Attempt]] = {}
+    def _attempts_by_call(self) -> dict[str, Attempt | list[Attempt]]:
+        # Most calls have one attempt: it is kept as is, not in a list of its own (a 100,000-call run
+        # would otherwise leave 100,000 lists for the garbage collector to traverse while it is judged).
+        index: dict[str, Attempt | list[Attempt]] = {}
         for a in self.attempts:
-            index.setdefault(a.call, []).append(a)
+            found = index.get(a.call)
+            if found is None:
+                index[a.call] = a
+            elif isinstance(found, list):
+                found.append(a)
+            else:
+                index[a.call] = [found, a]
         return index
+
+    def _attempts(self, call_id: str) -> list[Attempt]:
+        found = self._attempts_by_call.get(call_id)
+        return [] if found is None else [found] if isinstance(found, Attempt) else found
 
     @cached_property
     def _touches_by_call(self) -> dict[str, list[Touch]]:
@@ -217,7 +238,7 @@ class RunFacts:
         return islice(touches, bisect_right(seqs, seq), None)
 
     def attempts_of(self, call_id: str) -> list[Attempt]:
-        return list(self._attempts_by_call.get(call_id, ()))
+        return list(self._attempts(call_id))
 
     def touches_of(self, call_id: str, attempt: int | None = None) -> list[Touch]:
         return [t for t in self._touches_by_call.get(call_id, ()) if attempt is None or t.attempt == attempt]
@@ -227,7 +248,7 @@ class RunFacts:
 
     def started(self, call_id: str) -> bool:
         """Whether any attempt of the call really started (abandoned-before-start ones did not)."""
-        return any(a.opened for a in self._attempts_by_call.get(call_id, ()))
+        return any(a.opened for a in self._attempts(call_id))
 
     def reported_attempt(self, call_id: str) -> Attempt | None:
         """The attempt whose end produced the reported result (the last one that ended with the
