@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-from harness.oracles.facts import RunFacts
+from harness.oracles.facts import Attempt, RunFacts
 from harness.oracles.verdict import Kind, Verdict, Violation
 from harness.run import RunResult, RunStatus
 
@@ -62,6 +62,10 @@ _ENDED = {RunStatus.COMPLETED: "returned", RunStatus.SCHEDULER_ERROR: "raised",
 
 
 def _orphans(facts: RunFacts) -> Iterator[Violation]:
+    # Each batch's attempts, in trace order, gathered once (not a scan of every attempt per batch).
+    by_batch: dict[int, list[Attempt]] = {}
+    for a in facts.attempts:
+        by_batch.setdefault(a.batch, []).append(a)
     for batch_run in facts.result.batches:
         how = _ENDED.get(batch_run.status)
         if how is None:
@@ -69,8 +73,8 @@ def _orphans(facts: RunFacts) -> Iterator[Violation]:
         # By trace position, not time: a call still running when the scheduler's answer was taken
         # is orphaned even if it ends in the same millisecond.
         returned_seq = facts.batch_end_seq.get(batch_run.index, 1 << 62)
-        for a in facts.attempts:
-            if a.batch == batch_run.index and a.settled_seq > returned_seq:
+        for a in by_batch.get(batch_run.index, ()):
+            if a.settled_seq > returned_seq:
                 yield Violation(
                     "orphaned-call",
                     f"batch {batch_run.index} {how} at {batch_run.end_ms} ms while {a.call} was still running",
