@@ -21,9 +21,9 @@ from harness.world.state import WorldState
 
 #: Replays kept (least recently used first out): a few per scenario for a whole library sweep...
 MAX_ENTRIES = 512
-#: ...and no more than about this many characters of worlds: an entry weighs its initial world's file
-#: contents (the replay's final world and values are of that order), so a sweep over big `from_dir`
-#: worlds (up to 16 MB each) keeps a few of them, not 512.
+#: ...and no more than about this many characters of worlds and calls: an entry weighs its initial
+#: world's file contents (the replay's final world and values are of that order) and its calls, so a
+#: sweep over big `from_dir` worlds (up to 16 MB each) or huge batches keeps a few of them, not 512.
 MAX_CHARS = 64 << 20
 
 _R = TypeVar("_R")
@@ -44,13 +44,22 @@ def remembered(initial: WorldState, catalogue: Mapping[str, Any], calls: Hashabl
         found: _R = entry[2]
         return found
     value = replay()
-    weight = 1024 + sum(len(content) for _, content in initial.files)
+    # A replay weighs its initial world and its calls (an observation and a key a call: about 256
+    # characters' worth), so a sweep over 100,000-call batches keeps two, not 512.
+    weight = 1024 + sum(len(content) for _, content in initial.files) + 64 * _length(calls)
     if weight <= MAX_CHARS:
         _memo[key] = (initial, catalogue, value, weight)
         _weight[0] += weight
         while len(_memo) > MAX_ENTRIES or _weight[0] > MAX_CHARS:
             _weight[0] -= _memo.popitem(last=False)[1][3]
     return value
+
+
+def _length(calls: Hashable) -> int:
+    try:
+        return len(calls)  # type: ignore[arg-type]
+    except TypeError:
+        return 1
 
 
 def forget() -> None:
