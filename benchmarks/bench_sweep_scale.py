@@ -96,6 +96,8 @@ def main() -> None:
                                        "dask_2_workers": []}
     identical = True
     startup: list[float] = []
+    worker_cpu: dict[int, list[list[float]]] = {1: [], 2: []}
+    here_cpu: dict[int, list[float]] = {1: [], 2: []}  # this process: the client and the LocalCluster's scheduler
     for _ in range(args.rounds):
         for processes in (1, n):
             took, rows = _timed(lambda p=processes: sweep(cells, processes=p))
@@ -110,7 +112,11 @@ def main() -> None:
             with connect("local", workers=workers) as cluster:
                 startup.append(time.perf_counter() - start)
                 cluster.client.run(_warm)  # on every worker, as in this process
+                cpu_before, here = cluster.client.run(time.process_time), time.process_time()
                 took, rows = _timed(lambda c=cluster: sweep(cells, cluster=c))
+                cpu_after = cluster.client.run(time.process_time)
+                here_cpu[workers].append(time.process_time() - here)
+                worker_cpu[workers].append([cpu_after[w] - cpu_before[w] for w in sorted(cpu_after)])
             seconds["dask_1_worker" if workers == 1 else "dask_2_workers"].append(took)
             identical &= rows == reference
     median = {key: statistics.median(values) for key, values in seconds.items() if values}
@@ -138,6 +144,13 @@ def main() -> None:
             dask_startup_s_median=round(statistics.median(startup), 3),
             runs_per_s_dask_2_workers=round(len(cells) / median["dask_2_workers"], 1))
         figures["dask_ratio"] = round(figures["dask_speedup"] / figures["dask_speedup_target"], 3)
+        # Not a measurement of wall time: what it would be with a core per worker. One worker would
+        # take its CPU time; two, the CPU time of the busier one (a shared core inflates wall time
+        # but hardly CPU time). It shows whether the work divides, whatever the neighbours do.
+        one = statistics.median(sum(busy) for busy in worker_cpu[1])
+        two = statistics.median(max(busy) for busy in worker_cpu[2])
+        figures.update(dask_worker_cpu_s=worker_cpu, dask_client_scheduler_cpu_s=here_cpu,
+                       dask_speedup_cpu_estimate=round(one / two, 3))
     figures["uptime_after"] = _uptime()
     figures["machine_ceiling_2_processes"] = [round(ceiling_before, 2), round(ceiling(), 2)]
     emit("bench_sweep_scale", figures)
