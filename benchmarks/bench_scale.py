@@ -5,7 +5,7 @@ Prints one JSON object and writes it to benchmarks/results/bench_scale.json. For
 1,000 batches of 8 calls (under `resource_keys`), it measures per call:
 
 - `run_us`: CPU time (`time.process_time`) of `run()`, over about `--calls` calls per point (whole
-  runs after an untimed warm-up: 2,000 runs of 10 calls, one of 100,000);
+  runs after an untimed warm-up run: 2,000 runs of 10 calls, one of 100,000);
 - `oracles_us`: CPU time of every single-run oracle (`oracles.check`) on that run;
 - `peak_bytes`: peak traced memory (`tracemalloc`, a separate pass) of run plus oracles;
 
@@ -79,12 +79,13 @@ def scenario(n: int, batches: int = 1, time_bound_ms: int | None = None) -> Scen
 
 
 def measure(sc: Scenario, policy: str, n: int, calls: int, memory: bool, expect: RunStatus) -> dict[str, Any]:
-    """Per-call CPU time of `run()` and of the oracles over about `calls` calls (whole runs, one
-    untimed warm-up first up to 10,000 calls), then the tracemalloc peak of one run and its checks."""
+    """Per-call CPU time of `run()` and of the oracles over about `calls` calls (whole runs after one
+    untimed warm-up), then the tracemalloc peak of one run and its checks."""
     scheduler = get_scheduler(policy)
     runs = max(1, calls // n)
-    if n <= 10_000:
-        check(run(sc, scheduler, 0))  # warm-up: the world's template, the replay memo, code paths
+    # Warm-up, at every size alike: the world's template, the replay memo (runs of one scenario that
+    # report the same outcomes share their model-order replay, as a sweep's seeds do), code paths.
+    check(run(sc, scheduler, 0))
     gc.collect()
     run_s = oracle_s = 0.0
     result: RunResult | None = None
