@@ -20,7 +20,7 @@ from typing import Any
 from harness.oracles.verdict import Verdict
 from harness.report.explain import explain
 from harness.run import RunResult
-from harness.world.state import WorldState
+from harness.world.state import WorldState, entry_changes, tree_shape_changes
 
 #: Labels whose witness holds what the call observed and what model order would have shown it.
 _OBSERVATIONS = ("torn-read", "stale-read", "future-read", "divergent-result", "duplicate-effect",
@@ -64,11 +64,7 @@ def world_lines(before: WorldState, after: WorldState) -> list[str]:
             if len(hunk) > _MAX_DIFF_LINES:
                 hunk = [*hunk[:_MAX_DIFF_LINES], f"... {len(hunk) - _MAX_DIFF_LINES} more lines"]
             lines += [f"    {line}" for line in hunk]
-    for label, old_set, new_set in (("dir", set(before.dirs), set(after.dirs)),
-                                    ("symlink", set(before.symlinks), set(after.symlinks)),
-                                    ("hardlink group", set(before.hardlinks), set(after.hardlinks))):
-        lines += [f"- {label} {_show(item)}" for item in sorted(old_set - new_set, key=str)]
-        lines += [f"+ {label} {_show(item)}" for item in sorted(new_set - old_set, key=str)]
+    lines += tree_shape_changes(before, after)
     old_ledgers, new_ledgers = dict(before.ledgers), dict(after.ledgers)
     for name in sorted(old_ledgers.keys() | new_ledgers.keys()):
         a, b = old_ledgers.get(name, ()), new_ledgers.get(name, ())
@@ -79,12 +75,7 @@ def world_lines(before: WorldState, after: WorldState) -> list[str]:
             lines.append(f"    same entries in another order: serial {', '.join(e.call_id for e in a)}; "
                          f"here {', '.join(e.call_id for e in b)}")
             continue
-        for entry in b:
-            if entry not in a:
-                lines.append(f"    + {entry.entry_id} by {entry.call_id}: {_json(entry.payload)}")
-        for entry in a:
-            if entry not in b:
-                lines.append(f"    - {entry.entry_id} by {entry.call_id}: {_json(entry.payload)}")
+        lines += entry_changes(a, b)
     if before.cwd != after.cwd:
         lines.append(f"~ shell working directory: serial {before.cwd}, here {after.cwd}")
     old_env, new_env = dict(before.env), dict(after.env)
@@ -162,11 +153,3 @@ def _entries(count: int) -> str:
 
 def _json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=str)
-
-
-def _show(item: object) -> str:
-    if isinstance(item, tuple) and len(item) == 2 and all(isinstance(x, str) for x in item):
-        return f"{item[0]} -> {item[1]}"
-    if isinstance(item, tuple):
-        return " = ".join(str(x) for x in item)
-    return str(item)

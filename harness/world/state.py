@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import functools
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -104,32 +105,38 @@ def diff(before: WorldState, after: WorldState, *, context: int = 1, max_lines: 
             if len(body) > max_lines:
                 body = [*body[:max_lines], f"    ... {len(body) - max_lines} more lines"]
             lines.extend(body)
-    for label, old_set, new_set in (
-        ("dir", set(before.dirs), set(after.dirs)),
-        ("symlink", set(before.symlinks), set(after.symlinks)),
-        ("hardlink group", set(before.hardlinks), set(after.hardlinks)),
-    ):
-        for item in sorted(old_set - new_set, key=str):
-            lines.append(f"- {label} {_show(item)}")
-        for item in sorted(new_set - old_set, key=str):
-            lines.append(f"+ {label} {_show(item)}")
+    lines.extend(tree_shape_changes(before, after))
     old_ledgers, new_ledgers = dict(before.ledgers), dict(after.ledgers)
     for name in sorted(old_ledgers.keys() | new_ledgers.keys()):
         old_entries, new_entries = old_ledgers.get(name, ()), new_ledgers.get(name, ())
         if old_entries == new_entries:
             continue
         lines.append(f"~ ledger {name}: {len(old_entries)} -> {len(new_entries)} entries")
-        for entry in new_entries:
-            if entry not in old_entries:
-                lines.append(f"    + {entry.entry_id} by {entry.call_id}: {canonical_json(entry.payload)}")
-        for entry in old_entries:
-            if entry not in new_entries:
-                lines.append(f"    - {entry.entry_id} by {entry.call_id}: {canonical_json(entry.payload)}")
+        lines.extend(entry_changes(old_entries, new_entries))
     if before.cwd != after.cwd:
         lines.append(f"~ cwd {before.cwd} -> {after.cwd}")
     if before.env != after.env:
         lines.append(f"~ env {dict(before.env)} -> {dict(after.env)}")
     return lines
+
+
+def tree_shape_changes(before: WorldState, after: WorldState) -> list[str]:
+    """`- dir X` / `+ symlink A -> B` / `+ hardlink group A = B` lines: the tree's shape, files aside."""
+    lines: list[str] = []
+    for label, old_set, new_set in (
+        ("dir", set(before.dirs), set(after.dirs)),
+        ("symlink", set(before.symlinks), set(after.symlinks)),
+        ("hardlink group", set(before.hardlinks), set(after.hardlinks)),
+    ):
+        lines.extend(f"- {label} {_show(item)}" for item in sorted(old_set - new_set, key=str))
+        lines.extend(f"+ {label} {_show(item)}" for item in sorted(new_set - old_set, key=str))
+    return lines
+
+
+def entry_changes(old: Sequence[LedgerEntry], new: Sequence[LedgerEntry]) -> list[str]:
+    """`    + id by call: payload` for each entry only `new` has, `    - ...` for each only `old` has."""
+    return ([f"    + {e.entry_id} by {e.call_id}: {canonical_json(e.payload)}" for e in new if e not in old]
+            + [f"    - {e.entry_id} by {e.call_id}: {canonical_json(e.payload)}" for e in old if e not in new])
 
 
 def _show(item: object) -> str:
