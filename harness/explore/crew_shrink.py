@@ -29,10 +29,11 @@ def fixed_crew(result: RunResult) -> dict[str, Any]:
     crew = agents_to_data(source.agents, set(source.catalogue))
     renamed: dict[str, str] = {}  # run-unique id -> the id the fixed script gives it
     turns: dict[str, list[list[dict[str, Any]]]] = {entry.name: [] for entry in source.agents}
+    taken_by: dict[str, set[str]] = {}  # agent -> the fixed ids given so far (unique within an agent)
     for run_batch, row in zip(sorted(result.batches, key=lambda b: b.index), realized["batches"], strict=True):
         agent = run_batch.agent or ""
         calls = []
-        taken = {renamed[c.id] for b in result.batches if b.agent == agent for c in b.batch if c.id in renamed}
+        taken = taken_by.setdefault(agent, set())
         for call in row["calls"]:
             base = re.sub(r"[@.]", "-", call["id"].removeprefix(f"{agent}/"))
             while base in taken:  # ids are the agent's own: unique within it
