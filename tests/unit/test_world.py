@@ -158,6 +158,53 @@ def test_an_atomic_write_replaces_the_file_and_breaks_hard_links_and_symlinks() 
     assert error.value.errno == 2
 
 
+def _inode_view(world: World) -> list[tuple[str, int, int, int]]:
+    """Every name with its inode, link count and mode, and the directories' link counts: what the
+    fast atomic write must leave exactly as pyfakefs' create_file + rename do."""
+    out = []
+    for kind, path, obj in _walked(world):
+        if kind != "link":
+            out.append((path, obj.st_ino, obj.st_nlink, obj.st_mode))
+    return out
+
+
+def _walked(world: World) -> list[tuple[str, str, object]]:
+    items: list[tuple[str, str, object]] = []
+    world._walk(world.fs.root, "/", items, files_only=False)
+    return items
+
+
+@pytest.mark.parametrize("target", ["/repo/a.txt", "/repo/b.txt", "/repo/new.txt", "/repo/src/deep.txt",
+                                    "/repo/src", "/repo/l.txt", "/repo/missing/x.txt", "/repo/a.txt/x",
+                                    "/repo/.a.txt.harness-tmp"])
+@pytest.mark.parametrize("with_links", [False, True])
+def test_atomic_write_fast_path_matches_pyfakefs_rename(target: str, with_links: bool,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The in-place atomic write leaves the same tree, inodes, link counts, modes and errors as the
+    path API it replaces (forced here by turning the fast path off)."""
+    def build() -> World:
+        world = World(cwd="/repo")
+        world.populate(dirs=["/repo/src"], files=[("/repo/a.txt", "old"), ("/repo/.x", "")],
+                       hardlinks=[("/repo/a.txt", "/repo/b.txt")] if with_links else [],
+                       symlinks=[("/repo/l.txt", "/repo/a.txt")] if with_links else [])
+        world.fs.umask = 0o022
+        return world
+
+    def outcome(world: World) -> tuple[object, ...]:
+        try:
+            world.replace_text(target, "new")
+            error = None
+        except WorldError as exc:
+            error = (exc.errno, str(exc))
+        return error, world.state(), _inode_view(world), world.fs.last_ino
+
+    fast = outcome(build())
+    monkeypatch.setattr(World, "_replaced_in_place", lambda *args: False)
+    assert fast == outcome(build())
+    error, state = fast[0], fast[1]
+    assert error is not None or dict(state.files)[target] == "new"  # type: ignore[attr-defined]
+
+
 @pytest.mark.parametrize(("tool", "caught"), [("write_file", True), ("write_file_atomic", False)])
 def test_hard_links_race_with_in_place_writes_not_with_atomic_ones(tool: str, caught: bool) -> None:
     """Two writes of one file through two hard-linked names under a path-scoped policy: in place they
