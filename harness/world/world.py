@@ -116,6 +116,9 @@ MAX_SYMLINK_HOPS = 40
 #: Longest path and longest name a Linux filesystem accepts, in bytes (`PATH_MAX` - 1, `NAME_MAX`).
 PATH_MAX = 4095
 NAME_MAX = 255
+#: Identities a world remembers at most (each a path and its identity): a run querying ever new
+#: paths of a template's tree, one sweep cell after another, keeps its memory bounded.
+_IDENTITIES_KEPT = 8192
 
 
 class WorldError(Exception):
@@ -324,15 +327,20 @@ class World:
         """The identity of the file at `path`: one name for all its aliases (symlinks resolved, the
         stored spelling on a case-insensitive world, one name for all hard links). Oracles and the
         optimal bound compare touches by it; it is not what a planner could compute."""
-        identity = self._identities.get(path)
+        identities = self._identities
+        identity = identities.get(path)
         if identity is None:
-            identity = self._identities[path] = self._identity(path)
+            identity = self._identity(path)
+            if len(identities) < _IDENTITIES_KEPT:
+                identities[path] = identity
         return identity
 
     def _restructured(self) -> None:
-        """Names were added or removed: identities and lookups may have changed."""
-        self._identities.clear()
-        self._found.clear()
+        """Names were added or removed: identities and lookups may have changed. Both caches are
+        replaced, not cleared: until this first happens, a world thawed from a template shares the
+        template's identities (see `from_state`)."""
+        self._identities = {}
+        self._found = {}
 
     def _identity(self, path: str) -> str:
         found = self._object(path)
@@ -640,7 +648,9 @@ class World:
         world.cwd, world.home, world.env = state.cwd, state.home, dict(state.env)
         world.scenario_users = dict(state.users)
         world.users = default_users(state.home, world.scenario_users)
-        world._identities, world._found, world._symlinks = {}, {}, template.symlinks
+        # Identities are a function of the tree's names alone, so every copy of the template agrees on
+        # them until its first restructuring: what one run worked out, the next reads.
+        world._identities, world._found, world._symlinks = template.identities, {}, template.symlinks
         world.ledgers = {name: Ledger(name, entries) for name, entries in state.ledgers}
         return world
 
@@ -720,7 +730,7 @@ class _Template:
     """A built filesystem, pickled without its open files (the standard streams, which a thawed
     copy opens again as a new filesystem does), and the world's symlink count."""
 
-    __slots__ = ("blob", "copier", "symlinks")
+    __slots__ = ("blob", "copier", "identities", "symlinks")
 
     def __init__(self, world: World) -> None:
         fs = world.fs
@@ -730,6 +740,8 @@ class _Template:
         finally:
             fs.open_files = open_files
         self.symlinks = world._symlinks
+        #: path -> identity on the pristine tree, filled by the worlds thawed from it (see `from_state`).
+        self.identities: dict[str, str] = {}
         # A private, never-changed copy to copy object by object (a few times cheaper than
         # unpickling); the pickle stays for what the copier does not know.
         self.copier = FilesystemCopier.of(self._unpickled())

@@ -66,3 +66,17 @@ def test_what_the_copier_does_not_know_is_unpickled() -> None:
     world = World.from_state(state)
     world.fs.root.__dict__["unknown"] = []  # only the live world: the template is its own copy
     assert World.from_state(state).state() == state
+
+
+def test_worlds_of_one_template_share_identities_until_their_tree_changes() -> None:
+    state = _world().state()
+    World.from_state(state)  # builds the template
+    first, second = World.from_state(state), World.from_state(state)
+    assert first.canonical("/repo/link") == "/repo/src/b.txt"  # learnt on the pristine tree
+    first.remove("/repo/link")
+    first.symlink("/repo/link", "/repo/src/deep/c.txt")
+    assert first.canonical("/repo/link") == "/repo/src/deep/c.txt"  # its own tree now: not the shared answer
+    assert second.canonical("/repo/link") == "/repo/src/b.txt"  # nothing leaks to the others
+    built = World._built(state)  # assembled afresh, sharing nothing: the reference
+    for path in ("/repo/a.txt", "/repo/z.txt", "/repo/src/hard.txt", "/repo/link", "/repo/dangling", "/repo/x"):
+        assert second.canonical(path) == built.canonical(path)
