@@ -33,10 +33,38 @@ _FS_REBUILT = frozenset({"root", "dev_null", "mount_points", "open_files", "_fre
 class FilesystemCopier:
     """Independent copies of one pristine filesystem (which it keeps, and never hands out)."""
 
-    __slots__ = ("_pristine",)
+    __slots__ = ("_dev_null", "_parents", "_plan", "_pristine")
 
     def __init__(self, pristine: FakeFilesystem) -> None:
         self._pristine = pristine
+        # The pristine objects in a fixed order (each once, hard links included), and for each what
+        # its copy is made of: its class, its attributes, its stat result's, its parent's position
+        # and its entries' positions. The root is first.
+        nodes: list[FakeFile] = []
+        position: dict[int, int] = {}
+        pending = [pristine.dev_null, pristine.root]
+        while pending:
+            node = pending.pop()
+            if id(node) in position:
+                continue
+            position[id(node)] = len(nodes)
+            nodes.append(node)
+            entries = node.__dict__.get("_entries")
+            if entries is not None:
+                pending.extend(reversed(entries.values()))
+        self._plan: list[tuple[type[FakeFile], dict[str, Any], dict[str, Any], int,
+                               list[tuple[str, int]] | None]] = []
+        for node in nodes:
+            ref = node.__dict__["parent_dir"]
+            parent = ref() if ref is not None else None
+            entries = node.__dict__.get("_entries")
+            self._plan.append((type(node), node.__dict__, node.stat_result.__dict__,
+                               position[id(parent)] if parent is not None else -1,
+                               None if entries is None else [(name, position[id(child)])
+                                                             for name, child in entries.items()]))
+        self._dev_null = position[id(pristine.dev_null)]
+        #: The positions of the objects something names as its parent: each copy gets one weak reference.
+        self._parents = sorted({parent for _, _, _, parent, _ in self._plan if parent >= 0})
 
     @classmethod
     def of(cls, pristine: FakeFilesystem) -> FilesystemCopier | None:
@@ -58,40 +86,26 @@ class FilesystemCopier:
         state["fs_properties"] = list(source.fs_properties)
         fs.__dict__ = state
         owner = weakref.ref(fs)
-        copies: dict[int, FakeFile] = {}
-        state["root"] = _copy_node(source.root, owner, None, None, copies)
-        state["dev_null"] = _copy_node(source.dev_null, owner, None, None, copies)
+        made: list[FakeFile] = []
+        for kind, attributes, stat_attributes, _, _ in self._plan:
+            new = object.__new__(kind)
+            copied = attributes.copy()
+            copied["_filesystem"] = owner
+            stat_result = object.__new__(FakeStatResult)
+            stat_result.__dict__ = stat_attributes.copy()
+            copied["stat_result"] = stat_result
+            copied["xattr"] = dict(attributes["xattr"])
+            object.__setattr__(new, "__dict__", copied)  # not FakeFile.__setattr__, a Python-level hop
+            made.append(new)
+        refs = {index: weakref.ref(made[index]) for index in self._parents}
+        for new, (_, _, _, parent, entries) in zip(made, self._plan, strict=True):
+            attributes = new.__dict__
+            attributes["parent_dir"] = refs[parent] if parent >= 0 else None
+            if entries is not None:
+                attributes["_entries"] = {name: made[index] for name, index in entries}
+        state["root"], state["dev_null"] = made[0], made[self._dev_null]
         fs._add_standard_streams()  # what a new filesystem opens: fds 0-2
         return fs
-
-
-def _copy_node(node: FakeFile, owner: weakref.ref[FakeFilesystem], directory: FakeFile | None,
-               parent: weakref.ref[FakeFile] | None, copies: dict[int, FakeFile]) -> FakeFile:
-    """A copy of `node` (an entry of the pristine `directory`, whose copy `parent` refers to) and of
-    everything under it. An object reached twice (hard links: one file under two names) is copied
-    once; its parent is the copy of the directory its own `parent_dir` names."""
-    ref = node.__dict__["parent_dir"]
-    mine = ref is not None and ref() is directory  # is `directory` the parent this object names?
-    done = copies.get(id(node))
-    if done is not None:
-        if mine:
-            done.__dict__["parent_dir"] = parent
-        return done
-    new: FakeFile = object.__new__(type(node))
-    state = node.__dict__.copy()
-    state["_filesystem"] = owner
-    state["parent_dir"] = parent if mine else None
-    stat_result = object.__new__(FakeStatResult)
-    stat_result.__dict__ = node.stat_result.__dict__.copy()
-    state["stat_result"] = stat_result
-    state["xattr"] = dict(node.xattr)
-    new.__dict__ = state
-    copies[id(node)] = new
-    entries = state.get("_entries")
-    if entries is not None:
-        here = weakref.ref(new)
-        state["_entries"] = {name: _copy_node(child, owner, node, here, copies) for name, child in entries.items()}
-    return new
 
 
 def _copyable(fs: FakeFilesystem) -> bool:
