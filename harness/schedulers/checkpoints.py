@@ -16,7 +16,7 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from harness.sim.trace import canonical_json
+from harness.sim.trace import canonical_bytes
 from harness.world.state import WorldState, content_digest
 from harness.world.world import World
 
@@ -43,7 +43,7 @@ def tree_digest(state: WorldState, paths: Sequence[str] | None = None) -> str:
     else:
         files = state.file_map
         covered = {p: (content_digest(files[p]) if p in files else None) for p in sorted(set(paths))}
-    return hashlib.sha256(canonical_json(covered).encode("utf-8", "surrogatepass")).hexdigest()
+    return hashlib.sha256(canonical_bytes(covered)).hexdigest()
 
 
 def restore(world: World, checkpoint: Checkpoint, paths: Sequence[str] | None = None) -> None:

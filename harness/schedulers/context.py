@@ -29,7 +29,7 @@ from harness.schedulers.checkpoints import Checkpoint, restore, tree_digest
 from harness.schedulers.execution import ExecutionPolicy
 from harness.sim.arbiter import Arbiter
 from harness.sim.kernel import Kernel
-from harness.sim.trace import canonical_json
+from harness.sim.trace import canonical_bytes
 from harness.tools.catalogue import prepare
 from harness.tools.inputs import Source, resolve
 from harness.tools.spec import MUTATING_OPS, Declared, ToolError, ToolIO, ToolSpec
@@ -603,7 +603,7 @@ def _private_batch(batch: Batch) -> Batch:
 
 def value_digest(value: Any) -> str:
     """A short digest of a returned value, so a result can be matched to the attempt that made it."""
-    return hashlib.sha256(canonical_json(value).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return hashlib.sha256(canonical_bytes(value)).hexdigest()[:16]
 
 
 class _TouchSink:

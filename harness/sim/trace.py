@@ -68,6 +68,12 @@ def _needs_json(value: Any) -> bool:
     return False
 
 
+def canonical_bytes(value: Any) -> bytes:
+    """`canonical_json(value)` encoded as digests hash it (UTF-8, lone surrogates passed through)."""
+    fast = _fast(value)
+    return fast if fast is not None else canonical_json(value).encode("utf-8", "surrogatepass")
+
+
 def canonical_json(value: Any) -> str:
     """The one JSON spelling used wherever bytes must be reproducible."""
     fast = _fast(value)

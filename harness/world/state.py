@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.sim.trace import canonical_json
+from harness.sim.trace import canonical_bytes, canonical_json
 from harness.world.ledger import LedgerEntry
 
 
@@ -79,7 +79,7 @@ class WorldState:
     def digest(self) -> str:
         # Cached in a list because the dataclass is frozen and hashing a big tree is not free.
         if not self._digest:
-            encoded = canonical_json(self.to_json()).encode("utf-8", "surrogatepass")
+            encoded = canonical_bytes(self.to_json())
             self._digest.append(hashlib.sha256(encoded).hexdigest())
         return self._digest[0]
 

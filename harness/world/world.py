@@ -383,7 +383,7 @@ class World:
             child = node.entries.get(part)
             if child is None:
                 return None
-            if self._symlinks and stat.S_ISLNK(child.st_mode):
+            if self._symlinks and stat.S_ISLNK(child.stat_result.st_mode):
                 return DEFER
             node = child
         return node
@@ -573,14 +573,16 @@ class World:
         return found
 
     def _walk(self, directory: FakeDirectory, prefix: str, out: list[Any], *, files_only: bool) -> None:
-        for name in sorted(directory.entries):
-            obj = directory.entries[name]
-            path = posixpath.join(prefix, name)
+        entries = directory.entries
+        base = prefix if prefix.endswith("/") else prefix + "/"  # posixpath.join, for names without "/"
+        for name in sorted(entries):
+            obj = entries[name]
+            path = base + name
             if isinstance(obj, FakeDirectory):
                 if not files_only:
                     out.append(("dir", path, obj))
                 self._walk(obj, path, out, files_only=files_only)
-            elif stat.S_ISLNK(obj.st_mode):
+            elif stat.S_ISLNK(obj.stat_result.st_mode):  # what `obj.st_mode` forwards to, without the hop
                 target = obj.contents or ""
                 if files_only:
                     try:
@@ -618,7 +620,7 @@ class World:
                 links.append((path, obj))
             else:
                 files.append((path, obj.contents or ""))
-                by_inode.setdefault(obj.st_ino, []).append(path)
+                by_inode.setdefault(obj.stat_result.st_ino, []).append(path)
         groups = sorted(tuple(sorted(paths)) for paths in by_inode.values() if len(paths) > 1)
         return WorldState(
             files=tuple(files),

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.sim import trace
-from harness.sim.trace import canonical_json, to_jsonl
+from harness.sim.trace import canonical_bytes, canonical_json, to_jsonl
 
 
 def reference(value: Any) -> str:
@@ -40,6 +40,7 @@ values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4) | st.tu
 @given(values)
 def test_canonical_json_is_json_byte_for_byte(value: Any) -> None:
     assert canonical_json(value) == reference(value)
+    assert canonical_bytes(value) == reference(value).encode("utf-8", "surrogatepass")  # what digests hash
 
 
 @settings(max_examples=200)
