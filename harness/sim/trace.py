@@ -128,14 +128,9 @@ class TraceRecorder:
 def to_jsonl(events: Iterable[TraceEvent]) -> str:
     """The canonical JSONL of a trace: one canonical JSON object per line."""
     events = events if isinstance(events, list | tuple) else list(events)
-    lines: list[bytes] = []
-    for event in events:
-        line = _fast(event)
-        if line is None:
-            break
-        lines.append(line)
-    else:
-        return (b"\n".join(lines) + b"\n").decode("utf-8") if lines else ""
+    fast = _fast_jsonl(events)
+    if fast is not None:
+        return fast.decode("utf-8")
     if _c_encoder is not None:
         # One C encoder for the whole trace, not one `json.dumps` per event: the same bytes at half
         # the cost (events are dicts, never a bare string, for which `encode` has its own path).
@@ -147,8 +142,31 @@ def to_jsonl(events: Iterable[TraceEvent]) -> str:
     return "".join(canonical_json(event) + "\n" for event in events)
 
 
+def _fast_jsonl(events: list[TraceEvent] | tuple[TraceEvent, ...]) -> bytes | None:
+    """`to_jsonl(events)` as UTF-8 by orjson, or None for json to write (see `_fast`). An event's
+    plain fields are passed over here, not one call each: a trace is mostly strings and numbers."""
+    for event in events:
+        if type(event) is not dict:
+            return None
+        for value in event.values():
+            kind = type(value)
+            if kind is str or kind is int or value is None:
+                continue
+            if _needs_json(value):
+                return None
+    try:
+        dumps, option = orjson.dumps, orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
+        return b"".join([dumps(event, option=option) for event in events])
+    except (TypeError, orjson.JSONEncodeError):
+        return None
+
+
 def sha256(events: Iterable[TraceEvent]) -> str:
-    return hashlib.sha256(to_jsonl(events).encode("utf-8", "surrogatepass")).hexdigest()
+    events = events if isinstance(events, list | tuple) else list(events)
+    encoded = _fast_jsonl(events)
+    if encoded is None:
+        encoded = to_jsonl(events).encode("utf-8", "surrogatepass")
+    return hashlib.sha256(encoded).hexdigest()
 
 
 def fingerprint(trace_sha256: str, world_digest: str) -> str:

@@ -4,6 +4,7 @@ writes it: orjson for plain values, json for floats and anything orjson refuses.
 from __future__ import annotations
 
 import enum
+import hashlib
 import json
 import math
 from typing import Any
@@ -46,7 +47,9 @@ def test_canonical_json_is_json_byte_for_byte(value: Any) -> None:
 @settings(max_examples=200)
 @given(st.lists(st.dictionaries(texts, values, max_size=5), max_size=6))
 def test_a_trace_is_json_lines_byte_for_byte(events: list[dict[str, Any]]) -> None:
-    assert to_jsonl(events) == "".join(reference(event) + "\n" for event in events)
+    expected = "".join(reference(event) + "\n" for event in events)
+    assert to_jsonl(events) == expected
+    assert trace.sha256(events) == hashlib.sha256(expected.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def test_orjson_writes_the_plain_values() -> None:
