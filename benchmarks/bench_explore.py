@@ -70,6 +70,36 @@ def _hypothesis_rate(examples: int) -> tuple[float, int]:
     return ran / seconds, ran
 
 
+def _hypothesis_engine_rate(examples: int) -> float:
+    """Examples/s of Hypothesis alone on the same strategy and settings, the test not run: the
+    ceiling for the figure above (what generating and managing the examples costs by itself)."""
+    from random import Random
+
+    from hypothesis import HealthCheck, find, settings
+    from hypothesis.errors import NoSuchExample
+
+    from harness.strategies import batches
+
+    tried = 0
+
+    def never(batch: object) -> bool:
+        nonlocal tried
+        tried += 1
+        return False
+
+    def go() -> int:
+        try:
+            find(batches(max_size=5, paths=harness.testing.GENERATED_PATHS), never, random=Random(1),
+                 settings=settings(max_examples=examples, deadline=None, database=None,
+                                   suppress_health_check=list(HealthCheck)))
+        except NoSuchExample:
+            pass
+        return tried
+
+    seconds, done = _cpu(go)
+    return done / seconds
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3000)
@@ -79,7 +109,7 @@ def main() -> None:
     load = os.getloadavg()
     _explore_rate("random", "serial", 50)  # warm imports and caches
     rates: dict[str, list[float]] = {"random_serial": [], "random_resource_keys": [], "pct_serial": [],
-                                     "auto_serial": [], "hypothesis": []}
+                                     "auto_serial": [], "hypothesis": [], "hypothesis_engine": []}
     examples_ran = 0
     for _ in range(args.rounds):
         rates["random_serial"].append(_explore_rate("random", "serial", args.runs))
@@ -88,6 +118,7 @@ def main() -> None:
         rates["auto_serial"].append(_explore_rate("auto", "serial", args.runs))
         rate, examples_ran = _hypothesis_rate(args.examples)
         rates["hypothesis"].append(rate)
+        rates["hypothesis_engine"].append(_hypothesis_engine_rate(args.examples))
     median = {key: statistics.median(values) for key, values in rates.items()}
     figures = {
         "benchmark": "exploration throughput per core (CPU time), config-clobber; check_scheduler's Hypothesis part",
@@ -105,6 +136,8 @@ def main() -> None:
         "hypothesis_examples": examples_ran,
         "hypothesis_target": HYPOTHESIS_TARGET,
         "hypothesis_ratio": round(median["hypothesis"] / HYPOTHESIS_TARGET, 3),
+        # Hypothesis by itself (same strategy and settings, no run): the most the figure above can reach.
+        "hypothesis_engine_examples_per_s": round(median["hypothesis_engine"], 1),
         "all_rounds": {key: [round(v, 1) for v in values] for key, values in rates.items()},
         "load_average_1m": round(load[0], 2),
     }

@@ -56,6 +56,10 @@ def _explore_rows(f: dict[str, Any]) -> list[Row]:
         ("`check_scheduler`'s Hypothesis part (generated batches, PCT order)",
          f"{f['hypothesis_examples_per_s']:.0f} examples/s", f">= {f['hypothesis_target']:.0f} examples/s",
          f"{f['hypothesis_ratio']:.2f}"),
+        *([("Hypothesis alone on that strategy (no run): the ceiling of the row above",
+            f"{f['hypothesis_engine_examples_per_s']:.0f} examples/s", "(not a target)",
+            f"{f['hypothesis_engine_examples_per_s'] / f['hypothesis_target']:.2f}")]
+          if "hypothesis_engine_examples_per_s" in f else []),
     ]
 
 
