@@ -34,6 +34,7 @@ from harness.scenario.spec import Interrupt, Scenario
 from harness.schedulers.context import END_OF_RUN, Scheduler, SchedulerContext
 from harness.schedulers.waits import Diagnosis, diagnose
 from harness.sim.arbiter import Arbiter, Chooser, Decision
+from harness.sim.collector import held_full_collections
 from harness.sim.kernel import Kernel, StopReason
 from harness.sim.trace import TraceEvent, canonical_json, fingerprint
 from harness.sim.trace import sha256 as trace_hash
@@ -208,10 +209,12 @@ def run(scenario: Scenario, scheduler: Scheduler, seed: int, *, jitter: float = 
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ValueError(f"seed must be an integer, got {seed!r}")
     limit = per_run_limit()
+    held = held_full_collections(sum(len(batch.calls) for batch in scenario.batches))
     if not limit:
-        return _run(scenario, scheduler, seed, jitter, chooser)
+        with held:
+            return _run(scenario, scheduler, seed, jitter, chooser)
     what = f"the run of {scenario.name!r} under {scheduler_label(scheduler)[0]}, seed {seed},"
-    with wall_clock_watchdog(limit, what):
+    with wall_clock_watchdog(limit, what), held:
         result = _run(scenario, scheduler, seed, jitter, chooser)
     if result.wall_clock_exceeded:
         raise WallClockExceeded(result.error or "real time ran out", result)

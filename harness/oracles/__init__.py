@@ -20,6 +20,7 @@ from harness.oracles import (
 )
 from harness.oracles.verdict import Kind, Verdict, Violation, exit_code
 from harness.run import RunResult
+from harness.sim.collector import held_full_collections
 
 #: Every single-run oracle, by name, in the order verdicts are reported.
 ORACLES: dict[str, Callable[[RunResult], Verdict]] = {
@@ -49,7 +50,8 @@ LABELS = (
 
 def check(result: RunResult) -> list[Verdict]:
     """The verdict of every single-run oracle on `result`."""
-    return [oracle(result) for oracle in ORACLES.values()]
+    with held_full_collections(sum(len(batch.calls) for batch in result.scenario.batches)):
+        return [oracle(result) for oracle in ORACLES.values()]
 
 
 __all__ = ["LABELS", "ORACLES", "Kind", "Verdict", "Violation", "check", "exit_code", "reorder"]
