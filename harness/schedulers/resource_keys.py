@@ -7,8 +7,10 @@ same key has *ended, whether it failed or not*, so writes to one key are chained
 when a predecessor failed, the result says "previous write failed". Calls with external side effects
 run one at a time, in model order. Results in model order.
 
-Known weakness it keeps: keys come from declared metadata, so a tool that lies (a "read-only"
-terminal that writes) or a path alias (symlink, hard link, case) slips through.
+Known weaknesses it keeps: keys come from declared metadata, so a tool that lies (a "read-only"
+terminal that writes) or a path alias (symlink, hard link, case) slips through; and a write waits for
+earlier writes only, not for an earlier read of its key still running (write-after-read: the read
+sees the write's truncate or its new content, a `torn-read` or `future-read`).
 """
 
 from __future__ import annotations
