@@ -13,7 +13,9 @@ and each figure's ratio to the series' 100-call point (80 calls for the batches 
 asks for <= 2 up to 100,000 calls (`worst_growth_ratio`: the worst from that point up; below it a
 run's fixed cost is shared by fewer calls). `serial_hung` stops serial half way through at its
 virtual-time bound and `parallel_hung` with every call still running, so the hang diagnosis and the
-oracles' hang paths are measured too.
+oracles' hang paths are measured too. From 1,000 calls a run and its judging hold off CPython's full
+garbage collections, as they do for every user (harness/sim/collector.py); young ones still run
+inside the timings.
 
 The workload: 50 files; three calls in four read one (`read_file`), the fourth rewrites one
 (`write_file`), so `resource_keys` chains writes per file and makes every read wait for the writes
