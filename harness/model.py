@@ -8,6 +8,7 @@ same thing whether it came from a scenario file, a Hypothesis strategy or a user
 from __future__ import annotations
 
 import enum
+import functools
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -53,12 +54,40 @@ class ToolCall:
             raise ValueError(f"ToolCall.index must be an int >= 0, got {self.index!r}")
 
     def parsed_arguments(self) -> dict[str, JSONValue] | None:
-        """The arguments as a JSON object, or None when they are not valid JSON or not an object."""
-        try:
-            value = json.loads(self.arguments)
-        except (ValueError, RecursionError):
-            return None
-        return value if isinstance(value, dict) else None
+        """The arguments as a JSON object, or None when they are not valid JSON or not an object.
+        Each call gets an object of its own: the caller may change it."""
+        text = self.arguments
+        if len(text) <= _REMEMBERED_CHARS:
+            value, flat = _remembered_arguments(text)
+            if flat and value is not None:
+                return dict(value)  # a copy: its plain values cannot be shared
+            if value is None:
+                return None
+        return _parse_arguments(text)  # nested lists or objects: parsed afresh, nothing shared
+
+
+#: Arguments texts up to this long are parsed once per process (a run parses each call's, a sweep
+#: the same calls again and again); longer ones (a file's content) every time.
+_REMEMBERED_CHARS = 1024
+
+
+@functools.lru_cache(maxsize=4096)
+def _remembered_arguments(text: str) -> tuple[dict[str, JSONValue] | None, bool]:
+    """The parsed arguments and whether every value is a plain scalar (a shallow copy of such an
+    object is as good as parsing the text again). The object itself is never handed out."""
+    value = _parse_arguments(text)
+    return value, value is not None and all(type(v) in _SCALARS for v in value.values())
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _parse_arguments(text: str) -> dict[str, JSONValue] | None:
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
 
 
 @dataclass(frozen=True, slots=True)

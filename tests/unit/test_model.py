@@ -34,3 +34,22 @@ def test_call_result_validates_times_and_coerces_outcome() -> None:
         CallResult("a", Outcome.OK, start_ms=5, end_ms=4)
     with pytest.raises(ValueError):
         CallResult("a", "exploded")  # type: ignore[arg-type]
+
+
+def test_parsed_arguments_are_the_callers_own_every_time() -> None:
+    """Arguments are parsed once per text and handed out as copies: changing one changes no other."""
+    from harness.model import ToolCall
+
+    flat = ToolCall("c", "write_file", '{"path": "a.txt", "content": "x", "n": 1.5, "ok": true}')
+    first = flat.parsed_arguments()
+    assert first == {"path": "a.txt", "content": "x", "n": 1.5, "ok": True}
+    first["path"] = "changed"  # type: ignore[index]
+    assert flat.parsed_arguments() == {"path": "a.txt", "content": "x", "n": 1.5, "ok": True}
+    nested = ToolCall("d", "edit", '{"edits": [{"old": "a", "new": "b"}]}')
+    got = nested.parsed_arguments()
+    got["edits"][0]["old"] = "changed"  # type: ignore[index]
+    assert nested.parsed_arguments() == {"edits": [{"old": "a", "new": "b"}]}
+    assert ToolCall("e", "x", "[1, 2]").parsed_arguments() is None
+    assert ToolCall("f", "x", "{broken").parsed_arguments() is None
+    long = ToolCall("g", "write_file", '{"content": "' + "y" * 5000 + '"}')
+    assert long.parsed_arguments() == {"content": "y" * 5000}
