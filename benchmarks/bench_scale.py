@@ -88,15 +88,23 @@ def measure(sc: Scenario, policy: str, n: int, calls: int, memory: bool, expect:
     # Warm-up, at every size alike: the world's template, the replay memo (runs of one scenario that
     # report the same outcomes share their model-order replay, as a sweep's seeds do), code paths.
     check(run(sc, scheduler, 0))
+    # What the process already holds (modules, the world's template, the warm-up's memo) is set aside
+    # from the collector's scans, and each timed run starts after an untimed collection: a run is
+    # charged with the collections its own allocations start, not with collecting the runs before it
+    # (which landed in whichever phase of the next allocated enough and made single points spike).
     gc.collect()
+    gc.freeze()
     run_s = oracle_s = 0.0
     result: RunResult | None = None
     for seed in range(runs):
+        result = None
+        gc.collect()
         start = time.process_time()
         result = run(sc, scheduler, seed)
         judged = time.process_time()
         check(result)
         run_s, oracle_s = run_s + judged - start, oracle_s + time.process_time() - judged
+    gc.unfreeze()
     assert result is not None
     print(f"{sc.name} under {policy}: {runs} runs, run {run_s:.2f} s, oracles {oracle_s:.2f} s",
           file=sys.stderr, flush=True)
