@@ -70,11 +70,14 @@ class FilesystemCopier:
     def of(cls, pristine: FakeFilesystem) -> FilesystemCopier | None:
         """A copier for `pristine` (no open files but the standard streams), or None when it holds
         something this module does not know how to copy (a newer pyfakefs, a file read from disk)."""
-        if not _copyable(pristine):
+        try:
+            if not _copyable(pristine):
+                return None
+            copier = cls(pristine)
+            # Checked once, here: a copy must be the pristine filesystem object for object.
+            return copier if _same(copier.copy(), pristine) else None
+        except Exception:  # an attribute missing or shaped otherwise (another pyfakefs): unpickle
             return None
-        copier = cls(pristine)
-        # Checked once, here: a copy must be the pristine filesystem object for object.
-        return copier if _same(copier.copy(), pristine) else None
 
     def copy(self) -> FakeFilesystem:
         source = self._pristine
@@ -123,10 +126,12 @@ def _copyable(fs: FakeFilesystem) -> bool:
         for name, value in node.__dict__.items():
             if name not in _NODE_REBUILT and not isinstance(value, _IMMUTABLE):
                 return False
-        if type(node.stat_result) is not FakeStatResult or any(
-                not isinstance(v, _IMMUTABLE) for v in node.stat_result.__dict__.values()):
+        stat_result, xattr = node.__dict__.get("stat_result"), node.__dict__.get("xattr")
+        if type(stat_result) is not FakeStatResult or any(
+                not isinstance(v, _IMMUTABLE) for v in stat_result.__dict__.values()):
             return False
-        if any(not isinstance(k, str) or not isinstance(v, bytes | str) for k, v in node.xattr.items()):
+        if type(xattr) is not dict or any(not isinstance(k, str) or not isinstance(v, bytes | str)
+                                          for k, v in xattr.items()):
             return False
         entries = node.__dict__.get("_entries")
         if entries is not None:

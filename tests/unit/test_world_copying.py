@@ -80,3 +80,9 @@ def test_worlds_of_one_template_share_identities_until_their_tree_changes() -> N
     built = World._built(state)  # assembled afresh, sharing nothing: the reference
     for path in ("/repo/a.txt", "/repo/z.txt", "/repo/src/hard.txt", "/repo/link", "/repo/dangling", "/repo/x"):
         assert second.canonical(path) == built.canonical(path)
+
+
+def test_a_filesystem_shaped_otherwise_is_refused_not_crashed_on() -> None:
+    fs = _world().fs
+    del fs.root.entries["repo"].__dict__["xattr"]  # as a pyfakefs without extended attributes has it
+    assert FilesystemCopier.of(fs) is None
