@@ -494,7 +494,11 @@ class World:
             directory.add_entry(created)
         except OSError as exc:  # a read-only directory (EACCES), as create_file would raise it
             raise _from_os_error(exc, posixpath.join(parent, name)) from None
-        created.set_initial_contents(text)
+        try:
+            created.set_initial_contents(text)
+        except OSError as exc:  # no space left (a sized mount): the temporary file goes, as in create_file
+            directory.remove_entry(temporary)
+            raise _from_os_error(exc, posixpath.join(parent, name)) from None
         # pyfakefs' `_do_rename`: the temporary name goes, the old file's name goes (its other hard
         # links keep it), and the new file takes the name.
         directory.remove_entry(temporary, recursive=False)
