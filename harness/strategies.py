@@ -24,37 +24,50 @@ DEFAULT_PATHS = ("/repo/a.txt", "/repo/b.txt", "/repo/src/c.txt")
 DEFAULT_WORDS = ("alpha", "beta", "gamma")
 
 
+class _Parts:
+    """The strategies `_arguments` draws from, built once per `tool_calls` (see there)."""
+
+    def __init__(self, paths: Sequence[str], words: Sequence[str]) -> None:
+        self.paths = paths
+        self.path = st.sampled_from(paths)
+        self.word = st.sampled_from(words)
+        self.content = st.lists(self.word, min_size=1, max_size=3)
+        self.command = st.sampled_from(["pwd", "ls", "cd src", "cd /repo", "echo hi > note.txt"])
+
+
 @st.composite
-def _arguments(draw: st.DrawFn, name: str, paths: Sequence[str], words: Sequence[str]) -> dict[str, Any]:
-    path = draw(st.sampled_from(paths))
+def _arguments(draw: st.DrawFn, name: str, parts: _Parts) -> dict[str, Any]:
+    path = draw(parts.path)
     if name in ("read_file",):
         return {"path": path}
     if name in ("write_file", "write_file_atomic"):
-        return {"path": path, "content": " ".join(draw(st.lists(st.sampled_from(words), min_size=1, max_size=3)))}
+        return {"path": path, "content": " ".join(draw(parts.content))}
     if name == "patch":
-        return {"path": path, "old": draw(st.sampled_from(words)), "new": draw(st.sampled_from(words)).upper()}
+        return {"path": path, "old": draw(parts.word), "new": draw(parts.word).upper()}
     if name == "search_files":
-        return {"pattern": draw(st.sampled_from(words)), "path": "/repo"}
+        return {"pattern": draw(parts.word), "path": "/repo"}
     if name == "run_tests":
         return {"path": "/repo"}
     if name in ("web_search",):
-        return {"query": draw(st.sampled_from(words))}
+        return {"query": draw(parts.word)}
     if name == "clarify":
-        return {"question": "which file?", "choices": list(paths[:2])}
+        return {"question": "which file?", "choices": list(parts.paths[:2])}
     if name == "create_ticket":
-        return {"title": draw(st.sampled_from(words))}
+        return {"title": draw(parts.word)}
     if name == "terminal":
-        return {"command": draw(st.sampled_from(["pwd", "ls", "cd src", "cd /repo", "echo hi > note.txt"]))}
+        return {"command": draw(parts.command)}
     return {}
 
 
 def tool_calls(*, tools: Sequence[str] = FILE_TOOLS, paths: Sequence[str] = DEFAULT_PATHS,
                words: Sequence[str] = DEFAULT_WORDS, malformed: bool = False) -> st.SearchStrategy[tuple[str, str]]:
     """`(name, raw JSON arguments)` pairs; with `malformed=True`, sometimes broken JSON or a non-object."""
-    # Built once, not per draw: a new strategy object is validated on its first draw, which cost as
-    # much as the draw itself. The draws (and so the examples for a seed) are the same.
+    # Built once, not per draw: a strategy made inside a draw is a new object, which Hypothesis
+    # validates on its first draw at about the cost of the draw itself. The draws (and so the
+    # examples for a seed) are the same.
     names = st.sampled_from(tools)
-    arguments = {name: _arguments(name, paths, words) for name in dict.fromkeys(tools)}
+    parts = _Parts(paths, words)
+    arguments = {name: _arguments(name, parts) for name in dict.fromkeys(tools)}
 
     @st.composite
     def build(draw: st.DrawFn) -> tuple[str, str]:
