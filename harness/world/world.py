@@ -478,15 +478,16 @@ class World:
         `create_file` + `rename` take once their path resolution is done (~1 ms a call, most of an
         atomic write): the temporary file added (a new inode, the umask applied), then moved over the
         name. False, having changed nothing, when the fast lookup cannot decide (a symlink on the way,
-        case folding) or the name is anything but a regular file or missing: the caller's walk does
-        those as the kernel would."""
+        case folding) or the name is anything but a regular file, a symlink (replaced itself, never
+        followed, as rename(2) does) or missing: the caller's walk does those as the kernel would."""
         directory = self._lookup(parent)
         if not isinstance(directory, FakeDirectory):
             return False
         entries = directory.entries
         existing = entries.get(name)
         temporary = f".{name}.harness-tmp"
-        if (existing is not None and not stat.S_ISREG(existing.st_mode)) or temporary in entries:
+        replaceable = existing is None or stat.S_ISREG(existing.st_mode) or stat.S_ISLNK(existing.st_mode)
+        if not replaceable or temporary in entries:
             return False
         fs = self.fs
         created = FakeFile(temporary, (stat.S_IFREG | _PERM_DEF_FILE) & ~fs.umask, filesystem=fs)
@@ -590,10 +591,10 @@ class World:
                 target = obj.contents or ""
                 if files_only:
                     try:
-                        resolved = self.realpath(path)
+                        _, reached = self._walk_path(path)  # what `realpath` walks, keeping the object
                     except WorldError:
                         continue  # a symlink loop is not a file (`find -type f` skips it too)
-                    if self.fs.isfile(resolved):
+                    if reached is not None and stat.S_ISREG(reached.st_mode):  # `isfile`, no second walk
                         out.append(path)
                 else:
                     out.append(("link", path, target))

@@ -176,7 +176,7 @@ def _walked(world: World) -> list[tuple[str, str, object]]:
 
 @pytest.mark.parametrize("target", ["/repo/a.txt", "/repo/b.txt", "/repo/new.txt", "/repo/src/deep.txt",
                                     "/repo/src", "/repo/l.txt", "/repo/missing/x.txt", "/repo/a.txt/x",
-                                    "/repo/.a.txt.harness-tmp"])
+                                    "/repo/.a.txt.harness-tmp", "/repo/ld", "/repo/dangling"])
 @pytest.mark.parametrize("with_links", [False, True])
 def test_atomic_write_fast_path_matches_pyfakefs_rename(target: str, with_links: bool,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
@@ -186,7 +186,8 @@ def test_atomic_write_fast_path_matches_pyfakefs_rename(target: str, with_links:
         world = World(cwd="/repo")
         world.populate(dirs=["/repo/src"], files=[("/repo/a.txt", "old"), ("/repo/.x", "")],
                        hardlinks=[("/repo/a.txt", "/repo/b.txt")] if with_links else [],
-                       symlinks=[("/repo/l.txt", "/repo/a.txt")] if with_links else [])
+                       symlinks=[("/repo/l.txt", "/repo/a.txt"), ("/repo/ld", "/repo/src"),
+                                 ("/repo/dangling", "/repo/nothing.txt")] if with_links else [])
         world.fs.umask = 0o022
         return world
 
