@@ -176,8 +176,8 @@ class World:
     """Filesystem + ledgers + session; build one with `World.from_state` or `World.empty`."""
 
     # `from_state` sets every one of these on a world thawed from a template (it skips __init__).
-    __slots__ = ("_found", "_identities", "_symlinks", "cwd", "env", "fs", "home", "ledgers", "scenario_users",
-                 "users")
+    __slots__ = ("_found", "_identities", "_symlinks", "_walked", "cwd", "env", "fs", "home", "ledgers",
+                 "scenario_users", "users")
 
     def __init__(self, *, case_sensitive: bool = True, cwd: str = "/", home: str = "/home/user",
                  env: Mapping[str, str] | None = None, users: Mapping[str, str] | None = None) -> None:
@@ -199,6 +199,8 @@ class World:
         # structure changes (see `_restructured`); writing a file's content changes neither.
         self._identities: dict[str, str] = {}
         self._found: dict[str, FakeFile | _Defer | None] = {}
+        #: path -> object the kernel-like walk reached, for paths the fast lookup defers (same lifetime).
+        self._walked: dict[str, FakeFile | None] = {}
         # Symlinks ever created here: without any, path walks need not test each component.
         self._symlinks = 0
 
@@ -341,6 +343,7 @@ class World:
         template's identities (see `from_state`)."""
         self._identities = {}
         self._found = {}
+        self._walked = {}
 
     def _identity(self, path: str) -> str:
         found = self._object(path)
@@ -393,10 +396,16 @@ class World:
         (the one `realpath` and `absolute` use, so a loop is ELOOP after 40 hops everywhere)."""
         found = self._lookup(path)
         if found is DEFER:
-            try:
-                return self._walk_path(path, missing_ok=False)[1]
-            except WorldError:
-                return None
+            # A symlink on the way (or case folding): walked once per structure, like `_lookup`'s
+            # answers, since neither names nor link targets change without `_restructured`.
+            walked = self._walked.get(path, _MISSING)
+            if walked is _MISSING:
+                try:
+                    walked = self._walk_path(path, missing_ok=False)[1]
+                except WorldError:
+                    walked = None
+                self._walked[path] = walked
+            return walked  # type: ignore[return-value]
         assert not isinstance(found, _Defer)
         return found
 
@@ -590,11 +599,9 @@ class World:
             elif stat.S_ISLNK(obj.stat_result.st_mode):  # what `obj.st_mode` forwards to, without the hop
                 target = obj.contents or ""
                 if files_only:
-                    try:
-                        _, reached = self._walk_path(path)  # what `realpath` walks, keeping the object
-                    except WorldError:
-                        continue  # a symlink loop is not a file (`find -type f` skips it too)
-                    if reached is not None and stat.S_ISREG(reached.st_mode):  # `isfile`, no second walk
+                    # What the link reaches (None if dangling or a loop: `find -type f` skips both).
+                    reached = self._object(path)
+                    if reached is not None and stat.S_ISREG(reached.st_mode):
                         out.append(path)
                 else:
                     out.append(("link", path, target))
@@ -657,7 +664,7 @@ class World:
         world.users = default_users(state.home, world.scenario_users)
         # Identities are a function of the tree's names alone, so every copy of the template agrees on
         # them until its first restructuring: what one run worked out, the next reads.
-        world._identities, world._found, world._symlinks = template.identities, {}, template.symlinks
+        world._identities, world._found, world._walked, world._symlinks = template.identities, {}, {}, template.symlinks
         world.ledgers = {name: Ledger(name, entries) for name, entries in state.ledgers}
         return world
 

@@ -265,3 +265,32 @@ def test_world_templates_are_bounded_in_bytes(monkeypatch: pytest.MonkeyPatch) -
     big = WorldState(files=(("/big", "x" * 20_000),))  # over a quarter of the budget: never kept
     assert World.from_state(big).state() == World.from_state(big).state() == big
     assert templates.get(big) is None
+
+
+def test_paths_through_symlinks_follow_every_change_of_the_tree() -> None:
+    """What a path through a symlink reaches is remembered between changes of the tree's names, never
+    across one: each answer below is what a fresh world built from the same state gives."""
+    world = World(cwd="/repo")
+    world.populate(dirs=["/repo/src"], files=[("/repo/a.txt", "a"), ("/repo/b.txt", "b")],
+                   symlinks=[("/repo/l.txt", "/repo/a.txt"), ("/repo/d", "/repo/src")])
+
+    def seen() -> tuple[object, ...]:
+        fresh = World.from_state(world.state())
+        answers = []
+        for w in (world, fresh):
+            answers.append((w.read_text("/repo/l.txt") if w.exists("/repo/l.txt") else None,
+                            w.list_files("/repo"), w.exists("/repo/d/x.txt"), w.canonical("/repo/l.txt")))
+        assert answers[0] == answers[1]
+        return tuple(answers[0])
+
+    assert seen()[0] == "a"
+    world.remove("/repo/a.txt")  # the link dangles
+    assert seen()[0] is None and "/repo/l.txt" not in seen()[1]
+    world.write_text("/repo/a.txt", "again")  # a new file behind the same name
+    assert seen()[0] == "again"
+    world.rename("/repo/b.txt", "/repo/a.txt")  # another file takes the name
+    assert seen()[0] == "b"
+    world.write_text("/repo/d/x.txt", "x")  # created through the directory link
+    assert seen()[2] is True
+    world.replace_text("/repo/l.txt", "own")  # the link itself replaced by a file
+    assert seen()[0] == "own" and world.read_text("/repo/a.txt") == "b"
