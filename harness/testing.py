@@ -46,6 +46,7 @@ from harness.run import run
 from harness.scenario import Scenario, find_scenario, load_scenario
 from harness.schedulers import Scheduler, get_scheduler
 from harness.sim.arbiter import TIME
+from harness.sim.collector import frozen_heap
 from harness.world import World
 
 if TYPE_CHECKING:
@@ -221,9 +222,10 @@ def _generated(policy: Scheduler, examples: int, seed: int) -> Finding | None:
         return first_violation(run(scenario, policy, seed, chooser=chooser(batch))) is not None
 
     try:
-        batch = find(batches(max_size=5, paths=GENERATED_PATHS), failing, random=Random(seed),
-                     settings=settings(max_examples=examples, deadline=None, database=None,
-                                       suppress_health_check=list(HealthCheck)))
+        with frozen_heap():  # the session's heap stays out of the search's full collections
+            batch = find(batches(max_size=5, paths=GENERATED_PATHS), failing, random=Random(seed),
+                         settings=settings(max_examples=examples, deadline=None, database=None,
+                                           suppress_health_check=list(HealthCheck)))
     except NoSuchExample:
         return None
     scenario = Scenario(name="generated", batches=(batch,), world=state)

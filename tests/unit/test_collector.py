@@ -47,3 +47,44 @@ def test_a_large_run_and_its_judging_hold_full_collections() -> None:
     assert all(v.ok for v in check(result)) and gc.get_threshold() == before
     small = run(scenario(calls[:10]), watching, 1)
     assert seen[-1] == before and small.status.value == "completed"
+
+
+def test_a_frozen_heap_leaves_old_objects_out_and_gives_them_back() -> None:
+    assert gc.get_freeze_count() == 0
+    with collector.frozen_heap():
+        frozen = gc.get_freeze_count()
+        assert frozen > 0  # what was alive is out of every generation
+        with collector.frozen_heap():  # nested: one freeze
+            assert gc.get_freeze_count() == frozen
+        made = [[i] for i in range(100)]  # what the block makes is collected as usual
+        assert gc.is_tracked(made[0]) and gc.get_freeze_count() == frozen
+    assert gc.get_freeze_count() == 0 and collector._frozen == 0
+    with pytest.raises(RuntimeError), collector.frozen_heap():
+        raise RuntimeError("a search that raises")
+    assert gc.get_freeze_count() == 0 and collector._frozen == 0
+
+
+def test_a_heap_someone_else_froze_is_left_as_it_is() -> None:
+    gc.freeze()
+    try:
+        theirs = gc.get_freeze_count()
+        with collector.frozen_heap():
+            assert gc.get_freeze_count() == theirs
+        assert gc.get_freeze_count() == theirs  # not unfrozen by the block
+    finally:
+        gc.unfreeze()
+
+
+def test_check_schedulers_generated_search_runs_with_the_heap_frozen(monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness import testing
+
+    counts: list[int] = []
+    real_run = testing.run
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        counts.append(gc.get_freeze_count())
+        return real_run(*args, **kwargs)
+
+    monkeypatch.setattr(testing, "run", counting)
+    assert testing._generated(get_scheduler("serial"), 5, 1) is None
+    assert counts and all(count > 0 for count in counts[:5]) and gc.get_freeze_count() == 0
