@@ -14,6 +14,7 @@ Usage: python benchmarks/bench_explore.py [--runs N] [--examples N] [--rounds R]
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import platform
 import statistics
@@ -88,12 +89,10 @@ def _hypothesis_engine_rate(examples: int) -> float:
         return False
 
     def go() -> int:
-        try:
+        with contextlib.suppress(NoSuchExample):  # `never` fails no example: the search runs to its end
             find(batches(max_size=5, paths=harness.testing.GENERATED_PATHS), never, random=Random(1),
                  settings=settings(max_examples=examples, deadline=None, database=None,
                                    suppress_health_check=list(HealthCheck)))
-        except NoSuchExample:
-            pass
         return tried
 
     seconds, done = _cpu(go)
