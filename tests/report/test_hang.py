@@ -93,7 +93,7 @@ def test_a_built_in_policy_past_the_time_bound() -> None:
     result = run(find_scenario("stuck-extract"), get_scheduler("parallel"), 1)
     assert _waits(result) == ["extract (running): started at 0 ms and still running when the run stopped; its next "
                               "step was due at 3600000 ms, past the 600000 ms time bound",
-                              "scheduler (waiting): waits for all of: the process of extract"]
+                              "scheduler (waiting): waits for all of: the result of extract (attempt 1, still running)"]
 
 
 @pytest.mark.parametrize("scheduler", [hangs.OppositeLocks(), hangs.ForgetsTheRoots(), hangs.never_ready,
