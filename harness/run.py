@@ -316,7 +316,7 @@ class Shared:
         scenario = self.scenario
         return SchedulerContext(self.kernel, self.world, current.catalogue, batch, name, current.call_latency,
                                 max_concurrency=scenario.max_concurrency, tool_caps=scenario.tool_caps,
-                                interrupt=interrupt,
+                                interrupt=interrupt if scenario.interrupt is not None else None,
                                 grace_ms=scenario.interrupt.grace_ms if scenario.interrupt else 0, jitter=self.jitter,
                                 failures=_failures_of(current),
                                 execution=scenario.execution, session=session, depends_on=current.depends_on,

@@ -153,6 +153,8 @@ class SchedulerContext:
         self.tool_caps: Mapping[str, int] = MappingProxyType(dict(tool_caps)) if tool_caps else _NO_CAPS
         #: Triggered when the user interrupts the turn (never, if the scenario has no interrupt).
         self.interrupt: simpy.Event = interrupt if interrupt is not None else kernel.env.event()
+        #: Whether a user interrupt can come at all (the scenario scripts one).
+        self._interruptible = interrupt is not None
         #: How long running calls may go on after an interrupt before they must be abandoned.
         self.grace_ms = grace_ms
         self.env = kernel.env
@@ -357,7 +359,10 @@ class SchedulerContext:
 
     def settle(self, handle: CallHandle) -> simpy.Event:
         """An event that settles with the call's result, honouring the user interrupt: once it
-        fires, the call gets `grace_ms` more and is then abandoned as cancelled."""
+        fires, the call gets `grace_ms` more and is then abandoned as cancelled. When no interrupt can
+        come (the scenario scripts none), that is the handle itself."""
+        if not self._interruptible:
+            return handle
         return self.env.process(self._settle(handle))
 
     def _settle(self, handle: CallHandle) -> Generator[simpy.Event, Any, CallResult]:
