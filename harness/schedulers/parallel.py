@@ -44,7 +44,7 @@ class Parallel:
             yield ctx.all_of(handles)
             if self.order == "completion":
                 return finished
-            return [handle.value for handle in handles]
+            return [handle.result for handle in handles]
         runs = [ctx.env.process(self._run(call, ctx, pool)) for call in batch]
         for run in runs:
             run.callbacks.append(lambda event: finished.append(event.value))
