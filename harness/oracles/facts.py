@@ -120,7 +120,9 @@ class RunFacts:
 
         for e in self.result.trace:
             ev = e["ev"]
-            if ev == "batch":
+            if ev == "touch":  # most of a trace: asked first
+                touch_events.append(e)
+            elif ev == "batch":
                 batch = e["index"]
             elif ev == "start":
                 # Always a new attempt: the context never traces the start of an attempt it abandoned
@@ -142,8 +144,6 @@ class RunFacts:
                 # started the same attempt twice), never a re-abandon: a settled handle cannot be.
                 a = a_or_none if a_or_none is not None and a_or_none.abandoned_t is None else placeholder(e)
                 a.abandoned_t, a.abandoned_seq = e["t"], e["seq"]
-            elif ev == "touch":
-                touch_events.append(e)
             elif ev == "interrupt":
                 self.interrupts.append((e["t"], e["seq"], e["index"], e["grace_ms"]))
             elif ev == "batch_end":
@@ -248,6 +248,15 @@ class RunFacts:
 
     def attempts_of(self, call_id: str) -> list[Attempt]:
         return list(self._attempts(call_id))
+
+    def opened_attempts(self, call_id: str) -> list[Attempt]:
+        """The call's attempts whose start the trace records (what a result can come from)."""
+        found = self._attempts_by_call.get(call_id)
+        if found is None:
+            return []
+        if isinstance(found, Attempt):
+            return [found] if found.opened else []
+        return [a for a in found if a.opened]
 
     def touches_of(self, call_id: str, attempt: int | None = None) -> list[Touch]:
         events, spans = self._touch_spans

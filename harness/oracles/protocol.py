@@ -57,7 +57,7 @@ def _batch(facts: RunFacts, index: int) -> Iterator[Violation]:
     for r in batch_run.results:
         if r.call_id not in in_model or not r.ok:
             continue
-        attempts = [a for a in facts.attempts_of(r.call_id) if a.opened]
+        attempts = facts.opened_attempts(r.call_id)
         if not attempts:
             yield Violation("fabricated-result", f"{r.call_id} was reported ok but never started",
                             {"batch": index, "call": r.call_id})

@@ -128,16 +128,18 @@ def _steps(facts: RunFacts) -> list[_Step]:
     steps: list[_Step] = []
     args_from = facts.result.scenario.args_from
     earlier: set[str] = set()
+    lookup = reference_lookup(facts.reported, earlier)  # reads `earlier` as it grows
     for call in facts.result.scenario.calls:
         # The serial reference reads args_from as model order does: every earlier call has ended, so a
         # consumer gets what its producer returned (nothing if it failed). The data-flow oracle judges
         # when the run read it; here only the effects of the resolved call are compared.
-        call, _ = resolve(call, args_from.get(call.id), reference_lookup(facts.reported, earlier))
+        if args_from:
+            call, _ = resolve(call, args_from.get(call.id), lookup)
         earlier.add(call.id)
         effect = facts.must_take_effect(call.id)
         if effect is False:
             continue
-        attempts = [a for a in facts.attempts_of(call.id) if a.opened]
+        attempts = facts.opened_attempts(call.id)
         key = attempts[0].key if attempts else None
         torn = any("torn_write" in a.injected for a in attempts)
         if effect:
@@ -173,7 +175,7 @@ def _trace_history_holds(facts: RunFacts, steps: list[_Step]) -> bool:
     try:
         observations, final = remembered(
             # One flat tuple, four fields a step (not a tuple a step: fewer objects kept in the memo).
-            result.initial, catalogue, tuple(x for s in steps for x in (s.call, s.key, s.torn, s.stopped_after)),
+            result.initial, catalogue, tuple([x for s in steps for x in (s.call, s.key, s.torn, s.stopped_after)]),
             lambda: _replay_trace_history(result.initial, catalogue, steps))
     except Exception:
         # A replay that raises past a mismatch the step-by-step check would have stopped at: let
