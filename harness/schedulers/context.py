@@ -399,7 +399,14 @@ class SchedulerContext:
         # settled runs with a missing (null) input, as a runtime that does not wait would send it.
         resolved, inputs = resolve(call, self._args_from.get(call.id), self._read_produced)
         prepared = prepare(resolved, self._catalogue)
-        kernel.record("start", call=call.id, tool=call.name, attempt=attempt, key=idempotency_key)
+        # The trace event built here directly, key for key what `kernel.record` builds (as `_TouchSink`
+        # does): every attempt has one.
+        events = kernel.trace.events
+        started: dict[str, Any] = {"t": int(self.env._now), "seq": len(events), "ev": "start", "call": call.id,
+                                   "tool": call.name, "attempt": attempt}
+        if idempotency_key is not None:
+            started["key"] = idempotency_key
+        events.append(started)
         for read in inputs:
             kernel.record("input", call=call.id, attempt=attempt, arg=read.arg, producers=list(read.producers),
                           found=read.found, vd=value_digest(read.value) if read.found else None)
@@ -559,9 +566,19 @@ class SchedulerContext:
                 fault: str | None = None) -> None:
         handle.finished = True
         detached = handle.triggered
-        self.kernel.record("end", call=handle.call.id, attempt=handle.attempt, outcome=outcome.value,
-                           error=error, detached=detached or None, fault=fault,
-                           vd=value_digest(value) if outcome is Outcome.OK else None)
+        # Built directly, key for key what `kernel.record` would build (see `_execute`).
+        events = self.kernel.trace.events
+        ended: dict[str, Any] = {"t": int(self.env._now), "seq": len(events), "ev": "end", "call": handle.call.id,
+                                 "attempt": handle.attempt, "outcome": outcome.value}
+        if error is not None:
+            ended["error"] = error
+        if detached:
+            ended["detached"] = True
+        if fault is not None:
+            ended["fault"] = fault
+        if outcome is Outcome.OK:
+            ended["vd"] = value_digest(value)
+        events.append(ended)
         if not detached:
             if outcome is Outcome.OK:
                 self._produced[handle.call.id] = value
