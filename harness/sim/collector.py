@@ -30,15 +30,20 @@ _depth = 0
 _saved: tuple[int, int, int] | None = None
 
 
-@contextlib.contextmanager
-def held_full_collections(calls: int) -> Iterator[None]:
+def held_full_collections(calls: int) -> contextlib.AbstractContextManager[None]:
     """Within this block, for `calls` >= `LARGE_CALLS`, no full collection starts on its own (an
     explicit `gc.collect()` still does). Nested and concurrent holds share one: the thresholds are
     put back as they were when the last one ends."""
+    # A small run (nearly every run) gets a shared block that does nothing: no generator to start.
+    return _NOT_HELD if calls < LARGE_CALLS else _held()
+
+
+_NOT_HELD = contextlib.nullcontext()
+
+
+@contextlib.contextmanager
+def _held() -> Iterator[None]:
     global _depth, _saved
-    if calls < LARGE_CALLS:
-        yield
-        return
     with _lock:
         if _depth == 0:
             _saved = gc.get_threshold()
