@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from harness.model import ToolCall
+from harness.model import Outcome, ToolCall
 from harness.oracles.facts import RunFacts, Touch
 from harness.oracles.replays import remembered
 from harness.oracles.verdict import Verdict, Violation
@@ -141,7 +141,11 @@ def _steps(facts: RunFacts) -> list[_Step]:
             continue
         attempts = facts.opened_attempts(call.id)
         key = attempts[0].key if attempts else None
-        torn = any("torn_write" in a.injected for a in attempts)
+        torn = False
+        for a in attempts:  # a loop, not any(): this runs for every call of a 100,000-call batch
+            if "torn_write" in a.injected:
+                torn = True
+                break
         if effect:
             steps.append(_Step(call, True, key, torn))
             continue
@@ -593,10 +597,16 @@ def _same(observation: Observation, observed: tuple[Any, Any, Any]) -> bool:
 
 
 def _ghost_effects(facts: RunFacts) -> Iterator[Violation]:
-    rollbacks = _rollbacks(facts)
+    rollbacks: list[tuple[int, int, frozenset[str] | None]] | None = None  # read from the trace when first needed
+    reported_results = facts.reported
     for call in facts.result.scenario.calls:
+        reported_result = reported_results.get(call.id)
+        if reported_result is not None and reported_result.outcome is Outcome.OK:
+            continue  # reported ok: it must have taken effect (what `must_take_effect` says first)
         if facts.must_take_effect(call.id) is not False:
             continue
+        if rollbacks is None:
+            rollbacks = _rollbacks(facts)
         landed = [t for t in facts.touches_of(call.id) if t.mutating and not _undone(t, rollbacks)]
         if landed:
             reported = facts.reported.get(call.id)
