@@ -30,6 +30,13 @@ class Catalogue(Mapping[str, ToolSpec]):
     def __getitem__(self, name: str) -> ToolSpec:
         return self._specs[name]
 
+    # `Mapping` would answer these through `__getitem__` and an exception: they run for every call.
+    def get(self, name: str, default: Any = None) -> Any:
+        return self._specs.get(name, default)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._specs
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._specs)
 
