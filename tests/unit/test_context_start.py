@@ -56,3 +56,36 @@ def test_thousands_of_calls_in_one_batch_run(n: int) -> None:
     # A smoke test, not a timing: quadratic membership checks made this take ~15 s; the per-call cost
     # at sizes is measured in benchmarks.
     assert run(scenario(n), get_scheduler("parallel"), 1).status is RunStatus.COMPLETED
+
+
+class SettlesEach:
+    """One call at a time through `ctx.settle`, noting what settle handed back."""
+
+    name = "settles-each"
+
+    def __init__(self) -> None:
+        self.seen: list[bool] = []
+
+    def __call__(self, batch: Batch, ctx: SchedulerContext) -> Generator[Any, Any, Any]:
+        results = []
+        for call in batch:
+            handle = ctx.start(call)
+            settling = ctx.settle(handle)
+            self.seen.append(settling is handle)
+            results.append((yield settling))
+        return results
+
+
+def test_settle_is_the_handle_itself_only_when_no_interrupt_can_come() -> None:
+    from harness.scenario.spec import Interrupt
+
+    plain = SettlesEach()
+    result = run(scenario(3), plain, 1)
+    assert plain.seen == [True] * 3 and [r.outcome.value for r in result.results] == ["ok"] * 3
+    # With a scripted interrupt, settle is a process that honours it: the call running when the user
+    # interrupts gets the grace period and is then given up as of unknown effect.
+    interrupted = SettlesEach()
+    slow = replace(scenario(3), interrupt=Interrupt(150, 10))
+    result = run(slow, interrupted, 1)
+    assert interrupted.seen == [False] * 3
+    assert [r.outcome.value for r in result.results] == ["ok", "unknown", "unknown"]
