@@ -1,10 +1,10 @@
 """Holding off CPython's full garbage collections while a large run, or its judging, executes, and
 keeping the heap that was already there out of the full collections of a long search.
 
-Owns `held_full_collections` and `frozen_heap`. A full (generation-2) collection visits every live object, and CPython
-starts one whenever the objects that survived younger collections grow by a quarter. A run of
-100,000 calls grows the heap by millions of objects, so those collections come again and again over
-an ever larger heap: measured, 40% of such a run under `resource_keys` and 30% of judging it, and
+Owns `held_full_collections` and `frozen_heap`. A full (generation-2) collection visits every live
+object, and CPython starts one whenever the objects that survived younger collections grow by a
+quarter. A run of 100,000 calls grows the heap by millions of objects, so those collections come
+again and again over an ever larger heap: measured, 40% of such a run under `resource_keys` and 30% of judging it, and
 the reason its cost per call grew past twice that of a 100-call run. While a hold lasts, young
 collections go on (they free the cycles a run makes and drops: finished processes, fired events);
 only the full ones wait, and CPython runs the next one when it next decides, after the hold. Runs
@@ -67,10 +67,10 @@ def frozen_heap() -> Iterator[None]:
     """Within this block, the objects alive when it began are left out of every collection
     (`gc.freeze`), so the full collections a long search sets off visit only what it made.
 
-    Hypothesis's search keeps a growing tree of what it tried, and the runs it calls make cycles
-    that reach the oldest generation before they die: measured on check_scheduler's generated
-    batches, full collections over the whole heap (the test session's modules and fixtures
-    included) were about 5% of the time. What the block makes is collected as before, so its memory
+    Hypothesis's search keeps a growing tree of what it tried, so the objects that survive young
+    collections keep growing and full collections keep coming, each over the whole heap (the test
+    session's modules and fixtures included): measured on check_scheduler's generated batches, about
+    5% of the search in a bare process. What the block makes is collected as before, so its memory
     stays bounded; what was alive before and dies inside is freed after it. A heap someone else froze
     (a pre-forking server, a benchmark) is left as it is, and nested blocks share the outermost."""
     global _frozen
