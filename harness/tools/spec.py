@@ -197,12 +197,10 @@ class ToolIO:
     def _file_touch(self, op: str, path: str, content: str | None = None) -> None:
         """A touch of a file, by identity: aliases of one file (symlink, hard link, case) are one
         target; the spelling used goes into the trace as `as` when it differs."""
-        sink = self._sink
-        if sink is not None:
+        if self._sink is not None:
             identity = self.world.canonical(path)
             target = identity if identity == path else f"{identity}\x00{path}"
-            # What `_touch` does, in place: every file operation of every tool comes through here.
-            sink(op, target, None if content is None else content_digest(content)[:16])
+            self._touch(op, target, content)
 
     def path(self, raw: str) -> str:
         # Resolving a relative path reads the shared cwd: a sibling's `cd` can change the answer,
