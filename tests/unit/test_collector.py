@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import weakref
 from collections.abc import Generator
 from typing import Any
 
@@ -49,16 +50,36 @@ def test_a_large_run_and_its_judging_hold_full_collections() -> None:
     assert seen[-1] == before and small.status.value == "completed"
 
 
+class _Node:
+    """A weakly referenceable object kept alive only by a reference cycle through `link`."""
+
+    def __init__(self, link: list[Any]) -> None:
+        self.link = link
+        link.append(self)
+
+
 def test_a_frozen_heap_leaves_old_objects_out_and_gives_them_back() -> None:
     assert gc.get_freeze_count() == 0
+    old_cycle: list[Any] = []
+    old = weakref.ref(_Node(old_cycle))
     with collector.frozen_heap():
         frozen = gc.get_freeze_count()
+        del old_cycle
+        gc.collect()
+        assert old() is not None  # alive when the block began: out of every collection
         assert frozen > 0  # what was alive is out of every generation
         with collector.frozen_heap():  # nested: one freeze
             assert gc.get_freeze_count() == frozen
-        made = [[i] for i in range(100)]  # what the block makes is collected as usual
-        assert gc.is_tracked(made[0]) and gc.get_freeze_count() == frozen
+        # What the block makes is collected as usual: a cycle dropped inside is freed by a collection.
+        cycle: list[Any] = []
+        cycle.append(cycle)
+        gone = weakref.ref(_Node(cycle))
+        del cycle
+        gc.collect()
+        assert gone() is None and gc.get_freeze_count() == frozen
     assert gc.get_freeze_count() == 0 and collector._frozen == 0
+    gc.collect()
+    assert old() is None  # given back to the collector when the block ends
     with pytest.raises(RuntimeError), collector.frozen_heap():
         raise RuntimeError("a search that raises")
     assert gc.get_freeze_count() == 0 and collector._frozen == 0
