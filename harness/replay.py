@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -63,7 +64,7 @@ class Reproducer:
     @property
     def command(self) -> str:
         trust = "".join(f" --trust-module {module}" for module in self.modules)
-        return f"harness replay {self.path or 'FILE'}{trust}"
+        return f"{search_path_prefix(self.modules)}harness replay {self.path or 'FILE'}{trust}"
 
 
 def reproducer_of(result: RunResult, scheduler: str, label: str, oracle: str, found_by: str) -> Reproducer:
@@ -117,6 +118,22 @@ def modules_named(scheduler: str, tools_modules: tuple[str, ...] | list[str]) ->
     installed = set(entry_point_names()) if tools_modules else set()
     named += [m for m in tools_modules if m not in installed]
     return tuple(dict.fromkeys(named))
+
+
+def search_path_prefix(modules: tuple[str, ...] | list[str]) -> str:
+    """`PYTHONPATH=DIRS ` when some of `modules` were imported from a directory that only this
+    process's PYTHONPATH puts on the import path (a package next to the user's tests, not installed),
+    else "": a printed command then works in a fresh shell too. The directories are absolute, in the
+    order PYTHONPATH gives them. Modules not imported (yet) add nothing."""
+    entries = list(dict.fromkeys(os.path.abspath(e) for e in os.environ.get("PYTHONPATH", "").split(os.pathsep) if e))
+    locations = []
+    for module in modules:
+        loaded = sys.modules.get(module.partition(".")[0])
+        location = getattr(loaded, "__file__", None) or next(iter(getattr(loaded, "__path__", ())), None)
+        if isinstance(location, str):
+            locations.append(os.path.abspath(location))
+    needed = [entry for entry in entries if any(place.startswith(entry + os.sep) for place in locations)]
+    return f"PYTHONPATH={shlex.quote(os.pathsep.join(needed))} " if needed else ""
 
 
 def _trusted(module: str, trust: tuple[str, ...]) -> bool:

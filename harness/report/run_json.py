@@ -91,7 +91,11 @@ def reproduce_command(result: RunResult, scheduler: str | None = None, extra_arg
         Path(scenario.path).resolve() == (builtin_dir() / f"{scenario.name}.toml").resolve())
     target = scenario.name if builtin else scenario.path
     extra = "".join(f" {arg}" for arg in extra_args)
-    return f"harness run {target} --scheduler {scheduler or result.scheduler} --seed {result.seed}{extra}"
+    spec = scheduler or result.scheduler
+    from harness.replay import modules_named, search_path_prefix  # a report only: not on `import harness`
+
+    prefix = search_path_prefix(modules_named(spec, scenario.tools_modules))
+    return f"{prefix}harness run {target} --scheduler {spec} --seed {result.seed}{extra}"
 
 
 def dumps(document: dict[str, Any]) -> str:

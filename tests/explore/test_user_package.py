@@ -112,12 +112,14 @@ def test_explore_finds_the_race_between_a_python_and_a_declared_tool_and_it_repl
     header = found.stdout.splitlines()[0].split(":")[0].split()
     again = harness(*header[1:], "--save-dir", str(tmp_path / "fx2"), cwd=tmp_path, pythonpath=package)
     assert "FOUND stale-read" in again.stdout, again.stdout + again.stderr
-    saved = re.search(r"^replay: (harness replay (\S+).*)$", found.stdout, re.M)
+    saved = re.search(r"^replay: (?:PYTHONPATH=(\S+) )?(harness replay (\S+).*)$", found.stdout, re.M)
     assert saved is not None
-    command, file = saved.group(1).split(), saved.group(2)
-    # The reproducer imports nothing by itself: the printed command trusts the one module it needs.
+    printed_path, command, file = saved.group(1), saved.group(2).split(), saved.group(3)
+    # The reproducer imports nothing by itself: the printed command trusts the one module it needs,
+    # and names the PYTHONPATH it came from (an installed entry point needs neither).
     assert command[3:] == ([] if how == "entry point" else ["--trust-module", "acme.tools"])
-    replayed = harness(*command[1:], cwd=tmp_path, pythonpath=package)
+    assert printed_path == (None if how == "entry point" else str(package))
+    replayed = harness(*command[1:], cwd=tmp_path, pythonpath=Path(printed_path) if printed_path else package)
     recorded = json.loads(Path(file).read_text())
     assert replayed.returncode == 1, replayed.stdout + replayed.stderr  # it reproduces the violation
     assert f"reproduced: same fingerprint {recorded['fingerprint'][:16]}" in replayed.stdout
@@ -125,9 +127,10 @@ def test_explore_finds_the_race_between_a_python_and_a_declared_tool_and_it_repl
     assert recorded["scenario"]["tools_module"] == (["acme"] if how == "entry point" else ["acme.tools"])
     # A run's reproduce line carries --tools when the module came from the command line.
     ran = harness("run", str(scenario_file), "--scheduler", "parallel", *extra, cwd=tmp_path, pythonpath=package)
-    line = re.search(r"^reproduce: (.+)$", ran.stdout, re.M)
+    line = re.search(r"^reproduce: (?:PYTHONPATH=(\S+) )?(harness .+)$", ran.stdout, re.M)
     assert line is not None and ran.returncode == 1
-    rerun = harness(*line.group(1).split()[1:], cwd=tmp_path, pythonpath=package)
+    assert line.group(1) == (None if how == "entry point" else str(package))  # as the replay line
+    rerun = harness(*line.group(2).split()[1:], cwd=tmp_path, pythonpath=package)
     assert rerun.returncode == 1 and "stale-read" in rerun.stdout
     # Without the package, replay says which module is missing (exit 2, no traceback).
     missing = harness("replay", file, "--trust-module", "acme", cwd=tmp_path, pythonpath=None)
