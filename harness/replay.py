@@ -121,19 +121,47 @@ def modules_named(scheduler: str, tools_modules: tuple[str, ...] | list[str]) ->
 
 
 def search_path_prefix(modules: tuple[str, ...] | list[str]) -> str:
-    """`PYTHONPATH=DIRS ` when some of `modules` were imported from a directory that only this
-    process's PYTHONPATH puts on the import path (a package next to the user's tests, not installed),
-    else "": a printed command then works in a fresh shell too. The directories are absolute, in the
-    order PYTHONPATH gives them. Modules not imported (yet) add nothing."""
-    entries = list(dict.fromkeys(os.path.abspath(e) for e in os.environ.get("PYTHONPATH", "").split(os.pathsep) if e))
-    locations = []
+    """`PYTHONPATH=DIRS ` when some of `modules` were imported from a directory that a fresh `harness`
+    process would not search (one this process got from PYTHONPATH, or that pytest put on `sys.path`
+    for a package beside the user's tests), else "": a printed command then works, as printed, in a
+    fresh shell. The directories are absolute, in `sys.path` order. Modules not imported (yet), and
+    installed ones, add nothing."""
+    # The directory each top-level package or module was imported from: what PYTHONPATH must hold.
+    roots = []
     for module in modules:
         loaded = sys.modules.get(module.partition(".")[0])
-        location = getattr(loaded, "__file__", None) or next(iter(getattr(loaded, "__path__", ())), None)
+        package = next(iter(getattr(loaded, "__path__", ())), None)
+        location = package if isinstance(package, str) else getattr(loaded, "__file__", None)
         if isinstance(location, str):
-            locations.append(os.path.abspath(location))
-    needed = [entry for entry in entries if any(place.startswith(entry + os.sep) for place in locations)]
+            roots.append(os.path.dirname(os.path.abspath(location)))
+    if not roots:
+        return ""
+    # Only a directory on this process's search path counts (one an import hook serves, as some
+    # editable installs do, is found by a fresh process too).
+    entries = list(dict.fromkeys(os.path.abspath(e) for e in sys.path if e))
+    fresh = _fresh_search_path()
+    needed = [entry for entry in entries if entry in roots and entry not in fresh]
     return f"PYTHONPATH={shlex.quote(os.pathsep.join(needed))} " if needed else ""
+
+
+_FRESH: list[frozenset[str]] = []
+
+
+def _fresh_search_path() -> frozenset[str]:
+    """The directories a fresh interpreter of this installation searches without PYTHONPATH (site
+    packages, editable installs' .pth entries, the standard library): asked of one, once a process,
+    and only when a printed command names a module of the user's. If it cannot be asked, the
+    directories this process did not get from PYTHONPATH stand in."""
+    if not _FRESH:
+        try:
+            done = subprocess.run([sys.executable, "-E", "-c", "import sys, json; print(json.dumps(sys.path[1:]))"],
+                                  capture_output=True, text=True, timeout=30, check=True, cwd=os.sep)
+            found = frozenset(os.path.abspath(e) for e in json.loads(done.stdout) if e)
+        except (OSError, subprocess.SubprocessError, ValueError):
+            told = {os.path.abspath(e) for e in os.environ.get("PYTHONPATH", "").split(os.pathsep) if e}
+            found = frozenset(os.path.abspath(e) for e in sys.path if e and os.path.abspath(e) not in told)
+        _FRESH.append(found)
+    return _FRESH[0]
 
 
 def _trusted(module: str, trust: tuple[str, ...]) -> bool:

@@ -172,11 +172,15 @@ def check_scheduler(scheduler: Scheduler | str, *, scenarios: Sequence[str | Pat
         scenario = _scenario(item)
         exploration = explore(scenario, spec or policy, "auto", runs=settings.runs, seed=seed,
                               swarm_kinds=POLICY_KINDS if swarm else ())
+        finding = exploration.shrunk or exploration.found
         command = ""
-        if spec is not None and isinstance(item, str) and not item.endswith(".toml"):
-            command = (f"harness explore {scenario.name} --scheduler {spec} --strategy auto --runs {settings.runs} "
+        if finding is not None and spec is not None and isinstance(item, str) and not item.endswith(".toml"):
+            from harness.replay import modules_named, search_path_prefix
+
+            command = (f"{search_path_prefix(modules_named(spec, scenario.tools_modules))}"
+                       f"harness explore {scenario.name} --scheduler {spec} --strategy auto --runs {settings.runs} "
                        f"--seed {seed}" + ("" if swarm else " --swarm-kinds ''"))
-        _fail_on(exploration.shrunk or exploration.found, command, spec, report_dir, check_determinism, policy)
+        _fail_on(finding, command, spec, report_dir, check_determinism, policy)
     if generated:
         _fail_on(_generated(policy, settings.generated, seed), "", spec, report_dir, check_determinism, policy)
 

@@ -196,3 +196,55 @@ def test_bad_seed_is_a_usage_error(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--harness-seed=soon")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--harness-seed must be an integer, 'last' or 'random', got 'soon'*"])
+
+
+#: A runtime of the user's beside their tests (not installed): pytest puts its directory on sys.path.
+USER_RUNTIME = """
+from harness.schedulers import get_scheduler
+
+
+class Eager:
+    name = "eager"
+
+    def __init__(self):
+        self.inner = get_scheduler("parallel")
+
+    def __call__(self, batch, ctx):
+        return self.inner(batch, ctx)
+"""
+
+USER_TEST = """
+from harness.testing import check_scheduler
+
+def test_eager():
+    check_scheduler("myrt_beside:Eager", scenarios=["config-clobber"], generated=False, swarm=False,
+                    seed=7, profile="quick")
+"""
+
+
+def test_a_printed_command_for_a_scheduler_beside_the_tests_works_in_a_fresh_shell(pytester: pytest.Pytester) -> None:
+    """pytest found the user's module through the test directory, which a `harness` run from a shell does
+    not search: the printed commands say PYTHONPATH=<that directory>, and work exactly as printed."""
+    import os
+    import shlex
+    import subprocess
+    import sys
+
+    pytester.makepyfile(myrt_beside=USER_RUNTIME, test_user=USER_TEST)
+    result = pytester.runpytest("--harness-no-database")
+    result.assert_outcomes(failed=1)
+    printed = [line.split("reproduce: ", 1)[1] for line in result.outlines if "reproduce: " in line
+               and "harness explore" in line]
+    assert printed, result.stdout.str()
+    assert printed[0].startswith(f"PYTHONPATH={shlex.quote(str(pytester.path))} harness explore config-clobber "
+                                 "--scheduler myrt_beside:Eager")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    words = shlex.split(printed[0])
+    env["PYTHONPATH"] = words[0].split("=", 1)[1]
+    again = subprocess.run([sys.executable, "-c", "from harness.cli import main; main()", *words[2:], "--no-save"],
+                           cwd="/", env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert again.returncode == 1 and "FOUND lost-update" in again.stdout, again.stdout + again.stderr
+    del env["PYTHONPATH"]  # what the line said before it named the directory: a clear error, nothing found
+    bare = subprocess.run([sys.executable, "-c", "from harness.cli import main; main()", *words[2:], "--no-save"],
+                          cwd="/", env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert bare.returncode == 2 and "myrt_beside" in bare.stderr, bare.stdout + bare.stderr

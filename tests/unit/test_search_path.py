@@ -1,4 +1,6 @@
-"""A printed command names the PYTHONPATH its user modules came from, so it works in a fresh shell."""
+"""A printed command names the PYTHONPATH its user modules came from, so it works in a fresh shell:
+a directory this process searches (from PYTHONPATH, or put on sys.path by pytest) and a fresh
+interpreter does not."""
 
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ def test_a_module_found_through_pythonpath_is_named_with_its_directory(tmp_path:
     elsewhere.mkdir()
     _package(here, "acme_sp")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(elsewhere), str(here), str(here)]))
+    monkeypatch.syspath_prepend(str(elsewhere))
     monkeypatch.syspath_prepend(str(here))
     monkeypatch.delitem(sys.modules, "acme_sp", raising=False)
     monkeypatch.delitem(sys.modules, "acme_sp.policy", raising=False)
@@ -32,8 +35,44 @@ def test_a_module_found_through_pythonpath_is_named_with_its_directory(tmp_path:
     importlib.import_module("acme_sp.policy")
     # Only the directory the module came from, once, absolute; an installed module adds nothing.
     assert search_path_prefix(["acme_sp.policy", "simpy"]) == f"PYTHONPATH={here} "
-    monkeypatch.delenv("PYTHONPATH")
-    assert search_path_prefix(["acme_sp.policy"]) == ""  # on the path some other way: nothing to add
+
+
+def test_a_directory_pytest_put_on_the_path_is_named_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # No PYTHONPATH at all: the module is importable here only because the test runner put its
+    # directory on sys.path (rootdir insertion, `pythonpath = .`); `harness ...` in a shell would not.
+    here = tmp_path / "project"
+    here.mkdir()
+    (here / "acme_sp3.py").write_text("class Policy: ...\n")
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    monkeypatch.syspath_prepend(str(here))
+    monkeypatch.delitem(sys.modules, "acme_sp3", raising=False)
+    importlib.import_module("acme_sp3")
+    assert search_path_prefix(["acme_sp3"]) == f"PYTHONPATH={here} "
+
+
+def test_what_a_fresh_interpreter_finds_adds_nothing() -> None:
+    # harness itself (installed, or editable through a .pth entry) and an installed library.
+    assert search_path_prefix(["harness.schedulers", "simpy", "hypothesis"]) == ""
+
+
+def test_without_a_fresh_interpreter_to_ask_the_pythonpath_entries_stand_in(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness import replay
+
+    def unavailable(*args: object, **kwargs: object) -> None:
+        raise OSError("no interpreter")
+
+    here = tmp_path / "lib"
+    here.mkdir()
+    _package(here, "acme_sp4")
+    monkeypatch.setattr(replay, "_FRESH", [])
+    monkeypatch.setattr(replay.subprocess, "run", unavailable)
+    monkeypatch.setenv("PYTHONPATH", str(here))
+    monkeypatch.syspath_prepend(str(here))
+    monkeypatch.delitem(sys.modules, "acme_sp4", raising=False)
+    importlib.import_module("acme_sp4.policy")
+    assert search_path_prefix(["acme_sp4.policy"]) == f"PYTHONPATH={here} "
+    assert search_path_prefix(["simpy"]) == ""
 
 
 def test_a_directory_with_spaces_is_quoted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
