@@ -31,7 +31,7 @@ from harness.realtime import (
 from harness.run import run
 from harness.scenario import find_scenario
 from harness.schedulers import get_scheduler
-from harness.sim.collector import frozen_heap
+from harness.sim.collector import long_search
 from harness.workers import pool_context, processes_for
 
 if TYPE_CHECKING:
@@ -78,9 +78,9 @@ def run_cell(cell: Cell) -> dict[str, Any]:
 def _run_chunk(cells: list[Cell], wall_timeout_s: float = 0.0) -> list[dict[str, Any]]:
     """Cells in this process (a pool worker, or the caller's), each under its own watchdog."""
     try:
-        # The heap already there (the caller's modules, a worker's imports) stays out of the full
-        # collections that thousands of small runs set off (see harness.sim.collector).
-        with wall_limit_per_run(wall_timeout_s), watching_user_interrupts(), frozen_heap():
+        # Thousands of small runs: the heap already there (the caller's modules, a worker's imports)
+        # frozen, young collections less often (see harness.sim.collector.long_search).
+        with wall_limit_per_run(wall_timeout_s), watching_user_interrupts(), long_search():
             return [run_cell(cell) for cell in cells]
     except WallClockExceeded as exc:
         if multiprocessing.parent_process() is None:

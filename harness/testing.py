@@ -46,7 +46,7 @@ from harness.run import run
 from harness.scenario import Scenario, find_scenario, load_scenario
 from harness.schedulers import Scheduler, get_scheduler
 from harness.sim.arbiter import TIME
-from harness.sim.collector import frozen_heap
+from harness.sim.collector import long_search
 from harness.world import World
 
 if TYPE_CHECKING:
@@ -226,7 +226,7 @@ def _generated(policy: Scheduler, examples: int, seed: int) -> Finding | None:
         return first_violation(run(scenario, policy, seed, chooser=chooser(batch))) is not None
 
     try:
-        with frozen_heap():  # the session's heap stays out of the search's full collections
+        with long_search():  # the session's heap frozen, young collections less often
             batch = find(batches(max_size=5, paths=GENERATED_PATHS), failing, random=Random(seed),
                          settings=settings(max_examples=examples, deadline=None, database=None,
                                            suppress_health_check=list(HealthCheck)))

@@ -96,16 +96,64 @@ def test_a_heap_someone_else_froze_is_left_as_it_is() -> None:
         gc.unfreeze()
 
 
-def test_check_schedulers_generated_search_runs_with_the_heap_frozen(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_check_schedulers_generated_search_runs_as_a_long_search(monkeypatch: pytest.MonkeyPatch) -> None:
     from harness import testing
 
-    counts: list[int] = []
+    seen: list[tuple[int, int]] = []
     real_run = testing.run
 
     def counting(*args: Any, **kwargs: Any) -> Any:
-        counts.append(gc.get_freeze_count())
+        seen.append((gc.get_freeze_count(), gc.get_threshold()[0]))
         return real_run(*args, **kwargs)
 
+    before = gc.get_threshold()
     monkeypatch.setattr(testing, "run", counting)
     assert testing._generated(get_scheduler("serial"), 5, 1) is None
-    assert counts and all(count > 0 for count in counts[:5]) and gc.get_freeze_count() == 0
+    assert seen and all(count > 0 and young == collector.SEARCH_YOUNG_THRESHOLD for count, young in seen[:5])
+    assert gc.get_freeze_count() == 0 and gc.get_threshold() == before
+
+
+def test_a_long_search_raises_the_young_threshold_only_and_puts_it_back() -> None:
+    before = gc.get_threshold()
+    with collector.long_search():
+        assert gc.get_threshold() == (collector.SEARCH_YOUNG_THRESHOLD, *before[1:])
+        assert gc.get_freeze_count() > 0
+        with collector.long_search():  # nested: one setting
+            assert gc.get_threshold()[0] == collector.SEARCH_YOUNG_THRESHOLD
+        # A large run inside: its hold changes the full threshold only, and puts back only that.
+        with held_full_collections(LARGE_CALLS):
+            assert gc.get_threshold()[0] == collector.SEARCH_YOUNG_THRESHOLD and gc.get_threshold()[2] > 10**6
+        assert gc.get_threshold() == (collector.SEARCH_YOUNG_THRESHOLD, *before[1:])
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+    with pytest.raises(RuntimeError), collector.long_search():
+        raise RuntimeError("a search that raises")
+    assert gc.get_threshold() == before and collector._young_depth == 0
+
+
+def test_a_young_threshold_of_zero_or_above_stays(monkeypatch: pytest.MonkeyPatch) -> None:
+    before = gc.get_threshold()
+    try:
+        for young in (0, 50_000):
+            gc.set_threshold(young, *before[1:])
+            with collector.long_search():
+                assert gc.get_threshold()[0] == young
+            assert gc.get_threshold()[0] == young
+    finally:
+        gc.set_threshold(*before)
+
+
+def test_an_exploration_and_a_sweep_run_as_a_long_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness import sweep as sweep_module
+    from harness.explore import engine
+
+    seen: list[int] = []
+
+    def watching(batch: Batch, ctx: SchedulerContext) -> Generator[Any, Any, Any]:
+        seen.append(gc.get_threshold()[0])
+        return (yield from get_scheduler("serial")(batch, ctx))
+
+    engine.explore(scenario([("a", "web_search", {"query": "q"})]), watching, "random", runs=3, shrink=False)
+    real = sweep_module.run_cell
+    monkeypatch.setattr(sweep_module, "run_cell", lambda cell: (seen.append(gc.get_threshold()[0]), real(cell))[1])
+    sweep_module.sweep(sweep_module.grid(["config-clobber"], ["serial"], [1, 2]), processes=1)
+    assert len(seen) >= 5 and set(seen) == {collector.SEARCH_YOUNG_THRESHOLD}
