@@ -42,8 +42,8 @@ LABELS = (
     "lost-update", "stale-read", "torn-read", "future-read", "ghost-effect", "duplicate-effect", "reordered-effect",
     "divergent-result", "divergent-world", "missing-result", "duplicate-result", "orphan-result", "out-of-order",
     "mispaired-result", "fabricated-result", "scheduler-error", "contract-error", "exclusivity", "cap-exceeded",
-    "hang", "orphaned-call", "start-after-interrupt", "grace-exceeded", "order-dependent", "missing-input",
-    "unapproved-effect", "rollback-mismatch",
+    "hang", "orphaned-call", "start-after-interrupt", "grace-exceeded", "dropped-call", "order-dependent",
+    "missing-input", "unapproved-effect", "rollback-mismatch",
     "cross-agent-lost-update", "cross-agent-stale-read",
 )
 

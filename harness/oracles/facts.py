@@ -39,6 +39,7 @@ class Attempt:
     injected: tuple[str, ...] = ()  # fault-plan faults this attempt met (torn_write, duplicate_delivery)
     abandoned_t: int | None = None  # when the scheduler gave up on it, if it did
     abandoned_seq: int | None = None
+    abandoned_as: str | None = None  # the outcome the scheduler gave it then (timeout, cancelled, unknown)
     # False while the trace has not recorded its start: a handle abandoned in the instant it was
     # started (its process records `start` right after), or one a crashed runtime never ran.
     opened: bool = True
@@ -83,6 +84,10 @@ class RunFacts:
     #: Batch index -> seq of its `batch_end` event (when the scheduler's answer was taken).
     batch_end_seq: dict[int, int] = field(default_factory=dict)
     skipped: set[str] = field(default_factory=set)
+    #: Every `skip` event, in trace order: (t, seq, call, reason).
+    skips: list[tuple[int, int, str, str]] = field(default_factory=list)
+    #: When the runtime crashed (the fault plan's crash), if it did.
+    crash_t: int | None = None
 
     @classmethod
     def of(cls, result: RunResult) -> RunFacts:
@@ -143,13 +148,16 @@ class RunFacts:
                 # A second abandon of the same attempt number is a second handle (a scheduler that
                 # started the same attempt twice), never a re-abandon: a settled handle cannot be.
                 a = a_or_none if a_or_none is not None and a_or_none.abandoned_t is None else placeholder(e)
-                a.abandoned_t, a.abandoned_seq = e["t"], e["seq"]
+                a.abandoned_t, a.abandoned_seq, a.abandoned_as = e["t"], e["seq"], e.get("outcome")
             elif ev == "interrupt":
                 self.interrupts.append((e["t"], e["seq"], e["index"], e["grace_ms"]))
             elif ev == "batch_end":
                 self.batch_end_seq[e["index"]] = e["seq"]
             elif ev == "skip":
                 self.skipped.add(e["call"])
+                self.skips.append((e["t"], e["seq"], e["call"], e.get("reason") or ""))
+            elif ev == "crash":
+                self.crash_t = e["t"]
 
     @cached_property
     def touches(self) -> list[Touch]:

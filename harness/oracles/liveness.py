@@ -5,7 +5,10 @@ budget, or deadlocked; the witness names the calls started and still pending and
 never started), `orphaned-call` (the scheduler returned, raised or broke the contract while a call it
 started was still running and had not been abandoned: its result can only arrive in a later turn, or
 never), `start-after-interrupt` and `grace-exceeded` (after a user interrupt, no call may start, and
-running calls must end or be abandoned within the grace period).
+running calls must end or be abandoned within the grace period), and `dropped-call` (a call answered
+"cancelled" without ever starting, though nothing had stopped the turn: no user interrupt, no crash,
+no call that failed, was refused or was abandoned before it; a scheduler that skips work for no
+reason would otherwise pass every safety check by doing nothing).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
+from harness.model import Outcome
 from harness.oracles.facts import Attempt, RunFacts
 from harness.oracles.verdict import Kind, Verdict, Violation
 from harness.run import RunResult, RunStatus
@@ -27,6 +31,7 @@ def check(result: RunResult) -> Verdict:
         violations.append(_hang(facts))
     violations.extend(_orphans(facts))
     violations.extend(_interrupts(facts))
+    violations.extend(_dropped(facts))
     return Verdict.of(NAME, violations)
 
 
@@ -98,3 +103,68 @@ def _interrupts(facts: RunFacts) -> Iterator[Violation]:
                                 f"{a.call} was still running {grace} ms after the interrupt at {t} ms",
                                 {"call": a.call, "interrupt_at_ms": t, "grace_ms": grace, "settled_at_ms": settled},
                                 Kind.LIVENESS)
+
+
+def _dropped(facts: RunFacts) -> Iterator[Violation]:
+    """Calls reported cancelled that never started, before anything in the run could explain it.
+
+    What explains a skip, at or before it: the user interrupt (hermes skips the calls it has not
+    started), the runtime's crash, or a call that went wrong: ended in error or timeout, was
+    abandoned as timed out or of unknown effect (a batch deadline abandons the calls it stops), or
+    was refused with an error (a tool marked unavailable), or a user who denied an approval. A runtime that cancels
+    the rest of a batch once one call fails is doing what it says; a call the scheduler itself
+    cancelled explains nothing. A runtime that declines calls for none of these (a
+    cap that answers the excess "cancelled" instead of queueing it, a policy that skips every write)
+    is reported, with the reason it gave."""
+    dropped: dict[int, list[tuple[int, str, str]]] = {}
+    candidates: list[tuple[int, int, str, str]] = []
+    # The skip that made the reported answer is the call's last: a bridge may first refuse a call
+    # (a denied approval, traced as a skip) and report it later as it stands then.
+    skip_of = {call: (t, reason) for t, _, call, reason in facts.skips}
+    for batch_run in facts.result.batches:
+        for r in batch_run.results:
+            if r.outcome is not Outcome.CANCELLED or facts.started(r.call_id):
+                continue
+            # A skip traced by the context, or a cancelled result the scheduler made itself (then
+            # the moment it answered is when the batch ended).
+            t, reason = skip_of.get(r.call_id, (batch_run.end_ms, r.error or ""))
+            candidates.append((batch_run.index, t, r.call_id, reason))
+    if not candidates:
+        return
+    first_cause = _first_cause(facts)
+    for index, t, call, reason in candidates:
+        if t < first_cause:
+            dropped.setdefault(index, []).append((t, call, reason))
+    for index, calls in dropped.items():
+        t, call, reason = calls[0]
+        blames_interrupt = "interrupt" in reason.lower()
+        message = (f"batch {index} answered {', '.join(c for _, c, _ in calls)} \"cancelled\" without starting "
+                   f"{'it' if len(calls) == 1 else 'them'}, though nothing had stopped the turn "
+                   f"(no user interrupt, crash, or failed, refused or abandoned call before {t} ms)")
+        if blames_interrupt:
+            message += f"; the answer {reason!r} blames a user interrupt that never happened"
+        yield Violation("dropped-call", message,
+                        {"batch": index, "calls": [c for _, c, _ in calls], "call": call,
+                         "skipped_at_ms": t, "reason": reason}, Kind.LIVENESS)
+
+
+def _first_cause(facts: RunFacts) -> float:
+    """The earliest moment something in the run could explain a skip (inf: nothing ever did)."""
+    causes: list[float] = [t for t, _, _, _ in facts.interrupts]
+    if facts.crash_t is not None:
+        causes.append(facts.crash_t)
+    for a in facts.attempts:
+        if a.abandoned_t is not None:
+            # Given up on as timed out or of unknown effect; a plain "cancelled" is the scheduler's
+            # own choice, which explains nothing (or a lazy one would excuse itself).
+            if a.abandoned_as != "cancelled":
+                causes.append(a.abandoned_t)
+        elif a.outcome is not None and a.outcome not in ("ok", "cancelled"):
+            causes.append(a.end_t)
+    for t, _, call, _ in facts.skips:
+        refused = facts.reported.get(call)
+        if refused is not None and refused.outcome is Outcome.ERROR:
+            causes.append(t)
+    # A user who says no (read only here: a run with a cancelled, never-started call is rare).
+    causes.extend(e["t"] for e in facts.result.trace if e["ev"] == "approval" and e.get("answer") != "approve")
+    return min(causes, default=math.inf)

@@ -391,6 +391,17 @@ def _grace_exceeded(w: Mapping[str, Any], run: _Run) -> str:
             + "): the runtime neither stopped it nor gave it up in time.")
 
 
+def _dropped_call(w: Mapping[str, Any], run: _Run) -> str:
+    calls = list(w["calls"])
+    text = (f"Batch {w['batch']} answered {_and(calls)} \"cancelled\" without ever starting "
+            f"{'it' if len(calls) == 1 else 'them'} ({w['reason']!r}, at {w['skipped_at_ms']} ms), though nothing "
+            "had stopped the turn: no user interrupt, crash, failed, refused or abandoned call came before. "
+            "The model asked for work the runtime declined for no reason")
+    if "interrupt" in str(w["reason"]).lower():
+        text += ", and the answer blames a user interrupt that never happened"
+    return text + "."
+
+
 def _order_dependent(w: Mapping[str, Any], run: _Run) -> str:
     a, b = w["seeds"]
     first, second = w["completion_orders"]
@@ -464,7 +475,7 @@ TEMPLATES: dict[str, Template] = {
     "mispaired-result": _mispaired_result, "fabricated-result": _fabricated_result,
     "scheduler-error": _scheduler_error, "contract-error": _contract_error, "exclusivity": _exclusivity,
     "cap-exceeded": _cap_exceeded, "hang": _hang, "orphaned-call": _orphaned_call,
-    "start-after-interrupt": _start_after_interrupt, "grace-exceeded": _grace_exceeded,
+    "start-after-interrupt": _start_after_interrupt, "grace-exceeded": _grace_exceeded, "dropped-call": _dropped_call,
     "order-dependent": _order_dependent, "missing-input": _missing_input,
     "unapproved-effect": _unapproved_effect, "rollback-mismatch": _rollback_mismatch,
     "cross-agent-lost-update": _across_agents(_lost_update, "which task's update survives"),

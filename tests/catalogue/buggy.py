@@ -892,6 +892,21 @@ class FirstCallOnly:
         return results
 
 
+class CapsByCancelling:
+    """A cap on parallel tool calls per turn (`max_parallel_tools = 2`) that answers the excess
+    "cancelled" instead of queueing it, with the skip helper's default reason: the model is told a
+    user interrupt stopped calls nobody stopped, and the work is never done. -> `dropped-call`.
+    """
+
+    name = "caps_by_cancelling"
+    cap = 2
+
+    def __call__(self, batch: Batch, ctx: SchedulerContext) -> SchedulerProcess:
+        handles = {call.id: ctx.start(call) for call in batch.calls[:self.cap]}
+        yield ctx.all_of([ctx.settle(h) for h in handles.values()])
+        return [handles[call.id].result if call.id in handles else ctx.skip(call) for call in batch]
+
+
 # -- approvals and checkpoints (issue 12, item 4) --------------------------------------------------
 
 

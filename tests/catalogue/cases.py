@@ -202,6 +202,10 @@ CASES: list[Case] = [
     Case("first-call-only", "missing-result", "REFERENCE degrade family (crewAI)",
          buggy.FirstCallOnly(), builtin("shared-shell-cwd"), ("missing-result",), False,
          "With a mutating tool in the turn only the first call runs; the rest get no result at all."),
+    Case("caps-by-cancelling", "dropped-call", "degrade: a concurrency cap that rejects instead of queueing (cf. REFERENCE #6, a call with a made-up answer)",
+         buggy.CapsByCancelling(), builtin("incident-triage"), ("dropped-call",), False,
+         "Three incident queries, a cap of two: the third is answered 'skipped due to user interrupt' without "
+         "running, though no interrupt is scripted. Every safety oracle passes: nothing ran that could race."),
     # -- approvals and checkpoints (issue 12, item 4) --------------------------------------------------
     Case("optimistic-approval", "unapproved-effect", "seeds 001/002 (confirm before the effect)",
          buggy.OptimisticApproval(), builtin("ops-approvals"), ("unapproved-effect",), False,

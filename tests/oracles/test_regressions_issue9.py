@@ -64,8 +64,9 @@ def test_cancel_in_the_instant_of_start_is_judged_not_crashed() -> None:
     events = [(e["ev"], e.get("call")) for e in result.trace if e["ev"] in ("start", "abandon")]
     assert events[0] == ("abandon", "write")  # before any start of it: what crashed RunFacts
     assert [r.outcome.value for r in result.results] == ["cancelled", "cancelled"]
-    # Cancelled before they touched anything and reported cancelled: nothing to object to.
-    assert failed(result) == {}
+    # Cancelled before they touched anything and reported cancelled: no safety violation. But nothing
+    # stopped the turn: answering every call "cancelled" without running it is a dropped call.
+    assert failed(result) == {"liveness": ["dropped-call"]}
     # Each attempt is there, abandoned at 0, and occupied no time.
     facts = RunFacts(result)
     assert [(a.call, a.abandoned_t, a.start_t, a.end_t) for a in facts.attempts] == [
@@ -409,5 +410,6 @@ def test_a_call_cancelled_in_the_instant_it_starts_never_runs_and_draws() -> Non
     result = run(sc, cancel_at_once, 1)  # type: ignore[arg-type]
     assert not any(e["ev"] in ("start", "touch") for e in result.trace)
     assert result.final_files() == run(sc, get_scheduler("serial"), 1).initial.to_json()["files"]
-    assert all(v.ok for v in check(result))
+    # Nothing ran: no safety violation. Cancelled for no reason, it is a dropped call (liveness).
+    assert failed(result) == {"liveness": ["dropped-call"]}
     gantt_data(result)

@@ -117,6 +117,7 @@ CASES: dict[str, Case] = {
     "orphaned-call": of(lambda: run(find_scenario("incident-triage"), broken.FireAndForget(), 1), "orphaned-call"),
     "start-after-interrupt": of(lambda: run(INTERRUPTED, broken.StartsAfterInterrupt(), 1), "start-after-interrupt"),
     "grace-exceeded": of(lambda: named("interrupt-midbatch", "parallel"), "grace-exceeded"),
+    "dropped-call": of(lambda: run(find_scenario("incident-triage"), buggy.CapsByCancelling(), 1), "dropped-call"),
     "order-dependent": order_dependent,
     "missing-input": missing_input,
     "unapproved-effect": of(lambda: run(find_scenario("ops-approvals"), buggy.OptimisticApproval(), 1),
