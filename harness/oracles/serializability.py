@@ -835,10 +835,21 @@ def _ledger_violations(facts: RunFacts, expected: WorldState, final: WorldState,
                             f"(model order: {count_a.get(call, 0)})",
                             {"ledger": name, "call": call, "count": count_b[call],
                              "entries": [e.to_json() for e in b if e.call_id == call]})
-        elif count_a == count_b:
+        elif count_a == count_b and [e.call_id for e in a] != [e.call_id for e in b]:
             yield Violation("reordered-effect", f"entries of ledger {name} landed in another order than model order",
                             {"ledger": name, "expected_order": [e.call_id for e in a],
                              "final_order": [e.call_id for e in b]})
+        elif count_a == count_b:
+            # The same calls in the same order: an entry holds something else (a payload built from
+            # an input read too early, say). Not a reorder: say which entry differs.
+            mine, theirs = next((x.to_json(), y.to_json()) for x, y in zip(a, b, strict=True) if x != y)
+            field = next(k for k in ("payload", "idempotency_key", "entry_id") if mine[k] != theirs[k])
+            yield Violation("divergent-world",
+                            f"ledger {name}: the entry of {theirs['call_id']} holds {field} {theirs[field]!r}; "
+                            f"in model order it holds {mine[field]!r}",
+                            {"ledger": name, "call": theirs["call_id"], "field": field, "entry": theirs[field],
+                             "expected_entry": mine[field], "expected": [e.to_json() for e in a],
+                             "final": [e.to_json() for e in b]})
         elif not any(c in ghost_calls for c in count_b):
             yield Violation("divergent-world", f"ledger {name} differs from the model-order world",
                             {"ledger": name, "expected": [e.to_json() for e in a], "final": [e.to_json() for e in b]})

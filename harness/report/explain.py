@@ -250,6 +250,10 @@ def _state(target: str, value: object) -> str:
 
 
 def _divergent_world(w: Mapping[str, Any], run: _Run) -> str:
+    if "ledger" in w and "field" in w:  # the same entries in the same order, one of them holding something else
+        return (f"{_thing('ledger:' + w['ledger'])} has its entries in model order, but the one of {w['call']} holds "
+                f"{w['field']} {_brief(w['entry'])} where model order gives {_brief(w['expected_entry'])}: "
+                "what it was built from differed when it was made.")
     if "ledger" in w:
         def calls(entries: Sequence[Mapping[str, Any]]) -> str:
             return _and([e.get("call_id") for e in entries])
