@@ -21,6 +21,7 @@ so `processes=N` or a Dask `cluster` gives the same findings as one process. It 
 
 from __future__ import annotations
 
+import contextlib
 import pickle
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -562,6 +563,25 @@ class _IndexTape:
         return str(enabled[min(index, len(enabled) - 1)])
 
 
+@contextlib.contextmanager
+def _hypothesis_home_elsewhere() -> Iterator[None]:
+    """Hypothesis's storage in a temporary directory for this search, removed after it. With no
+    example database, what Hypothesis still writes is a cache of the constants in the local modules it
+    has seen (`.hypothesis/constants/` in the current directory): an exploration writes nothing
+    outside the report directory it was given. A home directory the user chose is put back."""
+    import tempfile
+
+    from hypothesis import configuration
+
+    previous = vars(configuration).get("__hypothesis_home_directory")
+    with tempfile.TemporaryDirectory(prefix="harness-hypothesis-") as home:
+        configuration.set_hypothesis_home_dir(home)
+        try:
+            yield
+        finally:
+            configuration.set_hypothesis_home_dir(previous)
+
+
 def _hypothesis(exploration: Exploration, scenario: Scenario, policy: Scheduler, runs: int, seed: int,
                 labels: tuple[str, ...] | None) -> None:
     from hypothesis import HealthCheck, find, settings
@@ -596,9 +616,10 @@ def _hypothesis(exploration: Exploration, scenario: Scenario, policy: Scheduler,
                          "timers": "ordered against call steps where Hypothesis draws the time index",
                          "faults": scope.faults(scenario, f"drawn from seed {seed}"), "swarm": []}
     try:
-        example = find(strategy, fails, settings=settings(max_examples=runs, deadline=None, database=None,
-                                                          suppress_health_check=list(HealthCheck)),
-                       random=Random(seed))
+        with _hypothesis_home_elsewhere():
+            example = find(strategy, fails, settings=settings(max_examples=runs, deadline=None, database=None,
+                                                              suppress_health_check=list(HealthCheck)),
+                           random=Random(seed))
     except NoSuchExample:
         exploration.runs = exploration.scope["runs"] = tried
         return

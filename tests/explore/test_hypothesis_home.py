@@ -1,0 +1,35 @@
+"""The hypothesis strategy writes nothing in the current directory (Hypothesis's constants cache goes
+to a temporary home, removed after the search), and a home directory the user chose is put back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import configuration
+
+from harness import find_scenario
+from harness.explore.engine import explore
+
+
+def test_a_hypothesis_exploration_leaves_no_hypothesis_directory(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("HYPOTHESIS_STORAGE_DIRECTORY", raising=False)
+    # What Hypothesis remembers of the modules it has scanned, forgotten: this search scans them again
+    # and would write its cache now (else an earlier test in this process may have written it already).
+    from hypothesis.internal.conjecture import providers
+    from hypothesis.internal.constants_ast import constants_from_module
+
+    constants_from_module.cache_clear()
+    monkeypatch.setattr(providers, "_seen_modules", set())
+    monkeypatch.setattr(providers, "_sys_modules_len", None)
+    chosen = tmp_path / "mine"
+    previous = vars(configuration).get("__hypothesis_home_directory")
+    configuration.set_hypothesis_home_dir(chosen)
+    try:
+        explore(find_scenario("config-clobber"), "serial", "hypothesis", runs=20, seed=5, shrink=False)
+        assert vars(configuration).get("__hypothesis_home_directory") == chosen
+    finally:
+        configuration.set_hypothesis_home_dir(previous)
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # neither ./.hypothesis nor the chosen home
