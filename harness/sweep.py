@@ -103,6 +103,16 @@ def load_finished(path: Path) -> dict[tuple[str, str, int], dict[str, Any]]:
     return rows
 
 
+def _drop_torn_line(path: Path) -> None:
+    """Cut a last line an interruption left unfinished (no newline after it): its row runs again, and
+    the file stays one JSON object per line. Complete lines are never touched, even ones that are not
+    rows (they are skipped when read)."""
+    with path.open("rb+") as f:
+        data = f.read()
+        if data and not data.endswith(b"\n"):
+            f.truncate(data.rfind(b"\n") + 1)
+
+
 def sweep(cells: Sequence[Cell], *, processes: int | None = 1, out: Path | None = None,
           chunk_size: int | None = None, on_progress: Callable[[int, int], None] | None = None,
           wall_timeout_s: float | None = None, cluster: Cluster | None = None) -> list[dict[str, Any]]:
@@ -131,9 +141,9 @@ def sweep(cells: Sequence[Cell], *, processes: int | None = 1, out: Path | None 
     total, finished = len(cells), len(rows)
     if on_progress:
         on_progress(finished, total)
+    if out is not None and out.exists():
+        _drop_torn_line(out)
     sink = out.open("a") if out is not None else None
-    if sink is not None and out is not None and out.stat().st_size and not out.read_text().endswith("\n"):
-        sink.write("\n")  # close a line torn by an interruption before appending after it
     try:
         for batch in _execute(todo, processes, chunk_size, resolve_wall_timeout(wall_timeout_s), cluster):
             for row in batch:

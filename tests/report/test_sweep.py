@@ -30,6 +30,9 @@ def test_interrupted_sweep_resumes_to_the_same_table(tmp_path: Path) -> None:
     assert seen[0] == (len(CELLS) // 2, len(CELLS))  # the finished half was not run again
     assert len(load_finished(out)) == len(CELLS)
     assert to_frame(resumed).equals(to_frame(full))
+    # The torn row was cut, not closed with a newline: the file is one JSON row per line again.
+    lines = out.read_text().splitlines()
+    assert len(lines) == len(CELLS) and all(isinstance(json.loads(line), dict) for line in lines)
 
 
 def test_sweep_command(tmp_path: Path) -> None:
