@@ -445,7 +445,9 @@ def _tools(r: _Reader, value: Any, base: Catalogue) -> Catalogue:
             spec = catalogue[tool_name]
         else:
             if not isinstance(override, Mapping) or "does" not in override:
-                close = difflib.get_close_matches(tool_name, list(base), n=1)
+                # A tool this file declares is as likely to be the one meant as one of the catalogue.
+                declared = [n for n, v in value.items() if isinstance(v, Mapping) and "does" in v]
+                close = difflib.get_close_matches(tool_name, [*declared, *base], n=1)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
                 raise r.fail(field, f"a tool of the catalogue{hint}, or a new tool declared with its behaviour: "
                              "does = [...] (touch points; [] for a tool that only waits)", has_got=False)

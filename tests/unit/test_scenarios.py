@@ -67,6 +67,8 @@ arguments = '{"path": "/x"}'
     (BASE + "[tools.read_file.declared]\nread_only = \"yes\"\n", "tools.read_file.declared.read_only", "true or false"),
     (BASE + "[tools.nonexistent_tool]\n", "tools.nonexistent_tool", "a new tool declared with its behaviour"),
     (BASE + "[tools.read_fiel]\nlatency = { fixed = 5 }\n", "tools.read_fiel", "did you mean 'read_file'"),
+    (BASE + "[tools.audit_log]\ndoes = []\n[tools.audit_lgo]\nlatency = { fixed = 5 }\n", "tools.audit_lgo",
+     "did you mean 'audit_log'"),  # a tool the same file declares is suggested too
     (BASE + "[tools.q]\ndoes = [{ op = \"sing\" }]\n", "tools.q.does[0].op", "one of read, write"),
     (BASE + "[tools.q]\ndoes = [{ op = \"read\" }]\n", "tools.q.does[0].path", "op 'read' needs path"),
     (BASE + "[tools.q]\ndoes = [{ op = \"read\", path = \"{p\" }]\n", "tools.q.does[0].path", "braces"),
