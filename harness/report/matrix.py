@@ -43,7 +43,8 @@ def compute(scenarios: Sequence[str], schedulers: Sequence[str], seed: int) -> l
         scenario = find_scenario(scenario_name)
         for scheduler_name in schedulers:
             result = run(scenario, get_scheduler(scheduler_name), seed)
-            labels = tuple(dict.fromkeys(v.label for v in check(result) if not v.ok and v.label))
+            # Every label, not each oracle's first: a lost update behind a misread is named too.
+            labels = tuple(dict.fromkeys(x.label for v in check(result) for x in v.violations))
             cells.append(Cell(scenario_name, scheduler_name, result.makespan_ms, labels))
     return cells
 
