@@ -340,8 +340,10 @@ def _fail_on(finding: Finding | None, command: str, spec: str | None, report_dir
         lines.append(f"  reproduce: {command}")
     elif selfcheck.ok:
         tape = f", chooser=Tape({list(result.tape)!r})" if result.tape is not None else ""
-        lines.append(f"  reproduce: harness.run(<scenario>, <your scheduler>, seed={result.seed}{tape}) "
-                     "(name the scheduler as module:attr to get a command line)")
+        # A generated batch has no built-in name to explore again: a command line needs its reproducer.
+        hint = ("name the scheduler as module:attr to get a command line" if spec is None
+                else "pass report_dir=... to save a reproducer that `harness replay` runs")
+        lines.append(f"  reproduce: harness.run(<scenario>, <your scheduler>, seed={result.seed}{tape}) ({hint})")
     # What and why, then how to reproduce it, then the details: pytest shows the top first.
     failure = SchedulerCheckFailed("\n".join([*lines, *details]), finding, path, replay_command)
     if selfcheck.ok:

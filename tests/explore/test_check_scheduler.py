@@ -175,3 +175,12 @@ def test_the_suggested_command_reproduces_a_swarm_finding() -> None:
     args = command.split("reproduce: harness ", 1)[1].split()
     result = CliRunner().invoke(main, [*args, "--no-save", "--format", "json"])
     assert json.loads(result.stdout)["label"] == info.value.finding.label
+
+
+def test_a_generated_failure_of_a_named_scheduler_says_how_to_get_a_command_line() -> None:
+    """The scheduler is named (module:attr or built-in): the hint is to save a reproducer, not to name it."""
+    with pytest.raises(SchedulerCheckFailed) as info:
+        check_scheduler("parallel", scenarios=[], generated=True, profile="quick", seed=1)
+    message = str(info.value)
+    assert "reproduce: harness.run(<scenario>, <your scheduler>" in message
+    assert "pass report_dir=... to save a reproducer" in message and "name the scheduler as" not in message
