@@ -101,12 +101,19 @@ def _import_scheduler(spec: str) -> Scheduler:
                                     f"cannot load {spec!r} ({type(exc).__name__}: {exc})") from None
     if isinstance(target, type) or (callable(target) and not hasattr(target, "name")):
         needed = _required_arguments(target) if inspect.isroutine(target) else []
+        short = attribute.rpartition('.')[2]
+        if needed and inspect.iscoroutinefunction(target):  # an asyncio executor (tool_calls, tools)
+            raise UnknownSchedulerError(spec, scheduler_names(), (
+                f"{spec!r} is a coroutine function of ({', '.join(needed)}), not a scheduler: an asyncio "
+                f"executor is wrapped first, `my_policy = from_asyncio({short})` "
+                f"(from harness.schedulers import from_asyncio), then --scheduler {module_name}:my_policy"))
         if needed:
             raise UnknownSchedulerError(spec, scheduler_names(), (
                 f"{spec!r} is a function of ({', '.join(needed)}), not a scheduler or a factory of one: a gate "
                 "(tool_calls -> bool) or a planner (tool_calls -> segments) must be wrapped first, e.g. "
-                f"`my_policy = from_gate({attribute.rpartition('.')[2]})` or from_plan(...) "
-                f"(from harness.schedulers import from_gate, from_plan), then --scheduler {module_name}:my_policy"))
+                f"`my_policy = from_gate({short})` or from_plan(...), a thread-pool executor with "
+                f"from_threads(...) (from harness.schedulers import from_gate, from_plan, from_threads), then "
+                f"--scheduler {module_name}:my_policy"))
         try:
             target = target()
         except (Exception, SystemExit) as exc:  # sys:exit must not end the harness with exit 0

@@ -40,6 +40,15 @@ def test_a_gate_function_as_scheduler_points_to_from_gate(tmp_path: Path, monkey
     assert get_scheduler("user_gates:make_policy").name
 
 
+def test_an_asyncio_executor_as_scheduler_points_to_from_asyncio(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "user_executor.py").write_text("async def execute(tool_calls, tools):\n    return []\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(UnknownSchedulerError, match=r"coroutine function of \(tool_calls, tools\)") as info:
+        get_scheduler("user_executor:execute")
+    assert "my_policy = from_asyncio(execute)" in str(info.value) and "from_gate" not in str(info.value)
+
+
 def test_matrix_prints_tables_that_fit_the_width() -> None:
     schedulers = scheduler_names()
     scenarios = ["incident-triage", "incident-ticket-notify"]
