@@ -3,7 +3,10 @@
 Owns the per-run state (`RunState`: the lent loop and the pump, a SimPy process that steps the loop
 whenever a call settles or an asyncio timer falls due, for the whole run, so tasks an executor leaves
 behind keep running into later turns exactly as on a long-lived loop; between loop iterations the
-pump runs the bridge threads work was handed to, one at a time) and the per-batch scheduler:
+pump runs the bridge threads work was handed to, one at a time). A run has one such state, whoever
+asks: the agents of a crew (`[[agents]]`, each with a session of its own) run their batches as tasks
+of the one loop, side by side, as agents sharing a process share its event loop. Also owns the
+per-batch scheduler:
 start the executor's task, deliver the user interrupt, wait for it, report leftover tasks, turn its
 return value into results. Never decides an order (the user's code does) and never advances time
 except through the kernel.
@@ -14,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import inspect
+import weakref
 from collections.abc import Awaitable, Callable, Generator, Mapping, MutableMapping, Sequence
 from typing import Any, Literal
 
@@ -37,6 +41,7 @@ Execute = Callable[..., Awaitable[Sequence[Any]]]
 #: the loop), or None (never: the executor does not know about interrupts).
 InterruptHook = Literal["cancel"] | asyncio.Event | Callable[[], object] | None
 
+#: Where a session finds the run's state (also read by the hang diagnosis, `harness.schedulers.waits`).
 _SESSION_KEY = "asyncio-bridge"
 
 
@@ -50,30 +55,40 @@ class RunState:
     def __init__(self, ctx: SchedulerContext, registry: Registry | None) -> None:
         self.kernel: Kernel = ctx.kernel
         self.ctx = ctx
-        self.registry = registry
+        #: The module-level tool tables pointed at the simulation while the run is open (installed by
+        #: the first batch of each scheduler that has one, restored when the run ends).
+        self.registries: list[Registry] = []
         self.closed = False
         self.loop = loops.lend(self._now, self.release, self._note)
+        self.loop.owner_of = current.get
         self.loop.offload = self._offload
         #: The bridge threads work handed to a thread runs on (made at the run's first hand-off).
         self.threads: ThreadHost | None = None
-        #: The toolbox of the batch running now: tools a thread calls through a module-level table
-        #: (a registry dispatcher, no context to read the toolbox from) run this batch's calls.
+        #: The toolbox of the batch that began last: what a tool called in a thread serves when
+        #: neither the thread's context nor the work it runs names a batch (see `ThreadHost.toolbox_of`).
         self.toolbox: Toolbox | None = None
-        if registry is not None:
-            registry.install()
-        ctx.at_end_of_run(self.end)
+        self.use(registry)
         self.wake: simpy.Event = ctx.env.event()
         self._timer: tuple[int, simpy.Event] | None = None
         ctx.env.process(self._pump())
 
     @classmethod
     def of(cls, ctx: SchedulerContext, registry: Registry | None) -> RunState:
-        state = ctx.session.get(_SESSION_KEY)
-        if not isinstance(state, RunState) or state.closed:
+        """The run's state: made by its first batch, shared by every batch of the run (every agent's)."""
+        state = _runs.get(ctx.env)
+        if state is None or state.closed:
             state = cls(ctx, registry)
-            ctx.session[_SESSION_KEY] = state
+            _runs[ctx.env] = state
+        state.use(registry)
         state.ctx = ctx
+        ctx.session[_SESSION_KEY] = state
+        ctx.at_end_of_run(state.end)
         return state
+
+    def use(self, registry: Registry | None) -> None:
+        if registry is not None and not self.closed and all(r is not registry for r in self.registries):
+            registry.install()
+            self.registries.append(registry)
 
     def _now(self) -> int:
         return self.kernel.now
@@ -94,7 +109,7 @@ class RunState:
     def _offload(self, func: Callable[..., Any], args: tuple[Any, ...]) -> asyncio.Future[Any]:
         if self.threads is None:
             self.threads = ThreadHost(self.kernel, self.signal, self.ctx._arbiter is not None, self)
-        return self.threads.submit(self.loop, func, args)
+        return self.threads.submit(self.loop, func, args, current.get())
 
     def release(self) -> None:
         """The run is over (the loop is lent to the next one): its threads are released and joined,
@@ -106,8 +121,8 @@ class RunState:
                 if stuck:
                     self._note(f"threads {', '.join(stuck)} would not end; left as daemon threads")
         finally:
-            if self.registry is not None:
-                self.registry.restore()
+            for registry in reversed(self.registries):
+                registry.restore()
 
     def _pump(self) -> Generator[simpy.Event, Any, None]:
         env, kernel, loop = self.kernel.env, self.kernel, self.loop
@@ -154,6 +169,10 @@ class RunState:
         return next(thread for thread, granted in asks if granted.triggered)
 
 
+#: The state of each run (by its SimPy environment, which ends with the run).
+_runs: weakref.WeakKeyDictionary[simpy.Environment, RunState] = weakref.WeakKeyDictionary()
+
+
 class FromAsyncio:
     """The scheduler `from_asyncio` makes (see its docstring)."""
 
@@ -184,7 +203,7 @@ class FromAsyncio:
             ctx.interrupt.callbacks.append(lambda _: self._deliver(task, state))
         state.signal()
         yield done
-        leftovers = loop.pending_since(first_task)
+        leftovers = loop.pending_since(first_task, toolbox)
         if leftovers:
             ctx.note(f"asyncio: execute returned with {len(leftovers)} task(s) still pending: "
                      + "; ".join(_describe_task(t, toolbox) for t in leftovers)

@@ -49,11 +49,14 @@ class _SequencedTask(asyncio.Task[_T]):
     """
 
     _sequence: int
+    #: What the borrower said the task belongs to when it was made (`VirtualLoop.owner_of`).
+    owner: object
 
     def __init__(self, coro: Coroutine[Any, Any, _T] | Generator[Any, None, _T], *, loop: VirtualLoop,
-                 sequence: int, name: str | None = None, context: Context | None = None) -> None:
+                 sequence: int, owner: object, name: str | None = None, context: Context | None = None) -> None:
         # Set before Task.__init__: registering the task in asyncio's weak set already hashes it.
         self._sequence = sequence
+        self.owner = owner
         super().__init__(coro, loop=loop, name=name, context=context)
 
     def __hash__(self) -> int:
@@ -77,6 +80,9 @@ class VirtualLoop(asyncio.BaseEventLoop):
         self.on_error: Callable[[str], None] | None = None
         #: Where work handed to a thread goes while a run holds the loop (None: inline).
         self.offload: Callable[[Callable[..., Any], tuple[Any, ...]], asyncio.Future[Any]] | None = None
+        #: Read in the context a task is created in: what it belongs to (the bridge's batch, so the
+        #: batches of a run's concurrent agents each see their own leftover tasks). None: nothing.
+        self.owner_of: Callable[[], object] | None = None
         self.set_exception_handler(_handler)
 
     def time(self) -> float:
@@ -86,7 +92,9 @@ class VirtualLoop(asyncio.BaseEventLoop):
                     context: Context | None = None) -> asyncio.Task[Any]:
         self._check_closed()  # type: ignore[attr-defined]
         self._created += 1
-        task: asyncio.Task[Any] = _SequencedTask(coro, loop=self, sequence=self._created, name=name,
+        owner_of = self.owner_of
+        owner = None if owner_of is None else owner_of() if context is None else context.run(owner_of)
+        task: asyncio.Task[Any] = _SequencedTask(coro, loop=self, sequence=self._created, owner=owner, name=name,
                                                  context=context)
         self.tasks.append(task)
         return task
@@ -158,9 +166,11 @@ class VirtualLoop(asyncio.BaseEventLoop):
             return None
         return _ceil_ms(min(live))
 
-    def pending_since(self, index: int) -> list[asyncio.Task[Any]]:
-        """Tasks created at position `index` or later that have not finished, in creation order."""
-        return [task for task in self.tasks[index:] if not task.done()]
+    def pending_since(self, index: int, owner: object = None) -> list[asyncio.Task[Any]]:
+        """Tasks created at position `index` or later that have not finished, in creation order (only
+        those made for `owner`, if given)."""
+        return [task for task in self.tasks[index:]
+                if not task.done() and (owner is None or getattr(task, "owner", None) is owner)]
 
     # -- lending -------------------------------------------------------------------------------
 
@@ -193,6 +203,7 @@ class VirtualLoop(asyncio.BaseEventLoop):
         self._timer_cancelled_count = 0
         self._now_ms = _zero
         self.on_error = None
+        self.owner_of = None
 
 
 def _zero() -> int:

@@ -42,8 +42,12 @@ class ThreadHost:
     """The bridge threads of one `from_asyncio` run."""
 
     def __init__(self, kernel: Kernel, on_wake: Callable[[], None], choosing: bool, owner: object) -> None:
-        #: The run's state (`bridge.RunState`): its current toolbox serves tools called in these threads.
+        #: The run's state (`bridge.RunState`): its latest toolbox serves tools called in threads that
+        #: name no batch (see `toolbox_of`).
         self.owner = owner
+        #: The batch (its toolbox) whose task handed each thread its work: a run's concurrent agents
+        #: each have batches running, and `run_in_executor` does not carry the caller's context.
+        self._toolboxes: dict[BridgeThread, object] = {}
         self.turnstile = Turnstile(lambda: kernel.now, on_wake, lambda: kernel.steps)
         # As in `from_threads`: in order-first runs a yield is a choice and every switch goes through
         # the pump (where the arbiter chooses); in plain runs a thread that blocks hands the baton
@@ -57,8 +61,9 @@ class ThreadHost:
         _hosts[self.turnstile] = self
 
     def submit(self, loop: asyncio.AbstractEventLoop, func: Callable[..., Any],
-               args: tuple[Any, ...]) -> asyncio.Future[Any]:
-        """`loop.run_in_executor(executor, func, *args)`: a new bridge thread runs `func(*args)`."""
+               args: tuple[Any, ...], toolbox: object = None) -> asyncio.Future[Any]:
+        """`loop.run_in_executor(executor, func, *args)`: a new bridge thread runs `func(*args)`, for the
+        batch whose toolbox is `toolbox` (the handing task's, if any)."""
         future: asyncio.Future[Any] = loop.create_future()
         # `run_in_executor(None, time.sleep, 1)`: the function was read on the loop's thread, where it
         # is the real one; in a bridge thread it must be the bridged one.
@@ -78,8 +83,15 @@ class ThreadHost:
             else:
                 finished.append((future, True, value))
 
-        self.turnstile.spawn(work, f"asyncio_{len(self.turnstile.threads)}")
+        thread = self.turnstile.spawn(work, f"asyncio_{len(self.turnstile.threads)}")
+        if toolbox is not None:
+            self._toolboxes[thread] = toolbox
         return future
+
+    def toolbox_of(self, thread: BridgeThread) -> object:
+        """The toolbox of the batch that handed `thread` its work (None: a thread that work started, or
+        work handed over outside any batch's task)."""
+        return self._toolboxes.get(thread)
 
     def runnable(self) -> list[BridgeThread]:
         return self.turnstile.runnable()
@@ -116,6 +128,7 @@ class ThreadHost:
             return self.turnstile.release_all()
         finally:
             self.finished.clear()
+            self._toolboxes.clear()
             self.patches.close()
             _hosts.pop(self.turnstile, None)
             # A pool the work made registers its workers for an exit-time join; they are over already.

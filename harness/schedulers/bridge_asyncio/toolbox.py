@@ -219,10 +219,12 @@ class BridgedTool:
             if host is not None:
                 # A sync tool in work the loop handed to a thread: block the thread until the call ends
                 # and return its value, as the runtime's sync tool function would. Without a context to
-                # name the batch (`run_in_executor` does not copy it), the run's running batch.
+                # name the batch (`run_in_executor` does not copy it), the batch whose task handed the
+                # thread its work, else the run's latest batch.
                 owner: Any = host.owner
                 if toolbox is None or toolbox.state is not owner:
-                    toolbox = owner.toolbox
+                    handed = host.toolbox_of(thread)
+                    toolbox = handed if isinstance(handed, Toolbox) else owner.toolbox
                 if toolbox is not None:
                     return toolbox.invoke_blocking(self.name, args, kwargs, thread)
         if toolbox is None:

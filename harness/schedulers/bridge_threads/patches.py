@@ -125,33 +125,68 @@ def _real_of(module: Any, name: str) -> Any:
     return None
 
 
+class _Swap:
+    """One namespace's swapped names, shared by every installation that swapped it (two batches of one
+    executor running at once, the agents of a crew): restored when the last of them closes."""
+
+    __slots__ = ("names", "namespace", "users")
+
+    def __init__(self, namespace: MutableMapping[str, Any]) -> None:
+        self.namespace = namespace
+        self.names = _swap_globals(namespace)
+        self.users = 0
+
+
+#: The namespaces swapped now, in the order they were.
+_swaps: list[_Swap] = []
+
+
+def _hold(namespace: MutableMapping[str, Any]) -> _Swap:
+    swap = next((s for s in _swaps if s.namespace is namespace), None)
+    if swap is None:
+        swap = _Swap(namespace)
+        _swaps.append(swap)
+    swap.users += 1
+    return swap
+
+
+def _let_go(swap: _Swap) -> None:
+    swap.users -= 1
+    if swap.users == 0:
+        _swaps.remove(swap)
+        for name, value in swap.names:
+            swap.namespace[name] = value
+
+
 class Installation:
     """Patches in place from construction until `close()` (idempotent). Batches share one
-    installation of the module patches; each swaps its executor's globals itself."""
+    installation of the module patches, and of each namespace's swapped names: a batch that ends
+    while another still runs (the agents of a crew) restores nothing the other still uses."""
 
     def __init__(self, namespaces: tuple[MutableMapping[str, Any], ...] = ()) -> None:
         global _depth
         if _depth == 0:
             _install()
         _depth += 1
-        self._swapped = [(namespace, _swap_globals(namespace)) for namespace in namespaces]
+        self._swapped: list[_Swap] = []
         self._open = True
+        for namespace in namespaces:
+            self.swap(namespace)
 
     def swap(self, namespace: MutableMapping[str, Any]) -> None:
         """Also point `namespace`'s imported names at the replacements, until `close()`: the module of
         work handed to a thread later in the run (`asyncio.to_thread(tool)` with `from time import
         sleep` in the tool's module). A namespace already swapped is left alone."""
-        if self._open and all(namespace is not swapped for swapped, _ in self._swapped):
-            self._swapped.append((namespace, _swap_globals(namespace)))
+        if self._open and all(namespace is not swapped.namespace for swapped in self._swapped):
+            self._swapped.append(_hold(namespace))
 
     def close(self) -> None:
         global _depth
         if not self._open:
             return
         self._open = False
-        for namespace, names in self._swapped:
-            for name, value in names:
-                namespace[name] = value
+        for swap in reversed(self._swapped):
+            _let_go(swap)
         _depth -= 1
         if _depth == 0:
             _restore()

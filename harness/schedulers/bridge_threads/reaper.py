@@ -8,11 +8,17 @@ left: nothing (a deadlock), only events past the time bound, or no step left in 
 the run is over — it calls `on_stop` (which releases the threads) there and then. It is invisible to
 order-first exploration (the arbiter counts as timers only events someone waits on, and the reaper's
 callback list reads as empty) and never adds an instant of its own. It never touches threads itself.
+
+Every reaper of a run shares one watch (one pending event at a time): two batches running at once
+(the agents of a crew, each with its own bridge) would otherwise each see the other's event as the
+next thing to happen at the same instant and reschedule behind it forever, spending the event budget
+at one instant and stopping the run as a false hang.
 """
 
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -33,22 +39,47 @@ class _Unheard(list[Callable[[Any], None]]):
 
 
 class Reaper:
+    """One waiting bridge's part of the run's watch: `on_stop(why)` once the run is over while armed."""
+
     def __init__(self, kernel: Kernel, on_stop: Callable[[str], None]) -> None:
         self.kernel = kernel
         self.on_stop = on_stop
         self.armed = False
         self.fired = False
-        self._scheduled = False
+        watch = _watches.get(kernel.env)
+        if watch is None:
+            watch = _watches[kernel.env] = _Watch(kernel)
+        self._watch = watch
 
     def arm(self) -> None:
         if self.fired:
             return
         self.armed = True
-        if not self._scheduled:
-            self._schedule(self.kernel.now)
+        self._watch.arm(self)
 
     def disarm(self) -> None:
         self.armed = False
+        self._watch.disarm(self)
+
+
+class _Watch:
+    """The run's one reaper event: at each instant that has anything scheduled, after its other events,
+    it looks whether the run is over and, if so, stops every armed reaper, in the order they armed."""
+
+    def __init__(self, kernel: Kernel) -> None:
+        self.kernel = kernel
+        self.armed: list[Reaper] = []
+        self._scheduled = False
+
+    def arm(self, reaper: Reaper) -> None:
+        if reaper not in self.armed:
+            self.armed.append(reaper)
+        if not self._scheduled:
+            self._schedule(self.kernel.now)
+
+    def disarm(self, reaper: Reaper) -> None:
+        if reaper in self.armed:
+            self.armed.remove(reaper)
 
     def _schedule(self, at: float) -> None:
         env = self.kernel.env
@@ -74,5 +105,11 @@ class Reaper:
         else:
             self._schedule(upcoming)
             return
-        self.fired, self.armed = True, False
-        self.on_stop(why)
+        stopping, self.armed = self.armed, []
+        for reaper in stopping:
+            reaper.fired, reaper.armed = True, False
+            reaper.on_stop(why)
+
+
+#: The watch of each run (by its SimPy environment, which ends with the run).
+_watches: weakref.WeakKeyDictionary[simpy.Environment, _Watch] = weakref.WeakKeyDictionary()
