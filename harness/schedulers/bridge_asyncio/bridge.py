@@ -26,6 +26,7 @@ import simpy
 from harness.model import Batch, CallResult, Outcome, ToolCall
 from harness.realtime import WallClockExceeded
 from harness.schedulers.bridge_asyncio import loop as loops
+from harness.schedulers.bridge_asyncio.asking import timeout_outcome
 from harness.schedulers.bridge_asyncio.calls import BridgeToolCall, bridge_calls
 from harness.schedulers.bridge_asyncio.results import to_results
 from harness.schedulers.bridge_asyncio.threads import ThreadHost
@@ -241,6 +242,7 @@ class FromAsyncio:
         if not isinstance(items, Sequence) or isinstance(items, str | bytes | Mapping):
             raise ExecutorError(f"execute returned {type(items).__name__}, not a list with one item per call")
         results = to_results(batch, toolbox, items)
+        results = _approval_waits(batch, ctx, toolbox, results)
         if not self.allow_unstarted_errors:
             registry = self.registry
             known = ((lambda call: call.name in registry.names) if registry is not None
@@ -268,6 +270,23 @@ def _interrupted(batch: Batch, ctx: SchedulerContext, toolbox: Toolbox) -> list[
     return results
 
 
+def _approval_waits(batch: Batch, ctx: SchedulerContext, toolbox: Toolbox,
+                    results: list[CallResult]) -> list[CallResult]:
+    """Calls the executor gave up on while their tool waited for the user's approval: a tool still
+    asking in a thread the executor stopped waiting for stops asking now, and an error reported for
+    such a call is the runtime's timeout (see `asking`)."""
+    interrupted = ctx.interrupted
+    read = []
+    for result in results:
+        asking = toolbox.asking.get(result.call_id)
+        if asking is not None and not toolbox.handles.get(result.call_id):
+            if asking.waiting and result.outcome is not Outcome.OK:
+                asking.give_up()
+            result = timeout_outcome(result, asking, interrupted)
+        read.append(result)
+    return read
+
+
 def _check_unstarted(batch: Batch, ctx: SchedulerContext, toolbox: Toolbox, results: list[CallResult],
                      known: Callable[[ToolCall], bool]) -> None:
     """An error reported for a well-formed call of a known tool that never started, while nothing
@@ -280,8 +299,10 @@ def _check_unstarted(batch: Batch, ctx: SchedulerContext, toolbox: Toolbox, resu
     calls = {call.id: call for call in batch}
     for result in results:
         call = calls.get(result.call_id)
+        asking = toolbox.asking.get(result.call_id)
         if (call is None or result.outcome is Outcome.OK or toolbox.handles.get(call.id)
-                or not known(call) or call.parsed_arguments() is None or call.id in toolbox.refused):
+                or not known(call) or call.parsed_arguments() is None or call.id in toolbox.refused
+                or (asking is not None and asking.gave_up_ms is not None)):
             continue
         raise ExecutorError(
             f"the executor reported {call.id} as {result.outcome.value} ({result.error}) without ever starting it, "

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import simpy
 
 from harness.model import Batch, CallResult, Outcome, ToolCall
-from harness.schedulers.approvals import asked_by_the_tool
+from harness.schedulers.bridge_asyncio.asking import Asking
 from harness.schedulers.bridge_asyncio.calls import ScenarioLimits, ToolFailed, reading, task_identity
 from harness.schedulers.bridge_asyncio.threads import host_of
 from harness.schedulers.bridge_threads.turnstile import BridgeThread
@@ -56,6 +56,8 @@ class Toolbox(Mapping[str, Callable[..., Awaitable[Any]]]):
         self.limits = ScenarioLimits.of(ctx)
         #: Calls the user did not approve: their tool refused them before they started.
         self.refused: set[str] = set()
+        #: Each call's latest approval request, made by its tool (see `asking`).
+        self.asking: dict[str, Asking] = {}
 
     def __getitem__(self, name: str) -> Callable[..., Awaitable[Any]]:
         if name not in self._names:
@@ -104,14 +106,22 @@ class Toolbox(Mapping[str, Callable[..., Awaitable[Any]]]):
         call, key = self.match(name, args, kwargs)
         self._claimed[call.id] = self._claimed.get(call.id, 0) + 1
         if self.ctx.needs_approval(call):  # the tool asks the user first (harness.schedulers.approvals)
-            asked = asked_by_the_tool(self.ctx, call)
+            asking = self.asking[call.id] = Asking(self.ctx, call)
+            asked = asking.process
             if not asked.triggered:
                 asked.callbacks.append(lambda _event: turnstile.wake(thread))
-                while not asked.triggered:
-                    turnstile.park(thread)
-            if isinstance(asked.value, CallResult):
+                try:
+                    while not asked.triggered:
+                        turnstile.park(thread)
+                except BaseException:  # the run is over (ThreadReleased): the tool stops asking
+                    asking.give_up()
+                    raise
+            refused = asking.refused
+            if refused is not None:
                 self.refused.add(call.id)
-                raise ToolFailed(asked.value.error or "denied by the user")
+                raise ToolFailed(refused.error or "denied by the user")
+            if asking.gave_up_ms is not None:  # the runtime stopped waiting for this thread meanwhile
+                raise ToolFailed(f"{call.name} was not run: the runtime stopped waiting for its approval")
         handles = self.handles.setdefault(call.id, [])
         handle = self.ctx.start(call, attempt=len(handles) + 1, idempotency_key=key)
         handles.append(handle)
@@ -128,7 +138,15 @@ class Toolbox(Mapping[str, Callable[..., Awaitable[Any]]]):
     async def _run(self, call: ToolCall, key: str | None) -> Any:
         ctx, state = self.ctx, self.state
         if ctx.needs_approval(call):  # the tool asks the user first (harness.schedulers.approvals)
-            refused = await _settled_value(asked_by_the_tool(ctx, call), state)
+            asking = self.asking[call.id] = Asking(ctx, call)
+            try:
+                refused = await _settled_value(asking.process, state)
+            except asyncio.CancelledError:
+                # The executor stopped awaiting the tool (its `wait_for` timed out, the user interrupt)
+                # while the user had not answered: the tool stops waiting and the call never runs.
+                if not state.closed:
+                    asking.give_up()
+                raise
             if isinstance(refused, CallResult):
                 self.refused.add(call.id)
                 raise ToolFailed(refused.error or "denied by the user")

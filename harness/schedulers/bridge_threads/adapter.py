@@ -31,9 +31,9 @@ from typing import Any
 
 import simpy
 
-from harness.model import Batch, CallResult, Outcome, ToolCall
+from harness.model import Batch, Outcome, ToolCall
 from harness.schedulers.adapters import OpenAIToolCall, openai_tool_calls
-from harness.schedulers.approvals import asked_by_the_tool
+from harness.schedulers.bridge_asyncio.asking import Asking
 from harness.schedulers.bridge_asyncio.calls import ToolFailed
 from harness.schedulers.bridge_threads import primitives
 from harness.schedulers.bridge_threads.patches import Installation
@@ -67,6 +67,8 @@ class ThreadTools(Mapping[str, Callable[..., Any]]):
     def __init__(self, batch: Batch, ctx: SchedulerContext, turnstile: Turnstile) -> None:
         self.batch, self.ctx, self.turnstile = batch, ctx, turnstile
         self.handles: dict[str, list[CallHandle]] = {}
+        #: Each call's latest approval request, made by its tool (see `harness.schedulers.bridge_asyncio.asking`).
+        self.asking: dict[str, Asking] = {}
         self._names = sorted({call.name for call in batch})
         self._by_id = {call.id: call for call in batch}
 
@@ -104,13 +106,21 @@ class ThreadTools(Mapping[str, Callable[..., Any]]):
         if me is None or me.turnstile is not self.turnstile:
             raise RuntimeError("bridged tools are called from the executor's own threads")
         if self.ctx.needs_approval(call):  # the tool asks the user first (harness.schedulers.approvals)
-            asked = asked_by_the_tool(self.ctx, call)
+            asking = self.asking[call.id] = Asking(self.ctx, call)
+            asked = asking.process
             if not asked.triggered:
                 asked.callbacks.append(lambda _event: self.turnstile.wake(me))
-                while not asked.triggered:
-                    self.turnstile.park(me)
-            if isinstance(asked.value, CallResult):
-                raise ToolFailed(asked.value.error or "denied by the user")
+                try:
+                    while not asked.triggered:
+                        self.turnstile.park(me)
+                except BaseException:  # released (`ThreadReleased`): the tool stops asking
+                    asking.give_up()
+                    raise
+            refused = asking.refused
+            if refused is not None:
+                raise ToolFailed(refused.error or "denied by the user")
+            if asking.gave_up_ms is not None:  # the executor stopped waiting for this thread meanwhile
+                raise ToolFailed(f"{call.name} was not run: the runtime stopped waiting for its approval")
         handle = self.ctx.start(call, attempt=len(self.handles.get(call.id, [])) + 1)
         self.handles.setdefault(call.id, []).append(handle)
         if not handle.triggered:
@@ -195,7 +205,8 @@ class _BatchRun:
                 ctx.note(f"thread {thread.name} died: {type(thread.error).__name__}: {thread.error}")
         if self.main.error is not None:
             raise self.main.error
-        return read_results(self.outcome[0], self.tools.batch, ctx, self.tools.handles)  # type: ignore[no-any-return]
+        return read_results(self.outcome[0], self.tools.batch, ctx, self.tools.handles,  # type: ignore[no-any-return]
+                            self.tools.asking)
 
     def _choose(self, runnable: list[BridgeThread]) -> Any:
         """Ask the arbiter which runnable thread goes next: a step that takes no time and must come

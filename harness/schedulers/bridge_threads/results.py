@@ -8,7 +8,9 @@ running when it returns. An item is a `CallResult`; an exception (`concurrent.fu
 or the tool's value itself. Without an id, items pair with calls by position. A call the executor
 reports as failed, timed out, cancelled or unknown while its thread is still inside the tool is
 abandoned now with that outcome (the runtime stopped waiting for it; a tool that ignores cancellation
-keeps running detached); a call it never started and reports cancelled is a skip. A call still
+keeps running detached); a call whose tool still waits for the user's approval is given up there
+and then (it never runs), and an error reported for it is the runtime's timeout (its
+`future.result(timeout=...)` gave up first); a call it never started and reports cancelled is a skip. A call still
 running that the executor says nothing about, or says succeeded, is left running: the oracles name
 it. It never judges the results.
 """
@@ -21,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness.model import Batch, CallResult, Outcome
+from harness.schedulers.bridge_asyncio.asking import Asking, timeout_outcome
 from harness.schedulers.context import CallHandle, SchedulerContext
 
 _ENVELOPE = {"id", "tool_call_id", "call_id", "success", "result", "error", "content", "outcome"}
@@ -53,7 +56,7 @@ def _read(item: Any, position: int, batch: Batch) -> tuple[str, Outcome, Any, st
 
 
 def read_results(items: Any, batch: Batch, ctx: SchedulerContext,
-                 handles: Mapping[str, list[CallHandle]]) -> Any:
+                 handles: Mapping[str, list[CallHandle]], asking: Mapping[str, Asking] | None = None) -> Any:
     """CallResults for what the executor returned; anything that is not a sequence is passed on
     untouched (the run reports it as a contract error)."""
     if not isinstance(items, Sequence) or isinstance(items, str | bytes):
@@ -66,7 +69,10 @@ def read_results(items: Any, batch: Batch, ctx: SchedulerContext,
             continue
         call_id, outcome, value, error = _read(item, position, batch)
         started = handles.get(call_id, [])
+        asked = (asking or {}).get(call_id)
         if outcome is not Outcome.OK:
+            if asked is not None and not started:
+                asked.give_up()
             for handle in started:
                 if not handle.triggered:
                     ctx.cancel(handle, outcome=outcome, reason=error or outcome.value)
@@ -76,5 +82,6 @@ def read_results(items: Any, batch: Batch, ctx: SchedulerContext,
                 continue
         start = started[0].started_ms if started else ctx.now
         end = max((h.result.end_ms for h in started if h.triggered), default=start)
-        results.append(CallResult(call_id, outcome, value, error, len(started), start, max(end, start)))
+        result = CallResult(call_id, outcome, value, error, len(started), start, max(end, start))
+        results.append(result if started else timeout_outcome(result, asked, ctx.interrupted))
     return results

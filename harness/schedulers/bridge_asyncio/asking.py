@@ -1,0 +1,70 @@
+"""A bridged tool asking the user before its call runs, and a runtime that stops waiting meanwhile.
+
+Owns `Asking`: the approval step the bridges' tools take (the runtime under test has none the harness
+can see, so the tool asks, as hermes' terminal tool does): `harness.schedulers.approvals.gate` — ask,
+wait at most `approval_timeout_ms` — run as a SimPy process of its own, plus what happens when the
+runtime gives up on the tool while it still waits for the person (an asyncio `wait_for` shorter than
+the approval timeout cancels the tool's await; a thread executor's `future.result(timeout=...)` stops
+waiting for the thread): the tool stops waiting too, there and then, and its call never runs. The
+bridges then read the call's outcome as the runtime's timeout (`timeout_outcome`), not as an
+exception of the executor's own. Shared by both bridges (the thread bridge imports it from here). It
+never starts a call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import simpy
+
+from harness.model import CallResult, Outcome, ToolCall
+from harness.schedulers.approvals import gate
+from harness.schedulers.context import SchedulerContext
+
+
+class Asking:
+    """One approval request of a bridged tool: `process` succeeds with None (go) or the refused
+    result, after at most the scenario's approval timeout, or with None at once when given up."""
+
+    __slots__ = ("_stop", "call", "ctx", "gave_up_ms", "process")
+
+    def __init__(self, ctx: SchedulerContext, call: ToolCall) -> None:
+        self.ctx, self.call = ctx, call
+        self._stop: simpy.Event = ctx.env.event()
+        #: When the runtime stopped waiting for the tool while the user had not answered (None: it did not).
+        self.gave_up_ms: int | None = None
+        self.process: simpy.Process = ctx.env.process(gate(ctx, call, ctx.execution.approval_timeout_ms,
+                                                           stop=self._stop))
+
+    @property
+    def waiting(self) -> bool:
+        """Still waiting for the user (neither answered, timed out nor given up)."""
+        return not self.process.triggered and self.gave_up_ms is None
+
+    @property
+    def refused(self) -> CallResult | None:
+        """The refusal (denied, or no answer within the approval timeout), once decided."""
+        if self.gave_up_ms is None and self.process.triggered and isinstance(self.process.value, CallResult):
+            return self.process.value
+        return None
+
+    def give_up(self) -> None:
+        """The runtime stopped waiting for the tool while it waited for the user: the tool stops
+        waiting too (no refusal is traced later, and the call never starts)."""
+        if not self.waiting:
+            return
+        self.gave_up_ms = self.ctx.now
+        self._stop.succeed()
+        self.ctx.note(f"{self.call.id}: the runtime stopped waiting for {self.call.name} while its approval "
+                      "request was unanswered; the call never ran", self.call)
+
+
+def timeout_outcome(result: CallResult, asking: Asking | None, interrupted: bool) -> CallResult:
+    """`result` as the runtime's timeout when the runtime gave up on the call while its tool waited
+    for approval and reported it as an error (`except Exception` around `wait_for` gets the
+    `TimeoutError`, often kept only as its empty text); an interrupt's abandonment keeps its outcome."""
+    if asking is None or asking.gave_up_ms is None or interrupted or result.outcome is not Outcome.ERROR:
+        return result
+    error = result.error or (f"the runtime gave up on {asking.call.name} at {asking.gave_up_ms} ms while it waited for "
+                             "the user's approval; it was not run")
+    return replace(result, outcome=Outcome.TIMEOUT, value=None, error=error)
