@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
 
 from harness import __version__
 from harness.agent.options import loop_option, with_loop
@@ -75,10 +74,10 @@ def run_command(scenario: str, scheduler_name: str, seed: int, fmt: str, out: Pa
     if fmt == "json":
         click.echo(dumps(document))
     else:
+        from harness.cli.console import report_console
         from harness.report.run_text import render_run
 
-        # A pipe has no width; 120 columns keeps values readable in CI logs.
-        console = Console(highlight=False, markup=False, width=None if sys.stdout.isatty() else 120)
+        console = report_console()
         render_run(result, console, version=__version__, verdicts=verdicts, scheduler_spec=scheduler_name,
                    extra_args=extra, origins=origins)
     if out is not None:

@@ -5,6 +5,8 @@ Owns the field names users script against. It never prints and never re-runs any
 
 from __future__ import annotations
 
+import os
+import shlex
 from collections.abc import Sequence
 from dataclasses import fields
 from pathlib import Path
@@ -89,13 +91,16 @@ def reproduce_command(result: RunResult, scheduler: str | None = None, extra_arg
     # named by its path, or the command finds no such scenario.
     builtin = scenario.path is None or (
         Path(scenario.path).resolve() == (builtin_dir() / f"{scenario.name}.toml").resolve())
-    target = scenario.name if builtin else scenario.path
-    extra = "".join(f" {arg}" for arg in extra_args)
+    # A file by its absolute path, and every argument shell-quoted: the command works as printed
+    # from any directory.
+    target = scenario.name if builtin or scenario.path is None else os.path.abspath(scenario.path)
+    extra = "".join(f" {shlex.quote(arg)}" for arg in extra_args)
     spec = scheduler or result.scheduler
     from harness.replay import modules_named, search_path_prefix  # a report only: not on `import harness`
 
     prefix = search_path_prefix(modules_named(spec, scenario.tools_modules))
-    return f"{prefix}harness run {target} --scheduler {spec} --seed {result.seed}{extra}"
+    return (f"{prefix}harness run {shlex.quote(target)} --scheduler {shlex.quote(spec)} --seed {result.seed}"
+            f"{extra}")
 
 
 def dumps(document: dict[str, Any]) -> str:

@@ -46,8 +46,12 @@ def render_run(result: RunResult, console: Console, *, version: str, verdicts: S
                                                       "on_failure", "max_concurrency", "poll_interval_ms")]
     header.add_row("execution", " ".join(knobs))
     header.add_row("harness", version)
-    header.add_row("reproduce", reproduce_command(result, scheduler_spec, extra_args))
     console.print(header)
+    # Never wrapped, so a copy of it is the command: outside the grid (which wraps its cells), its
+    # value aligned with theirs.
+    keys = max(len(str(cell)) for cell in header.columns[0].cells)
+    console.print(f"{'reproduce':<{keys}}  {reproduce_command(result, scheduler_spec, extra_args)}",
+                  soft_wrap=True, markup=False)
 
     tools = {call.id: call.name for call in result.scenario.calls}
     timeline = Table(title="timeline", title_justify="left", box=None, pad_edge=False)
