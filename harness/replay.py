@@ -63,8 +63,21 @@ class Reproducer:
 
     @property
     def command(self) -> str:
-        trust = "".join(f" --trust-module {module}" for module in self.modules)
-        return f"{search_path_prefix(self.modules)}harness replay {self.path or 'FILE'}{trust}"
+        """The `harness replay` line for it, which works as printed from any directory: its file's
+        absolute path, the modules it needs trusted and where they come from (`PYTHONPATH=`)."""
+        return replay_command(self.path, self.modules)
+
+
+def replay_command(path: Path | str | None, modules: tuple[str, ...] | list[str], *,
+                   trust: tuple[str, ...] | list[str] | None = None, scheduler: str | None = None) -> str:
+    """`harness replay FILE` with `--trust-module` for each of `trust` (default: `modules`, those the
+    replay imports) and `--scheduler`, prefixed with the `PYTHONPATH=` that `modules` need. FILE is
+    absolute and every argument is shell-quoted, so the line works as printed from any directory."""
+    file = shlex.quote(os.path.abspath(path)) if path is not None else "FILE"
+    flags = "".join(f" --trust-module {shlex.quote(module)}" for module in (modules if trust is None else trust))
+    if scheduler is not None:
+        flags += f" --scheduler {shlex.quote(scheduler)}"
+    return f"{search_path_prefix(modules)}harness replay {file}{flags}"
 
 
 def reproducer_of(result: RunResult, scheduler: str, label: str, oracle: str, found_by: str) -> Reproducer:
@@ -201,7 +214,7 @@ def loads(text: str, file: str = "<reproducer>", path: Path | None = None, *,
     try:
         data = json.loads(text)
     except ValueError as exc:
-        raise ReproducerError(f"{file}: (syntax): expected JSON ({exc})") from None
+        raise ReproducerError(f"{file}: (syntax): expected JSON ({exc}){_scenario_hint(text, file)}") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ReproducerError(f"{file}: format: expected {FORMAT!r}")
     expected = {"scheduler": str, "seed": int, "label": str, "oracle": str, "fingerprint": str, "scenario": dict,
@@ -234,9 +247,51 @@ def loads(text: str, file: str = "<reproducer>", path: Path | None = None, *,
         scenario = scenario_from_data(data["scenario"], f"{file} (scenario)")
     except ScenarioError as exc:
         raise ReproducerError(str(exc)) from None
+    if tape is not None:
+        _check_tape(tape, scenario, file)
     return Reproducer(scenario, data["scheduler"], data["seed"], tuple(tape) if tape is not None else None,
                       float(data.get("jitter", 0.0)), data["label"], data["oracle"], data["fingerprint"],
                       tuple(data["trace"]), str(data.get("found_by", "")), path)
+
+
+def _scenario_hint(text: str, file: str) -> str:
+    """A hint when the file that is not JSON is a scenario file (TOML), which `harness run` takes."""
+    import tomllib
+
+    if not file.endswith(".toml"):
+        try:
+            data = tomllib.loads(text)
+        except ValueError:  # TOMLDecodeError too
+            return ""
+        if not {"name", "batches", "model", "agents"} & set(data):
+            return ""
+    path = file if "/" in file or file.endswith(".toml") else f"./{file}"  # `harness run` reads it as a path
+    return f"; {file} looks like a scenario file (TOML): run it with `harness run {shlex.quote(path)}`"
+
+
+def _check_tape(tape: list[str], scenario: Scenario, file: str) -> None:
+    """Every call an order tape names is a call of the scenario (a tape replayed elsewhere, or
+    edited by hand, must not silently fall back to model order and pass as a divergence). A loop
+    scenario's calls are decided as it runs, so its tape is not checked against them."""
+    from harness.sim.arbiter import FAULT, NO_FAULT, THREAD_PREFIX, TIME, call_of
+
+    if scenario.looped:
+        return
+    calls = {call.id for call in scenario.calls}
+    for index, entry in enumerate(tape):
+        if entry == TIME or entry.startswith(THREAD_PREFIX):
+            continue
+        if entry.startswith((FAULT, NO_FAULT)):
+            # `@fault:KIND:CALL/ATTEMPT`
+            decision = entry.partition(":")[2].partition(":")[2]
+            call, _, attempt = decision.rpartition("/")
+            if call in calls and attempt.isdigit():
+                continue
+        elif call_of(entry) in calls:
+            continue
+        raise ReproducerError(f"{file}: tape[{index}]: invalid tape: {entry!r} names no call of the scenario "
+                              f"(expected one of {', '.join(sorted(calls))}, {TIME!r}, or a fault decision "
+                              f"{FAULT}KIND:CALL/ATTEMPT)")
 
 
 @dataclass(frozen=True)

@@ -89,7 +89,8 @@ def test_a_second_run_replays_the_stored_failure_first(pytester: pytest.Pytester
         "harness: seed *, profile quick *; 1 stored failure in .harness/ replayed first",
         "*test_policies.py F*",
         "*serializability violated on scenario 'config-clobber': lost-update",
-        "*reproduce: harness replay .harness/examples/*/config-clobber--lost-update--*.json",
+        # The file's absolute path: the command works from any directory.
+        f"*reproduce: harness replay {pytester.path}/.harness/examples/*/config-clobber--lost-update--*.json",
         "*seed 7, found by the example database (config-clobber--lost-update--*.json, replayed first)",
     ])
     # Fixed: the stored failure passes, is forgotten, and the run is green.
