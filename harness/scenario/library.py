@@ -23,6 +23,17 @@ class UnknownScenarioError(LookupError):
         self.name, self.valid = name, valid
 
 
+class ScenarioFileNotFoundError(UnknownScenarioError):
+    """A scenario named by its path (it contains `/` or ends with `.toml`) that is not a file: said
+    as such, not as an unknown built-in name."""
+
+    def __init__(self, path: str, valid: list[str]) -> None:
+        problem = "a directory" if Path(path).is_dir() else "no such file"
+        LookupError.__init__(self, f"{path}: (file): expected a scenario file (.toml), got {problem} (built-in "
+                                   "scenarios are named without a path: `harness list scenarios`)")
+        self.name, self.valid = path, valid
+
+
 def builtin_dir() -> Path:
     """Where the built-in scenarios live: inside an installed wheel, or the source checkout."""
     package = Path(__file__).resolve().parent.parent
@@ -42,7 +53,7 @@ def find_scenario(name_or_path: str, *, tools_modules: tuple[str, ...] = ()) -> 
     candidate = Path(name_or_path)
     if name_or_path.endswith(".toml") or "/" in name_or_path:
         if not candidate.is_file():
-            raise UnknownScenarioError(name_or_path, scenario_names())
+            raise ScenarioFileNotFoundError(name_or_path, scenario_names())
         return load_scenario(candidate, tools_modules=tools_modules)
     scenario, seal = _load_builtin(name_or_path, tools_modules)
     if _seal(scenario) != seal:  # changed in place since it was loaded: never hand that out again
