@@ -253,7 +253,8 @@ def _print_exploration(doc: dict[str, Any], found: bool) -> None:
             click.echo(line)
     for line in doc.get("hang") or ():
         click.echo(line)
-    click.echo(f"shrunk to {doc['shrunk_calls']} calls, order tape {doc['shrunk_tape']}")
+    click.echo(f"shrunk to {doc['shrunk_calls']} calls"
+               + (f", order tape {doc['shrunk_tape']}" if doc["shrunk_tape"] is not None else ""))
     if doc["determinism"]:
         click.echo(f"self-check: {doc['determinism']}")
     if doc["reproducer"]:
