@@ -132,7 +132,8 @@ def test_an_exception_swallowed_before_the_tool_was_called_is_still_a_scheduler_
 
     result = run(find_scenario(OPS), from_asyncio(execute), 13)
     assert result.status is RunStatus.SCHEDULER_ERROR
-    assert "reported clear-cache as error" in (result.error or "") and "without ever starting it" in (result.error or "")
+    error = result.error or ""
+    assert "reported clear-cache as error" in error and "without ever starting it" in error
 
 
 def test_a_tool_coroutine_made_but_never_awaited_is_still_a_scheduler_error() -> None:
