@@ -202,7 +202,8 @@ CASES: list[Case] = [
     Case("first-call-only", "missing-result", "REFERENCE degrade family (crewAI)",
          buggy.FirstCallOnly(), builtin("shared-shell-cwd"), ("missing-result",), False,
          "With a mutating tool in the turn only the first call runs; the rest get no result at all."),
-    Case("caps-by-cancelling", "dropped-call", "degrade: a concurrency cap that rejects instead of queueing (cf. REFERENCE #6, a call with a made-up answer)",
+    Case("caps-by-cancelling", "dropped-call",
+         "degrade: a concurrency cap that rejects instead of queueing (cf. REFERENCE #6, a made-up answer)",
          buggy.CapsByCancelling(), builtin("incident-triage"), ("dropped-call",), False,
          "Three incident queries, a cap of two: the third is answered 'skipped due to user interrupt' without "
          "running, though no interrupt is scripted. Every safety oracle passes: nothing ran that could race."),
