@@ -52,9 +52,14 @@ def docs_threads_execute(tool_calls: Any, run_tool: Any, interrupted: Any) -> li
             concurrent.futures.wait(not_done, timeout=3.0)
             break
     pool.shutdown(wait=False, cancel_futures=True)
-    return [{"tool_call_id": tc.id, "content": f.result()} if f.done() and not f.cancelled()
-            else {"tool_call_id": tc.id, "outcome": "cancelled" if f.cancelled() else "unknown"}
-            for tc, f in zip(tool_calls, futures, strict=True)]
+
+    def answer(tc: Any, f: Any) -> Any:
+        if f.cancelled():
+            return {"tool_call_id": tc.id, "outcome": "cancelled"}
+        if not f.done():
+            return {"tool_call_id": tc.id, "outcome": "unknown"}
+        return f.exception() or {"tool_call_id": tc.id, "content": f.result()}
+    return [answer(tc, f) for tc, f in zip(tool_calls, futures, strict=True)]
 
 
 BRIDGES = {"asyncio": lambda: from_asyncio(readme_execute), "threads": lambda: from_threads(docs_threads_execute)}

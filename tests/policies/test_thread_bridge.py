@@ -371,7 +371,13 @@ def test_the_process_exits_even_with_a_thread_that_swallows_its_release_or_spins
 def test_the_recipe_in_docs_threads_md_runs_as_written() -> None:
     text = (ROOT / "docs" / "threads.md").read_text()
     block = text.split("```python\n", 1)[1].split("```", 1)[0]
-    exec(compile(block, "docs/threads.md", "exec"), {"__name__": "docs_threads"})  # its asserts are the claims
+    namespace: dict[str, Any] = {"__name__": "docs_threads"}
+    exec(compile(block, "docs/threads.md", "exec"), namespace)  # its asserts are the claims
+    # A recipe to copy survives check_scheduler's approvals scenario: a denied call's exception is its
+    # answer, not an exception out of the executor.
+    for seed in (1, 13):
+        result = run(find_scenario("ops-approvals"), from_threads(namespace["execute"]), seed=seed)
+        assert result.status.value == "completed" and all(v.ok for v in check(result)), seed
 
 
 def test_barrier_and_timer_wait_in_virtual_time() -> None:
