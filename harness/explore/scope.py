@@ -70,7 +70,8 @@ def exhaustive_scope(*, runs: int, bound: int, seed: int, scenario: Scenario, ti
         "bound": {"runs": bound, "classes": classes, "exhausted": exhausted},
         "claim": claim(exhausted, found, limited, labels),
         "not_covered": ["scheduler decisions that read absolute virtual times (e.g. rate-limit windows)",
-                        f"calls hung by seed {seed}'s latency draw stay hung (hung_calls); other draws are not hangs",
+                        *([f"calls hung by seed {seed}'s latency draw stay hung ({', '.join(hung)}); other draws "
+                           "are not hangs"] if hung else []),
                         "timers whose order only a slower step before they were set could swap",
                         "swarm faults (use --strategy auto or --swarm)"],
     }
