@@ -124,6 +124,8 @@ def explore_command(scenario: str, scheduler_name: str, strategy: str, runs: int
         except NotSerializable as exc:
             unsaved = str(exc)
     found = exploration.found
+    # What the user reads (why, story, replay) is all of one run: the shrunk one when there is one.
+    shown = shrunk or found
     flags = " ".join(extra)
     document = {
         "scenario": loaded.name, "target": scenario, "scheduler": scheduler_name, "strategy": strategy,
@@ -133,8 +135,8 @@ def explore_command(scenario: str, scheduler_name: str, strategy: str, runs: int
         "labels": [f.label for f in exploration.findings],
         "runs": exploration.runs, "runs_to_failure": exploration.runs_to_failure,
         "found_by": found.found_by if found else None,
-        "witness": found.witness if found else None, "swarm": list(found.swarm) if found else None,
-        "explanation": _explanation(found.label, found.witness, found.result, found.message) if found else None,
+        "witness": shown.witness if shown else None, "swarm": list(found.swarm) if found else None,
+        "explanation": _explanation(shown.label, shown.witness, shown.result, shown.message) if shown else None,
         "story": _story(shrunk.result, shrunk.label, origins if selfcheck is not None and selfcheck.ok else None)
         if shrunk else None,
         "hang": _hang(shrunk.result) if shrunk else None,

@@ -186,3 +186,19 @@ def test_a_scheduler_module_that_is_not_found_says_where_to_look() -> None:
     assert done.exit_code == 2
     assert "No module named 'nosuch_trial' (is it installed or on PYTHONPATH?)" in done.stderr
     assert "valid: dag, " in done.stderr
+
+
+def test_explore_explains_the_run_it_tells_the_story_of() -> None:
+    """The why line, the witness and the story are all of the shrunk run (the first finding's times
+    differ from the shrunk run's, and mixing them told two different interleavings)."""
+    from harness.explore.engine import explore
+    from harness.report.explain import explain_witness
+
+    done = CliRunner().invoke(main, ["explore", "edit-then-test", "--scheduler", "parallel", "--runs", "200",
+                                     "--seed", "13", "--no-save", "--format", "json"])
+    doc = json.loads(done.stdout)
+    exploration = explore(find_scenario("edit-then-test"), "parallel", "auto", runs=200, seed=13)
+    shrunk, found = exploration.shrunk, exploration.found
+    assert shrunk is not None and found is not None and shrunk.witness != found.witness  # the case in point
+    assert doc["witness"] == json.loads(json.dumps(shrunk.witness))
+    assert doc["explanation"] == explain_witness(shrunk.label, shrunk.witness, shrunk.result, shrunk.message)
