@@ -68,7 +68,7 @@ def replay_command(file: Path, out: Path | None, fmt: str, trust: tuple[str, ...
              and result.scheduler != (recorded or reproducer.scheduler))
     spec = scheduler_name or reproducer.scheduler
     code = exit_code(verdicts) if other or outcome.identical else ExitCode.NONDETERMINISM
-    failed = sorted({v.label for v in verdicts if not v.ok and v.label})
+    failed = sorted({x.label for v in verdicts for x in v.violations})
     verdict = f"FAILED ({', '.join(failed)}); exit code {int(code)}" if failed else "every oracle holds"
     described = (f"replayed under {spec} instead of {reproducer.scheduler}: {verdict}" if other
                  else outcome.describe())

@@ -103,7 +103,8 @@ def render_run(result: RunResult, console: Console, *, version: str, verdicts: S
     failed = [v for v in verdicts if not v.ok]
     if failed:
         code = exit_code(verdicts)
-        console.print(f"FAILED ({', '.join(sorted({v.label or '' for v in failed}))}); exit code {int(code)}")
+        labels = sorted({x.label for v in failed for x in v.violations})  # every label, not each oracle's first
+        console.print(f"FAILED ({', '.join(labels)}); exit code {int(code)}")
         # Never wrapped: the line is a command to paste, however long its paths are.
         console.print(f"reproduce: {reproduce_command(result, scheduler_spec, extra_args)}", soft_wrap=True,
                       markup=False)

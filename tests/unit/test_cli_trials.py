@@ -202,3 +202,11 @@ def test_explore_explains_the_run_it_tells_the_story_of() -> None:
     assert shrunk is not None and found is not None and shrunk.witness != found.witness  # the case in point
     assert doc["witness"] == json.loads(json.dumps(shrunk.witness))
     assert doc["explanation"] == explain_witness(shrunk.label, shrunk.witness, shrunk.result, shrunk.message)
+
+
+def test_the_failed_line_names_every_label() -> None:
+    """shared-shell-cwd under parallel: serializability finds a stale read and the divergent world it
+    leaves; the FAILED line names both, not only each oracle's first."""
+    done = CliRunner().invoke(main, ["run", "shared-shell-cwd", "--scheduler", "parallel", "--seed", "1"])
+    line = next(x for x in done.stdout.splitlines() if x.startswith("FAILED ("))
+    assert "stale-read" in line and "divergent-world" in line
