@@ -44,7 +44,9 @@ def render_run(result: RunResult, console: Console, *, version: str, verdicts: S
     execution = result.scenario.execution
     knobs = [f"{f}={getattr(execution, f)}" for f in ("timeout_ms", "retries", "backoff_ms", "idempotency_keys",
                                                       "on_failure", "max_concurrency", "poll_interval_ms")]
-    header.add_row("execution", " ".join(knobs))
+    # The scenario's policy: what plan-based policies (and a scheduler given its own) apply; serial,
+    # parallel and hand-written schedulers decide retries, timeouts and keys for themselves.
+    header.add_row("execution", " ".join(knobs) + " (the scenario's; plan-based policies apply it)")
     header.add_row("harness", version)
     console.print(header)
     # Never wrapped, so a copy of it is the command: outside the grid (which wraps its cells), its
