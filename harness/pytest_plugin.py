@@ -134,7 +134,9 @@ def pytest_report_header(config: pytest.Config) -> str:
     line = f"harness: seed {settings.seed}, profile {settings.profile}{where} (rerun with --harness-seed=last)"
     stored = settings.database.count() if settings.database is not None else 0
     if stored:
-        line += f"; {stored} stored failure{'s' if stored != 1 else ''} in .harness/ replayed first"
+        # Counted before collection: each is replayed first by the test that stored it, if it runs.
+        line += (f"; {stored} stored failure{'s' if stored != 1 else ''} in .harness/ "
+                 "(each replayed first by its own test)")
     return line
 
 

@@ -86,7 +86,7 @@ def test_a_second_run_replays_the_stored_failure_first(pytester: pytest.Pytester
     seed = re.search(r"harness: seed (\d+)", out)
     assert seed is not None and seed.group(1) != "7"
     again.stdout.fnmatch_lines([
-        "harness: seed *, profile quick *; 1 stored failure in .harness/ replayed first",
+        "harness: seed *, profile quick *; 1 stored failure in .harness/ (each replayed first by its own test)",
         "*test_policies.py F*",
         "*serializability violated on scenario 'config-clobber': lost-update",
         # The file's absolute path: the command works from any directory.
