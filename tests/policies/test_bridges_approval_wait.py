@@ -3,10 +3,10 @@
 Under the bridges the tools ask (docs/approvals.md): `ops-approvals`' cache wipe asks a user who never
 answers and would wait 20 s. The README's executor times every call out after 10 s (`wait_for(...,
 10)`), so it gives up first and reports the `TimeoutError` as that call's result. That is the
-runtime's timeout on a call that never ran, not an exception the executor swallowed before the call
-started (the user trial's false `scheduler-error`); the tool stops waiting when the runtime does, so
-nothing about the call happens after the batch. An exception really swallowed before a call started
-is still a scheduler error.
+runtime giving up on a call that never ran, not an exception the executor swallowed before the call
+started (the user trial's false `scheduler-error`); its result stays what the executor reported. The
+tool stops waiting when the runtime does, so nothing about the call happens after the batch. An
+exception really swallowed before a call started is still a scheduler error.
 """
 
 from __future__ import annotations
@@ -40,14 +40,14 @@ def events(result: RunResult, call: str) -> list[tuple[int, str]]:
     return [(e["t"], e["ev"]) for e in result.trace if e.get("call") == call]
 
 
-def assert_gave_up_on_the_cache_wipe(result: RunResult, at_ms: int) -> None:
+def assert_gave_up_on_the_cache_wipe(result: RunResult, at_ms: int, outcome: Outcome = Outcome.ERROR) -> None:
     assert result.status is RunStatus.COMPLETED, result.error
     assert failures(result) == []
     by_id = {r.call_id: r for r in result.results}
     assert by_id["restart"].ok and by_id["ticket"].ok and by_id["logs"].ok
     assert by_id["rollback"].outcome is Outcome.ERROR and "denied by the user" in (by_id["rollback"].error or "")
     cache = by_id["clear-cache"]
-    assert cache.outcome is Outcome.TIMEOUT and cache.attempts == 0
+    assert cache.outcome is outcome and cache.attempts == 0  # as the executor reported it
     # Asked at 0 ms, given up when the runtime stopped waiting; never started, nothing traced later
     # (no refusal at the 20 s approval timeout).
     assert events(result, "clear-cache") == [(0, "approval_requested"), (at_ms, "note")]
@@ -60,9 +60,9 @@ def test_the_readme_executor_times_out_a_call_waiting_for_approval(seed: int) ->
     assert_gave_up_on_the_cache_wipe(result, 10_000)
     assert result.makespan_ms == 10_000
     cache = next(r for r in result.results if r.call_id == "clear-cache")
-    # The executor kept only `str(TimeoutError())`, which is empty: the bridge says what happened.
-    assert cache.error == "the runtime gave up on terminal at 10000 ms while it waited for the user's approval; " \
-                          "it was not run"
+    # The executor kept only `str(TimeoutError())`, which is empty: that is what its model reads, and
+    # what the result says (the harness does not put words in the runtime's mouth).
+    assert cache.error == ""
 
 
 def test_an_executor_reporting_the_timeout_error_itself_keeps_its_text() -> None:
@@ -72,7 +72,7 @@ def test_an_executor_reporting_the_timeout_error_itself_keeps_its_text() -> None
         return list(await asyncio.gather(*(one(tc) for tc in tool_calls), return_exceptions=True))
 
     result = run(find_scenario(OPS), from_asyncio(execute), 13)
-    assert_gave_up_on_the_cache_wipe(result, 10_000)
+    assert_gave_up_on_the_cache_wipe(result, 10_000, Outcome.TIMEOUT)  # a TimeoutError returned is a timeout
 
 
 def test_check_scheduler_passes_an_asyncio_runtime_with_a_per_call_timeout_under_the_approval_timeout() -> None:

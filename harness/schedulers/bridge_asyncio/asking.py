@@ -5,19 +5,18 @@ can see, so the tool asks, as hermes' terminal tool does): `harness.schedulers.a
 wait at most `approval_timeout_ms` — run as a SimPy process of its own, plus what happens when the
 runtime gives up on the tool while it still waits for the person (an asyncio `wait_for` shorter than
 the approval timeout cancels the tool's await; a thread executor's `future.result(timeout=...)` stops
-waiting for the thread): the tool stops waiting too, there and then, and its call never runs. The
-bridges then read the call's outcome as the runtime's timeout (`timeout_outcome`), not as an
-exception of the executor's own. Shared by both bridges (the thread bridge imports it from here). It
-never starts a call.
+waiting for the thread): the tool stops waiting too, there and then, and its call never runs. What
+the runtime reports for the call is kept as it reported it (an `except Exception` around `wait_for`
+often keeps only the `TimeoutError`'s empty text: that is what its model reads); the bridges only stop
+taking such an error for an exception the executor swallowed before the call started. Shared by both
+bridges (the thread bridge imports it from here). It never starts a call.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import simpy
 
-from harness.model import CallResult, Outcome, ToolCall
+from harness.model import CallResult, ToolCall
 from harness.schedulers.approvals import gate
 from harness.schedulers.context import SchedulerContext
 
@@ -57,14 +56,3 @@ class Asking:
         self._stop.succeed()
         self.ctx.note(f"{self.call.id}: the runtime stopped waiting for {self.call.name} while its approval "
                       "request was unanswered; the call never ran", self.call)
-
-
-def timeout_outcome(result: CallResult, asking: Asking | None, interrupted: bool) -> CallResult:
-    """`result` as the runtime's timeout when the runtime gave up on the call while its tool waited
-    for approval and reported it as an error (`except Exception` around `wait_for` gets the
-    `TimeoutError`, often kept only as its empty text); an interrupt's abandonment keeps its outcome."""
-    if asking is None or asking.gave_up_ms is None or interrupted or result.outcome is not Outcome.ERROR:
-        return result
-    error = result.error or (f"the runtime gave up on {asking.call.name} at {asking.gave_up_ms} ms while it waited for "
-                             "the user's approval; it was not run")
-    return replace(result, outcome=Outcome.TIMEOUT, value=None, error=error)

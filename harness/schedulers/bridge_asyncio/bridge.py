@@ -26,7 +26,6 @@ import simpy
 from harness.model import Batch, CallResult, Outcome, ToolCall
 from harness.realtime import WallClockExceeded
 from harness.schedulers.bridge_asyncio import loop as loops
-from harness.schedulers.bridge_asyncio.asking import timeout_outcome
 from harness.schedulers.bridge_asyncio.calls import BridgeToolCall, bridge_calls
 from harness.schedulers.bridge_asyncio.results import to_results
 from harness.schedulers.bridge_asyncio.threads import ThreadHost
@@ -273,18 +272,14 @@ def _interrupted(batch: Batch, ctx: SchedulerContext, toolbox: Toolbox) -> list[
 def _approval_waits(batch: Batch, ctx: SchedulerContext, toolbox: Toolbox,
                     results: list[CallResult]) -> list[CallResult]:
     """Calls the executor gave up on while their tool waited for the user's approval: a tool still
-    asking in a thread the executor stopped waiting for stops asking now, and an error reported for
-    such a call is the runtime's timeout (see `asking`)."""
-    interrupted = ctx.interrupted
-    read = []
+    asking in a thread the executor stopped waiting for stops asking now. Their results stay as the
+    executor reported them (see `asking`)."""
     for result in results:
         asking = toolbox.asking.get(result.call_id)
-        if asking is not None and not toolbox.handles.get(result.call_id):
-            if asking.waiting and result.outcome is not Outcome.OK:
-                asking.give_up()
-            result = timeout_outcome(result, asking, interrupted)
-        read.append(result)
-    return read
+        if (asking is not None and not toolbox.handles.get(result.call_id) and asking.waiting
+                and result.outcome is not Outcome.OK):
+            asking.give_up()
+    return results
 
 
 def _check_unstarted(batch: Batch, ctx: SchedulerContext, toolbox: Toolbox, results: list[CallResult],

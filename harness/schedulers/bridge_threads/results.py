@@ -9,10 +9,9 @@ or the tool's value itself. Without an id, items pair with calls by position. A 
 reports as failed, timed out, cancelled or unknown while its thread is still inside the tool is
 abandoned now with that outcome (the runtime stopped waiting for it; a tool that ignores cancellation
 keeps running detached); a call whose tool still waits for the user's approval is given up there
-and then (it never runs), and an error reported for it is the runtime's timeout (its
-`future.result(timeout=...)` gave up first); a call it never started and reports cancelled is a skip. A call still
-running that the executor says nothing about, or says succeeded, is left running: the oracles name
-it. It never judges the results.
+and then (it never runs; what the executor reports for it is kept as reported); a call it never
+started and reports cancelled is a skip. A call still running that the executor says nothing about,
+or says succeeded, is left running: the oracles name it. It never judges the results.
 """
 
 from __future__ import annotations
@@ -23,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness.model import Batch, CallResult, Outcome
-from harness.schedulers.bridge_asyncio.asking import Asking, timeout_outcome
+from harness.schedulers.bridge_asyncio.asking import Asking
 from harness.schedulers.context import CallHandle, SchedulerContext
 
 _ENVELOPE = {"id", "tool_call_id", "call_id", "success", "result", "error", "content", "outcome"}
@@ -83,5 +82,5 @@ def read_results(items: Any, batch: Batch, ctx: SchedulerContext,
         start = started[0].started_ms if started else ctx.now
         end = max((h.result.end_ms for h in started if h.triggered), default=start)
         result = CallResult(call_id, outcome, value, error, len(started), start, max(end, start))
-        results.append(result if started else timeout_outcome(result, asked, ctx.interrupted))
+        results.append(result)
     return results
