@@ -141,6 +141,10 @@ def describe_event(event: TraceEvent) -> str | None:
     if ev == "start":
         return "start" + (f" (attempt {event['attempt']})" if event.get("attempt", 1) != 1 else "")
     if ev == "touch":
+        # The name the call used, and the file it reached when that is another name of it (a symlink,
+        # a hard link, another case): the trace keys touches by the file, the reader knows the call.
+        if event.get("as"):
+            return f"{event['op']} {event['as']} (the file {event['target']})"
         return f"{event['op']} {event['target']}"
     if ev == "end":
         text = f"end {event['outcome']}"

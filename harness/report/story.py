@@ -193,6 +193,8 @@ def _step_text(event: TraceEvent) -> str:
         return f"end {event['outcome']}{attempt}{detached}"
     if ev == "abandon":
         return f"abandoned as {event['outcome']}{attempt}: {event.get('reason', '')}"
+    if event.get("as"):  # the name the call used, then the file it reached (see run_text.describe_event)
+        return f"{event['op']} {event['as']} (the file {event['target']})"
     return f"{event['op']} {event['target']}"
 
 
