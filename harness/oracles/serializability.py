@@ -299,7 +299,43 @@ def _search(facts: RunFacts, steps: list[_Step], ghost_calls: set[str], *,
     if not any(branch.world.state() == final for branch in branches):
         closest = min(branches, key=lambda b: _distance(b.world.state(), final))
         violations.extend(_explain_world(facts, closest, final, ghost_calls))
-    return violations, ""
+    return _linked(violations, facts), ""
+
+
+#: Violations on a target that make a later read of it see other content than in model order.
+_UPSTREAM = ("lost-update", "torn-read", "stale-read", "future-read", "ghost-effect", "duplicate-effect",
+             "divergent-world")
+
+
+def _linked(violations: list[Violation], facts: RunFacts) -> list[Violation]:
+    """A read no racing write explains (`divergent-result`) of a target another violation of this run
+    is about read what that violation left: say so, and name its calls, instead of leaving the reader
+    to look for the bug in how that call was run."""
+    if not any(v.label == "divergent-result" and "read_at_ms" in v.witness for v in violations):
+        return violations
+    linked = []
+    for v in violations:
+        if v.label == "divergent-result" and "read_at_ms" in v.witness:
+            target = v.witness["target"]
+            cause = next((u for u in violations if u is not v and u.label in _UPSTREAM
+                          and u.witness.get("target") == target), None)
+            if cause is not None:
+                calls = [c for c in _named_calls(cause.witness, facts) if c != v.witness["call"]]
+                v = Violation(v.label, f"{v.message}, what the {cause.label} on it left"
+                              + (f" ({', '.join(calls)})" if calls else ""),
+                              {**v.witness, "follows": cause.label, "upstream": calls}, v.kind)
+        linked.append(v)
+    return linked
+
+
+def _named_calls(witness: Mapping[str, Any], facts: RunFacts) -> list[str]:
+    """The call ids a witness names in its top-level values, in model order."""
+    named: set[str] = set()
+    for value in witness.values():
+        for item in value if isinstance(value, list | tuple) else [value]:
+            if isinstance(item, str) and item in facts.position:
+                named.add(item)
+    return sorted(named, key=facts.position.__getitem__)
 
 
 def _limited(steps: list[_Step], deferred: set[str], at: ToolCall) -> str:

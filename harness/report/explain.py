@@ -233,7 +233,13 @@ def _reordered_effect(w: Mapping[str, Any], run: _Run) -> str:
 
 def _divergent_result(w: Mapping[str, Any], run: _Run) -> str:
     call = w["call"]
-    if "read_at_ms" in w:
+    if "follows" in w:  # the read saw what another violation on the same target left
+        upstream = list(w.get("upstream") or [])
+        by = f" ({_and(upstream)})" if upstream else ""
+        text = (f"{call} read {_thing(w['target'])} at {w['read_at_ms']} ms and saw what the {w['follows']} on it"
+                f"{by} left, not the model-order content: its result follows from that violation, not from how "
+                f"{call} itself was run.")
+    elif "read_at_ms" in w:
         text = (f"{call} read {_thing(w['target'])} at {w['read_at_ms']} ms and saw other content than in model "
                 "order, though no single racing write explains it.")
     else:
