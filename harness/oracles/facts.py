@@ -66,6 +66,8 @@ class Touch(NamedTuple):
     op: str
     target: str
     digest: str | None
+    #: The name the call used when it is another name of `target` (a symlink, a hard link, a case).
+    alias: str | None = None
 
     @property
     def mutating(self) -> bool:
@@ -164,7 +166,7 @@ class RunFacts:
         """Every touch, in trace order. Built when first asked: a run whose calls all took effect as
         reported is judged without them, and a 100,000-call run has some 300,000 (each an object the
         garbage collector would traverse again and again while the oracles run)."""
-        return [Touch(e["t"], e["seq"], e["call"], e["attempt"], e["op"], e["target"], e.get("digest"))
+        return [Touch(e["t"], e["seq"], e["call"], e["attempt"], e["op"], e["target"], e.get("digest"), e.get("as"))
                 for e in self._touch_events]
 
     @cached_property
@@ -269,7 +271,7 @@ class RunFacts:
     def touches_of(self, call_id: str, attempt: int | None = None) -> list[Touch]:
         events, spans = self._touch_spans
         start, end = spans.get(call_id, (0, 0))
-        return [Touch(e["t"], e["seq"], e["call"], e["attempt"], e["op"], e["target"], e.get("digest"))
+        return [Touch(e["t"], e["seq"], e["call"], e["attempt"], e["op"], e["target"], e.get("digest"), e.get("as"))
                 for e in events[start:end] if attempt is None or e["attempt"] == attempt]
 
     def touches_on(self, target: str) -> Iterator[Touch]:

@@ -735,6 +735,11 @@ def _reordered_append(facts: RunFacts, call_id: str, branch: _Branch) -> tuple[s
     return None
 
 
+def _spelled(touch: Touch) -> str:
+    """The target as the call named it, and the file it reached when that is another of its names."""
+    return f"{touch.alias} (the file {touch.target})" if touch.alias else touch.target
+
+
 def _classify_read(facts: RunFacts, reader: str, read: Touch) -> tuple[str, str, dict[str, Any]]:
     # Indexed lookups (the last write before the read, the writer's own touches): a run with
     # thousands of reads of one file is explained in time linear in its trace, not quadratic.
@@ -746,23 +751,23 @@ def _classify_read(facts: RunFacts, reader: str, read: Touch) -> tuple[str, str,
         if last.call != reader and (last.op == "truncate" or unfinished):
             completion = next((t for t in writer_touches if t.seq > last.seq and t.op == "write"), None)
             return ("torn-read",
-                    f"{reader} read {read.target} at {read.t} ms while {last.call} was half way through writing it "
+                    f"{reader} read {_spelled(read)} at {read.t} ms while {last.call} was half way through writing it "
                     f"({last.op} at {last.t} ms" + (f", finished at {completion.t} ms)" if completion else ")"),
                     {**where, "writer": last.call, "truncated_at_ms": last.t,
                      "written_at_ms": completion.t if completion else None})
         if last.call != reader and facts.position[last.call] > facts.position[reader]:
             return ("future-read",
-                    f"{reader} read {read.target} at {read.t} ms after {last.call}, which comes later in model "
+                    f"{reader} read {_spelled(read)} at {read.t} ms after {last.call}, which comes later in model "
                     f"order, wrote it ({last.t} ms)",
                     {**where, "writer": last.call, "written_at_ms": last.t})
     for touch in facts.mutations_after(read.target, read.seq):
         if (touch.call != reader and facts.position[touch.call] < facts.position[reader]
                 and facts.must_take_effect(touch.call) is not False):
             return ("stale-read",
-                    f"{reader} read {read.target} at {read.t} ms, before {touch.call} (earlier in model order) "
+                    f"{reader} read {_spelled(read)} at {read.t} ms, before {touch.call} (earlier in model order) "
                     f"wrote it at {touch.t} ms",
                     {**where, "writer": touch.call, "written_at_ms": touch.t})
-    return ("divergent-result", f"{reader} read {read.target} at {read.t} ms and saw other content than in "
+    return ("divergent-result", f"{reader} read {_spelled(read)} at {read.t} ms and saw other content than in "
             "model order", where)
 
 
@@ -820,12 +825,13 @@ def _classify_target(facts: RunFacts, branch: _Branch, target: str, want: str | 
         for other, other_writes in writes.items():
             if other == lost:
                 continue
-            read_before = any(t.call == other and not t.mutating and t.seq < lost_at.seq for t in touches)
-            if read_before and other_writes[-1].seq > lost_at.seq:
+            read_before = next((t for t in touches if t.call == other and not t.mutating and t.seq < lost_at.seq),
+                               None)
+            if read_before is not None and other_writes[-1].seq > lost_at.seq:
                 return Violation(
                     "lost-update",
-                    f"{other} read {target} before {lost} wrote it ({lost_at.t} ms) and overwrote it at "
-                    f"{other_writes[-1].t} ms: the update of {lost} is lost",
+                    f"{other} read {_spelled(read_before)} before {lost} wrote it ({lost_at.t} ms) and overwrote it "
+                    f"at {other_writes[-1].t} ms: the update of {lost} is lost",
                     {**where, "lost": lost, "overwritten_by": other, "lost_write_at_ms": lost_at.t,
                      "overwrite_at_ms": other_writes[-1].t},
                 )
@@ -835,8 +841,8 @@ def _classify_target(facts: RunFacts, branch: _Branch, target: str, want: str | 
         last, late = by_model[-1], by_time[-1]
         return Violation(
             "lost-update",
-            f"{late} wrote {target} at {writes[late][-1].t} ms, after {last} (later in model order) at "
-            f"{writes[last][-1].t} ms: the update of {last} is lost",
+            f"{late} wrote {_spelled(writes[late][-1])} at {writes[late][-1].t} ms, after {last} (later in model "
+            f"order) at {writes[last][-1].t} ms: the update of {last} is lost",
             {**where, "lost": last, "overwritten_by": late, "lost_write_at_ms": writes[last][-1].t,
              "overwrite_at_ms": writes[late][-1].t, "write_order": by_time, "model_order": by_model},
         )

@@ -91,6 +91,13 @@ class _Run:
             return None
         return found[-1] if last else found[0]
 
+    def named(self, call: str, target: str) -> str:
+        """`target` as `call` named it (its first touch of it), with the file it reached when that is
+        another of its names; a shell value or ledger as a reader calls it."""
+        alias = next((e["as"] for e in self.touches if e["call"] == call and e["target"] == target and e.get("as")),
+                     None)
+        return f"{alias} (the file {target})" if alias else _thing(target)
+
     def read_before(self, call: str, target: str, t: int) -> TraceEvent | None:
         found = [e for e in self.touches if e["call"] == call and e["target"] == target
                  and e["op"] not in _MUTATING and e["t"] <= t]
@@ -116,7 +123,7 @@ def _torn_read(w: Mapping[str, Any], run: _Run) -> str:
     began = run.touch(writer, target, w["truncated_at_ms"], lambda op: op in _MUTATING)
     op = began["op"] if began is not None else "truncate"
     emptied = op == "truncate"
-    text = (f"{reader} read {_thing(target)} at {w['read_at_ms']} ms, after {writer} "
+    text = (f"{reader} read {run.named(reader, target)} at {w['read_at_ms']} ms, after {writer} "
             + ("truncated it" if emptied else f"began writing it ({op})") + f" ({w['truncated_at_ms']} ms)")
     if w.get("written_at_ms") is not None:
         text += f" and before it wrote the new content ({w['written_at_ms']} ms)"
@@ -138,7 +145,7 @@ def _stale_read(w: Mapping[str, Any], run: _Run) -> str:
         saw = "the tests ran against the old file"
     else:
         saw = f"{reader} saw the old " + ("value" if session else "content")
-    text = (f"{reader} read {_thing(target)} at {w['read_at_ms']} ms, before {writer} wrote it "
+    text = (f"{reader} read {run.named(reader, target)} at {w['read_at_ms']} ms, before {writer} wrote it "
             f"({w['written_at_ms']} ms): {saw}. In model order {writer} comes before {reader}, so {reader} "
             f"would have seen {writer}'s change.")
     if "final" in w:
@@ -156,7 +163,7 @@ def _future_read(w: Mapping[str, Any], run: _Run) -> str:
                 f"existed. In model order {producer} ends before {consumer} starts, and {consumer} would have "
                 f"received that result.")
     reader, writer, target = w["call"], w["writer"], w["target"]
-    return (f"{reader} read {_thing(target)} at {w['read_at_ms']} ms, after {writer} had already written it "
+    return (f"{reader} read {run.named(reader, target)} at {w['read_at_ms']} ms, after {writer} had already written it "
             f"({w['written_at_ms']} ms), though {writer} comes after {reader} in model order: {reader} saw a "
             f"change from its future. In model order {reader} would have read {_thing(target)} before {writer} "
             f"changed it." + _results(w))
@@ -166,12 +173,13 @@ def _lost_update(w: Mapping[str, Any], run: _Run) -> str:
     lost, other, target = w["lost"], w["overwritten_by"], w["target"]
     lost_at, over_at = w["lost_write_at_ms"], w["overwrite_at_ms"]
     if "write_order" in w:  # blind writes that landed out of model order
-        return (f"{other} wrote {_thing(target)} at {over_at} ms, after {lost} had written it ({lost_at} ms), "
+        return (f"{other} wrote {run.named(other, target)} at {over_at} ms, after {lost} had written it "
+                f"({lost_at} ms), "
                 f"though {lost} comes later in model order: {_thing(target)} ends with {other}'s content and "
                 f"{lost}'s update is lost. In model order {lost} writes last and its content is what remains.")
     read = run.read_before(other, target, lost_at)
     at = f" at {read['t']} ms" if read is not None else ""
-    text = (f"{other} read {_thing(target)}{at}, before {lost} wrote it ({lost_at} ms), then overwrote it at "
+    text = (f"{other} read {run.named(other, target)}{at}, before {lost} wrote it ({lost_at} ms), then overwrote it at "
             f"{over_at} ms with content based on what it had read: {lost}'s update is lost.")
     if run.earlier(lost, other):
         text += f" In model order {other} comes after {lost} and would have built on {lost}'s change."
@@ -236,11 +244,13 @@ def _divergent_result(w: Mapping[str, Any], run: _Run) -> str:
     if "follows" in w:  # the read saw what another violation on the same target left
         upstream = list(w.get("upstream") or [])
         by = f" ({_and(upstream)})" if upstream else ""
-        text = (f"{call} read {_thing(w['target'])} at {w['read_at_ms']} ms and saw what the {w['follows']} on it"
+        text = (f"{call} read {run.named(call, w['target'])} at {w['read_at_ms']} ms and saw what the "
+                f"{w['follows']} on it"
                 f"{by} left, not the model-order content: its result follows from that violation, not from how "
                 f"{call} itself was run.")
     elif "read_at_ms" in w:
-        text = (f"{call} read {_thing(w['target'])} at {w['read_at_ms']} ms and saw other content than in model "
+        text = (f"{call} read {run.named(call, w['target'])} at {w['read_at_ms']} ms and saw other content than "
+                "in model "
                 "order, though no single racing write explains it.")
     else:
         text = f"{call} returned a different result than in model order, though no racing read explains it."
