@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 import click
-from rich.console import Console
 
+from harness.cli.console import report_console
 from harness.cli.guard import guarded
 from harness.cli.options import (
     MAX_RUNS,
@@ -78,7 +78,7 @@ def compare_command(scenario: str | None, scenario_list: str | None, scheduler_l
         return
     from rich.table import Table
 
-    console = Console(highlight=False, markup=False, width=None if sys.stdout.isatty() else 120)
+    console = report_console()
     for scenario_name, table in summary["scenarios"].items():
         shown = Table(title=f"{scenario_name}: {runs} runs per scheduler, seeds {seeds[0]}-{seeds[-1]}",
                       title_justify="left")

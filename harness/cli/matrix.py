@@ -6,11 +6,9 @@ JSON). The cells are computed by harness.report.matrix. It writes no file.
 
 from __future__ import annotations
 
-import sys
-
 import click
-from rich.console import Console
 
+from harness.cli.console import report_console
 from harness.cli.guard import guarded
 from harness.cli.options import check_schedulers, wall_timeout_option
 from harness.realtime import wall_limit_per_run
@@ -46,6 +44,6 @@ def matrix_command(scenario_list: str, scheduler_list: str, seed: int, fmt: str,
         click.echo(matrix.to_markdown(cells, scenarios, schedulers, seed), nl=False)
     else:
         # A pipe has no width; 120 columns keeps the tables readable in CI logs.
-        console = Console(highlight=False, markup=False, width=None if sys.stdout.isatty() else 120)
+        console = report_console()
         for table in matrix.to_tables(cells, scenarios, schedulers, seed, console.width):
             console.print(table)

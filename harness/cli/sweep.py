@@ -66,4 +66,4 @@ def sweep_command(scenario_list: str, scheduler_list: str, runs: int, seed_start
         frame.to_csv(csv_path, index=False)
     table = frame.groupby(["scenario", "scheduler"]).agg(
         runs=("seed", "count"), p50_ms=("makespan_ms", "median"), violations=("passed", lambda p: int((~p).sum())))
-    click.echo(table.to_string())
+    click.echo("\n".join(line.rstrip() for line in table.to_string().splitlines()))  # no padded header

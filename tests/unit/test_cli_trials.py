@@ -210,3 +210,14 @@ def test_the_failed_line_names_every_label() -> None:
     done = CliRunner().invoke(main, ["run", "shared-shell-cwd", "--scheduler", "parallel", "--seed", "1"])
     line = next(x for x in done.stdout.splitlines() if x.startswith("FAILED ("))
     assert "stale-read" in line and "divergent-world" in line
+
+
+@pytest.mark.parametrize("args", [
+    ["sweep", "--scenarios", "config-clobber", "--schedulers", "serial,parallel", "--runs", "3"],
+    ["compare", "config-clobber", "--schedulers", "serial,parallel", "--runs", "3"],
+    ["matrix", "--scenarios", "config-clobber,incident-triage", "--schedulers", "serial,parallel"],
+], ids=["sweep", "compare", "matrix"])
+def test_table_commands_pad_no_line_with_spaces(args: list[str]) -> None:
+    done = CliRunner().invoke(main, args)
+    assert done.exit_code in (0, 1), done.output
+    assert done.stdout.strip() and not [line for line in done.stdout.splitlines() if line.endswith(" ")]
