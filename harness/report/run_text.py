@@ -90,7 +90,7 @@ def render_run(result: RunResult, console: Console, *, version: str, verdicts: S
         console.print(f"  {name:<10} {each.status} after {each.rounds} rounds, {each.tool_calls} tool calls"
                       + (f" ({each.detail})" if each.detail else "") + (f": {each.answer}" if each.answer else ""),
                       markup=False)
-    console.print(f"fingerprint  {result.fingerprint}")
+    console.print(f"fingerprint  {result.fingerprint}", soft_wrap=True)  # one line: it is copied whole
     if not verdicts:
         return
     table = Table(title="verdicts", title_justify="left", box=None, pad_edge=False)
