@@ -196,7 +196,9 @@ def _hang(result: RunResult) -> list[str] | None:
 def _print_exploration(doc: dict[str, Any], found: bool) -> None:
     flags = f" {doc['execution']}" if doc["execution"] else ""
     click.echo(f"harness explore {doc['target']} --scheduler {doc['scheduler']} --strategy {doc['strategy']} "
-               f"--seed {doc['seed']}{flags}: {doc['runs']} runs")
+               f"--seed {doc['seed']}{flags}: {doc['runs']} runs"
+               + (f" ({doc['runs_to_failure']} to the first failure, then Hypothesis shrinking it)"
+                  if doc["strategy"] == "hypothesis" and found and doc["runs_to_failure"] != doc["runs"] else ""))
     bound = doc["bound"]
     if bound is not None:
         threads = f", {bound['threads']} threads" if bound.get("threads") else ""

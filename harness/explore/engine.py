@@ -599,13 +599,18 @@ def _hypothesis(exploration: Exploration, scenario: Scenario, policy: Scheduler,
                 current = without_call(current, call_id)
         return current
 
+    first_failure = 0  # the run that first failed: later ones are Hypothesis shrinking it
+
     def fails(example: tuple[list[bool], list[int]]) -> bool:
-        nonlocal tried
+        nonlocal tried, first_failure
         tried += 1
         current = build(example)
         if current is None:
             return False
-        return first_violation(run(current, policy, seed, chooser=_IndexTape(example[1])), labels) is not None
+        failed = first_violation(run(current, policy, seed, chooser=_IndexTape(example[1])), labels) is not None
+        if failed and not first_failure:
+            first_failure = tried
+        return failed
 
     # Index len(calls) is time (the last entry of an enabled set that has it).
     strategy = st.tuples(st.lists(st.booleans(), min_size=len(calls), max_size=len(calls)),
@@ -631,4 +636,4 @@ def _hypothesis(exploration: Exploration, scenario: Scenario, policy: Scheduler,
     assert found is not None
     # Hypothesis shrank its own encoding (kept calls, order indices); indices are relative to each
     # decision, so dropping a call shifts them: the greedy pass over the real run finishes the job.
-    exploration.findings.append(Finding(*found, result, tried - 1, (), "hypothesis"))
+    exploration.findings.append(Finding(*found, result, (first_failure or tried) - 1, (), "hypothesis"))

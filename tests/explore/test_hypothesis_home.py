@@ -1,5 +1,6 @@
-"""The hypothesis strategy writes nothing in the current directory (Hypothesis's constants cache goes
-to a temporary home, removed after the search), and a home directory the user chose is put back."""
+"""The hypothesis strategy: it writes nothing in the current directory (Hypothesis's constants cache goes
+to a temporary home, removed after the search), a home directory the user chose is put back, and its
+runs to a failure do not count Hypothesis's shrinking."""
 
 from __future__ import annotations
 
@@ -33,3 +34,10 @@ def test_a_hypothesis_exploration_leaves_no_hypothesis_directory(tmp_path: Path,
     finally:
         configuration.set_hypothesis_home_dir(previous)
     assert sorted(p.name for p in tmp_path.iterdir()) == []  # neither ./.hypothesis nor the chosen home
+
+
+def test_runs_to_failure_counts_to_the_first_failing_example_not_the_shrinking() -> None:
+    exploration = explore(find_scenario("config-clobber"), "parallel", "hypothesis", runs=10, seed=5)
+    assert exploration.found is not None and exploration.runs_to_failure is not None
+    # The budget is 10 examples; shrinking runs more, and those are not 'runs to the failure'.
+    assert exploration.runs_to_failure <= 10 < exploration.runs
