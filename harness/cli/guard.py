@@ -37,7 +37,7 @@ def guarded(command: F) -> F:
             if isinstance(exc.__context__, WallClockExceeded):  # "cannot build": its constructor spun
                 click.echo(f"harness: hang: {exc.__context__}", err=True)
                 sys.exit(ExitCode.LIVENESS_VIOLATION)
-            click.echo(f"harness: {_with_hint(exc)}", err=True)
+            click.echo(f"harness: {exc}", err=True)
             sys.exit(ExitCode.USAGE_ERROR)
         except (click.exceptions.Exit, click.ClickException, SystemExit):
             raise
@@ -58,19 +58,6 @@ def guarded(command: F) -> F:
             internal_error(exc)
 
     return wrapper  # type: ignore[return-value]
-
-
-def _with_hint(exc: Exception) -> str:
-    """The message, with where to look when a `module:attr` scheduler's module is not found (as the
-    tools module's error says)."""
-    message = str(exc)
-    missing = exc.__context__
-    if isinstance(exc, UnknownSchedulerError) and isinstance(missing, ModuleNotFoundError) and missing.name:
-        module = exc.name.partition(":")[0]
-        said = f"No module named {missing.name!r})"
-        if (module == missing.name or module.startswith(missing.name + ".")) and said in message:
-            return message.replace(said, said[:-1] + " (is it installed or on PYTHONPATH?))", 1)
-    return message
 
 
 def quiet_exit() -> None:

@@ -97,8 +97,12 @@ def _import_scheduler(spec: str) -> Scheduler:
         for part in attribute.split("."):
             target = getattr(target, part)
     except Exception as exc:  # the user's module: whatever its import raises is theirs to see
+        # The module itself (or its package) not found: say where it is looked for, as the tools
+        # module's error does; a module it imports that is missing is the module's own problem.
+        hint = (" (is it installed or on PYTHONPATH?)" if isinstance(exc, ModuleNotFoundError) and exc.name
+                and (module_name == exc.name or module_name.startswith(exc.name + ".")) else "")
         raise UnknownSchedulerError(spec, scheduler_names(),
-                                    f"cannot load {spec!r} ({type(exc).__name__}: {exc})") from None
+                                    f"cannot load {spec!r} ({type(exc).__name__}: {exc}{hint})") from None
     if isinstance(target, type) or (callable(target) and not hasattr(target, "name")):
         needed = _required_arguments(target) if inspect.isroutine(target) else []
         short = attribute.rpartition('.')[2]
