@@ -14,11 +14,17 @@ bridges (the thread bridge imports it from here). It never starts a call.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import simpy
 
 from harness.model import CallResult, ToolCall
 from harness.schedulers.approvals import gate
+from harness.schedulers.bridge_asyncio.calls import ToolFailed
 from harness.schedulers.context import SchedulerContext
+
+if TYPE_CHECKING:  # the thread bridge imports this module: its types only for annotations
+    from harness.schedulers.bridge_threads.turnstile import BridgeThread, Turnstile
 
 
 class Asking:
@@ -56,3 +62,20 @@ class Asking:
         self._stop.succeed()
         self.ctx.note(f"{self.call.id}: the runtime stopped waiting for {self.call.name} while its approval "
                       "request was unanswered; the call never ran", self.call)
+
+    def wait_in_thread(self, turnstile: Turnstile, thread: BridgeThread) -> CallResult | None:
+        """Block the bridge `thread` (parked on `turnstile`) until the user answers. Returns the
+        refusal, if any; raises `ToolFailed` when the runtime stopped waiting for the thread meanwhile.
+        A thread released because the run is over stops asking as it goes."""
+        asked = self.process
+        if not asked.triggered:
+            asked.callbacks.append(lambda _event: turnstile.wake(thread))
+            try:
+                while not asked.triggered:
+                    turnstile.park(thread)
+            except BaseException:  # released (`ThreadReleased`): the tool stops asking
+                self.give_up()
+                raise
+        if self.gave_up_ms is not None:
+            raise ToolFailed(f"{self.call.name} was not run: the runtime stopped waiting for its approval")
+        return self.refused

@@ -107,21 +107,10 @@ class Toolbox(Mapping[str, Callable[..., Awaitable[Any]]]):
         self._claimed[call.id] = self._claimed.get(call.id, 0) + 1
         if self.ctx.needs_approval(call):  # the tool asks the user first (harness.schedulers.approvals)
             asking = self.asking[call.id] = Asking(self.ctx, call)
-            asked = asking.process
-            if not asked.triggered:
-                asked.callbacks.append(lambda _event: turnstile.wake(thread))
-                try:
-                    while not asked.triggered:
-                        turnstile.park(thread)
-                except BaseException:  # the run is over (ThreadReleased): the tool stops asking
-                    asking.give_up()
-                    raise
-            refused = asking.refused
+            refused = asking.wait_in_thread(turnstile, thread)
             if refused is not None:
                 self.refused.add(call.id)
                 raise ToolFailed(refused.error or "denied by the user")
-            if asking.gave_up_ms is not None:  # the runtime stopped waiting for this thread meanwhile
-                raise ToolFailed(f"{call.name} was not run: the runtime stopped waiting for its approval")
         handles = self.handles.setdefault(call.id, [])
         handle = self.ctx.start(call, attempt=len(handles) + 1, idempotency_key=key)
         handles.append(handle)

@@ -107,20 +107,9 @@ class ThreadTools(Mapping[str, Callable[..., Any]]):
             raise RuntimeError("bridged tools are called from the executor's own threads")
         if self.ctx.needs_approval(call):  # the tool asks the user first (harness.schedulers.approvals)
             asking = self.asking[call.id] = Asking(self.ctx, call)
-            asked = asking.process
-            if not asked.triggered:
-                asked.callbacks.append(lambda _event: self.turnstile.wake(me))
-                try:
-                    while not asked.triggered:
-                        self.turnstile.park(me)
-                except BaseException:  # released (`ThreadReleased`): the tool stops asking
-                    asking.give_up()
-                    raise
-            refused = asking.refused
+            refused = asking.wait_in_thread(self.turnstile, me)
             if refused is not None:
                 raise ToolFailed(refused.error or "denied by the user")
-            if asking.gave_up_ms is not None:  # the executor stopped waiting for this thread meanwhile
-                raise ToolFailed(f"{call.name} was not run: the runtime stopped waiting for its approval")
         handle = self.ctx.start(call, attempt=len(self.handles.get(call.id, [])) + 1)
         self.handles.setdefault(call.id, []).append(handle)
         if not handle.triggered:
