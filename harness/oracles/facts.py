@@ -55,6 +55,12 @@ class Attempt:
         return self.abandoned_seq if self.abandoned_seq is not None else self.end_seq
 
 
+def spelled(target: str, alias: str | None) -> str:
+    """A touch's target as the call named it, then the file it reached when that is another of its
+    names (a symlink, a hard link, a case): the trace keys touches by the file, a reader knows the call."""
+    return f"{alias} (the file {target})" if alias else target
+
+
 class Touch(NamedTuple):
     """One touch point of an attempt, as the trace shows it. A named tuple, not a frozen dataclass:
     a run has dozens and building one is 3x cheaper (it is as immutable)."""
@@ -68,6 +74,10 @@ class Touch(NamedTuple):
     digest: str | None
     #: The name the call used when it is another name of `target` (a symlink, a hard link, a case).
     alias: str | None = None
+
+    @property
+    def spelled(self) -> str:
+        return spelled(self.target, self.alias)
 
     @property
     def mutating(self) -> bool:

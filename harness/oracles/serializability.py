@@ -39,7 +39,7 @@ from typing import Any
 from harness.model import Outcome, ToolCall
 from harness.oracles.facts import RunFacts, Touch
 from harness.oracles.replays import remembered
-from harness.oracles.verdict import Verdict, Violation
+from harness.oracles.verdict import Verdict, Violation, calls_named
 from harness.run import RunResult
 from harness.tools.catalogue import prepare
 from harness.tools.inputs import reference_lookup, resolve
@@ -320,22 +320,12 @@ def _linked(violations: list[Violation], facts: RunFacts) -> list[Violation]:
             cause = next((u for u in violations if u is not v and u.label in _UPSTREAM
                           and u.witness.get("target") == target), None)
             if cause is not None:
-                calls = [c for c in _named_calls(cause.witness, facts) if c != v.witness["call"]]
+                calls = [c for c in calls_named(cause.witness, facts.position) if c != v.witness["call"]]
                 v = Violation(v.label, f"{v.message}, what the {cause.label} on it left"
                               + (f" ({', '.join(calls)})" if calls else ""),
                               {**v.witness, "follows": cause.label, "upstream": calls}, v.kind)
         linked.append(v)
     return linked
-
-
-def _named_calls(witness: Mapping[str, Any], facts: RunFacts) -> list[str]:
-    """The call ids a witness names in its top-level values, in model order."""
-    named: set[str] = set()
-    for value in witness.values():
-        for item in value if isinstance(value, list | tuple) else [value]:
-            if isinstance(item, str) and item in facts.position:
-                named.add(item)
-    return sorted(named, key=facts.position.__getitem__)
 
 
 def _limited(steps: list[_Step], deferred: set[str], at: ToolCall) -> str:
@@ -735,11 +725,6 @@ def _reordered_append(facts: RunFacts, call_id: str, branch: _Branch) -> tuple[s
     return None
 
 
-def _spelled(touch: Touch) -> str:
-    """The target as the call named it, and the file it reached when that is another of its names."""
-    return f"{touch.alias} (the file {touch.target})" if touch.alias else touch.target
-
-
 def _classify_read(facts: RunFacts, reader: str, read: Touch) -> tuple[str, str, dict[str, Any]]:
     # Indexed lookups (the last write before the read, the writer's own touches): a run with
     # thousands of reads of one file is explained in time linear in its trace, not quadratic.
@@ -751,23 +736,23 @@ def _classify_read(facts: RunFacts, reader: str, read: Touch) -> tuple[str, str,
         if last.call != reader and (last.op == "truncate" or unfinished):
             completion = next((t for t in writer_touches if t.seq > last.seq and t.op == "write"), None)
             return ("torn-read",
-                    f"{reader} read {_spelled(read)} at {read.t} ms while {last.call} was half way through writing it "
+                    f"{reader} read {read.spelled} at {read.t} ms while {last.call} was half way through writing it "
                     f"({last.op} at {last.t} ms" + (f", finished at {completion.t} ms)" if completion else ")"),
                     {**where, "writer": last.call, "truncated_at_ms": last.t,
                      "written_at_ms": completion.t if completion else None})
         if last.call != reader and facts.position[last.call] > facts.position[reader]:
             return ("future-read",
-                    f"{reader} read {_spelled(read)} at {read.t} ms after {last.call}, which comes later in model "
+                    f"{reader} read {read.spelled} at {read.t} ms after {last.call}, which comes later in model "
                     f"order, wrote it ({last.t} ms)",
                     {**where, "writer": last.call, "written_at_ms": last.t})
     for touch in facts.mutations_after(read.target, read.seq):
         if (touch.call != reader and facts.position[touch.call] < facts.position[reader]
                 and facts.must_take_effect(touch.call) is not False):
             return ("stale-read",
-                    f"{reader} read {_spelled(read)} at {read.t} ms, before {touch.call} (earlier in model order) "
+                    f"{reader} read {read.spelled} at {read.t} ms, before {touch.call} (earlier in model order) "
                     f"wrote it at {touch.t} ms",
                     {**where, "writer": touch.call, "written_at_ms": touch.t})
-    return ("divergent-result", f"{reader} read {_spelled(read)} at {read.t} ms and saw other content than in "
+    return ("divergent-result", f"{reader} read {read.spelled} at {read.t} ms and saw other content than in "
             "model order", where)
 
 
@@ -830,7 +815,7 @@ def _classify_target(facts: RunFacts, branch: _Branch, target: str, want: str | 
             if read_before is not None and other_writes[-1].seq > lost_at.seq:
                 return Violation(
                     "lost-update",
-                    f"{other} read {_spelled(read_before)} before {lost} wrote it ({lost_at.t} ms) and overwrote it "
+                    f"{other} read {read_before.spelled} before {lost} wrote it ({lost_at.t} ms) and overwrote it "
                     f"at {other_writes[-1].t} ms: the update of {lost} is lost",
                     {**where, "lost": lost, "overwritten_by": other, "lost_write_at_ms": lost_at.t,
                      "overwrite_at_ms": other_writes[-1].t},
@@ -841,7 +826,7 @@ def _classify_target(facts: RunFacts, branch: _Branch, target: str, want: str | 
         last, late = by_model[-1], by_time[-1]
         return Violation(
             "lost-update",
-            f"{late} wrote {_spelled(writes[late][-1])} at {writes[late][-1].t} ms, after {last} (later in model "
+            f"{late} wrote {writes[late][-1].spelled} at {writes[late][-1].t} ms, after {last} (later in model "
             f"order) at {writes[last][-1].t} ms: the update of {last} is lost",
             {**where, "lost": last, "overwritten_by": late, "lost_write_at_ms": writes[last][-1].t,
              "overwrite_at_ms": writes[late][-1].t, "write_order": by_time, "model_order": by_model},

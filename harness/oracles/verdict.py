@@ -87,3 +87,14 @@ def exit_code(verdicts: Iterable[Verdict]) -> ExitCode:
         if kind in kinds:
             return _EXIT[kind]
     return ExitCode.PASS
+
+
+def calls_named(witness: Mapping[str, Any], position: Mapping[str, int]) -> list[str]:
+    """The call ids (keys of `position`) a witness names in its top-level values, a string or a list
+    of strings each, in model order (`position`)."""
+    named: set[str] = set()
+    for value in witness.values():
+        for item in value if isinstance(value, list | tuple) else [value]:
+            if isinstance(item, str) and item in position:
+                named.add(item)
+    return sorted(named, key=position.__getitem__)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from harness.oracles.facts import spelled
 from harness.oracles.verdict import Violation
 from harness.run import RunResult
 from harness.sim.trace import TraceEvent, canonical_json
@@ -96,7 +97,7 @@ class _Run:
         another of its names; a shell value or ledger as a reader calls it."""
         alias = next((e["as"] for e in self.touches if e["call"] == call and e["target"] == target and e.get("as")),
                      None)
-        return f"{alias} (the file {target})" if alias else _thing(target)
+        return spelled(target, alias) if alias else _thing(target)
 
     def read_before(self, call: str, target: str, t: int) -> TraceEvent | None:
         found = [e for e in self.touches if e["call"] == call and e["target"] == target

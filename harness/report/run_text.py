@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from rich.console import Console
 from rich.table import Table
 
+from harness.oracles.facts import spelled
 from harness.oracles.verdict import Verdict, exit_code
 from harness.report.agent_events import describe_agent, describe_input
 from harness.report.gate_events import GATE_EVENTS, describe_gate
@@ -141,11 +142,7 @@ def describe_event(event: TraceEvent) -> str | None:
     if ev == "start":
         return "start" + (f" (attempt {event['attempt']})" if event.get("attempt", 1) != 1 else "")
     if ev == "touch":
-        # The name the call used, and the file it reached when that is another name of it (a symlink,
-        # a hard link, another case): the trace keys touches by the file, the reader knows the call.
-        if event.get("as"):
-            return f"{event['op']} {event['as']} (the file {event['target']})"
-        return f"{event['op']} {event['target']}"
+        return f"{event['op']} {spelled(event['target'], event.get('as'))}"
     if ev == "end":
         text = f"end {event['outcome']}"
         if event.get("error"):

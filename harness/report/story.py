@@ -16,7 +16,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness.oracles.verdict import Kind, Violation
+from harness.oracles.facts import spelled
+from harness.oracles.verdict import Kind, Violation, calls_named
 from harness.report.explain import racing_touches
 from harness.run import RunResult
 from harness.schedulers.origins import Origins
@@ -91,7 +92,7 @@ def story(violation: Violation, result: RunResult, origins: Origins | None = Non
         return None  # a hang or a late call is about time, not interleaving (see harness.report.hang)
     touches = racing_touches(violation, result)
     position = {call.id: i for i, call in enumerate(result.scenario.calls)}
-    involved = {str(t["call"]) for t in touches} | _calls_named(violation.witness, position)
+    involved = {str(t["call"]) for t in touches} | set(calls_named(violation.witness, position))
     involved &= set(position)
     if not involved:
         return None
@@ -154,15 +155,6 @@ def render(told: Story) -> list[str]:
     return lines
 
 
-def _calls_named(witness: Mapping[str, Any], position: Mapping[str, int]) -> set[str]:
-    """Call ids the witness names in its top-level values (a string or a list of strings)."""
-    named: set[str] = set()
-    for value in witness.values():
-        items: Sequence[Any] = value if isinstance(value, list | tuple) else [value]
-        named.update(item for item in items if isinstance(item, str) and item in position)
-    return named
-
-
 def _last_ends(trace: Sequence[TraceEvent], calls: set[str]) -> dict[str, int]:
     """The trace position of each call's last end (its last attempt's): until then, in model order,
     no later call would have taken a step."""
@@ -193,9 +185,7 @@ def _step_text(event: TraceEvent) -> str:
         return f"end {event['outcome']}{attempt}{detached}"
     if ev == "abandon":
         return f"abandoned as {event['outcome']}{attempt}: {event.get('reason', '')}"
-    if event.get("as"):  # the name the call used, then the file it reached (see run_text.describe_event)
-        return f"{event['op']} {event['as']} (the file {event['target']})"
-    return f"{event['op']} {event['target']}"
+    return f"{event['op']} {spelled(event['target'], event.get('as'))}"
 
 
 def _source(event: TraceEvent, origins: Origins | None) -> str | None:
