@@ -273,7 +273,7 @@ def _check_tape(tape: list[str], scenario: Scenario, file: str) -> None:
     """Every call an order tape names is a call of the scenario (a tape replayed elsewhere, or
     edited by hand, must not silently fall back to model order and pass as a divergence). A loop
     scenario's calls are decided as it runs, so its tape is not checked against them."""
-    from harness.sim.arbiter import FAULT, NO_FAULT, THREAD_PREFIX, TIME, call_of
+    from harness.sim.arbiter import FAULT, NO_FAULT, THREAD_PREFIX, TIME, call_of, fault_decision
 
     if scenario.looped:
         return
@@ -282,10 +282,8 @@ def _check_tape(tape: list[str], scenario: Scenario, file: str) -> None:
         if entry == TIME or entry.startswith(THREAD_PREFIX):
             continue
         if entry.startswith((FAULT, NO_FAULT)):
-            # `@fault:KIND:CALL/ATTEMPT`
-            decision = entry.partition(":")[2].partition(":")[2]
-            call, _, attempt = decision.rpartition("/")
-            if call in calls and attempt.isdigit():
+            decision = fault_decision(entry)
+            if decision is not None and decision[0] in calls:
                 continue
         elif call_of(entry) in calls:
             continue

@@ -102,4 +102,3 @@ def replay_command(file: Path, out: Path | None, fmt: str, trust: tuple[str, ...
     if out is not None:
         write_run(out, result, document, verdicts)
     sys.exit(code)
-

@@ -109,11 +109,11 @@ def _dropped(facts: RunFacts) -> Iterator[Violation]:
     """Calls reported cancelled that never started, before anything in the run could explain it.
 
     What explains a skip, at or before it: the user interrupt (hermes skips the calls it has not
-    started), the runtime's crash, or a call that went wrong: ended in error or timeout, was
-    abandoned as timed out or of unknown effect (a batch deadline abandons the calls it stops), or
-    was refused with an error (a tool marked unavailable), or a user who denied an approval. A runtime that cancels
-    the rest of a batch once one call fails is doing what it says; a call the scheduler itself
-    cancelled explains nothing. A runtime that declines calls for none of these (a
+    started), the runtime's crash, a call that went wrong (ended in error or timeout, was abandoned
+    as timed out or of unknown effect, as a batch deadline abandons the calls it stops, or was
+    refused with an error, e.g. a tool marked unavailable), or a user who denied an approval. A
+    runtime that cancels the rest of a batch once one call fails is doing what it says; a call the
+    scheduler itself cancelled explains nothing. A runtime that declines calls for none of these (a
     cap that answers the excess "cancelled" instead of queueing it, a policy that skips every write)
     is reported, with the reason it gave."""
     dropped: dict[int, list[tuple[int, str, str]]] = {}

@@ -55,6 +55,15 @@ def fault_token(kind: str, call_id: str, attempt: int) -> str:
     return f"{kind}:{call_id}/{attempt}"
 
 
+def fault_decision(entry: str) -> tuple[str, int] | None:
+    """The (call id, attempt) of a tape entry that decides a fault (`@fault:KIND:CALL/ATTEMPT` or
+    `@ok:...`, the inverse of `fault_token`), else None."""
+    if not entry.startswith((FAULT, NO_FAULT)):
+        return None
+    call, _, attempt = entry.partition(":")[2].partition(":")[2].rpartition("/")
+    return (call, int(attempt)) if call and attempt.isdigit() else None
+
+
 def entry_of(call_id: str, attempt: int) -> str:
     """The enabled-set entry of an attempt's step: the call id, `call#N` for attempt N >= 2."""
     return call_id if attempt <= 1 else f"{call_id}#{attempt}"

@@ -1,11 +1,12 @@
 """Holding off CPython's full garbage collections while a large run, or its judging, executes, and
 keeping the heap that was already there out of the full collections of a long search.
 
-Owns `held_full_collections`, `frozen_heap` and `long_search` (the two settings a search of thousands
-of small runs makes: the heap frozen, young collections less often). A full (generation-2) collection visits every live
-object, and CPython starts one whenever the objects that survived younger collections grow by a
-quarter. A run of 100,000 calls grows the heap by millions of objects, so those collections come
-again and again over an ever larger heap: measured, 40% of such a run under `resource_keys` and 30% of judging it, and
+Owns `held_full_collections`, `frozen_heap` and `long_search` (the two settings a search of
+thousands of small runs makes: the heap frozen, young collections less often). A full
+(generation-2) collection visits every live object, and CPython starts one whenever the objects that
+survived younger collections grow by a quarter. A run of 100,000 calls grows the heap by millions of
+objects, so those collections come again and again over an ever larger heap: measured, 40% of such
+a run under `resource_keys` and 30% of judging it, and
 the reason its cost per call grew past twice that of a 100-call run. While a hold lasts, young
 collections go on (they free the cycles a run makes and drops: finished processes, fired events);
 only the full ones wait, and CPython runs the next one when it next decides, after the hold. Runs
