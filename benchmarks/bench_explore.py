@@ -24,7 +24,7 @@ from typing import Any
 
 from _figures import emit
 
-import harness.testing
+import harness.testing.generated
 from harness import __version__
 from harness.explore.engine import explore
 from harness.scenario import find_scenario
@@ -56,18 +56,18 @@ def _hypothesis_rate(examples: int) -> tuple[float, int]:
     """Examples/s of check_scheduler's Hypothesis part, counting the batches it really ran."""
     policy = get_scheduler("serial")
     ran = 0
-    real_run = harness.testing.run
+    real_run = harness.testing.generated.run
 
     def counting(*args: Any, **kwargs: Any) -> Any:
         nonlocal ran
         ran += 1
         return real_run(*args, **kwargs)
 
-    harness.testing.run = counting  # type: ignore[assignment]
+    harness.testing.generated.run = counting  # type: ignore[assignment]
     try:
-        seconds, _ = _cpu(lambda: 0 if harness.testing._generated(policy, examples, 1) is None else 1)
+        seconds, _ = _cpu(lambda: len(harness.testing.generated.explore_generated(policy, examples, 1).findings))
     finally:
-        harness.testing.run = real_run
+        harness.testing.generated.run = real_run
     return ran / seconds, ran
 
 
@@ -90,7 +90,7 @@ def _hypothesis_engine_rate(examples: int) -> float:
 
     def go() -> int:
         with contextlib.suppress(NoSuchExample):  # `never` fails no example: the search runs to its end
-            find(batches(max_size=5, paths=harness.testing.GENERATED_PATHS), never, random=Random(1),
+            find(batches(max_size=5, paths=harness.testing.generated.GENERATED_PATHS), never, random=Random(1),
                  settings=settings(max_examples=examples, deadline=None, database=None,
                                    suppress_health_check=list(HealthCheck)))
         return tried

@@ -66,6 +66,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--harness-report-dir", default=None, help="where failing checks save reproducers")
     group.addoption("--harness-no-database", action="store_true", default=False,
                     help="neither replay nor keep failures in .harness/examples/ (the local example database)")
+    group.addoption("--harness-coverage", action="store_true", default=False,
+                    help="print what each harness check covered (scenarios, runs, calls started, oracles), "
+                         "passed or failed, at the end of the run")
 
 
 class _XdistHooks:
@@ -146,10 +149,21 @@ def harness(request: pytest.FixtureRequest) -> HarnessSettings:
     return _settings(request.config)
 
 
+#: What a test's checks covered, kept on the item between the call and its report.
+_REPORTS = pytest.StashKey[list[Any]]()
+#: The user property each test report carries its checks' coverage in (it crosses to the xdist
+#: controller; a failure's message has it already, so it is not a section shown under the failure).
+COVERAGE_PROPERTY = "harness coverage"
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
-    """While the test runs, `check_scheduler` replays the test's stored failures first."""
-    with bound(_settings(item.config).database, item.nodeid):
+    """While the test runs, `check_scheduler` replays the test's stored failures first, and the
+    reports of its checks are kept for the test's report."""
+    from harness.testing import collecting_reports
+
+    with bound(_settings(item.config).database, item.nodeid), collecting_reports() as reports:
+        item.stash[_REPORTS] = reports
         return (yield)
 
 
@@ -163,11 +177,45 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
     settings = _settings(item.config)
     failure = call.excinfo.value if call.excinfo is not None else None
+    checks = item.stash.get(_REPORTS, [])
+    if checks:
+        report.user_properties.append((COVERAGE_PROPERTY, "\n".join(check.summary() for check in checks)))
     if isinstance(failure, SchedulerCheckFailed):
-        if settings.database is not None and failure.example is not None:
-            settings.database.save(item.nodeid, failure.example, version=__version__)
-        report.sections.append(("harness reproduce", f"pytest {item.nodeid} --harness-seed={settings.seed} "
-                                                     f"--harness-profile={settings.profile}"))
+        if settings.database is not None:
+            for example in failure.examples:
+                settings.database.save(item.nodeid, example, version=__version__)
+        report.sections.append(("harness reproduce", _rerun(item, settings, failure.seed, failure.profile)))
     elif report.passed and settings.database is not None:
         settings.database.clear(item.nodeid)
     return report
+
+
+def _rerun(item: pytest.Item, settings: HarnessSettings, seed: int, profile: str) -> str:
+    """The pytest command that reruns the failed test as it ran, from any directory: the test file by
+    its absolute path, and the seed and profile flags only when they are what the check ran with (a
+    test that calls `check_scheduler` with its own seed and profile is not changed by them)."""
+    import shlex
+
+    nodeid = item.nodeid
+    target = str(item.path) + nodeid[nodeid.index("::"):] if "::" in nodeid else str(item.path)
+    command = f"pytest {shlex.quote(target)}"
+    if (seed, profile) == (settings.seed, settings.profile):
+        return f"{command} --harness-seed={seed} --harness-profile={profile}"
+    return (f"{command}\n(the test runs check_scheduler with seed={seed}, profile={profile!r} of its own: "
+            "--harness-seed and --harness-profile do not change it)")
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    """With --harness-coverage: what every harness check covered, test by test."""
+    if not config.getoption("harness_coverage"):
+        return
+    shown = [(report.nodeid, text) for reports in terminalreporter.stats.values() for report in reports
+             if getattr(report, "when", None) == "call"
+             for name, text in getattr(report, "user_properties", ()) if name == COVERAGE_PROPERTY]
+    if not shown:
+        return
+    terminalreporter.section("harness coverage")
+    for nodeid, text in sorted(shown):
+        terminalreporter.write_line(nodeid)
+        for line in text.splitlines():
+            terminalreporter.write_line(line)

@@ -22,6 +22,7 @@ so `processes=N` or a Dask `cluster` gives the same findings as one process. It 
 from __future__ import annotations
 
 import contextlib
+import functools
 import pickle
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -100,6 +101,8 @@ class Exploration:
     scheduler: str
     runs: int = 0
     findings: list[Finding] = field(default_factory=list)
+    #: Calls started through the scheduler, by tool name, summed over the runs (what was exercised).
+    started: dict[str, int] = field(default_factory=dict)
     bound: dict[str, Any] | None = None
     exhausted: bool | None = None
     classes: int | None = None
@@ -143,6 +146,28 @@ def _first_in(verdicts: Sequence[Verdict], label: str | Collection[str] | None
             if wanted is None or violation.label in wanted:
                 return violation.label, verdict.oracle, violation.message, dict(violation.witness)
     return None
+
+
+def _labels_in(verdicts: Sequence[Verdict], label: Collection[str] | None) -> tuple[str, ...]:
+    """Every distinct label of the verdicts (those in `label`, if given), in report order."""
+    found = (v.label for verdict in verdicts for v in verdict.violations)
+    return tuple(dict.fromkeys(name for name in found if label is None or name in label))
+
+
+def started_tools(result: RunResult) -> dict[str, int]:
+    """How many calls of each tool the run started through the scheduler (first attempts only: a
+    retry exercises the same call again)."""
+    counts: dict[str, int] = {}
+    for event in result.trace:
+        if event.get("ev") == "start" and event.get("attempt", 1) == 1:
+            tool = str(event.get("tool"))
+            counts[tool] = counts.get(tool, 0) + 1
+    return counts
+
+
+def add_started(exploration: Exploration, counts: dict[str, int]) -> None:
+    for tool, count in counts.items():
+        exploration.started[tool] = exploration.started.get(tool, 0) + count
 
 
 def _limited(verdicts: Sequence[Verdict]) -> bool:
@@ -239,6 +264,10 @@ class _Outcome:
     kinds: tuple[str, ...]
     faults: int
     limited: bool
+    #: Every label the run violated (`violation` is the first), for explorations that keep going.
+    labels: tuple[str, ...] = ()
+    #: Calls started through the scheduler, by tool name.
+    started: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -278,10 +307,11 @@ def execute_plan(job: _Job, policy: Scheduler, plan: RunPlan) -> tuple[RunResult
 
 def _summarise(job: _Job, plan: RunPlan, result: RunResult, kinds: tuple[str, ...]) -> _Outcome:
     verdicts = check(result)
-    found = _first_in(verdicts, job.labels)
+    labels = _labels_in(verdicts, job.labels)
     timers = sorted({p for d in result.decisions if d.chosen == TIME for p in d.fired})
-    return _Outcome(plan.index, found[0] if found else None, tuple(timers), len(result.tape or ()), kinds,
-                    sum(1 for d in result.decisions if d.chosen.startswith(FAULT)), _limited(verdicts))
+    return _Outcome(plan.index, labels[0] if labels else None, tuple(timers), len(result.tape or ()), kinds,
+                    sum(1 for d in result.decisions if d.chosen.startswith(FAULT)), _limited(verdicts), labels,
+                    tuple(sorted(started_tools(result).items())))
 
 
 def _run_chunk(job: _Job, chunk: list[RunPlan]) -> list[_Outcome]:
@@ -317,7 +347,7 @@ def _planned(exploration: Exploration, scenario: Scenario, scheduler: str | Sche
         except Exception as exc:
             raise ValueError(f"processes > 1 needs a scheduler given by name (module:attr) or picklable: {exc}") \
                 from None
-    seen: dict[str, _Outcome] = {}
+    seen: dict[str, _Outcome] = {}  # label -> the first run that showed it
     kept: dict[int, tuple[RunResult, tuple[str, ...]]] = {}
     timers: set[str] = set()
     faults_seen: set[str] = set()
@@ -334,24 +364,28 @@ def _planned(exploration: Exploration, scenario: Scenario, scheduler: str | Sche
             timers.update(outcome.timers)
             faults_seen.update(outcome.kinds)
             max_steps = max(max_steps, outcome.steps)
-            if outcome.violation is not None and outcome.violation not in seen:
-                seen[outcome.violation] = outcome
-                if not keep_going:
-                    stop = True
-                    break
+            add_started(exploration, dict(outcome.started))
+            # Keeping going, every label of a run counts (a label that always comes second, behind
+            # another oracle's, would otherwise never be reported); else the run's first.
+            for label in outcome.labels if keep_going else outcome.labels[:1]:
+                seen.setdefault(label, outcome)
+            if outcome.violation is not None and not keep_going:
+                stop = True
+                break
         if on_progress:
             on_progress(done, runs)
         if stop:
             break
     exploration.runs = done
-    for outcome in sorted(seen.values(), key=lambda o: o.index):
+    for label, outcome in sorted(seen.items(), key=lambda item: (item[1].index, item[1].labels.index(item[0]))):
         plan = todo[outcome.index]
         # Runs made in worker processes are made again here (only what they showed came back).
         result, on = kept.get(outcome.index) or execute_plan(job, policy, plan)
-        found = first_violation(result, outcome.violation)
+        kept[outcome.index] = (result, on)
+        found = first_violation(result, label)
         if found is None:
             raise NondeterministicScheduler(
-                f"run {outcome.index + 1} ({plan.describe}, seed {plan.seed}) showed {outcome.violation} in a worker "
+                f"run {outcome.index + 1} ({plan.describe}, seed {plan.seed}) showed {label} in a worker "
                 "process but not when made again here: the scheduler depends on something outside the seed")
         exploration.findings.append(Finding(*found, result, outcome.index, on, plan.describe))
     pct_runs = [p for p in todo[:done] if p.mode == "pct"]
@@ -368,6 +402,7 @@ def _planned(exploration: Exploration, scenario: Scenario, scheduler: str | Sche
         swarm_seen=sorted(faults_seen), depths=sorted({p.depth for p in pct_runs}), horizon=horizon,
         max_steps=max_steps, limited=limited,
         mix=[RunPlan(0, mode, 0, d, on).describe for mode, d, on in AUTO_CYCLE] if strategy == "auto" else None)
+    exploration.scope["timers_chosen"] = sorted(timers)  # timers order-first runs fired before a waiting step
 
 
 _Ran = tuple[RunResult, tuple[str, ...]]
@@ -424,14 +459,16 @@ def _exhaustive(exploration: Exploration, scenario: Scenario, policy: Scheduler,
         hung.update(scope.hung_calls(result))
         if not step.counted:
             continue
+        add_started(exploration, started_tools(result))
         verdicts = check(result)
         limited += _limited(verdicts)
-        found = _first_in(verdicts, labels)
-        if found is None or found[0] in seen:
-            continue
-        seen.add(found[0])
-        exploration.findings.append(Finding(*found, result, index, (), "exhaustive"))
-        if not keep_going:
+        new = [label for label in _labels_in(verdicts, labels)[:None if keep_going else 1] if label not in seen]
+        for label in new:
+            seen.add(label)
+            found = _first_in(verdicts, (label,))
+            assert found is not None
+            exploration.findings.append(Finding(*found, result, index, (), "exhaustive"))
+        if new and not keep_going:
             break
     exploration.exhausted, exploration.classes = search.exhausted, search.classes
     exploration.scope = scope.exhaustive_scope(
@@ -460,15 +497,48 @@ def without_call(scenario: Scenario, call_id: str) -> Scenario | None:
                    call_failures={k: v for k, v in scenario.call_failures.items() if k != call_id})
 
 
+class ShrinkMemo:
+    """What the runs made while shrinking showed, shared by the findings of one exploration.
+
+    Shrinking a second label of a scenario makes mostly the runs shrinking the first made (the same
+    smaller scenarios, the same plans): their labels are kept here, so a run known not to show the
+    wanted label is skipped and one known to show it is made once more for its result. Keys name the
+    scenario a finding's run started from (the swarm faults of its run change it), the calls kept, how
+    it was found and the plan: a memo must only be shared by findings of one scenario, seed and policy."""
+
+    def __init__(self) -> None:
+        self._labels: dict[tuple[Any, ...], tuple[str, ...]] = {}
+        self._shape: dict[tuple[Any, ...], tuple[tuple[str, ...], int]] = {}
+
+    def labels(self, key: tuple[Any, ...], make: Callable[[], RunResult]) -> tuple[tuple[str, ...], RunResult | None]:
+        """The labels of the run `key` names (made by `make` when unknown), and the run if it was made."""
+        known = self._labels.get(key)
+        if known is not None:
+            return known, None
+        result = make()
+        self._labels[key] = _labels_in(check(result), None)
+        return self._labels[key], result
+
+    def shape(self, key: tuple[Any, ...], make: Callable[[], tuple[tuple[str, ...], int]]
+              ) -> tuple[tuple[str, ...], int]:
+        """The PCT entities and horizon of the smaller scenario `key` names."""
+        if key not in self._shape:
+            self._shape[key] = make()
+        return self._shape[key]
+
+
 def shrink_finding(finding: Finding, policy: Scheduler, seed: int, depth: int, budget: int = 60, *,
-                   fault_bound: int = 1) -> Finding:
+                   fault_bound: int = 1, memo: ShrinkMemo | None = None) -> Finding:
     """Fewer calls (greedily, while the same label can still be found the way it was found), then a
     shorter order tape. The shrunk finding keeps the swarm faults of the original: its scenario
-    carries them."""
+    carries them. `memo` shares what runs showed with the other findings of the same exploration."""
     label = finding.label
     current = finding
     if finding.result.agents:
         current = _shrink_crew(finding, policy, seed, depth, budget, fault_bound)
+        memo = None  # a crew's smaller scenarios are not named by their calls alone
+    # The scenario the finding's run started from: the swarm faults of that run (if any) changed it.
+    base = (finding.swarm, finding.run_index if finding.swarm else -1)
     changed = not finding.result.agents
     while changed:
         changed = False
@@ -476,7 +546,8 @@ def shrink_finding(finding: Finding, policy: Scheduler, seed: int, depth: int, b
             smaller = without_call(current.result.scenario, call.id)
             if smaller is None:
                 continue
-            again = _refind(smaller, policy, finding.found_by, seed, depth, label, budget, fault_bound)
+            again = _refind(smaller, policy, finding.found_by, seed, depth, label, budget, fault_bound,
+                            memo=memo, base=base)
             if again is not None:
                 current, changed = again, True
                 break
@@ -510,8 +581,12 @@ def _shrink_crew(finding: Finding, policy: Scheduler, seed: int, depth: int, bud
     return current
 
 
+def _plan_result(job: _Job, policy: Scheduler, plan: RunPlan) -> RunResult:
+    return execute_plan(job, policy, plan)[0]
+
+
 def _refind(scenario: Scenario, policy: Scheduler, found_by: str, seed: int, depth: int, label: str,
-            budget: int, fault_bound: int) -> Finding | None:
+            budget: int, fault_bound: int, *, memo: ShrinkMemo | None = None, base: Any = None) -> Finding | None:
     if found_by == "exhaustive":
         search = ExhaustiveSearch(lambda chooser: run(scenario, policy, seed, chooser=chooser), footprints(scenario),
                                   budget, fault_bound)
@@ -523,11 +598,23 @@ def _refind(scenario: Scenario, policy: Scheduler, found_by: str, seed: int, dep
     mode = "random" if found_by.startswith("random") else "pct"
     if found_by.startswith("pct(d="):
         depth = int(found_by[len("pct(d="):].split(")")[0])
-    calls = _entities(scenario, policy, seed)
-    horizon = max(2 * len(run(scenario, policy, seed, chooser=Tape()).tape or ()), depth)
+    kept = (base, tuple(call.id for call in scenario.calls))
+
+    def shape() -> tuple[tuple[str, ...], int]:
+        return (_entities(scenario, policy, seed),
+                max(2 * len(run(scenario, policy, seed, chooser=Tape()).tape or ()), depth))
+
+    calls, horizon = memo.shape(kept, shape) if memo is not None else shape()
     job = _Job(scenario, policy, (*calls, TIME), horizon, seed, ())
     for plan in plans(mode, budget, seed, depth, False):
-        result, _ = execute_plan(job, policy, plan)
+        if memo is None:
+            result: RunResult | None = execute_plan(job, policy, plan)[0]
+        else:
+            shown, result = memo.labels((*kept, mode, depth, plan.index),
+                                        functools.partial(_plan_result, job, policy, plan))
+            if label not in shown:
+                continue
+        result = result or execute_plan(job, policy, plan)[0]
         found = first_violation(result, label)
         if found is not None:
             return Finding(*found, result, plan.index)
@@ -564,7 +651,7 @@ class _IndexTape:
 
 
 @contextlib.contextmanager
-def _hypothesis_home_elsewhere() -> Iterator[None]:
+def hypothesis_home_elsewhere() -> Iterator[None]:
     """Hypothesis's storage in a temporary directory for this search, removed after it. With no
     example database, what Hypothesis still writes is a cache of the constants in the local modules it
     has seen (`.hypothesis/constants/` in the current directory): an exploration writes nothing
@@ -607,7 +694,9 @@ def _hypothesis(exploration: Exploration, scenario: Scenario, policy: Scheduler,
         current = build(example)
         if current is None:
             return False
-        failed = first_violation(run(current, policy, seed, chooser=_IndexTape(example[1])), labels) is not None
+        result = run(current, policy, seed, chooser=_IndexTape(example[1]))
+        add_started(exploration, started_tools(result))
+        failed = first_violation(result, labels) is not None
         if failed and not first_failure:
             first_failure = tried
         return failed
@@ -621,7 +710,7 @@ def _hypothesis(exploration: Exploration, scenario: Scenario, policy: Scheduler,
                          "timers": "ordered against call steps where Hypothesis draws the time index",
                          "faults": scope.faults(scenario, f"drawn from seed {seed}"), "swarm": []}
     try:
-        with _hypothesis_home_elsewhere():
+        with hypothesis_home_elsewhere():
             example = find(strategy, fails, settings=settings(max_examples=runs, deadline=None, database=None,
                                                               suppress_health_check=list(HealthCheck)),
                            random=Random(seed))

@@ -99,8 +99,8 @@ def hung_calls(result: RunResult) -> set[str]:
     return {e["call"] for e in result.trace if e["ev"] == "start"} - ended
 
 
-def faults(scenario: Scenario, how: str) -> str:
-    """Which fault sources the scenario has, and how the runs met them."""
+def fault_sources(scenario: Scenario) -> list[str]:
+    """The fault sources the scenario itself has (failure tables and its fault plan)."""
     sources = []
     if scenario.tool_failures or scenario.call_failures:
         sources.append("call failures")
@@ -109,6 +109,12 @@ def faults(scenario: Scenario, how: str) -> str:
                           (plan.rate_limits, "rate limits"), (plan.crash_at_ms is not None, "a crash (a timer)")):
         if present:
             sources.append(name)
+    return sources
+
+
+def faults(scenario: Scenario, how: str) -> str:
+    """Which fault sources the scenario has, and how the runs met them."""
+    sources = fault_sources(scenario)
     return f"{', '.join(sources)}: {how}" if sources else "none in the scenario"
 
 

@@ -45,7 +45,7 @@ def test_header_failure_section_and_reproducer(pytester: pytest.Pytester) -> Non
         "*serializability violated on scenario 'config-clobber': lost-update*",
         "*reproduce: harness replay *repro*.json*",
         "*harness reproduce*",
-        "pytest test_policies.py::test_parallel --harness-seed=7 --harness-profile=quick",
+        f"pytest {pytester.path}/test_policies.py::test_parallel --harness-seed=7 --harness-profile=quick",
     ])
     assert list(report_dir.glob("*.json"))
 
@@ -54,7 +54,63 @@ def test_the_reproduce_section_is_one_command(pytester: pytest.Pytester) -> None
     pytester.makepyfile(test_policies=TESTS)
     result = pytester.runpytest("--harness-seed=7", "--harness-profile=quick")
     assert _section(result.outlines, "harness reproduce") == [
-        "pytest test_policies.py::test_parallel --harness-seed=7 --harness-profile=quick"]
+        f"pytest {pytester.path}/test_policies.py::test_parallel --harness-seed=7 --harness-profile=quick"]
+
+
+#: A test that calls `check_scheduler` with the seed and profile of its own (the defaults: 1, ci).
+OWN_SEED = """
+from harness.testing import check_scheduler
+
+def test_parallel():
+    check_scheduler("parallel", scenarios=["config-clobber"], generated=False, swarm=False)
+"""
+
+
+def test_the_section_quotes_the_seed_and_profile_the_check_ran(pytester: pytest.Pytester) -> None:
+    """A test that calls check_scheduler with its own seed is not rerun by --harness-seed: the section says
+    so instead of quoting the plugin's seed."""
+    pytester.makepyfile(test_policies=OWN_SEED)
+    result = pytester.runpytest("--harness-seed=7", "--harness-profile=quick")
+    assert _section(result.outlines, "harness reproduce") == [
+        f"pytest {pytester.path}/test_policies.py::test_parallel",
+        "(the test runs check_scheduler with seed=1, profile='ci' of its own: --harness-seed and "
+        "--harness-profile do not change it)"]
+
+
+@pytest.mark.slow
+def test_the_sections_command_runs_as_printed_from_another_directory(pytester: pytest.Pytester,
+                                                                    tmp_path: Path) -> None:
+    import os
+    import subprocess
+
+    pytester.makepyfile(test_policies=TESTS)
+    result = pytester.runpytest("--harness-seed=7", "--harness-profile=quick", "--harness-no-database")
+    (command,) = _section(result.outlines, "harness reproduce")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    done = subprocess.run(["bash", "-c", command + " -p no:cacheprovider --harness-no-database"], cwd=elsewhere,
+                          capture_output=True, text=True, timeout=300, check=False,
+                          env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+    assert done.returncode == 1, done.stdout[-2000:]
+    assert "serializability violated on scenario 'config-clobber': lost-update" in done.stdout
+    assert "1 failed" in done.stdout and "harness: seed 7, profile quick" in done.stdout
+
+
+def test_coverage_is_printed_on_request_for_passes_too(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_policies=TESTS)
+    result = pytester.runpytest("--harness-seed=7", "--harness-profile=quick", "--harness-coverage")
+    result.stdout.fnmatch_lines([
+        "*= harness coverage =*",
+        "test_policies.py::test_parallel",
+        "check_scheduler(parallel) FAILED: 1 scenario, 12 runs, 24 calls started through the scheduler, *",
+        "test_policies.py::test_serial",
+        "check_scheduler(serial) passed: 1 scenario, 12 runs, * calls started through the scheduler, *",
+        "*config-clobber*12 runs*calls started*ok",
+    ])
+    # Under the failure, the message has the summary already: no second copy in a section.
+    assert "- harness coverage -" not in result.stdout.str()
+    assert "harness coverage" not in pytester.runpytest("--harness-seed=7", "--harness-profile=quick",
+                                                        "-p", "no:cacheprovider").stdout.str().split("FAILURES")[0]
 
 
 @pytest.mark.parametrize("source", [TESTS, DIRECT], ids=["fixture", "check_scheduler"])

@@ -249,7 +249,7 @@ def test_check_scheduler_message_says_why() -> None:
 
     with pytest.raises(SchedulerCheckFailed) as info:
         check_scheduler("parallel", scenarios=["edit-then-test"], profile="quick")
-    lines = str(info.value).splitlines()
+    lines = info.value.failures[0].text.splitlines()
     assert lines[2] == "  why: " + TORN
 
 

@@ -1,0 +1,399 @@
+"""`check_scheduler()`: the property suite users run against their own policy, in their own tests.
+
+Owns what "a scheduler is correct" means for a user: every oracle holds on the default scenarios —
+chosen so that each failure class real runtimes show has a workload that provokes it: path aliases
+(symlink, hard link, case, `./` spellings, `..` after a symlink), a shell `cd` before relative
+paths, global and per-tool caps, `depends_on` chains, a hung call, an interrupt while calls are
+queued, non-idempotent effects with retries, identical duplicate calls, failing siblings, an
+interactive call — plus any scenarios the user adds, under `auto` exploration (random latencies, PCT
+at depths 1-3 and swarm faults, timers and all), and on Hypothesis-generated batches over a world
+with aliases. It keeps going: every scenario is explored and every distinct failure (scenario x
+label) is shrunk, replayed, explained and reported, worst first, in one `SchedulerCheckFailed` (an
+`AssertionError`), with a coverage summary of what was exercised; `fail_fast=True` stops at the
+first. A scenario where no call ever started through the scheduler was not exercised and fails the
+check too, unless the user skipped it. It never changes the scheduler.
+
+    from harness.testing import check_scheduler
+
+    def test_my_policy():
+        check_scheduler(MyPolicy())
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.explore.engine import Exploration, Finding, ShrinkMemo, explore, first_violation, shrink_finding
+from harness.explore.swarm import POLICY_KINDS
+from harness.oracles.severity import rank
+from harness.realtime import (
+    WallClockExceeded,
+    per_run_limit,
+    resolve_wall_timeout,
+    wall_limit_per_run,
+    watched_build,
+    watching_user_interrupts,
+)
+from harness.scenario import Scenario, find_scenario, load_scenario
+from harness.schedulers import Scheduler, get_scheduler
+from harness.testing import generated as generated_part
+from harness.testing.coverage import CheckReport, ScenarioCoverage
+from harness.testing.failures import Failure, describe, explore_command
+from harness.testing.generated import GENERATED_FILES, GENERATED_PATHS
+
+__all__ = ["DEFAULT_SCENARIOS", "GENERATED_FILES", "GENERATED_PATHS", "PROFILES", "CheckReport", "Failure", "Profile",
+           "ScenarioCoverage", "SchedulerCheckFailed", "check_scheduler", "default_scenarios"]
+
+
+@dataclass(frozen=True)
+class Profile:
+    """How hard to look: auto-exploration runs per scenario, and generated batches."""
+
+    runs: int
+    generated: int
+
+
+#: `quick` stays within ~5 s on one core for a fast policy, `ci` within ~30 s; `deep` is for nightly.
+PROFILES = {"quick": Profile(12, 30), "ci": Profile(60, 120), "deep": Profile(400, 1000)}
+#: Older names of the profiles.
+ALIASES = {"dev": "quick"}
+
+#: The scenarios whose races a correct policy must survive, if none are given; each names the
+#: situation it provokes.
+DEFAULT_SCENARIOS = (
+    "config-clobber",           # two read-modify-writes of one file
+    "config-two-spellings",     # one file spelled two ways (`./`)
+    "symlink-alias",            # one file through a symlink
+    "symlink-dotdot",           # `..` after a symlink: the kernel resolves the link first
+    "v4a-multi-file",           # one V4A patch of two files, a read of the second beside it
+    "hardlink-alias",           # one file through a hard link
+    "case-alias",               # one file in two cases on a case-insensitive disk
+    "edit-then-test",           # a write, then a read of the whole tree
+    "fix-then-test-dag",        # a declared depends_on chain
+    "shared-shell-cwd",         # shell state shared by calls
+    "cd-then-cat",              # `cd` then a relative path, in one turn
+    "cd-then-edit",             # `cd`, then relative and absolute spellings of one file next turn
+    "home-assistant",           # an external device: write, then read its state
+    "risky-writes",             # external effects in model order
+    "restart-rollback-restart", # identical calls with different ids
+    "duplicate-ticket",         # a timeout, a retry and an idempotency key
+    "ticket-retry",             # a non-idempotent effect slower than the timeout
+    "scrape-fanout",            # a global and a per-tool cap
+    "interrupt-midbatch",       # a user interrupt with calls running
+    "interrupt-search-fanout",  # a user interrupt with calls queued
+    "stuck-extract",            # a call that never answers
+    "cascade-cancel",           # a failing sibling next to a call that ignores cancellation
+    "clarify-mixed",            # an interactive call among others
+    "malformed-args",           # arguments that are not JSON
+    "rare-torn-read",           # a race only a rare order shows
+    "ops-approvals",            # calls that need the user's approval: approved, denied, unanswered
+)
+
+#: What `only=` and `skip=` call the Hypothesis-generated part.
+GENERATED = generated_part.NAME
+
+
+def default_scenarios(*, generated: bool = True) -> list[str]:
+    """The names `check_scheduler` explores by default, for one pytest item per scenario (each then
+    runs alone on an xdist worker, and `-k` picks one)::
+
+        @pytest.mark.parametrize("scenario", default_scenarios())
+        def test_my_policy(scenario):
+            check_scheduler("mypackage.policies:MyPolicy", only=[scenario])
+
+    `"generated"` (the Hypothesis-generated batches) is the last, unless `generated=False`."""
+    return [*DEFAULT_SCENARIOS, *([GENERATED] if generated else [])]
+
+
+class SchedulerCheckFailed(AssertionError):
+    """Every failure of one `check_scheduler` call, worst first, and what the check covered.
+
+    `failures` lists them (each with its text, reproducer and replay line) and `report` is the
+    `CheckReport`; `finding`, `reproducer`, `replay_command` and `example` are the first failure's."""
+
+    def __init__(self, message: str, report: CheckReport) -> None:
+        super().__init__(message)
+        self.report = report
+        self.failures: tuple[Failure, ...] = report.failures
+        #: The seed and profile the check ran with (what a command reproducing it must give).
+        self.seed, self.profile = report.seed, report.profile
+        first = report.failures[0] if report.failures else None
+        self.finding: Finding | None = first.finding if first else None
+        self.reproducer: Path | None = first.reproducer if first else None
+        #: `harness replay FILE --trust-module ...`: the command that replays the first saved reproducer.
+        self.replay_command: str | None = first.replay_command if first else None
+        #: The verified reproducers the pytest plugin keeps in its example database, one per failure that
+        #: replays; `example` is the first failure's (None when it does not replay).
+        self.examples = tuple(f.example for f in report.failures if f.example is not None)
+        self.example = first.example if first else None
+
+
+def _watched(check: Callable[..., CheckReport]) -> Callable[..., CheckReport]:
+    """Give every run of a check its own real-time watchdog (`wall_timeout_s`) and tell a real Ctrl-C
+    from a KeyboardInterrupt the scheduler raises (a scheduler whose constructor spins raises
+    `WallClockExceeded`: there is no run to show)."""
+
+    @functools.wraps(check)
+    def wrapper(*args: Any, **kwargs: Any) -> CheckReport:
+        __tracebackhide__ = True
+        seconds = resolve_wall_timeout(kwargs.get("wall_timeout_s"))
+        with wall_limit_per_run(seconds), watching_user_interrupts():
+            return check(*args, **kwargs)
+
+    return wrapper
+
+
+@_watched
+def check_scheduler(scheduler: Scheduler | str, *, scenarios: Sequence[str | Path | Scenario] | None = None,
+                    extra_scenarios: Sequence[str | Path | Scenario] = (), only: Sequence[str] = (),
+                    skip: Sequence[str] = (), profile: str = "ci", seed: int = 1, generated: bool = True,
+                    swarm: bool = True, report_dir: Path | str | None = None, check_determinism: bool = False,
+                    wall_timeout_s: float | None = None, fail_fast: bool = False) -> CheckReport:
+    """Explore every scenario and raise `SchedulerCheckFailed` listing every failure, worst first, if
+    any oracle finds a violation or a scenario was not exercised; return the `CheckReport` (what was
+    covered: `report.summary()`) when the scheduler passes.
+
+    `scheduler` is an instance, or a name `get_scheduler` accepts (built-in or `module:attr`; with a
+    name each failure carries a command line that reproduces it). `scenarios` replaces the defaults,
+    `extra_scenarios` adds to them (names, scenario files or `Scenario` values); `only` and `skip`
+    pick among them by name (`"generated"` is the Hypothesis-generated part; an unknown name is a
+    `ValueError` listing the valid ones). A scenario none of whose calls ever started through the
+    scheduler (its tools unknown to the runtime, every call refused) fails the check as *not
+    exercised*, naming the scenarios and the tools: skip it if the runtime does not have them.
+    `fail_fast` stops at the first failure, as the check did before it kept going.
+
+    Every failure is shrunk and replayed in this process before it is reported; `report_dir` saves
+    its reproducer and `check_determinism` also replays it in a fresh process under another
+    PYTHONHASHSEED — both only for a scheduler given by name, the only kind a file can name.
+
+    `wall_timeout_s` (None: the limit in force, else 60; 0: no limit) is the real time each run,
+    and building a named scheduler, may take: a scheduler that spins in Python without yielding
+    fails the check as a `hang` and stops it (a constructor that spins raises `WallClockExceeded`).
+    It is a SIGALRM timer, so it works on the main thread of Unix only; a timer of pytest-timeout's
+    due sooner is left in charge.
+
+    Under pytest (with the harness plugin) the failures a test failed with before are replayed first,
+    before anything is explored (see `harness.example_db`).
+    """
+    __tracebackhide__ = True  # pytest: the message, not this function's source, comes first
+    name = ALIASES.get(profile, profile)
+    if name not in PROFILES:
+        raise ValueError(f"unknown profile {profile!r}; valid: {', '.join(PROFILES)}")
+    settings = PROFILES[name]
+    began = time.perf_counter()  # for the summary only: real time never reaches a run
+    spec = scheduler if isinstance(scheduler, str) else None
+    policy = watched_build(lambda: get_scheduler(scheduler), per_run_limit(), f"building the scheduler {scheduler}"
+                           ) if isinstance(scheduler, str) else scheduler  # a constructor can spin too
+    chosen, skipped = _select([*(scenarios if scenarios is not None else DEFAULT_SCENARIOS), *extra_scenarios],
+                              generated, only, skip)
+    run_generated = generated and GENERATED not in skipped and (not only or GENERATED in only)
+    failures: list[Failure] = []
+    covered: list[ScenarioCoverage] = []
+    label = spec or _identity(policy, None)
+
+    def report(stopped: str | None = None) -> CheckReport:
+        ordered = tuple(sorted(failures, key=lambda f: rank(f.label)))  # stable: scenario order within a rank
+        return CheckReport(label, name, seed, tuple(covered), ordered, time.perf_counter() - began, stopped,
+                           tuple(skipped))
+
+    def fail_now() -> bool:
+        return fail_fast and bool(failures)
+
+    failures.extend(_replay_stored(policy, spec, [scenario for _, scenario in chosen], run_generated, report_dir,
+                                   check_determinism))
+    for item, scenario in chosen:
+        if fail_now():
+            break
+        started = time.perf_counter()
+        try:
+            exploration = explore(scenario, spec or policy, "auto", runs=settings.runs, seed=seed,
+                                  swarm_kinds=POLICY_KINDS if swarm else (), keep_going=not fail_fast, shrink=False)
+        except WallClockExceeded as exc:
+            if exc.result is None:
+                raise  # the scheduler's constructor spun: there is no run to show
+            failures.append(_spun(exc, resolve_wall_timeout(wall_timeout_s)))
+            return _raise(report(f"the scheduler spun on {scenario.name!r}: nothing after it was explored"))
+        command = None
+        if spec is not None and not isinstance(item, Scenario):
+            path = None if isinstance(item, str) and not item.endswith(".toml") else str(item)
+            command = (path, scenario.tools_modules)
+        found = _failures(exploration, policy, spec, seed, report_dir, check_determinism, settings.runs, swarm,
+                          scenario.name, command, fail_fast)
+        failures.extend(_not_yet(found, failures))
+        covered.append(ScenarioCoverage.of(scenario, exploration, time.perf_counter() - started, _labels(found)))
+    if run_generated and not fail_now():
+        started = time.perf_counter()
+        exploration = generated_part.explore_generated(policy, settings.generated, seed)
+        found = _failures(exploration, policy, spec, seed, report_dir, check_determinism, settings.runs, swarm,
+                          GENERATED, None, fail_fast)
+        failures.extend(_not_yet(found, failures))
+        covered.append(ScenarioCoverage.of(None, exploration, time.perf_counter() - started, _labels(found)))
+    outcome = report("fail_fast: stopped at the first failure" if fail_now() else None)
+    if outcome.failures or outcome.not_exercised:
+        _raise(outcome)
+    _collect(outcome)
+    return outcome
+
+
+#: Where the reports of the checks a pytest test makes go (set by the plugin around each test).
+_COLLECTED: ContextVar[list[CheckReport] | None] = ContextVar("harness_check_reports", default=None)
+
+
+@contextmanager
+def collecting_reports() -> Iterator[list[CheckReport]]:
+    """Collect the `CheckReport` of every `check_scheduler` call made inside, passed or failed."""
+    reports: list[CheckReport] = []
+    token = _COLLECTED.set(reports)
+    try:
+        yield reports
+    finally:
+        _COLLECTED.reset(token)
+
+
+def _collect(report: CheckReport) -> None:
+    collected = _COLLECTED.get()
+    if collected is not None:
+        collected.append(report)
+
+
+def _not_yet(found: list[Failure], failures: list[Failure]) -> list[Failure]:
+    """`found` without the failures already reported (a stored failure replayed first is the same
+    scenario and label as the exploration's: it is reported once, from the database)."""
+    seen = {(f.scenario, f.label) for f in failures}
+    return [f for f in found if (f.scenario, f.label) not in seen]
+
+
+def _labels(found: list[Failure]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(f.label for f in sorted(found, key=lambda f: rank(f.label))))
+
+
+def _failures(exploration: Exploration, policy: Scheduler, spec: str | None, seed: int,
+              report_dir: Path | str | None, check_determinism: bool, runs: int, swarm: bool, name: str,
+              command: tuple[str | None, tuple[str, ...]] | None, fail_fast: bool) -> list[Failure]:
+    """Each distinct label the exploration found, shrunk, replayed and described, worst first."""
+    findings = sorted(exploration.findings, key=lambda f: rank(f.label))
+    found = []
+    memo = ShrinkMemo()  # the labels of one scenario shrink through mostly the same runs
+    for finding in findings[:1] if fail_fast else findings:
+        shrunk = finding if exploration.strategy == "hypothesis" else shrink_finding(finding, policy, seed, 3,
+                                                                                       memo=memo)
+        line = None
+        if command is not None and spec is not None:
+            line = explore_command(name, command[0], command[1], spec, runs, seed, finding.label, swarm)
+        found.append(describe(shrunk, spec=spec, policy=policy, report_dir=report_dir,
+                              check_determinism=check_determinism, command=line, identity=_identity(policy, spec)))
+    return found
+
+
+def _spun(exc: WallClockExceeded, seconds: float) -> Failure:
+    """A run the real-time watchdog stopped: a hang, reported at once (neither shrunk nor replayed: it
+    would spin again)."""
+    result = exc.result
+    assert result is not None
+    finding = Finding("hang", "liveness", str(exc), {"wall_timeout_s": seconds}, result, 0, (), "watchdog")
+    head = f"liveness violated on scenario {result.scenario.name!r}: hang"
+    text = (f"{head}\n  {exc}\n  seed {result.seed}; stopped by the real-time watchdog (wall_timeout_s={seconds}): "
+            "the scheduler ran Python for that long without yielding to the simulation")
+    return Failure(result.scenario.name, "hang", "liveness", head, text, text, finding, False)
+
+
+def _raise(report: CheckReport) -> CheckReport:
+    """Raise the check's failure: one failure's text alone, or a numbered list first, then each."""
+    __tracebackhide__ = True
+    parts = []
+    failures = report.failures
+    if len(failures) > 1 or (failures and report.not_exercised):
+        count = f"{len(failures)} failures" if len(failures) > 1 else "1 failure"
+        parts.append(f"{report.scheduler}: {count}, worst first:\n"
+                     + "\n".join(f"  {i}. {f.head}" for i, f in enumerate(failures, 1)))
+    idle = report.not_exercised_message()
+    if idle:
+        parts.append(idle)
+    if len(failures) == 1:
+        parts.append(failures[0].text)
+    else:
+        # The first failure of each label in full; another scenario's of the same label in brief (its
+        # story is its replay's): a policy that ignores interrupts fails every scenario the same way.
+        first: dict[str, int] = {}
+        for i, f in enumerate(failures, 1):
+            shown = first.setdefault(f.label, i)
+            parts.append(f"[{i}] {f.text if shown == i else f.brief(shown)}")
+    parts.append(report.summary())
+    _collect(report)
+    raise SchedulerCheckFailed("\n\n".join(parts), report)
+
+
+def _select(items: list[str | Path | Scenario], generated: bool, only: Sequence[str], skip: Sequence[str]
+            ) -> tuple[list[tuple[str | Path | Scenario, Scenario]], list[str]]:
+    """The scenarios to explore, loaded, and the names skipped; `only`/`skip` name scenarios of the
+    list (or "generated"): a name that is not one is a ValueError listing the valid names."""
+    loaded = [(item, _scenario(item)) for item in items]
+    valid = [scenario.name for _, scenario in loaded] + ([GENERATED] if generated else [])
+    for option, names in (("only", only), ("skip", skip)):
+        if isinstance(names, str):
+            raise TypeError(f"{option}= takes a list of scenario names, got the string {names!r}")
+        unknown = [n for n in names if n not in valid]
+        if unknown:
+            raise ValueError(f"{option}=: unknown scenario {unknown[0]!r}; valid: {', '.join(valid)}")
+    chosen = [(item, scenario) for item, scenario in loaded
+              if (not only or scenario.name in only) and scenario.name not in skip]
+    skipped = [name for name in valid if name in skip]
+    return chosen, skipped
+
+
+def _scenario(item: str | Path | Scenario) -> Scenario:
+    if isinstance(item, Scenario):
+        return item
+    if isinstance(item, Path) or item.endswith(".toml"):
+        return load_scenario(Path(item))
+    return find_scenario(item)
+
+
+def _identity(policy: Scheduler, spec: str | None) -> str:
+    """What the example database files a failure under: the name given, or the instance's class."""
+    return spec or f"{type(policy).__module__}:{type(policy).__qualname__}"
+
+
+def _replay_stored(policy: Scheduler, spec: str | None, scenarios: list[Scenario], generated: bool,
+                   report_dir: Path | str | None, check_determinism: bool) -> list[Failure]:
+    """Replay the running test's stored failures of this scheduler on these scenarios, first: one that
+    still fails is reported (its entry rewritten if the run changed), one that passes is forgotten."""
+    from harness import __version__, example_db
+    from harness.replay import reproducer_of
+    from harness.scenario.model_load import loop_modules
+
+    active = example_db.active()
+    if active is None:
+        return []
+    database, key = active
+    names = {scenario.name for scenario in scenarios} | ({GENERATED} if generated else set())
+    trust = tuple(dict.fromkeys(module for scenario in scenarios for module in [
+        *scenario.tools_modules,
+        *loop_modules(scenario.agent_specs)]))
+    identity = _identity(policy, spec)
+    found = []
+    for entry in database.entries(key, trust):
+        stored = entry.reproducer
+        if stored.scheduler != identity or stored.scenario.name not in names:
+            continue
+        result = stored.run(policy)
+        violation = first_violation(result)
+        if violation is None:
+            database.delete(entry.path)
+            continue
+        finding = Finding(*violation, result, 0, (), f"the example database ({entry.path.name}, replayed first)")
+        path = entry.path
+        if result.fingerprint != stored.fingerprint:
+            database.delete(entry.path)
+            path = database.save(key, reproducer_of(result, identity, finding.label, finding.oracle, stored.found_by),
+                                 version=__version__)
+        found.append(describe(finding, spec=spec, policy=policy, report_dir=report_dir,
+                              check_determinism=check_determinism, stored=path, identity=identity))
+    return found

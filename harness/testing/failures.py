@@ -1,0 +1,147 @@
+"""One failure of a `check_scheduler` call, as the user reads it: what, why, how to reproduce, the story.
+
+Owns `Failure` and how a finding becomes one: the shrunk run is replayed first (a failure that does
+not replay is reported as nondeterministic), its reproducer saved when a directory is given, and
+its text assembled (what was violated, the explanation, one reproduce line that runs as printed, the
+story, then the raw details). The reproduce line is, in order of preference: the saved reproducer's
+`harness replay` line; the `harness replay` line of the example-database entry it was replayed from;
+a `harness explore ... --label L` line for a scheduler and scenario given by name or file; otherwise
+a sentence saying what to pass to get one (never a line that cannot run). It never explores.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness.explore.engine import Finding
+from harness.schedulers import Scheduler
+
+if TYPE_CHECKING:
+    from harness.replay import Reproducer
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A distinct failure (scenario x label) with everything the user needs to act on it."""
+
+    scenario: str
+    label: str
+    oracle: str
+    #: The first line: "<oracle> violated on scenario '<name>': <label>" (or "nondeterministic: ...").
+    head: str
+    #: The whole block: head, message, why, reproduce, story, details.
+    text: str
+    #: The head, message, why and reproduce lines alone (the first lines of `text`).
+    essentials: str
+    finding: Finding
+    #: Whether the shrunk run replays from its seed and tape (else it is reported as nondeterministic).
+    replays: bool
+    #: The reproduce line printed (a command that runs as printed), if there is one.
+    reproduce: str | None = None
+    #: The reproducer saved in `report_dir`, if any.
+    reproducer: Path | None = None
+    #: `harness replay FILE ...` for the saved (or stored) reproducer.
+    replay_command: str | None = None
+    #: The verified reproducer the pytest plugin keeps in its example database (None if it does not replay).
+    example: Reproducer | None = None
+    #: The example-database entry this failure was replayed from, if it came from there.
+    stored: Path | None = None
+
+    def brief(self, like: int) -> str:
+        """The head, the explanation and the reproduce line, for a failure of the same label as the
+        one numbered `like`, shown in full above it."""
+        return f"{self.essentials}\n  (the same label as [{like}], on another scenario: its replay tells the story)"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"scenario": self.scenario, "label": self.label, "oracle": self.oracle, "head": self.head,
+                "replays": self.replays, "reproduce": self.reproduce,
+                "reproducer": str(self.reproducer) if self.reproducer else None,
+                "witness": dict(self.finding.witness), "found_by": self.finding.found_by, "text": self.text}
+
+
+def explore_command(scenario_name: str, scenario_path: str | None, tools_modules: tuple[str, ...], spec: str,
+                    runs: int, seed: int, label: str, swarm: bool) -> str:
+    """The `harness explore` line that finds this label again, exactly as the check did: the same
+    strategy, runs, seed and swarm kinds, counting only `label` (so the first run showing it is the
+    check's), with the scenario by name or by its file's absolute path."""
+    from harness.replay import modules_named, search_path_prefix
+
+    target = shlex.quote(str(Path(scenario_path).resolve())) if scenario_path is not None else scenario_name
+    return (f"{search_path_prefix(modules_named(spec, tools_modules))}harness explore {target} "
+            f"--scheduler {shlex.quote(spec)} --strategy auto --runs {runs} --seed {seed} --label {label}"
+            + ("" if swarm else " --swarm-kinds ''"))
+
+
+def describe(finding: Finding, *, spec: str | None, policy: Scheduler, report_dir: Path | str | None,
+             check_determinism: bool, command: str | None = None, stored: Path | None = None,
+             identity: str | None = None) -> Failure:
+    """Replay the finding's run, save it if asked, and put its text together. `command` is the explore
+    line for it (None when the scenario has no name or file a command can give); `stored` the example
+    database entry it came from; `identity` what that database files it under."""
+    from harness import __version__
+    from harness.oracles import check as check_oracles
+    from harness.replay import reproducer_of, save_verified, verify
+    from harness.report.explain import explain_witness
+    from harness.report.hang import hang_lines
+    from harness.report.story import story_lines
+    from harness.schedulers.origins import recording
+
+    result = finding.result
+    reproducer = reproducer_of(result, spec or result.scheduler, finding.label, finding.oracle, "check_scheduler")
+    fresh = check_determinism and spec is not None
+    path = None
+    with recording() as origins:  # the replay notes the user's source lines for the story
+        if report_dir is not None and spec is not None:
+            path, selfcheck = save_verified(reproducer, Path(report_dir), version=__version__, fresh_process=fresh,
+                                            scheduler=policy)
+        else:
+            selfcheck = verify(reproducer, fresh_process=fresh, scheduler=policy)
+    name = result.scenario.name
+    head = f"{finding.oracle} violated on scenario {name!r}: {finding.label}"
+    if not selfcheck.ok:
+        head = (f"nondeterministic: the {finding.label} found on scenario {name!r} does not replay from its seed "
+                f"and order tape ({selfcheck.describe()})")
+    lines = [head, f"  {finding.message}",
+             f"  why: {explain_witness(finding.label, finding.witness, result, finding.message)}"]
+    replay_command = None
+    if path is not None:
+        replay_command = dataclasses.replace(reproducer, path=path).command
+    elif stored is not None and spec is not None and selfcheck.ok:
+        replay_command = dataclasses.replace(reproducer, path=stored).command
+    reproduce = replay_command or (command if selfcheck.ok else None)
+    if reproduce is not None:
+        lines.append(f"  reproduce: {reproduce}")
+    elif selfcheck.ok:
+        lines.append("  " + _no_command_hint(spec))
+    calls = ", ".join(f"{c.id}={c.name}" for c in result.scenario.calls)
+    details = [
+        f"  witness: {json.dumps(finding.witness, sort_keys=True, default=str)}",
+        f"  calls: {calls}",
+        f"  seed {result.seed}" + (f", order tape {json.dumps(list(result.tape))}" if result.tape is not None else "")
+        + (f", found by {finding.found_by}" if finding.found_by else "")
+        + (f", swarm faults: {', '.join(finding.swarm)}" if finding.swarm else ""),
+    ]
+    violations = [v for verdict in check_oracles(result) for v in verdict.violations if v.label == finding.label]
+    # The story right under the reproduce line, before the raw witness.
+    details[:0] = [f"  {line}" for line in story_lines(violations[:1], result, origins if selfcheck.ok else None)]
+    if finding.label == "hang":  # what each unfinished call waited on, read at the hang
+        details[:0] = [f"  {line}" for line in hang_lines(result)]
+    example = None
+    if selfcheck.ok:
+        example = dataclasses.replace(reproducer, scheduler=identity or spec or result.scheduler, path=None)
+    return Failure(name, finding.label, finding.oracle, head, "\n".join([*lines, *details]), "\n".join(lines),
+                   finding, selfcheck.ok, reproduce, path, replay_command, example, stored)
+
+
+def _no_command_hint(spec: str | None) -> str:
+    """What to pass to get a command line, when none can be printed (never a line that cannot run)."""
+    if spec is None:
+        return ("(no command reproduces a scheduler given as an instance: give it by name, "
+                "check_scheduler(\"package.module:attr\"), to get one)")
+    return ("(this scenario has no name or file a command can give: pass report_dir=DIR, or "
+            "--harness-report-dir=DIR under pytest, to save a reproducer that `harness replay` runs)")

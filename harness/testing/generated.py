@@ -1,0 +1,72 @@
+"""`check_scheduler`'s generated part: Hypothesis-made batches over a small repository with aliases.
+
+Owns the generated world (two files, a symlink and a hard link to them, a subdirectory for `cd` and
+relative paths, a test file that reads the tree), the search (each batch runs order-first under PCT,
+timers included; Hypothesis shrinks a failing batch) and what it covered. Hypothesis keeps its files
+in a temporary home for the search, so nothing lands in the caller's working directory. It never
+reports: `harness.testing` turns what it found into failures.
+"""
+
+from __future__ import annotations
+
+from random import Random
+
+from harness.explore.engine import Exploration, Finding, add_started, first_violation, hypothesis_home_elsewhere
+from harness.explore.engine import started_tools as started_in
+from harness.explore.pct import PCT
+from harness.model import Batch
+from harness.run import run
+from harness.scenario import Scenario
+from harness.schedulers import Scheduler
+from harness.sim.arbiter import TIME
+from harness.sim.collector import long_search
+from harness.world import World
+
+#: What coverage summaries and failures call the generated part.
+NAME = "generated"
+
+GENERATED_FILES = {"/repo/a.txt": "alpha beta\n", "/repo/b.txt": "beta gamma\n", "/repo/src/c.txt": "gamma\n",
+                   "/repo/tests/test_a.txt": "requires a.txt alpha\n"}
+GENERATED_PATHS = ("/repo/a.txt", "/repo/b.txt", "/repo/src/c.txt", "/repo/link.txt", "/repo/hard.txt",
+                   "c.txt", "./a.txt")
+
+
+def generated_world() -> World:
+    world = World(cwd="/repo")
+    world.populate(files=sorted(GENERATED_FILES.items()), symlinks=[("/repo/link.txt", "/repo/a.txt")],
+                   hardlinks=[("/repo/b.txt", "/repo/hard.txt")])
+    return world
+
+
+def explore_generated(policy: Scheduler, examples: int, seed: int) -> Exploration:
+    """Up to `examples` generated batches under `policy`; the exploration's finding is the batch
+    Hypothesis shrank (one finding: the first label of the shrunk run)."""
+    from hypothesis import HealthCheck, find, settings
+    from hypothesis.errors import NoSuchExample
+
+    from harness.strategies import batches
+
+    state = generated_world().state()
+    exploration = Exploration("hypothesis", NAME, "")  # its scope: the tools started, no timers
+
+    def chooser(batch: Batch) -> PCT:
+        return PCT(Random(seed), [*batch.ids, TIME], 16)
+
+    def failing(batch: Batch) -> bool:
+        exploration.runs += 1
+        result = run(Scenario(name=NAME, batches=(batch,), world=state), policy, seed, chooser=chooser(batch))
+        add_started(exploration, started_in(result))
+        return first_violation(result) is not None
+
+    try:
+        with long_search(), hypothesis_home_elsewhere():  # the session's heap frozen; no .hypothesis/ here
+            batch = find(batches(max_size=5, paths=GENERATED_PATHS), failing, random=Random(seed),
+                         settings=settings(max_examples=examples, deadline=None, database=None,
+                                           suppress_health_check=list(HealthCheck)))
+    except NoSuchExample:
+        return exploration
+    result = run(Scenario(name=NAME, batches=(batch,), world=state), policy, seed, chooser=chooser(batch))
+    found = first_violation(result)
+    assert found is not None
+    exploration.findings.append(Finding(*found, result, 0, (), "hypothesis"))
+    return exploration
