@@ -164,6 +164,8 @@ class Likelihood:
             given = ", given this run's other timings" if self.conditional else ""
             if self.probability >= 1:
                 parts.append(f"certain under the scenario's distributions{given}: no rare draw")
+            elif self.probability <= 0:
+                parts.append(f"UNLIKELY: no run of the scenario's own distributions meets {that}{given}")
             else:
                 share = _share(self.probability)
                 some = (f"{share} of the scenario's draws meets" if share.startswith("1 ")
@@ -523,8 +525,8 @@ def likelihood(result: RunResult, label: str, witness: Mapping[str, Any], *, sce
         probability = None
     if order_first:
         notes = [f"the order of the calls' steps was chosen by the explorer{f' ({explorer})' if explorer else ''}"
-                 + (f" ({'; '.join(dropped)})" if dropped else "")
-                 + ": its likelihood under the scenario's latencies is not computed"
+                 + (f"; what it needs of the scenario's latencies ({'; '.join(dropped)}) is not computed" if dropped
+                    else ": its likelihood under the scenario's latencies is not computed")
                  + (", beyond the needs above" if kept_needs else "")]
         if not kept_needs:
             probability = None

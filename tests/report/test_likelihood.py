@@ -448,3 +448,16 @@ def test_a_race_in_the_order_the_calls_started_needs_no_latency() -> None:
     told = likelihood_of(result, violation)
     assert told.needs == () and told.probability == 1.0
     assert "in the order run-tests and write-fix started: the scheduler's order" in (told.line() or "")
+
+
+def test_a_need_the_user_latencies_cannot_meet_is_said_to_be_impossible() -> None:
+    """Swarm's slow start (5x a first attempt) outlives a timeout the scenario's uniform 100-300 ms
+    never reaches: under the user's scenario no run meets that need."""
+    own = scenario([("t", "create_ticket", {"title": "outage"})],
+                   tools={"create_ticket": {"latency": {"uniform": [100, 300]}}}, execution={"timeout_ms": 1000})
+    slow = replace(own, catalogue=own.catalogue.overridden("create_ticket", latency=PerAttempt((1500, 300))))
+    result = run(slow, ReportsTimeout(), 4)
+    (violation,) = _violations(result, "ghost-effect")
+    told = likelihood_of(result, violation, scenario=own)
+    assert told.probability == 0.0 and told.unlikely
+    assert "UNLIKELY: no run of the scenario's own distributions meets that" in (told.line() or "")
