@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -35,6 +35,10 @@ from harness.exitcodes import ExitCode
 from harness.realtime import wall_limit_per_run
 from harness.run import RunResult
 from harness.schedulers.origins import Origins, recording
+
+if TYPE_CHECKING:
+    from harness.explore.engine import Finding
+    from harness.scenario.spec import Scenario
 
 
 @click.command("explore")
@@ -137,6 +141,8 @@ def explore_command(scenario: str, scheduler_name: str, strategy: str, runs: int
         "found_by": found.found_by if found else None,
         "witness": shown.witness if shown else None, "swarm": list(found.swarm) if found else None,
         "explanation": _explanation(shown.label, shown.witness, shown.result, shown.message) if shown else None,
+        # A swarm run changed the scenario: the needs count under the user's own distributions.
+        "likelihood": _likelihood(shown, loaded if shown.swarm else None) if shown else None,
         "story": _story(shrunk.result, shrunk.label, origins if selfcheck is not None and selfcheck.ok else None)
         if shrunk else None,
         "hang": _hang(shrunk.result) if shrunk else None,
@@ -171,6 +177,13 @@ def _explanation(label: str, witness: dict[str, Any], result: RunResult, message
     from harness.report.explain import explain_witness
 
     return explain_witness(label, witness, result, message)
+
+
+def _likelihood(finding: Finding, scenario: Scenario | None) -> dict[str, Any]:
+    """How likely the finding's witness is under the scenario's draws (harness.report.likelihood)."""
+    from harness.report.likelihood import likelihood_of
+
+    return likelihood_of(finding.result, finding, scenario=scenario).to_json()
 
 
 def _story(result: RunResult, label: str, origins: Origins | None) -> dict[str, Any] | None:
@@ -250,6 +263,8 @@ def _print_exploration(doc: dict[str, Any], found: bool) -> None:
     click.echo(f"witness: {doc['witness']}")
     if doc.get("explanation"):
         click.echo(f"why: {doc['explanation']}")
+    if (doc.get("likelihood") or {}).get("summary"):
+        click.echo(f"likelihood: {doc['likelihood']['summary']}")
     if doc.get("story"):
         from harness.report.story import Story, render
 

@@ -62,9 +62,10 @@ def run_to_json(result: RunResult, *, version: str, verdicts: Sequence[Verdict] 
 def verdict_json(verdict: Verdict, result: RunResult | None = None, origins: Origins | None = None) -> dict[str, Any]:
     """A verdict's JSON with an `explanation` in words on each violation (and on the verdict: its
     first violation's) and, with the run, its interleaving `story` (harness.report.story; null for a
-    violation that names no call)."""
+    violation that names no call) and its `likelihood` (harness.report.likelihood)."""
     document = verdict.to_json()
-    document["violations"] = [{**v.to_json(), "explanation": explain(v, result), **_story(v, result, origins)}
+    document["violations"] = [{**v.to_json(), "explanation": explain(v, result), **_story(v, result, origins),
+                               **_likelihood(v, result)}
                               for v in verdict.violations]
     document["explanation"] = document["violations"][0]["explanation"] if verdict.violations else None
     return document
@@ -75,6 +76,15 @@ def _story(violation: Violation, result: RunResult | None, origins: Origins | No
         return {}
     told = story(violation, result, origins)
     return {"story": told.to_json() if told is not None else None}
+
+
+def _likelihood(violation: Violation, result: RunResult | None) -> dict[str, Any]:
+    """How likely the witness is under the scenario's draws (harness.report.likelihood); with the run only."""
+    if result is None:
+        return {}
+    from harness.report.likelihood import likelihood_of
+
+    return {"likelihood": likelihood_of(result, violation).to_json()}
 
 
 def _execution_json(result: RunResult) -> dict[str, Any]:

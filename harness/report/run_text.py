@@ -103,6 +103,7 @@ def render_run(result: RunResult, console: Console, *, version: str, verdicts: S
             table.add_row("", "", extra.label, extra.message)
     console.print(table)
     _print_why(console, result, verdicts)
+    _print_likelihood(console, result, verdicts)
     failed = [v for v in verdicts if not v.ok]
     if failed:
         code = exit_code(verdicts)
@@ -126,6 +127,17 @@ def _print_why(console: Console, result: RunResult, verdicts: Sequence[Verdict],
         console.print(f"why ({violation.label}): {explain(violation, result)}", markup=False)
     if len(violations) > limit:
         console.print(f"... and {len(violations) - limit} more violations (--format json lists them all)")
+
+
+def _print_likelihood(console: Console, result: RunResult, verdicts: Sequence[Verdict], limit: int = 8) -> None:
+    """How likely each violation's witness is under the scenario's draws (harness.report.likelihood),
+    under the why lines; labels it computes nothing for print nothing."""
+    from harness.report.likelihood import likelihood_line
+
+    for violation in [v for verdict in verdicts for v in verdict.violations][:limit]:
+        line = likelihood_line(result, violation)
+        if line is not None:
+            console.print(f"likelihood ({violation.label}): {line}", markup=False)
 
 
 def _print_story(console: Console, result: RunResult, verdicts: Sequence[Verdict], origins: Origins | None) -> None:

@@ -231,9 +231,10 @@ def test_run_json_explains_each_violation() -> None:
 def test_run_text_says_why_under_the_verdicts() -> None:
     code, out = invoke("run", "edit-then-test", "--scheduler", "parallel")
     assert code == 1
-    why = out[out.index("why (torn-read): "):out.index("FAILED (torn-read)")]
+    # The why lines end where the likelihood lines (harness.report.likelihood) begin.
+    why = out[out.index("why (torn-read): "):out.index("likelihood (torn-read): ")]
     assert " ".join(why.split()) == "why (torn-read): " + TORN
-    assert out.index("verdicts") < out.index("why (torn-read)") < out.index("reproduce: ")
+    assert out.index("verdicts") < out.index("why (torn-read)") < out.index("FAILED") < out.index("reproduce: ")
 
 
 def test_explore_prints_why() -> None:
