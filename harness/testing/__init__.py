@@ -225,14 +225,14 @@ def check_scheduler(scheduler: Scheduler | str, *, scenarios: Sequence[str | Pat
             path = None if isinstance(item, str) and not item.endswith(".toml") else str(item)
             command = (path, scenario.tools_modules)
         found = _failures(exploration, policy, spec, seed, report_dir, check_determinism, settings.runs, swarm,
-                          scenario.name, command, fail_fast)
+                          scenario, command, fail_fast)
         failures.extend(_not_yet(found, failures))
         covered.append(ScenarioCoverage.of(scenario, exploration, time.perf_counter() - started, _labels(found)))
     if run_generated and not fail_now():
         started = time.perf_counter()
         exploration = generated_part.explore_generated(policy, settings.generated, seed)
         found = _failures(exploration, policy, spec, seed, report_dir, check_determinism, settings.runs, swarm,
-                          GENERATED, None, fail_fast)
+                          None, None, fail_fast)
         failures.extend(_not_yet(found, failures))
         covered.append(ScenarioCoverage.of(None, exploration, time.perf_counter() - started, _labels(found)))
     outcome = report("fail_fast: stopped at the first failure" if fail_now() else None)
@@ -275,9 +275,11 @@ def _labels(found: list[Failure]) -> tuple[str, ...]:
 
 
 def _failures(exploration: Exploration, policy: Scheduler, spec: str | None, seed: int,
-              report_dir: Path | str | None, check_determinism: bool, runs: int, swarm: bool, name: str,
-              command: tuple[str | None, tuple[str, ...]] | None, fail_fast: bool) -> list[Failure]:
-    """Each distinct label the exploration found, shrunk, replayed and described, worst first."""
+              report_dir: Path | str | None, check_determinism: bool, runs: int, swarm: bool,
+              scenario: Scenario | None, command: tuple[str | None, tuple[str, ...]] | None,
+              fail_fast: bool) -> list[Failure]:
+    """Each distinct label the exploration of `scenario` (None: the generated batches) found, shrunk,
+    replayed and described, worst first."""
     findings = sorted(exploration.findings, key=lambda f: rank(f.label))
     found = []
     memo = ShrinkMemo()  # the labels of one scenario shrink through mostly the same runs
@@ -285,10 +287,11 @@ def _failures(exploration: Exploration, policy: Scheduler, spec: str | None, see
         shrunk = finding if exploration.strategy == "hypothesis" else shrink_finding(finding, policy, seed, 3,
                                                                                        memo=memo)
         line = None
-        if command is not None and spec is not None:
-            line = explore_command(name, command[0], command[1], spec, runs, seed, finding.label, swarm)
+        if command is not None and spec is not None and scenario is not None:
+            line = explore_command(scenario.name, command[0], command[1], spec, runs, seed, finding.label, swarm)
         found.append(describe(shrunk, spec=spec, policy=policy, report_dir=report_dir,
-                              check_determinism=check_determinism, command=line, identity=_identity(policy, spec)))
+                              check_determinism=check_determinism, command=line, identity=_identity(policy, spec),
+                              scenario=scenario))
     return found
 
 

@@ -2,11 +2,12 @@
 
 Owns `Failure` and how a finding becomes one: the shrunk run is replayed first (a failure that does
 not replay is reported as nondeterministic), its reproducer saved when a directory is given, and
-its text assembled (what was violated, the explanation, one reproduce line that runs as printed, the
-story, then the raw details). The reproduce line is, in order of preference: the saved reproducer's
-`harness replay` line; the `harness replay` line of the example-database entry it was replayed from;
-a `harness explore ... --label L` line for a scheduler and scenario given by name or file; otherwise
-a sentence saying what to pass to get one (never a line that cannot run). It never explores.
+its text assembled (what was violated, the explanation, how likely the draws it needs are, one
+reproduce line that runs as printed, the story, then the raw details). The reproduce line is, in
+order of preference: the saved reproducer's `harness replay` line; the `harness replay` line of the
+example-database entry it was replayed from; a `harness explore ... --label L` line for a scheduler
+and scenario given by name or file; otherwise a sentence saying what to pass to get one (never a
+line that cannot run). It never explores.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.explore.engine import Finding
+from harness.scenario import Scenario
 from harness.schedulers import Scheduler
 
 if TYPE_CHECKING:
@@ -36,7 +38,7 @@ class Failure:
     head: str
     #: The whole block: head, message, why, reproduce, story, details.
     text: str
-    #: The head, message, why and reproduce lines alone (the first lines of `text`).
+    #: The head, message, why, likelihood and reproduce lines alone (the first lines of `text`).
     essentials: str
     finding: Finding
     #: Whether the shrunk run replays from its seed and tape (else it is reported as nondeterministic).
@@ -79,15 +81,17 @@ def explore_command(scenario_name: str, scenario_path: str | None, tools_modules
 
 def describe(finding: Finding, *, spec: str | None, policy: Scheduler, report_dir: Path | str | None,
              check_determinism: bool, command: str | None = None, stored: Path | None = None,
-             identity: str | None = None) -> Failure:
+             identity: str | None = None, scenario: Scenario | None = None) -> Failure:
     """Replay the finding's run, save it if asked, and put its text together. `command` is the explore
     line for it (None when the scenario has no name or file a command can give); `stored` the example
-    database entry it came from; `identity` what that database files it under."""
+    database entry it came from; `identity` what that database files it under; `scenario` the one
+    explored (its distributions say how likely the finding is when swarm faults changed its run's)."""
     from harness import __version__
     from harness.oracles import check as check_oracles
     from harness.replay import reproducer_of, save_verified, verify
     from harness.report.explain import explain_witness
     from harness.report.hang import hang_lines
+    from harness.report.likelihood import likelihood_line
     from harness.report.story import story_lines
     from harness.schedulers.origins import recording
 
@@ -108,6 +112,9 @@ def describe(finding: Finding, *, spec: str | None, policy: Scheduler, report_di
                 f"and order tape ({selfcheck.describe()})")
     lines = [head, f"  {finding.message}",
              f"  why: {explain_witness(finding.label, finding.witness, result, finding.message)}"]
+    likely = likelihood_line(result, finding, scenario=scenario if finding.swarm else None)
+    if likely is not None:
+        lines.append(f"  likelihood: {likely}")
     replay_command = None
     if path is not None:
         replay_command = dataclasses.replace(reproducer, path=path).command
