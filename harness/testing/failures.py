@@ -53,6 +53,8 @@ class Failure:
     example: Reproducer | None = None
     #: The example-database entry this failure was replayed from, if it came from there.
     stored: Path | None = None
+    #: How likely the draws it needs are (`harness.report.likelihood`'s JSON), if anything is computed.
+    likelihood: dict[str, Any] | None = None
 
     def brief(self, like: int) -> str:
         """The head, the explanation and the reproduce line, for a failure of the same label as the
@@ -63,7 +65,8 @@ class Failure:
         return {"scenario": self.scenario, "label": self.label, "oracle": self.oracle, "head": self.head,
                 "replays": self.replays, "reproduce": self.reproduce,
                 "reproducer": str(self.reproducer) if self.reproducer else None,
-                "witness": dict(self.finding.witness), "found_by": self.finding.found_by, "text": self.text}
+                "witness": dict(self.finding.witness), "found_by": self.finding.found_by,
+                "likelihood": self.likelihood, "text": self.text}
 
 
 def explore_command(scenario_name: str, scenario_path: str | None, tools_modules: tuple[str, ...], spec: str,
@@ -91,7 +94,7 @@ def describe(finding: Finding, *, spec: str | None, policy: Scheduler, report_di
     from harness.replay import reproducer_of, save_verified, verify
     from harness.report.explain import explain_witness
     from harness.report.hang import hang_lines
-    from harness.report.likelihood import likelihood_line
+    from harness.report.likelihood import likelihood_of
     from harness.report.story import story_lines
     from harness.schedulers.origins import recording
 
@@ -112,9 +115,9 @@ def describe(finding: Finding, *, spec: str | None, policy: Scheduler, report_di
                 f"and order tape ({selfcheck.describe()})")
     lines = [head, f"  {finding.message}",
              f"  why: {explain_witness(finding.label, finding.witness, result, finding.message)}"]
-    likely = likelihood_line(result, finding, scenario=scenario if finding.swarm else None)
-    if likely is not None:
-        lines.append(f"  likelihood: {likely}")
+    likely = likelihood_of(result, finding, scenario=scenario if finding.swarm else None)
+    if likely.line() is not None:
+        lines.append(f"  likelihood: {likely.line()}")
     replay_command = None
     if path is not None:
         replay_command = dataclasses.replace(reproducer, path=path).command
@@ -142,7 +145,8 @@ def describe(finding: Finding, *, spec: str | None, policy: Scheduler, report_di
     if selfcheck.ok:
         example = dataclasses.replace(reproducer, scheduler=identity or spec or result.scheduler, path=None)
     return Failure(name, finding.label, finding.oracle, head, "\n".join([*lines, *details]), "\n".join(lines),
-                   finding, selfcheck.ok, reproduce, path, replay_command, example, stored)
+                   finding, selfcheck.ok, reproduce, path, replay_command, example, stored,
+                   likely.to_json() if likely.line() is not None else None)
 
 
 def _no_command_hint(spec: str | None) -> str:

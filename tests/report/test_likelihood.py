@@ -461,3 +461,18 @@ def test_a_need_the_user_latencies_cannot_meet_is_said_to_be_impossible() -> Non
     told = likelihood_of(result, violation, scenario=own)
     assert told.probability == 0.0 and told.unlikely
     assert "UNLIKELY: no run of the scenario's own distributions meets that" in (told.line() or "")
+
+
+def test_check_scheduler_says_the_finding_is_unlikely(ticket_file: Any) -> None:
+    """The failure message pytest shows, and the report's JSON, carry the same line."""
+    from harness.testing import SchedulerCheckFailed, check_scheduler
+
+    with pytest.raises(SchedulerCheckFailed) as info:
+        check_scheduler(ReportsTimeout(), scenarios=[ticket_file(30_000)], generated=False, swarm=False,
+                        profile="quick")
+    (failure,) = info.value.failures
+    assert failure.label == "ghost-effect"
+    line = next(line for line in failure.text.splitlines() if line.startswith("  likelihood: "))
+    assert "UNLIKELY" in line and "30,000 ms" in line and "median 700 ms" in line
+    assert line in str(info.value)
+    assert info.value.report.to_json()["failures"][0]["likelihood"]["unlikely"] is True
