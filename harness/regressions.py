@@ -110,6 +110,8 @@ def judge_file(path: str | os.PathLike[str], *, trust: Iterable[str] = (), expec
 
 def replay_all(path: str | os.PathLike[str], *, trust: Iterable[str] = (), expect: str = "fixed") -> list[Outcome]:
     """Every reproducer of `path` (a folder, or one file) replayed and judged against `expect`."""
+    if expect not in EXPECTATIONS:
+        raise ValueError(f"expect: expected one of {', '.join(EXPECTATIONS)}, got {expect!r}")
     trusted = tuple(trust)
     return [judge_file(file, trust=trusted, expect=expect) for file in reproducer_files(path)]
 

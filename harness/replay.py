@@ -30,6 +30,7 @@ oracles alone, never nondeterministic.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import os
@@ -701,6 +702,10 @@ def save_verified(reproducer: Reproducer, directory: Path, *, version: str, fres
     check = verify(reproducer, fresh_process=fresh_process, scheduler=scheduler)
     if not check.ok:
         return None, check
+    if reproducer.code is not None:
+        # The same packages' files again, now that a run of it happened in this process: a module the
+        # code imports only while it runs (the exploration may have run in other processes) counts too.
+        reproducer = dataclasses.replace(reproducer, code=identity_of(reproducer.code.packages))
     return save(reproducer, directory, version=version), check
 
 
