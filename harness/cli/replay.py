@@ -46,9 +46,11 @@ from harness.schedulers.origins import recording
 @guarded
 def replay_command(file: Path, out: Path | None, fmt: str, trust: tuple[str, ...],
                    scheduler_name: str | None, expect: str | None, wall_timeout: float) -> None:
-    """Replay a reproducer and judge it: reproduced (the same fingerprint), nondeterministic (the code
-    is unchanged but the trace differs: exit 5), fixed (the code changed and every oracle holds: exit
-    0) or still fails (the code changed and a violation remains).
+    """Replay a reproducer and judge it: reproduced, nondeterministic (exit 5), fixed (exit 0) or still fails.
+
+    Reproduced: the code it ran is unchanged and so is the run. Nondeterministic: the code is unchanged
+    but the trace differs. Fixed: the code changed (the files are named) and every oracle holds. Still
+    fails: the code changed and a violation remains.
 
     Under --scheduler OTHER (a policy other than the recorded one) the trace is not compared: the run
     is judged by the oracles and exits with their code. --expect fixed|fails|reproduces makes the exit
