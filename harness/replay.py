@@ -1,24 +1,57 @@
 """Reproducers: a failing run kept as a small data file, and its replay.
 
 Owns the reproducer format (JSON: the scenario inline, the scheduler as named on the command line,
-the seed, the order tape or jitter, the expected oracle label, the fingerprint and the trace), the
-replay, which runs it again and either reproduces it byte for byte (same fingerprint) or names the
-first event where it diverged, and the self-check before saving (`save_verified`: replay in this
-process and, optionally, in a fresh one under another PYTHONHASHSEED; a reproducer that does not
-replay is not saved). It never explores.
+the seed, the order tape or jitter, the expected oracle label, the fingerprint, the trace and, since
+the field was added, the identity of the code it ran: see `harness.code_identity`), the replay,
+which runs it again and either reproduces it byte for byte (same fingerprint) or names the first
+event where it diverged, the judgement of a replay (`judge`: reproduced, nondeterministic, fixed or
+still fails, and whether an expectation held), and the self-check before saving (`save_verified`:
+replay in this process and, optionally, in a fresh one under another PYTHONHASHSEED; a reproducer
+that does not replay is not saved). It never explores.
+
+How a replay under the recorded scheduler is judged:
+
+| code since it was recorded | the run now | verdict | exit code |
+|---|---|---|---|
+| unchanged | same fingerprint | reproduced | the verdicts' |
+| unchanged | another trace | nondeterministic | 5 |
+| changed (files named) | no violation | fixed | 0 |
+| changed | a violation | still fails (naming the labels) | the verdicts' |
+| not recorded (older file) | same fingerprint | reproduced | the verdicts' |
+| not recorded | another trace | diverged (nondeterminism, or a change it cannot see) | 5 |
+
+A changed run is replayed twice: two runs of the same code that differ are nondeterministic (exit 5),
+never `fixed`. With an expectation (`fixed`, `fails`: the recorded label still fires, `reproduces`:
+the same fingerprint) an older file is judged by the oracles as if its code changed, unless the
+expectation is `reproduces`; the exit code is 0 when it held, 1 when not, 5 for nondeterminism.
+Under another scheduler than the recorded one the trace is not compared: fixed or still fails by the
+oracles alone, never nondeterministic.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import json
 import os
 import shlex
 import subprocess
 import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from harness.code_identity import (
+    CodeChanges,
+    CodeIdentity,
+    changes_since,
+    defining_modules,
+    identity_of,
+    resolve_named,
+    user_packages,
+)
+from harness.exitcodes import ExitCode
 from harness.run import RunResult, run
 from harness.scenario import Scenario, ScenarioError, scenario_from_data
 from harness.scenario.dump import scenario_to_data
@@ -26,6 +59,9 @@ from harness.scenario.model_load import code_modules, loop_modules
 from harness.schedulers import Scheduler, get_scheduler
 from harness.sim.arbiter import Tape
 from harness.sim.trace import canonical_json
+
+if TYPE_CHECKING:
+    from harness.oracles.verdict import Verdict
 
 FORMAT = "harness-reproducer/1"
 
@@ -47,6 +83,8 @@ class Reproducer:
     trace: tuple[dict[str, Any], ...]
     found_by: str = ""
     path: Path | None = None
+    #: The identity of the code it ran; None in files from before it was recorded.
+    code: CodeIdentity | None = None
 
     def run(self, scheduler: Scheduler | None = None) -> RunResult:
         """Run it again, under the named scheduler or the instance given."""
@@ -69,21 +107,54 @@ class Reproducer:
 
 
 def replay_command(path: Path | str | None, modules: tuple[str, ...] | list[str], *,
-                   trust: tuple[str, ...] | list[str] | None = None, scheduler: str | None = None) -> str:
+                   trust: tuple[str, ...] | list[str] | None = None, scheduler: str | None = None,
+                   expect: str | None = None) -> str:
     """`harness replay FILE` with `--trust-module` for each of `trust` (default: `modules`, those the
-    replay imports) and `--scheduler`, prefixed with the `PYTHONPATH=` that `modules` need. FILE is
-    absolute and every argument is shell-quoted, so the line works as printed from any directory."""
+    replay imports), `--scheduler` and `--expect`, prefixed with the `PYTHONPATH=` that `modules`
+    need. FILE is absolute and every argument is shell-quoted, so the line works as printed from any
+    directory."""
     file = shlex.quote(os.path.abspath(path)) if path is not None else "FILE"
     flags = "".join(f" --trust-module {shlex.quote(module)}" for module in (modules if trust is None else trust))
     if scheduler is not None:
         flags += f" --scheduler {shlex.quote(scheduler)}"
+    if expect is not None:
+        flags += f" --expect {shlex.quote(expect)}"
     return f"{search_path_prefix(modules)}harness replay {file}{flags}"
 
 
-def reproducer_of(result: RunResult, scheduler: str, label: str, oracle: str, found_by: str) -> Reproducer:
+def reproducer_of(result: RunResult, scheduler: str, label: str, oracle: str, found_by: str, *,
+                  policy: Scheduler | None = None) -> Reproducer:
+    """A reproducer of `result`, run under the scheduler named `scheduler` (`policy`, the instance
+    that ran, tells which code it is when the name does not: an adapter's wrapped function)."""
     # A loop run is kept as its loop scenario (the model decides the batches again on replay).
-    return Reproducer(result.replayable, scheduler, result.seed, result.tape, result.jitter, label, oracle,
-                      result.fingerprint, result.trace, found_by)
+    scenario = result.replayable
+    return Reproducer(scenario, scheduler, result.seed, result.tape, result.jitter, label, oracle,
+                      result.fingerprint, result.trace, found_by, code=code_identity(scheduler, scenario, policy))
+
+
+def code_identity(scheduler: str, scenario: Scenario, policy: Scheduler | None = None) -> CodeIdentity:
+    """The identity of the code a run of `scenario` under `scheduler` (the name; `policy`, the
+    instance, if there is one) ran: the harness's, and the imported modules of the packages that
+    define the scheduler and the scenario's tool, model and loop modules (`harness.code_identity`).
+    A built-in scheduler's code is the harness's. It never imports anything."""
+    from harness.schedulers import BUILTIN_SCHEDULERS
+    from harness.tools.modules import ENTRY_POINT_GROUP
+
+    modules: list[str] = []
+    if scheduler not in BUILTIN_SCHEDULERS and ":" in scheduler:
+        modules.append(scheduler.partition(":")[0])
+        named = resolve_named(scheduler)
+        if named is not None:
+            modules += defining_modules(named)
+    if policy is not None:
+        modules += defining_modules(policy)
+    if scenario.tools_modules:
+        import importlib.metadata
+
+        installed = {ep.name: ep.module for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)}
+        modules += [installed.get(name, name) for name in scenario.tools_modules]
+    modules += loop_modules(scenario.agent_specs)
+    return identity_of(user_packages(modules))
 
 
 def save(reproducer: Reproducer, directory: Path, *, version: str) -> Path:
@@ -107,6 +178,8 @@ def to_json(reproducer: Reproducer, *, version: str) -> str:
         "fingerprint": reproducer.fingerprint, "scenario": scenario_to_data(reproducer.scenario),
         "trace": [dict(event) for event in reproducer.trace],
     }
+    if reproducer.code is not None:
+        document["code"] = reproducer.code.to_data()
     return json.dumps(document, indent=1, sort_keys=True) + "\n"
 
 
@@ -249,9 +322,15 @@ def loads(text: str, file: str = "<reproducer>", path: Path | None = None, *,
         raise ReproducerError(str(exc)) from None
     if tape is not None:
         _check_tape(tape, scenario, file)
+    code = None
+    if data.get("code") is not None:  # files from before the field was added have none
+        try:
+            code = CodeIdentity.from_data(data["code"], f"{file}: code")
+        except ValueError as exc:
+            raise ReproducerError(str(exc)) from None
     return Reproducer(scenario, data["scheduler"], data["seed"], tuple(tape) if tape is not None else None,
                       float(data.get("jitter", 0.0)), data["label"], data["oracle"], data["fingerprint"],
-                      tuple(data["trace"]), str(data.get("found_by", "")), path)
+                      tuple(data["trace"]), str(data.get("found_by", "")), path, code)
 
 
 def _scenario_hint(text: str, file: str) -> str:
@@ -292,12 +371,34 @@ def _check_tape(tape: list[str], scenario: Scenario, file: str) -> None:
                               f"{FAULT}KIND:CALL/ATTEMPT)")
 
 
+#: (index, recorded event, event now) of the first difference of two traces; None for "nothing".
+Divergence = tuple[int, dict[str, Any] | None, dict[str, Any] | None]
+
+
+def first_difference(recorded: Sequence[Mapping[str, Any]], now: Sequence[Mapping[str, Any]]) -> Divergence | None:
+    """The first event where two traces differ (an event missing from one side is None), or None."""
+    for index in range(max(len(recorded), len(now))):
+        a = dict(recorded[index]) if index < len(recorded) else None
+        b = dict(now[index]) if index < len(now) else None
+        if a != b:
+            return index, a, b
+    return None
+
+
+def describe_divergence(divergence: Divergence | None) -> str:
+    if divergence is None:
+        return "trace identical but the final world differs from the recorded one"
+    index, expected, actual = divergence
+    return (f"diverged at trace event {index}: expected {canonical_json(expected) if expected else 'nothing'}, "
+            f"got {canonical_json(actual) if actual else 'nothing'}")
+
+
 @dataclass(frozen=True)
 class Replay:
     reproducer: Reproducer
     result: RunResult
     #: (index, expected event, actual event) of the first difference; None when identical.
-    divergence: tuple[int, dict[str, Any] | None, dict[str, Any] | None] | None
+    divergence: Divergence | None
 
     @property
     def identical(self) -> bool:
@@ -306,25 +407,236 @@ class Replay:
     def describe(self) -> str:
         if self.identical:
             return f"reproduced: same fingerprint {self.result.fingerprint[:16]}"
-        if self.divergence is None:
-            return "trace identical but the final world differs from the recorded one"
-        index, expected, actual = self.divergence
-        return (f"diverged at trace event {index}: expected {canonical_json(expected) if expected else 'nothing'}, "
-                f"got {canonical_json(actual) if actual else 'nothing'}")
+        return describe_divergence(self.divergence)
+
+    def cause(self) -> str:
+        """The likely cause of a difference, when nothing changed ('likely cause: ...')."""
+        return likely_cause(self.reproducer.trace, self.result.trace, self.divergence)
 
 
 def replay(reproducer: Reproducer, scheduler: Scheduler | None = None) -> Replay:
     """Run the reproducer again (under `scheduler`, an instance, if given) and compare traces."""
     result = reproducer.run(scheduler)
-    recorded, now = list(reproducer.trace), [dict(e) for e in result.trace]
-    divergence = None
-    for index in range(max(len(recorded), len(now))):
-        a = recorded[index] if index < len(recorded) else None
-        b = now[index] if index < len(now) else None
-        if a != b:
-            divergence = (index, a, b)
-            break
-    return Replay(reproducer, result, divergence)
+    return Replay(reproducer, result, first_difference(reproducer.trace, result.trace))
+
+
+def likely_cause(recorded: Sequence[Mapping[str, Any]], now: Sequence[Mapping[str, Any]],
+                 divergence: Divergence | None) -> str:
+    """Why two runs of the same code from the same inputs differ, read from their first difference."""
+    if divergence is None:
+        return "likely cause: state kept between runs changed the world (a module-level cache or counter)"
+    _, expected, actual = divergence
+    kind = (expected or actual or {}).get("ev")
+    if _same_instant_reorder([dict(e) for e in recorded], [dict(e) for e in now], divergence[0]):
+        return ("likely cause: start order follows iteration over a set of tasks (asyncio.as_completed, "
+                "asyncio.wait, a set of futures or coroutines): the same events happened in the same "
+                "millisecond in another order, and a set iterates in object-address order, which changes "
+                "from run to run; iterate a list in model order instead")
+    if kind in ("start", "skip", "note", "abandon"):
+        return ("likely cause: the scheduler decides from something outside the seed: object addresses "
+                "(id(), sets of tasks or handles), wall-clock time, global random, or state kept between runs")
+    return ("likely cause: a tool or the scheduler keeps state between runs (a module-level semaphore, "
+            "cache or counter) or reads something outside the simulation")
+
+
+# -- judging a replay: reproduced, nondeterministic, fixed, still fails ----------------------------
+
+REPRODUCED = "reproduced"
+NONDETERMINISTIC = "nondeterministic"
+FIXED = "fixed"
+STILL_FAILS = "still fails"
+#: An older reproducer (no code identity) whose replay differs: nondeterminism or a change it cannot see.
+DIVERGED = "diverged"
+#: What `--expect` takes: the run has no violation / the recorded label still fires / the same fingerprint.
+EXPECTATIONS = ("fixed", "fails", "reproduces")
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """A replay judged: the verdict, what changed in the code, and whether an expectation held."""
+
+    replay: Replay
+    verdicts: tuple[Verdict, ...]
+    #: The violation labels of the run now, sorted.
+    labels: tuple[str, ...]
+    #: The oracles' exit code for the run now.
+    verdicts_exit: int
+    verdict: str
+    #: How the code differs from the recorded identity; None when none was recorded, or under another scheduler.
+    changes: CodeChanges | None
+    #: The other scheduler it was judged under (the trace is then not compared); None under the recorded one.
+    under: str | None = None
+    #: A second run of changed code, made to check that it agrees with the first; None when not made.
+    second: RunResult | None = None
+    #: What the caller expected (one of EXPECTATIONS), or None.
+    expected: str | None = None
+
+    @property
+    def reproducer(self) -> Reproducer:
+        return self.replay.reproducer
+
+    @property
+    def result(self) -> RunResult:
+        return self.replay.result
+
+    @property
+    def code_changed(self) -> bool | None:
+        """Whether the code changed since it was recorded; None when that is not known."""
+        return None if self.changes is None else bool(self.changes)
+
+    @property
+    def changed_files(self) -> tuple[str, ...]:
+        return self.changes.files if self.changes is not None else ()
+
+    @property
+    def unstable(self) -> Divergence | None:
+        """The first difference between the two runs of changed code, when they differ."""
+        if self.second is None or self.second.fingerprint == self.result.fingerprint:
+            return None
+        return first_difference(self.result.trace, self.second.trace) or (len(self.result.trace), None, None)
+
+    @property
+    def held(self) -> bool | None:
+        """Whether the expectation held; None without one."""
+        if self.expected is None:
+            return None
+        if self.verdict in (NONDETERMINISTIC, DIVERGED):
+            return False
+        if self.expected == "fixed":
+            return self.verdict == FIXED
+        if self.expected == "fails":
+            return self.reproducer.label in self.labels
+        return self.under is None and self.replay.identical
+
+    @property
+    def exit_code(self) -> int:
+        """The process's exit code: the expectation's when there is one (0 held, 1 not, 5 nondeterminism),
+        else the verdict's (5 for nondeterminism, 0 fixed, else the oracles')."""
+        if self.verdict in (NONDETERMINISTIC, DIVERGED):
+            return int(ExitCode.NONDETERMINISM)
+        if self.expected is not None:
+            return int(ExitCode.PASS) if self.held else int(ExitCode.SAFETY_VIOLATION)
+        return int(ExitCode.PASS) if self.verdict == FIXED else self.verdicts_exit
+
+    def headline(self) -> str:
+        """The verdict in one line."""
+        label = self.reproducer.label
+        if self.under is not None:
+            failed = f"FAILED ({', '.join(self.labels)}); exit code {self.verdicts_exit}" if self.labels else \
+                "every oracle holds"
+            return f"replayed under {self.under} instead of {self.reproducer.scheduler}: {failed}"
+        if self.verdict == REPRODUCED:
+            return self.replay.describe()
+        if self.verdict == DIVERGED:
+            return self.replay.describe()
+        changed = f"the code changed since it was recorded ({self.changes.describe()})" if self.changes else \
+            "judged by the oracles"
+        if self.verdict == NONDETERMINISTIC:
+            unstable = self.unstable
+            if unstable is not None:
+                return f"nondeterministic: {changed}, and two replays of it differ: {describe_divergence(unstable)}"
+            return f"nondeterministic: {self.replay.describe()}"
+        same = "; the run is byte for byte the recorded one" if self.replay.identical else ""
+        if self.verdict == FIXED:
+            return f"fixed: {changed} and every oracle holds ({label} no longer fires){same}"
+        if label in self.labels:
+            others = [x for x in self.labels if x != label]
+            return f"still fails: {changed} and {label} still fires" + \
+                (f" (with {', '.join(others)})" if others else "") + same
+        return f"still fails: {changed}; {label} no longer fires, but now: {', '.join(self.labels)}"
+
+    def lines(self) -> list[str]:
+        """What a replay prints under its header: the verdict, the code, the labels, the expectation."""
+        out = [self.headline()]
+        label = self.reproducer.label
+        if self.under is not None:
+            out.append(f"recorded under {self.reproducer.scheduler}: {label}; the trace is not compared "
+                       "(another policy runs another schedule)")
+        else:
+            code = self.reproducer.code
+            if self.verdict == NONDETERMINISTIC:
+                unstable = self.unstable
+                out.append(likely_cause(self.result.trace, self.second.trace, unstable)
+                           if unstable is not None and self.second is not None else self.replay.cause())
+                if unstable is None and code is not None:
+                    out.append(f"the code is unchanged since it was recorded ({code.summary()}); a change "
+                               "outside these files is not seen")
+            elif code is None:
+                out.append("the code identity was not recorded (a reproducer from an older harness)"
+                           + (": the run was judged by the oracles, as --expect asks" if self.verdict in
+                              (FIXED, STILL_FAILS) else ""))
+                if self.verdict == DIVERGED:
+                    out.append("if nothing changed, this is nondeterminism: " + self.replay.cause())
+                    out.append("if you changed the code since, --expect fixed judges the run by the oracles "
+                               "(exit 0 when every oracle holds)")
+            elif self.verdict == REPRODUCED:
+                out.append(f"the code is unchanged since it was recorded ({code.summary()})")
+            out.append(f"expected {label}; verdicts now: {', '.join(self.labels) or 'all oracles hold'}")
+        if self.expected is not None:
+            happened = {REPRODUCED: "it reproduced, byte for byte", FIXED: "it is fixed",
+                        STILL_FAILS: f"it still fails ({', '.join(self.labels)})",
+                        NONDETERMINISTIC: "it is nondeterministic", DIVERGED: "it diverged"}[self.verdict]
+            if self.verdict == REPRODUCED and self.code_changed is False and self.expected == "fixed":
+                happened += " (the code is unchanged since it was recorded)"
+            elif self.verdict == STILL_FAILS and self.replay.identical:
+                happened += ", the recorded run byte for byte"
+            out.append(f"expected {self.expected}; {happened}: "
+                       f"{'held' if self.held else 'did not hold'} (exit {self.exit_code})")
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        """The judgement's fields for `--format json` (the text's, as data)."""
+        unstable = self.unstable
+        return {
+            "verdict": self.verdict, "code_recorded": self.reproducer.code is not None,
+            "code_changed": self.code_changed, "changed_files": list(self.changed_files),
+            "code_changes": ([*self.changes.harness, *self.changes.files] if self.changes is not None else None),
+            "labels_now": list(self.labels), "expected": self.expected, "expectation_held": self.held,
+            "judged_under": self.under,
+            "second_replay": None if self.second is None else
+            ("agrees" if unstable is None else describe_divergence(unstable)),
+        }
+
+
+def judge(reproducer: Reproducer, scheduler: Scheduler | None = None, *, under: str | None = None,
+          expect: str | None = None) -> Judgement:
+    """Replay `reproducer` (under `scheduler`, an instance, if given; else the one it names) and judge
+    the run (see the table in the module's docstring). `under` names the scheduler when the caller
+    replays under one of its own choosing (`--scheduler NAME`): another policy than the recorded one
+    is judged by the oracles alone; the recorded one, named otherwise, is not another. `expect` is
+    one of EXPECTATIONS or None."""
+    from harness.oracles import check, exit_code
+
+    if expect is not None and expect not in EXPECTATIONS:
+        raise ValueError(f"expect: expected one of {', '.join(EXPECTATIONS)}, got {expect!r}")
+    outcome = replay(reproducer, scheduler)
+    verdicts = tuple(check(outcome.result))
+    labels = tuple(sorted({x.label for v in verdicts for x in v.violations}))
+    judged = functools.partial(Judgement, outcome, verdicts, labels, int(exit_code(verdicts)), expected=expect)
+    if under is not None and _another_scheduler(reproducer, under, outcome.result):
+        return judged(FIXED if not labels else STILL_FAILS, None, under)
+    changes = changes_since(reproducer.code) if reproducer.code is not None else None
+    if changes is not None and not changes:
+        return judged(REPRODUCED if outcome.identical else NONDETERMINISTIC, changes)
+    if outcome.identical and changes is None:
+        return judged(REPRODUCED, None)
+    if changes is None and expect in (None, "reproduces"):
+        return judged(DIVERGED, None)
+    # The code changed (or an older file is judged as asked): the oracles decide, once a second run of
+    # the same code agrees with the first; two that differ say nothing about a fix.
+    second = None if outcome.identical else reproducer.run(scheduler)
+    if second is not None and second.fingerprint != outcome.result.fingerprint:
+        return judged(NONDETERMINISTIC, changes, second=second)
+    return judged(FIXED if not labels else STILL_FAILS, changes, second=second)
+
+
+def _another_scheduler(reproducer: Reproducer, name: str, result: RunResult) -> bool:
+    """Whether `name` is another policy than the recorded one. Another policy's trace differs by design
+    (it names the scheduler in its first event); the recorded policy named otherwise (`module:attr` of
+    a built-in, a name its trace carries) is not another."""
+    first = reproducer.trace[0] if reproducer.trace else {}
+    recorded = first.get("scheduler") if first.get("ev") == "run" else None
+    return name != reproducer.scheduler and result.scheduler != (recorded or reproducer.scheduler)
 
 
 # -- the self-check before saving ------------------------------------------------------------------
@@ -353,22 +665,7 @@ class SelfCheck:
                 "cause: an order that depends on string hashing (iterating a set, or a dict built from one)")
 
     def cause(self) -> str:
-        divergence = self.here.divergence
-        if divergence is None:
-            return "likely cause: state kept between runs changed the world (a module-level cache or counter)"
-        _, expected, actual = divergence
-        kind = (expected or actual or {}).get("ev")
-        if _same_instant_reorder(list(self.here.reproducer.trace), [dict(e) for e in self.here.result.trace],
-                                 divergence[0]):
-            return ("likely cause: start order follows iteration over a set of tasks (asyncio.as_completed, "
-                    "asyncio.wait, a set of futures or coroutines): the same events happened in the same "
-                    "millisecond in another order, and a set iterates in object-address order, which changes "
-                    "from run to run; iterate a list in model order instead")
-        if kind in ("start", "skip", "note", "abandon"):
-            return ("likely cause: the scheduler decides from something outside the seed: object addresses "
-                    "(id(), sets of tasks or handles), wall-clock time, global random, or state kept between runs")
-        return ("likely cause: a tool or the scheduler keeps state between runs (a module-level semaphore, "
-                "cache or counter) or reads something outside the simulation")
+        return self.here.cause()
 
 
 def _same_instant_reorder(recorded: list[dict[str, Any]], now: list[dict[str, Any]], index: int) -> bool:
@@ -405,6 +702,10 @@ def save_verified(reproducer: Reproducer, directory: Path, *, version: str, fres
     check = verify(reproducer, fresh_process=fresh_process, scheduler=scheduler)
     if not check.ok:
         return None, check
+    if reproducer.code is not None:
+        # The same packages' files again, now that a run of it happened in this process: a module the
+        # code imports only while it runs (the exploration may have run in other processes) counts too.
+        reproducer = dataclasses.replace(reproducer, code=identity_of(reproducer.code.packages))
     return save(reproducer, directory, version=version), check
 
 

@@ -34,8 +34,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
              "--tools, a module's tools too; the catalogues installed packages ship are listed by name)."),
     "matrix": ("harness.cli.matrix", "matrix_command", "Run every scenario under every scheduler once: verdict and "
                "makespan per cell."),
-    "replay": ("harness.cli.replay", "replay_command", "Replay a reproducer: the same fingerprint, or the first trace "
-               "event that differs (exit 5)."),
+    "replay": ("harness.cli.replay", "replay_command", "Replay a reproducer and judge it: reproduced, "
+               "nondeterministic (exit 5), fixed (exit 0) or still fails."),
     "run": ("harness.cli.run", "run_command", "Run SCENARIO (a built-in name or a .toml path) once under one "
             "scheduler and seed."),
     "sweep": ("harness.cli.sweep", "sweep_command", "Run many (scenario, scheduler, seed) cells on every core or a "

@@ -1,8 +1,12 @@
-"""`harness replay FILE`: run a reproducer again and say whether it gives the same fingerprint.
+"""`harness replay FILE`: run a reproducer again and judge it: reproduced, nondeterministic, fixed or still fails.
 
-Owns the command's options, its text and JSON output and the exit code: under the recorded scheduler,
-5 when the replay diverges, else the verdicts'; under another (`--scheduler`), the verdicts' alone
-(another policy runs another schedule: the trace is not compared).
+Owns the command's options, its text and JSON output and the exit code. Under the recorded scheduler,
+with the code identity it recorded unchanged: the verdicts' code when it reproduces, 5 when it
+diverges; with the code changed (the files are named): 0 when every oracle holds (fixed), else the
+verdicts' (still fails); a file with no identity (an older harness's) compares traces only (5 when it
+diverges). Under another (`--scheduler OTHER`): the verdicts' alone (another policy runs another
+schedule: the trace is not compared). With `--expect fixed|fails|reproduces`: 0 when the expectation
+held, 1 when not, 5 for nondeterminism (see `harness.replay.judge`).
 A reproducer is data: code it names is imported only with `--trust-module` or `--scheduler`. It
 writes only under `--out`.
 """
@@ -35,17 +39,24 @@ from harness.schedulers.origins import recording
                    "modules. Without it, a reproducer runs built-in schedulers and installed catalogues only.")
 @click.option("--scheduler", "scheduler_name", default=None,
               help="Replay under this scheduler instead of the one the file names (built-in or module:attr).")
+@click.option("--expect", type=click.Choice(["fixed", "fails", "reproduces"]), default=None,
+              help="Exit 0 when this holds, 1 when not (5 for nondeterminism): fixed (no violation), fails (the "
+                   "recorded label still fires) or reproduces (the same fingerprint).")
 @wall_timeout_option
 @guarded
 def replay_command(file: Path, out: Path | None, fmt: str, trust: tuple[str, ...],
-                   scheduler_name: str | None, wall_timeout: float) -> None:
-    """Replay a reproducer: the same fingerprint, or the first trace event that differs (exit 5).
+                   scheduler_name: str | None, expect: str | None, wall_timeout: float) -> None:
+    """Replay a reproducer and judge it: reproduced, nondeterministic (exit 5), fixed (exit 0) or still fails.
+
+    Reproduced: the code it ran is unchanged and so is the run. Nondeterministic: the code is unchanged
+    but the trace differs. Fixed: the code changed (the files are named) and every oracle holds. Still
+    fails: the code changed and a violation remains.
 
     Under --scheduler OTHER (a policy other than the recorded one) the trace is not compared: the run
-    is judged by the oracles and exits with their code. A reproducer is data: code it names is
-    imported only with --trust-module (or --scheduler)."""
-    from harness.oracles import check, exit_code
-    from harness.replay import load, replay, replay_command
+    is judged by the oracles and exits with their code. --expect fixed|fails|reproduces makes the exit
+    code say whether that held (0) or not (1; 5 for nondeterminism). A reproducer is data: code it
+    names is imported only with --trust-module (or --scheduler)."""
+    from harness.replay import judge, load, replay_command
     from harness.report.run_json import dumps, run_to_json
 
     if file.exists() and not file.is_file():
@@ -56,42 +67,29 @@ def replay_command(file: Path, out: Path | None, fmt: str, trust: tuple[str, ...
                                   f"building the scheduler {scheduler_name}") if scheduler_name is not None else None
         reproducer = load(file, trust=trust, own_scheduler=scheduler_name is None)
         with recording() as origins:  # the user's source lines for the story
-            outcome = replay(reproducer, scheduler)
-    result = outcome.result
-    verdicts = check(result)
-    # Under another policy the trace differs by design (it names the scheduler in its first event):
-    # the run is judged by the oracles, and nothing is said about reproducing or determinism. The
-    # recorded policy named otherwise (`module:attr` of a built-in, a name its trace carries) is not another.
-    first = reproducer.trace[0] if reproducer.trace else {}
-    recorded = first.get("scheduler") if first.get("ev") == "run" else None
-    other = (scheduler_name is not None and scheduler_name != reproducer.scheduler
-             and result.scheduler != (recorded or reproducer.scheduler))
+            judgement = judge(reproducer, scheduler, under=scheduler_name, expect=expect)
+    result = judgement.result
+    verdicts = list(judgement.verdicts)
     spec = scheduler_name or reproducer.scheduler
-    code = exit_code(verdicts) if other or outcome.identical else ExitCode.NONDETERMINISM
-    failed = sorted({x.label for v in verdicts for x in v.violations})
-    verdict = f"FAILED ({', '.join(failed)}); exit code {int(code)}" if failed else "every oracle holds"
-    described = (f"replayed under {spec} instead of {reproducer.scheduler}: {verdict}" if other
-                 else outcome.describe())
+    code = judgement.exit_code
     document = run_to_json(result, version=__version__, verdicts=verdicts, scheduler_spec=spec, origins=origins)
     modules = dataclasses.replace(reproducer, scheduler=spec).modules  # what this replay imported
-    document["reproduce"] = replay_command(file, modules, trust=trust, scheduler=scheduler_name)
+    document["reproduce"] = replay_command(file, modules, trust=trust, scheduler=scheduler_name,
+                                                expect=expect)
     document.update(
         # Whether the recorded run came back byte for byte; null under another scheduler (not compared).
-        replayed=None if other else outcome.identical,
-        recorded_scheduler=reproducer.scheduler, expected_label=reproducer.label, replay=described,
+        replayed=None if judgement.under is not None else judgement.replay.identical,
+        recorded_scheduler=reproducer.scheduler, expected_label=reproducer.label, replay=judgement.headline(),
+        **judgement.to_json(),
         # The process's exit code; `passed` when it is 0 (a replay that diverged did not pass).
-        exit_code=int(code), passed=code == ExitCode.PASS)
+        exit_code=code, passed=code == ExitCode.PASS)
     if fmt == "json":
         click.echo(dumps(document))
     else:
         click.echo(f"replay {file}: {reproducer.scenario.name} under {spec}, seed {reproducer.seed}"
                    + (f", tape {list(reproducer.tape)}" if reproducer.tape is not None else ""))
-        click.echo(described)
-        if other:
-            click.echo(f"recorded under {reproducer.scheduler}: {reproducer.label}; the trace is not compared "
-                       "(another policy runs another schedule)")
-        else:
-            click.echo(f"expected {reproducer.label}; verdicts now: {', '.join(failed) or 'all oracles hold'}")
+        for line in judgement.lines():
+            click.echo(line)
         from harness.report.hang import hang_lines
         from harness.report.story import story_lines
 

@@ -1,4 +1,9 @@
-"""Every reproducer in fixtures/regressions/ replays byte for byte, to its recorded label."""
+"""Every reproducer in fixtures/regressions/ replays byte for byte, to its recorded label.
+
+They are known bugs of built-in policies, kept with `harness.regressions` as a user keeps theirs
+(`expect="fails"`: the recorded label still fires; a user's fixed bugs use `assert_fixed`). They were
+saved before reproducers recorded the identity of their code, so a difference is a divergence (exit 5).
+"""
 
 from __future__ import annotations
 
@@ -10,9 +15,11 @@ from click.testing import CliRunner
 
 from harness.cli import main
 from harness.oracles import check
+from harness.regressions import assert_expected, reproducers
 from harness.replay import ReproducerError, load, replay
 
-FIXTURES = sorted((Path(__file__).resolve().parents[2] / "fixtures" / "regressions").glob("*.json"))
+FOLDER = Path(__file__).resolve().parents[2] / "fixtures" / "regressions"
+FIXTURES = sorted(FOLDER.glob("*.json"))
 
 
 def test_there_are_fixtures() -> None:
@@ -25,6 +32,13 @@ def test_fixture_replays_identically(path: Path) -> None:
     assert outcome.identical, outcome.describe()
     labels = {v.label for v in check(outcome.result) if not v.ok}
     assert outcome.reproducer.label in labels
+
+
+@pytest.mark.parametrize("reproducer", reproducers(FOLDER))
+def test_fixture_still_fails_and_reproduces_as_a_regression_test(reproducer: Path) -> None:
+    assert [o.judgement.verdict for o in assert_expected(reproducer, expect="reproduces") if o.judgement] == \
+        ["reproduced"]
+    assert_expected(reproducer, expect="fails")
 
 
 def test_replay_command_and_divergence(tmp_path: Path) -> None:
