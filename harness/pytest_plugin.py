@@ -9,8 +9,9 @@ profile (CI set) and to a fresh random seed under `quick`, is printed in the hea
 pytest-xdist worker unchanged and is remembered in pytest's cache, so `--harness-seed=last` reruns
 the same exploration (with nothing cached, `last` is a usage error). As Hypothesis does, a test that
 fails with `SchedulerCheckFailed` leaves its verified reproducer in `.harness/examples/` in the
-rootdir; the next run of that test replays it first, before exploring, until it passes; a test that
-passes forgets its entries (`harness.example_db`). It never runs anything by itself.
+rootdir (every failure of the check); the next run of that test replays them first, before exploring;
+once one passes it is kept as a regression test, replayed first on every run and reported again if
+it fails again (`harness.example_db`). It never runs anything by itself.
 
     def test_my_policy(harness):
         harness.check(MyPolicy())       # or harness.check("mypackage.policies:MyPolicy")
@@ -136,10 +137,13 @@ def pytest_report_header(config: pytest.Config) -> str:
     where = f", reproducers in {settings.report_dir}" if settings.report_dir else ""
     line = f"harness: seed {settings.seed}, profile {settings.profile}{where} (rerun with --harness-seed=last)"
     stored = settings.database.count() if settings.database is not None else 0
+    fixed = settings.database.count(fixed=True) if settings.database is not None else 0
     if stored:
         # Counted before collection: each is replayed first by the test that stored it, if it runs.
         line += (f"; {stored} stored failure{'s' if stored != 1 else ''} in .harness/ "
                  "(each replayed first by its own test)")
+    if fixed:
+        line += f"; {fixed} fixed one{'s' if fixed != 1 else ''} kept as regression tests"
     return line
 
 
@@ -186,7 +190,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
                 settings.database.save(item.nodeid, example, version=__version__)
         report.sections.append(("harness reproduce", _rerun(item, settings, failure.seed, failure.profile)))
     elif report.passed and settings.database is not None:
-        settings.database.clear(item.nodeid)
+        settings.database.retire(item.nodeid)  # its stored failures pass now: kept as regression tests
     return report
 
 

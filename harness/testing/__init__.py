@@ -366,10 +366,13 @@ def _identity(policy: Scheduler, spec: str | None) -> str:
 
 def _replay_stored(policy: Scheduler, spec: str | None, scenarios: list[Scenario], generated: bool,
                    report_dir: Path | str | None, check_determinism: bool) -> list[Failure]:
-    """Replay the running test's stored failures of this scheduler on these scenarios, first: one that
-    still fails is reported (its entry rewritten if the run changed), one that passes is forgotten."""
+    """Replay the running test's stored failures of this scheduler on these scenarios, first, as
+    Hypothesis does its example database, and keep them as regression tests once they pass: a stored
+    failure that still fails is reported (its entry rewritten if the run changed), one that passes moves
+    to the test's fixed entries; a fixed entry is replayed too, and one that fails again is reported as
+    a regression and moves back."""
     from harness import __version__, example_db
-    from harness.replay import reproducer_of
+    from harness.replay import FIXED, judge, reproducer_of
     from harness.scenario.model_load import loop_modules
 
     active = example_db.active()
@@ -381,22 +384,34 @@ def _replay_stored(policy: Scheduler, spec: str | None, scenarios: list[Scenario
         *scenario.tools_modules,
         *loop_modules(scenario.agent_specs)]))
     identity = _identity(policy, spec)
+
+    def ours(entry: example_db.Entry) -> bool:
+        return entry.reproducer.scheduler == identity and entry.reproducer.scenario.name in names
+
     found = []
-    for entry in database.entries(key, trust):
-        stored = entry.reproducer
-        if stored.scheduler != identity or stored.scenario.name not in names:
+    for entry in filter(ours, database.fixed(key, trust)):
+        judgement = judge(entry.reproducer, policy)
+        violation = first_violation(judgement.result)
+        if judgement.verdict == FIXED or violation is None:
             continue
+        path = database.reopen(entry.path) or entry.path
+        finding = Finding(*violation, judgement.result, 0, (),
+                          f"the example database: fixed before, it fails again ({path.name}, replayed first)")
+        found.append(describe(finding, spec=spec, policy=policy, report_dir=report_dir,
+                              check_determinism=check_determinism, stored=path, identity=identity))
+    for entry in filter(ours, database.entries(key, trust)):
+        stored = entry.reproducer
         result = stored.run(policy)
         violation = first_violation(result)
         if violation is None:
-            database.delete(entry.path)
+            database.mark_fixed(entry.path)  # kept, and replayed first from now on, as a regression test
             continue
         finding = Finding(*violation, result, 0, (), f"the example database ({entry.path.name}, replayed first)")
         path = entry.path
         if result.fingerprint != stored.fingerprint:
             database.delete(entry.path)
-            path = database.save(key, reproducer_of(result, identity, finding.label, finding.oracle, stored.found_by),
-                                 version=__version__)
+            path = database.save(key, reproducer_of(result, identity, finding.label, finding.oracle, stored.found_by,
+                                                    policy=policy), version=__version__)
         found.append(describe(finding, spec=spec, policy=policy, report_dir=report_dir,
                               check_determinism=check_determinism, stored=path, identity=identity))
     return found

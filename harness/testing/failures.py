@@ -99,7 +99,8 @@ def describe(finding: Finding, *, spec: str | None, policy: Scheduler, report_di
     from harness.schedulers.origins import recording
 
     result = finding.result
-    reproducer = reproducer_of(result, spec or result.scheduler, finding.label, finding.oracle, "check_scheduler")
+    reproducer = reproducer_of(result, spec or result.scheduler, finding.label, finding.oracle, "check_scheduler",
+                               policy=policy)
     fresh = check_determinism and spec is not None
     path = None
     with recording() as origins:  # the replay notes the user's source lines for the story
