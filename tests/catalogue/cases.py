@@ -209,9 +209,11 @@ CASES: list[Case] = [
          "running, though no interrupt is scripted. Every safety oracle passes: nothing ran that could race."),
     # -- approvals and checkpoints (issue 12, item 4) --------------------------------------------------
     Case("optimistic-approval", "unapproved-effect", "seeds 001/002 (confirm before the effect)",
-         buggy.OptimisticApproval(), builtin("ops-approvals"), ("unapproved-effect",), False,
+         buggy.OptimisticApproval(), builtin("ops-approvals"), ("unapproved-effect", "misreported-outcome"), False,
          "Each call that needs confirmation starts while its prompt is shown and is cancelled on a no: the "
-         "restart runs before the user approves it, and the rollback the user denies lands anyway."),
+         "restart runs before the user approves it, and the rollback the user denies lands anyway. The cache "
+         "wipe nobody answered has finished by then, yet is reported 'denied by the user: terminal was "
+         "cancelled' (misreported-outcome)."),
     Case("silence-is-consent", "unapproved-effect", "seed 001 (hermes' command approval)",
          buggy.SilenceIsConsent(), builtin("ops-approvals"), ("unapproved-effect",), False,
          "The approval prompt times out into 'go ahead': the destructive cache wipe nobody answered runs."),
