@@ -228,6 +228,13 @@ CASES: list[Case] = [
          buggy.RollbackOnTimeout(), local("slow-build"), ("rollback-mismatch",), True,
          "Checkpoint before each write, 2 s timeout, roll back at once on a timeout: the build subprocess "
          "(median 1.5 s) is still running and writes build.log onto the restored tree."),
+    # -- reported outcome versus what happened (issue 23, item 6) -------------------------------------
+    Case("result-unavailable", "misreported-outcome", "hermes-agent#93251 (fixed by #93329: id/call_id pairing)",
+         buggy.ResultUnavailable(), builtin("code-review"), ("misreported-outcome",), False,
+         "hermes segments run the four reads of the review together; the sanitizer pairs their results by the "
+         "other id variant and stubs each with '[Result unavailable]'. The reads succeeded and change nothing, so "
+         "every other oracle passes; only the last read to end (in the millisecond the batch answers) is not "
+         "judged."),
 ]
 
 #: Correct built-in policies (check_scheduler passes them), for negative checks.
