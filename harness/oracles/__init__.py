@@ -44,7 +44,7 @@ LABELS = (
     "mispaired-result", "fabricated-result", "scheduler-error", "contract-error", "exclusivity", "cap-exceeded",
     "hang", "orphaned-call", "start-after-interrupt", "grace-exceeded", "dropped-call", "order-dependent",
     "missing-input", "unapproved-effect", "rollback-mismatch",
-    "cross-agent-lost-update", "cross-agent-stale-read",
+    "cross-agent-lost-update", "cross-agent-stale-read", "misreported-outcome",
 )
 
 

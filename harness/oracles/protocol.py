@@ -4,14 +4,16 @@ produced it.
 Owns the labels `missing-result`, `duplicate-result`, `orphan-result` (an id not in the batch, e.g.
 a late result from an earlier turn) — contract violations — and `out-of-order` (results in
 completion order, REFERENCE pattern 4), `mispaired-result` (a value produced by another call) and
-`fabricated-result` (ok reported for a call that never ran) — safety violations, because the model
-will act on them. It never looks at the world.
+`fabricated-result` (ok reported for a call that never ran) and `misreported-outcome` (a call that
+succeeded reported as failed, or one that failed reported ok: `harness.oracles.outcomes`) — safety
+violations, because the model will act on them. It never looks at the world.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
+from harness.oracles import outcomes
 from harness.oracles.facts import RunFacts
 from harness.oracles.verdict import Kind, Verdict, Violation
 from harness.run import RunResult, RunStatus
@@ -55,7 +57,12 @@ def _batch(facts: RunFacts, index: int) -> Iterator[Violation]:
         yield Violation("out-of-order", f"batch {index} reported results in another order than model order",
                         {"batch": index, "model_order": expected, "reported_order": in_batch})
     for r in batch_run.results:
-        if r.call_id not in in_model or not r.ok:
+        if r.call_id not in in_model:
+            continue
+        if not r.ok:
+            misreported = outcomes.reported_failed(facts, index, r)
+            if misreported is not None:
+                yield misreported
             continue
         attempts = facts.opened_attempts(r.call_id)
         if not attempts:
@@ -67,6 +74,10 @@ def _batch(facts: RunFacts, index: int) -> Iterator[Violation]:
             if a.outcome == "ok" and a.value_digest == digest:
                 break
         else:
+            misreported = outcomes.reported_ok(facts, index, r, attempts)
+            if misreported is not None:
+                yield misreported  # one label per result: not also a value no attempt of it produced
+                continue
             producer = next((a.call for a in facts.attempts if a.outcome == "ok" and a.value_digest == digest), None)
             yield Violation("mispaired-result",
                             f"the value reported for {r.call_id} was not produced by it"

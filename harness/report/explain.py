@@ -331,6 +331,32 @@ def _fabricated_result(w: Mapping[str, Any], run: _Run) -> str:
             "work that never ran.")
 
 
+_TOLD = {"error": "that it failed", "timeout": "that it timed out", "cancelled": "that it was cancelled",
+         "unknown": "that its effect is unknown, though nothing made it uncertain"}
+
+
+def _misreported_outcome(w: Mapping[str, Any], run: _Run) -> str:
+    call, reported, actual = w["call"], w["reported"], w["actual"]
+    attempt = f" (attempt {w['attempt']})" if w["attempt"] != 1 else ""
+    if reported != "ok":
+        error = w.get("reported_error")
+        told = f"reported it as {reported}" + (f" ({_brief(error, 60)!r})" if error else "")
+        effect = _TOLD.get(reported, f"that it ended {reported}")
+        return (f"{call} ended ok at {w['ended_at_ms']} ms{attempt}, yet batch {w['batch']} {told} at "
+                f"{w['reported_at_ms']} ms: the scheduler held the result and told the model {effect}. The model "
+                f"never sees what {call} returned and may run it again or tell the user it did not happen.")
+    if actual is None:
+        did = "was still running when the batch returned"
+    elif w.get("abandoned"):
+        did = f"was given up on as {actual} at {w['ended_at_ms']} ms"
+    else:
+        error = w.get("actual_error")
+        did = f"ended {actual}" + (f" ({_brief(error, 60)!r})" if error else "") + f" at {w['ended_at_ms']} ms"
+    return (f"Batch {w['batch']} reported {call} ok at {w['reported_at_ms']} ms, but none of its attempts "
+            f"succeeded: its last{attempt} {did}. The model is told about work that did not happen and acts on a "
+            "result no attempt returned.")
+
+
 def _scheduler_error(w: Mapping[str, Any], run: _Run) -> str:
     return (f"The scheduler raised in batch {w['batch']} ({w['error']}): the turn ends without results, and "
             "calls it had started may still be running.")
@@ -501,6 +527,7 @@ TEMPLATES: dict[str, Template] = {
     "unapproved-effect": _unapproved_effect, "rollback-mismatch": _rollback_mismatch,
     "cross-agent-lost-update": _across_agents(_lost_update, "which task's update survives"),
     "cross-agent-stale-read": _across_agents(_stale_read, "what one task read of the other's work"),
+    "misreported-outcome": _misreported_outcome,
 }
 
 

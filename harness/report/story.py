@@ -3,7 +3,8 @@
 Owns `story(violation, result, origins)`: the racing touches the witness is about
 (`harness.report.explain.racing_touches`) and the starts, ends and abandons of the calls involved,
 in trace order; a `*` on each step that ran before a call earlier in model order had ended (where
-the schedule deviated from model order); a note when no step did (the bug needs no reordering); and,
+the schedule deviated from model order); a note when no step did (the bug needs no reordering); for
+a misreported outcome, the call's end marked and a last step saying what the model was told; and,
 for a user's own scheduler run under `harness.schedulers.origins.recording`, the user's source line
 where each call was started and where it was awaited. `render` lays it out as text lines (the same
 lines in `harness run`, `replay`, `explore` and a failing `check_scheduler`); `to_json` is the
@@ -97,6 +98,9 @@ def story(violation: Violation, result: RunResult, origins: Origins | None = Non
     if not involved:
         return None
     roles = {int(t["seq"]): str(t["role"]) for t in touches}
+    told = _told(violation, result)
+    if told is not None:
+        roles.update(told[0])
     chosen = [e for e in result.trace
               if e.get("call") in involved and (e["ev"] in _LIFECYCLE or int(e["seq"]) in roles)]
     chosen, omitted = _trimmed(chosen, roles)
@@ -113,6 +117,8 @@ def story(violation: Violation, result: RunResult, origins: Origins | None = Non
                           roles.get(int(event["seq"])), _source(event, origins)))
     if not steps:
         return None  # the calls it names never started: nothing happened to tell
+    if told is not None and told[1] is not None:
+        steps.append(told[1])
     order = tuple(sorted(involved, key=position.__getitem__))
     agents = tuple(dict.fromkeys(agent_of[call] for call in order)) if agent_of else ()
     return Story(violation.label, order, tuple(steps), omitted, agents)
@@ -133,6 +139,29 @@ def stories(violations: Iterable[Violation], result: RunResult, origins: Origins
             labels.add(violation.label)
             found.append(told)
     return found
+
+
+def _told(violation: Violation, result: RunResult) -> tuple[dict[int, str], Step | None] | None:
+    """A misreported outcome is told as what the call did (its end, or its abandonment, marked) and
+    what the model was told (a last step at the moment the batch answered): (roles by trace position,
+    that step). None for other labels."""
+    if violation.label != "misreported-outcome":
+        return None
+    w = violation.witness
+    call, attempt, ended = w.get("call"), w.get("attempt"), w.get("ended_at_ms")
+    roles = {int(e["seq"]): "what it did" for e in result.trace
+             if e["ev"] in ("end", "abandon") and e.get("call") == call and e.get("attempt") == attempt
+             and e["t"] == ended and (e["ev"] == "abandon") == bool(w.get("abandoned"))}
+    answer = next((e for e in result.trace if e["ev"] == "batch_end" and e.get("index") == w.get("batch")), None)
+    if answer is None or not isinstance(call, str):
+        return roles, None
+    error = w.get("reported_error")
+    text = f"reported {w.get('reported')}" + (f": {_clipped(str(error))}" if error else "")
+    return roles, Step(int(answer["t"]), int(answer["seq"]), call, text, False, "what the model was told")
+
+
+def _clipped(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def render(told: Story) -> list[str]:

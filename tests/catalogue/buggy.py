@@ -36,6 +36,7 @@ from harness.schedulers.adapters import OpenAIToolCall
 from harness.schedulers.approvals import Approval, gate, refused
 from harness.schedulers.asyncio_adapter import FromAsyncio
 from harness.schedulers.context import CallHandle, SchedulerProcess
+from harness.schedulers.hermes_segments import HermesSegments
 from harness.schedulers.partition import MAX_CONCURRENCY, Partition
 
 Tools = Mapping[str, Callable[..., Awaitable[Any]]]
@@ -1068,3 +1069,30 @@ def asyncio_executor(fn: Callable[[list[OpenAIToolCall], Tools], Awaitable[Seque
     """An unchanged asyncio executor as a scheduler (the name shows in traces and reports)."""
     return from_asyncio(fn, name=name, description=(fn.__doc__ or "").strip().splitlines()[0])
 
+
+
+# -- reported outcome versus what happened (issue 23, item 6) ---------------------------------------
+
+
+class ResultUnavailable(HermesSegments):
+    """hermes-agent's reader/writer segments with the tool-result pairing bug behind
+    NousResearch/hermes-agent#93251 (fixed by #93329): a tool call carries two ids (`id`, `fc_...`,
+    and `call_id`, `call_...`); the concurrent path files each tool message under `call_id`, and the
+    sanitizer that repairs the message list before the next request pairs results by `id` only. Every
+    result of a parallel segment is dropped as an orphan and replaced with a "[Result unavailable]"
+    stub; a call run alone keeps its result. The issue saw it as "batches of 4 or more calls lose all
+    their results".
+
+    The calls ran and succeeded: the model is told they failed, re-fires the batch and loses it again.
+    A stubbed read leaves nothing in the world, so only the report betrays it -> `misreported-outcome`.
+    """
+
+    name = "result_unavailable"
+
+    def __call__(self, batch: Batch, ctx: SchedulerContext) -> SchedulerProcess:
+        plan = self.plan(batch, ctx)
+        # The calls of one segment wait for the same predecessors; a segment of two or more ran concurrently.
+        concurrent = {call.id for call in batch if sum(plan.after[c.id] == plan.after[call.id] for c in batch) > 1}
+        results = yield from super().__call__(batch, ctx)
+        return [CallResult(r.call_id, Outcome.ERROR, None, "[Result unavailable]", r.attempts, r.start_ms, ctx.now)
+                if r.call_id in concurrent else r for r in results]

@@ -209,9 +209,11 @@ CASES: list[Case] = [
          "running, though no interrupt is scripted. Every safety oracle passes: nothing ran that could race."),
     # -- approvals and checkpoints (issue 12, item 4) --------------------------------------------------
     Case("optimistic-approval", "unapproved-effect", "seeds 001/002 (confirm before the effect)",
-         buggy.OptimisticApproval(), builtin("ops-approvals"), ("unapproved-effect",), False,
+         buggy.OptimisticApproval(), builtin("ops-approvals"), ("unapproved-effect", "misreported-outcome"), False,
          "Each call that needs confirmation starts while its prompt is shown and is cancelled on a no: the "
-         "restart runs before the user approves it, and the rollback the user denies lands anyway."),
+         "restart runs before the user approves it, and the rollback the user denies lands anyway. The cache "
+         "wipe nobody answered has finished by then, yet is reported 'denied by the user: terminal was "
+         "cancelled' (misreported-outcome)."),
     Case("silence-is-consent", "unapproved-effect", "seed 001 (hermes' command approval)",
          buggy.SilenceIsConsent(), builtin("ops-approvals"), ("unapproved-effect",), False,
          "The approval prompt times out into 'go ahead': the destructive cache wipe nobody answered runs."),
@@ -226,6 +228,13 @@ CASES: list[Case] = [
          buggy.RollbackOnTimeout(), local("slow-build"), ("rollback-mismatch",), True,
          "Checkpoint before each write, 2 s timeout, roll back at once on a timeout: the build subprocess "
          "(median 1.5 s) is still running and writes build.log onto the restored tree."),
+    # -- reported outcome versus what happened (issue 23, item 6) -------------------------------------
+    Case("result-unavailable", "misreported-outcome", "hermes-agent#93251 (fixed by #93329: id/call_id pairing)",
+         buggy.ResultUnavailable(), builtin("code-review"), ("misreported-outcome",), False,
+         "hermes segments run the four reads of the review together; the sanitizer pairs their results by the "
+         "other id variant and stubs each with '[Result unavailable]'. The reads succeeded and change nothing, so "
+         "every other oracle passes; only the last read to end (in the millisecond the batch answers) is not "
+         "judged."),
 ]
 
 #: Correct built-in policies (check_scheduler passes them), for negative checks.

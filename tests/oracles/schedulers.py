@@ -152,3 +152,36 @@ class SpinsInPython:
         while True:
             pass
         yield  # pragma: no cover - makes this a generator
+
+
+class StubsResults:
+    """All at once, then every result that came back ok is replaced by a failure stub before it is
+    reported (hermes-agent's "[Result unavailable]": the results were lost on the way to the model)."""
+
+    name = "stubs-results"
+
+    def __init__(self, outcome: Outcome = Outcome.ERROR, error: str | None = "[Result unavailable]") -> None:
+        self.outcome, self.error = outcome, error
+
+    def __call__(self, batch: Batch, ctx: SchedulerContext) -> Process:
+        results = yield from Parallel()(batch, ctx)
+        yield ctx.sleep(1)  # the runtime builds the next request a moment later
+        return [CallResult(r.call_id, self.outcome, None, self.error, r.attempts, r.start_ms, ctx.now) if r.ok else r
+                for r in results]
+
+
+class SwallowsFailures:
+    """All at once; a failed call is reported ok with an empty value (an executor whose `except`
+    returns `None` as the tool's answer)."""
+
+    name = "swallows-failures"
+
+    def __init__(self, timeout_ms: int | None = None) -> None:
+        self.timeout_ms = timeout_ms
+
+    def __call__(self, batch: Batch, ctx: SchedulerContext) -> Process:
+        handles = [ctx.start(call) for call in batch]
+        waits = [ctx.with_timeout(h, self.timeout_ms) if self.timeout_ms else h for h in handles]
+        yield ctx.all_of(waits)
+        return [w.value if w.value.ok else CallResult(w.value.call_id, Outcome.OK, None, None, w.value.attempts,
+                                                      w.value.start_ms, w.value.end_ms) for w in waits]

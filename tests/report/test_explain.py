@@ -125,6 +125,8 @@ CASES: dict[str, Case] = {
     "rollback-mismatch": of(lambda: run(local("slow-build")(), buggy.RollbackOnTimeout(), 4), "rollback-mismatch"),
     "cross-agent-lost-update": of(lambda: named("two-agents-report", "parallel"), "cross-agent-lost-update"),
     "cross-agent-stale-read": of(lambda: run(half_done(), get_scheduler("parallel"), 1), "cross-agent-stale-read"),
+    "misreported-outcome": of(lambda: run(find_scenario("compare-three-files"), broken.StubsResults(), 3),
+                              "misreported-outcome"),
 }
 
 GOLDEN = Path(__file__).parent / "golden" / "explanations.txt"
