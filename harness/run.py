@@ -29,6 +29,7 @@ from harness.realtime import (
     per_run_limit,
     sigint_mark,
     wall_clock_watchdog,
+    watched_build,
 )
 from harness.scenario.spec import Interrupt, Scenario
 from harness.schedulers.context import END_OF_RUN, Scheduler, SchedulerContext
@@ -193,9 +194,15 @@ class _Contained(Exception):
     """Raised inside the driver to end a batch whose scheduler broke the contract."""
 
 
-def run(scenario: Scenario, scheduler: Scheduler, seed: int, *, jitter: float = 0.0,
+def run(scenario: Scenario, scheduler: Scheduler | str, seed: int, *, jitter: float = 0.0,
         chooser: Chooser | None = None) -> RunResult:
     """Run every batch of `scenario` under `scheduler` with random streams from `seed`.
+
+    `scheduler` is a scheduler (called with a batch and a context: a built-in policy's instance,
+    `from_asyncio(execute)`) or a name, resolved with `get_scheduler` as the CLI, `explore` and
+    `check_scheduler` resolve it: a built-in policy (`"serial"`, `"hermes_segments"`) or
+    `"package.module:attribute"`. An unknown name raises `UnknownSchedulerError` (a `LookupError`
+    listing the valid names) before anything runs.
 
     `jitter` > 0 multiplies every latency by a factor drawn log-uniformly from
     [e^-jitter, e^jitter] (stream `jitter/<call>/<attempt>`): an exploration knob that varies
@@ -209,6 +216,11 @@ def run(scenario: Scenario, scheduler: Scheduler, seed: int, *, jitter: float = 
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ValueError(f"seed must be an integer, got {seed!r}")
     limit = per_run_limit()
+    if isinstance(scheduler, str):  # a name, as every other entry point takes it
+        from harness.schedulers.registry import get_scheduler
+
+        spec = scheduler
+        scheduler = watched_build(lambda: get_scheduler(spec), limit, f"building the scheduler {spec}")
     held = held_full_collections(sum(len(batch.calls) for batch in scenario.batches))
     if not limit:
         with held:
