@@ -118,14 +118,21 @@ def render_run(result: RunResult, console: Console, *, version: str, verdicts: S
 
 
 def _print_why(console: Console, result: RunResult, verdicts: Sequence[Verdict], limit: int = 8) -> None:
-    """Each violation in words (harness.report.explain), under the verdict table."""
+    """Each violation in words (harness.report.explain), under the verdict table. Two oracles (or one,
+    from two angles) may find the same fact, e.g. a retried ticket is a duplicate effect to both
+    serializability and exactly-once: the table keeps each oracle's finding, the words come once."""
     from harness.report.explain import explain
 
     violations = [v for verdict in verdicts for v in verdict.violations]
-    for violation in violations[:limit]:
-        console.print(f"why ({violation.label}): {explain(violation, result)}", markup=False)
-    if len(violations) > limit:
-        console.print(f"... and {len(violations) - limit} more violations (--format json lists them all)")
+    printed: set[str] = set()
+    for seen, violation in enumerate(violations, 1):
+        line = f"why ({violation.label}): {explain(violation, result)}"
+        if line not in printed:
+            printed.add(line)
+            console.print(line, markup=False)
+        if len(printed) == limit and seen < len(violations):
+            console.print(f"... and {len(violations) - seen} more violations (--format json lists them all)")
+            break
 
 
 def _print_story(console: Console, result: RunResult, verdicts: Sequence[Verdict], origins: Origins | None) -> None:
