@@ -8,6 +8,7 @@ reproducer under `--save-dir`.
 from __future__ import annotations
 
 import dataclasses
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -247,7 +248,8 @@ def _print_exploration(doc: dict[str, Any], found: bool) -> None:
     click.echo(f"FOUND {doc['label']} after {doc['runs_to_failure']} runs{by}{swarm}")
     if len(doc["labels"]) > 1:
         click.echo(f"labels found: {', '.join(doc['labels'])}")
-    click.echo(f"witness: {doc['witness']}")
+    # JSON, as check_scheduler's `witness:` line and --format json give it (a dict's repr is not JSON)
+    click.echo(f"witness: {json.dumps(doc['witness'], sort_keys=True, default=str)}")
     if doc.get("explanation"):
         click.echo(f"why: {doc['explanation']}")
     if doc.get("story"):

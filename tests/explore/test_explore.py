@@ -106,3 +106,14 @@ def test_order_tape_reproduces_a_run() -> None:
     first = run(sc, get_scheduler("parallel"), 5, chooser=Tape(("run-tests",)))
     again = run(sc, get_scheduler("parallel"), 5, chooser=Tape(first.tape or ()))
     assert first.fingerprint == again.fingerprint and first.tape == again.tape
+
+
+def test_the_text_witness_is_json_as_in_the_json_document() -> None:
+    """`witness:` in explore's text output was a Python dict repr (single quotes), which no JSON tool reads."""
+    args = ["explore", "config-clobber", "--scheduler", "parallel", "--runs", "20", "--no-save", "--seed", "4"]
+    text = CliRunner().invoke(main, args)
+    document = CliRunner().invoke(main, [*args, "--format", "json"])
+    assert text.exit_code == document.exit_code == 1
+    line = next(line for line in text.output.splitlines() if line.startswith("witness: "))
+    witness = json.loads(line.removeprefix("witness: "))
+    assert witness == json.loads(document.output)["witness"] and witness["target"] == "/repo/config.yaml"
