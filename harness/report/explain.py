@@ -16,6 +16,7 @@ from typing import Any
 
 from harness.oracles.facts import spelled
 from harness.oracles.verdict import Violation
+from harness.report import plural
 from harness.run import RunResult
 from harness.sim.trace import TraceEvent, canonical_json
 
@@ -193,7 +194,7 @@ def _lost_update(w: Mapping[str, Any], run: _Run) -> str:
 def _effects(effects: Sequence[Mapping[str, Any]]) -> str:
     first = effects[0]
     text = f"it {_EFFECT_VERBS.get(first['op'], first['op'])} {_thing(first['target'])} at {first['t']} ms"
-    return text + (f" (and {len(effects) - 1} more changes)" if len(effects) > 1 else "")
+    return text + (f" (and {plural.count(len(effects) - 1, 'more change')})" if len(effects) > 1 else "")
 
 
 def _ghost_effect(w: Mapping[str, Any], run: _Run) -> str:
@@ -274,8 +275,8 @@ def _divergent_world(w: Mapping[str, Any], run: _Run) -> str:
     if "ledger" in w:
         def calls(entries: Sequence[Mapping[str, Any]]) -> str:
             return _and([e.get("call_id") for e in entries])
-        return (f"{_thing('ledger:' + w['ledger'])} ends with {len(w['final'])} entries ({calls(w['final'])}); "
-                f"model order leaves {len(w['expected'])} ({calls(w['expected'])}).")
+        return (f"{_thing('ledger:' + w['ledger'])} ends with {plural.count(len(w['final']), 'entry', 'entries')} "
+                f"({calls(w['final'])}); model order leaves {len(w['expected'])} ({calls(w['expected'])}).")
     if "target" in w:
         target, writers = w["target"], w.get("writers") or []
         thing = _thing(target)

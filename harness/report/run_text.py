@@ -17,6 +17,7 @@ from harness.oracles.verdict import Verdict, exit_code
 from harness.report.agent_events import describe_agent, describe_input
 from harness.report.gate_events import GATE_EVENTS, describe_gate
 from harness.report.hang import hang_lines
+from harness.report.plural import count
 from harness.report.run_json import reproduce_command
 from harness.run import RunResult
 from harness.schedulers.origins import Origins
@@ -131,7 +132,7 @@ def _print_why(console: Console, result: RunResult, verdicts: Sequence[Verdict],
             printed.add(line)
             console.print(line, markup=False)
         if len(printed) == limit and seen < len(violations):
-            console.print(f"... and {len(violations) - seen} more violations (--format json lists them all)")
+            console.print(f"... and {count(len(violations) - seen, 'more violation')} (--format json lists them all)")
             break
 
 

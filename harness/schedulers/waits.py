@@ -275,7 +275,7 @@ class _Inspector:
             pending = [e for e in getattr(event, "_events", ()) if not e.processed]
             kind = "all of" if getattr(event, "_evaluate", None) is Condition.all_events else "any of"
             if depth >= 2:
-                return f"{kind} {len(pending)} events"
+                return f"{kind} {len(pending)} event" + ("" if len(pending) == 1 else "s")
             shown = [self.describe(e, for_call, depth + 1) for e in pending[:_MAX_LISTED]]
             more = f" and {len(pending) - _MAX_LISTED} more" if len(pending) > _MAX_LISTED else ""
             return f"{kind}: " + "; ".join(shown) + more
