@@ -96,6 +96,10 @@ class RunResult:
     agents: Mapping[str, AgentOutcome] = field(default_factory=dict)
     #: An outside watchdog stopped the run (real time ran out): a harness driving many runs should stop too.
     wall_clock_exceeded: bool = False
+    #: Each call's latest value that ended ok and was not abandoned: what `args_from` read. Oracles
+    #: take it for a producer whose result was never reported (a crashed batch reports nothing). Not
+    #: in the trace (its `end` event has the value's digest), so not in the fingerprint.
+    produced: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def replayable(self) -> Scenario:
@@ -307,7 +311,8 @@ def _run(scenario: Scenario, scheduler: Scheduler, seed: int, jitter: float, cho
     return RunResult(turns.realized(), name, seed, jitter, tuple(batch_runs), tuple(kernel.trace.events),
                      scenario.world, world, makespan, status, error, arbiter.tape if arbiter else None,
                      tuple(arbiter.decisions) if arbiter else (), wall_clock_exceeded=wall_clock,
-                     source=scenario if scenario.agent is not None else None, agent=turns.outcome)
+                     source=scenario if scenario.agent is not None else None, agent=turns.outcome,
+                     produced=dict(shared.produced))
 
 
 class Shared:

@@ -203,7 +203,8 @@ def run_crew(scenario: Scenario, scheduler: Scheduler, seed: int, name: str, nam
     return RunResult(_realized(scenario, members, runs), name, seed, shared.jitter, runs,
                      tuple(kernel.trace.events), scenario.world, shared.world, makespan, status, error,
                      arbiter.tape if arbiter else None, tuple(arbiter.decisions) if arbiter else (),
-                     wall_clock_exceeded=wall_clock, source=scenario, agent=combined(outcomes), agents=outcomes)
+                     wall_clock_exceeded=wall_clock, source=scenario, agent=combined(outcomes), agents=outcomes,
+                     produced=dict(shared.produced))
 
 
 def _realized(scenario: Scenario, members: list[_Member], runs: tuple[BatchRun, ...]) -> Scenario:

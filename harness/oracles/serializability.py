@@ -128,7 +128,8 @@ def _steps(facts: RunFacts) -> list[_Step]:
     steps: list[_Step] = []
     args_from = facts.result.scenario.args_from
     earlier: set[str] = set()
-    lookup = reference_lookup(facts.reported, earlier)  # reads `earlier` as it grows
+    # Reads `earlier` as it grows; a producer never reported (a crashed batch) gave what it ended ok with.
+    lookup = reference_lookup(facts.reported, earlier, facts.result.produced)
     for call in facts.result.scenario.calls:
         # The serial reference reads args_from as model order does: every earlier call has ended, so a
         # consumer gets what its producer returned (nothing if it failed). The data-flow oracle judges
