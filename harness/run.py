@@ -33,7 +33,7 @@ from harness.realtime import (
 )
 from harness.scenario.spec import Interrupt, Scenario
 from harness.schedulers.context import END_OF_RUN, Scheduler, SchedulerContext
-from harness.schedulers.waits import Diagnosis, diagnose
+from harness.schedulers.waits import Diagnosis, Peer, diagnose
 from harness.sim.arbiter import Arbiter, Chooser, Decision
 from harness.sim.collector import held_full_collections
 from harness.sim.kernel import Kernel, StopReason
@@ -343,16 +343,23 @@ class Shared:
                                 file_locks=self.file_locks, delegate=self.delegate)
 
 
+def scheduler_of(index: int, agent: str | None) -> str:
+    """How a batch's scheduler is named among several hung batches."""
+    return f"the scheduler of batch {index}" + (f" ({agent})" if agent else "")
+
+
 def end_batch(kernel: Kernel, index: int, batch: Batch, start: int, ctx: SchedulerContext, driver: Driver,
-               stop: StopReason, agent: str | None = None) -> BatchRun:
-    """Record how a batch ended (a scheduler still running when the kernel stopped hung)."""
+               stop: StopReason, agent: str | None = None, peers: Sequence[Peer] = ()) -> BatchRun:
+    """Record how a batch ended (a scheduler still running when the kernel stopped hung). `peers`: the
+    run's other hung batches (other agents' turns), for a lock cycle across them."""
     if stop is not StopReason.DONE and driver.status is RunStatus.COMPLETED:
         driver.status = RunStatus.HANG
         pending = [h.call.id for h in ctx.handles if not h.triggered]
         driver.error = f"scheduler did not return ({stop.value})" + (
             f"; calls still pending: {', '.join(pending)}" if pending else "")
     # Read from the live simulation before anything is cleaned up; it only reads, so the trace is unchanged.
-    waits = diagnose(ctx, driver.process) if driver.status is RunStatus.HANG and driver.process else None
+    waits = (diagnose(ctx, driver.process, scheduler_of(index, agent) if peers else "the scheduler", peers)
+             if driver.status is RunStatus.HANG and driver.process else None)
     kernel.record("batch_end", index=index, status=driver.status.value, stop=stop.value,
                   reported=[r.call_id for r in driver.results], error=driver.error)
     return BatchRun(index, batch, start, kernel.now, tuple(driver.results), driver.status, stop, driver.error,

@@ -375,8 +375,10 @@ _STOPS = {"idle": "nothing was left to happen but the scheduler still waited: a 
 
 def _hang(w: Mapping[str, Any], run: _Run) -> str:
     stop = str(w["stop"])
-    text = (f"The scheduler of batch {w['batch']} never returned: the run stopped at {w['stopped_at_ms']} ms "
-            f"because {_STOPS.get(stop, stop)}.")
+    batches = list(w.get("batches") or [w["batch"]])
+    who = (f"The schedulers of batches {_and(batches)} (one turn of each agent still running)" if len(batches) > 1
+           else f"The scheduler of batch {w['batch']}")
+    text = f"{who} never returned: the run stopped at {w['stopped_at_ms']} ms because {_STOPS.get(stop, stop)}."
     if w.get("pending"):
         text += f" Still running: {_and(w['pending'])}."
     if w.get("never_started"):
