@@ -858,8 +858,9 @@ def _ledger_violations(facts: RunFacts, expected: WorldState, final: WorldState,
         duplicated = [c for c in count_b if count_b[c] > count_a.get(c, 0) and c not in ghost_calls]
         if duplicated:
             call = duplicated[0]
+            entries = "entry" if count_b[call] == 1 else "entries"
             yield Violation("duplicate-effect",
-                            f"{call} added {count_b[call]} entries to ledger {name} "
+                            f"{call} added {count_b[call]} {entries} to ledger {name} "
                             f"(model order: {count_a.get(call, 0)})",
                             {"ledger": name, "call": call, "count": count_b[call],
                              "entries": [e.to_json() for e in b if e.call_id == call]})

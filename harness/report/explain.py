@@ -215,7 +215,8 @@ def _duplicate_effect(w: Mapping[str, Any], run: _Run) -> str:
     if "ledger" in w:
         entries = [e["entry_id"] if isinstance(e, Mapping) else e for e in w.get("entries", ())]
         count = w.get("count", len(entries))
-        return (f"{call} added {count} entries to {_thing('ledger:' + w['ledger'])} ({_and(entries)}): the same "
+        return (f"{call} added {plural.count(count, 'entry', 'entries')} to {_thing('ledger:' + w['ledger'])} "
+                f"({_and(entries)}): the same "
                 "external effect landed more than once, from a retry or a duplicate delivery. In model order "
                 "each call's effect lands once.")
     attempts = w["attempts"]

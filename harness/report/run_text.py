@@ -82,14 +82,16 @@ def render_run(result: RunResult, console: Console, *, version: str, verdicts: S
     console.print(f"makespan     {result.makespan_ms} ms")
     if result.agent is not None:
         outcome = result.agent
-        console.print(f"agent        {outcome.status} after {outcome.rounds} rounds, {outcome.tool_calls} tool calls"
+        console.print(f"agent        {outcome.status} after {count(outcome.rounds, 'round')}, "
+                      f"{count(outcome.tool_calls, 'tool call')}"
                       + (f", {outcome.invalid} invalid" if outcome.invalid else "")
                       + (f", unavailable: {', '.join(outcome.unavailable)}" if outcome.unavailable else "")
                       + (f" ({outcome.detail})" if outcome.detail else ""), markup=False)
         if outcome.answer and not result.agents:
             console.print(f"answer       {outcome.answer}", markup=False)
     for name, each in result.agents.items():
-        console.print(f"  {name:<10} {each.status} after {each.rounds} rounds, {each.tool_calls} tool calls"
+        console.print(f"  {name:<10} {each.status} after {count(each.rounds, 'round')}, "
+                      f"{count(each.tool_calls, 'tool call')}"
                       + (f" ({each.detail})" if each.detail else "") + (f": {each.answer}" if each.answer else ""),
                       markup=False)
     console.print(f"fingerprint  {result.fingerprint}", soft_wrap=True)  # one line: it is copied whole

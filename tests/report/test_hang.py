@@ -213,3 +213,13 @@ def test_a_deadlock_across_agents_is_named_once_and_the_witness_lists_what_the_r
     waits = [f"batch {b.index}: {w.line()}" for b in result.batches for w in b.waits.waits]  # type: ignore[union-attr]
     assert hang.witness["waits"] == waits
     assert explain(hang, result).startswith("The schedulers of batches 0 and 1 (one turn of each agent still running)")
+    from rich.console import Console
+
+    from harness import __version__
+    from harness.report.run_text import render_run
+
+    console = Console(record=True, width=400, color_system=None)
+    render_run(result, console, version=__version__, verdicts=check(result))
+    text = console.export_text()
+    assert text.count("deadlock across batches 0 and 1") == 1
+    assert "  left       stopped after 1 round, 0 tool calls" in text  # a count of one is singular
