@@ -29,10 +29,11 @@ from harness.realtime import (
     per_run_limit,
     sigint_mark,
     wall_clock_watchdog,
+    watched_build,
 )
 from harness.scenario.spec import Interrupt, Scenario
 from harness.schedulers.context import END_OF_RUN, Scheduler, SchedulerContext
-from harness.schedulers.waits import Diagnosis, diagnose
+from harness.schedulers.waits import Diagnosis, Peer, diagnose
 from harness.sim.arbiter import Arbiter, Chooser, Decision
 from harness.sim.collector import held_full_collections
 from harness.sim.kernel import Kernel, StopReason
@@ -95,6 +96,10 @@ class RunResult:
     agents: Mapping[str, AgentOutcome] = field(default_factory=dict)
     #: An outside watchdog stopped the run (real time ran out): a harness driving many runs should stop too.
     wall_clock_exceeded: bool = False
+    #: Each call's latest value that ended ok and was not abandoned: what `args_from` read. Oracles
+    #: take it for a producer whose result was never reported (a crashed batch reports nothing). Not
+    #: in the trace (its `end` event has the value's digest), so not in the fingerprint.
+    produced: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def replayable(self) -> Scenario:
@@ -193,9 +198,15 @@ class _Contained(Exception):
     """Raised inside the driver to end a batch whose scheduler broke the contract."""
 
 
-def run(scenario: Scenario, scheduler: Scheduler, seed: int, *, jitter: float = 0.0,
+def run(scenario: Scenario, scheduler: Scheduler | str, seed: int, *, jitter: float = 0.0,
         chooser: Chooser | None = None) -> RunResult:
     """Run every batch of `scenario` under `scheduler` with random streams from `seed`.
+
+    `scheduler` is a scheduler (called with a batch and a context: a built-in policy's instance,
+    `from_asyncio(execute)`) or a name, resolved with `get_scheduler` as the CLI, `explore` and
+    `check_scheduler` resolve it: a built-in policy (`"serial"`, `"hermes_segments"`) or
+    `"package.module:attribute"`. An unknown name raises `UnknownSchedulerError` (a `LookupError`
+    listing the valid names) before anything runs.
 
     `jitter` > 0 multiplies every latency by a factor drawn log-uniformly from
     [e^-jitter, e^jitter] (stream `jitter/<call>/<attempt>`): an exploration knob that varies
@@ -209,6 +220,11 @@ def run(scenario: Scenario, scheduler: Scheduler, seed: int, *, jitter: float = 
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ValueError(f"seed must be an integer, got {seed!r}")
     limit = per_run_limit()
+    if isinstance(scheduler, str):  # a name, as every other entry point takes it
+        from harness.schedulers.registry import get_scheduler
+
+        spec = scheduler
+        scheduler = watched_build(lambda: get_scheduler(spec), limit, f"building the scheduler {spec}")
     held = held_full_collections(sum(len(batch.calls) for batch in scenario.batches))
     if not limit:
         with held:
@@ -295,7 +311,8 @@ def _run(scenario: Scenario, scheduler: Scheduler, seed: int, jitter: float, cho
     return RunResult(turns.realized(), name, seed, jitter, tuple(batch_runs), tuple(kernel.trace.events),
                      scenario.world, world, makespan, status, error, arbiter.tape if arbiter else None,
                      tuple(arbiter.decisions) if arbiter else (), wall_clock_exceeded=wall_clock,
-                     source=scenario if scenario.agent is not None else None, agent=turns.outcome)
+                     source=scenario if scenario.agent is not None else None, agent=turns.outcome,
+                     produced=dict(shared.produced))
 
 
 class Shared:
@@ -326,16 +343,23 @@ class Shared:
                                 file_locks=self.file_locks, delegate=self.delegate)
 
 
+def scheduler_of(index: int, agent: str | None) -> str:
+    """How a batch's scheduler is named among several hung batches."""
+    return f"the scheduler of batch {index}" + (f" ({agent})" if agent else "")
+
+
 def end_batch(kernel: Kernel, index: int, batch: Batch, start: int, ctx: SchedulerContext, driver: Driver,
-               stop: StopReason, agent: str | None = None) -> BatchRun:
-    """Record how a batch ended (a scheduler still running when the kernel stopped hung)."""
+               stop: StopReason, agent: str | None = None, peers: Sequence[Peer] = ()) -> BatchRun:
+    """Record how a batch ended (a scheduler still running when the kernel stopped hung). `peers`: the
+    run's other hung batches (other agents' turns), for a lock cycle across them."""
     if stop is not StopReason.DONE and driver.status is RunStatus.COMPLETED:
         driver.status = RunStatus.HANG
         pending = [h.call.id for h in ctx.handles if not h.triggered]
         driver.error = f"scheduler did not return ({stop.value})" + (
             f"; calls still pending: {', '.join(pending)}" if pending else "")
     # Read from the live simulation before anything is cleaned up; it only reads, so the trace is unchanged.
-    waits = diagnose(ctx, driver.process) if driver.status is RunStatus.HANG and driver.process else None
+    waits = (diagnose(ctx, driver.process, scheduler_of(index, agent) if peers else "the scheduler", peers)
+             if driver.status is RunStatus.HANG and driver.process else None)
     kernel.record("batch_end", index=index, status=driver.status.value, stop=stop.value,
                   reported=[r.call_id for r in driver.results], error=driver.error)
     return BatchRun(index, batch, start, kernel.now, tuple(driver.results), driver.status, stop, driver.error,

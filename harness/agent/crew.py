@@ -37,9 +37,11 @@ from harness.run import (
     drain,
     end_batch,
     scheduler_label,
+    scheduler_of,
 )
 from harness.scenario.spec import Scenario
 from harness.schedulers.context import Scheduler, SchedulerContext
+from harness.schedulers.waits import Peer
 from harness.sim.kernel import StopReason
 from harness.tools.spec import ToolError
 
@@ -175,13 +177,17 @@ def run_crew(scenario: Scenario, scheduler: Scheduler, seed: int, name: str, nam
         stop, failure = StopReason.DONE, (RunStatus.SCHEDULER_ERROR, describe_error(exc))
     if interrupt_swallowed(mark):  # a Ctrl-C the scheduler's code caught and swallowed
         raise KeyboardInterrupt
+    # Every turn still running, so that a lock cycle across agents is found whichever batch is diagnosed.
+    hung = [Peer(m.running.ctx, m.running.driver.process, scheduler_of(m.running.index, m.entry.name))
+            for m in members if m.running is not None and m.running.driver.process is not None]
     for member in members:
         running = member.running
         if running is not None:  # its scheduler never returned: a hang, or the failure above
             if failure is not None:
                 running.driver.status, running.driver.error = failure
+            peers = [peer for peer in hung if peer.ctx is not running.ctx]
             crew.batch_runs.append(end_batch(kernel, running.index, running.batch, running.start, running.ctx,
-                                             running.driver, stop, member.entry.name))
+                                             running.driver, stop, member.entry.name, peers))
             member.turns.stop(f"the batch ended with {running.driver.status.value}")
         elif member.process is None:
             member.turns.outcome = Outcome("not-delegated", detail="no agent delegated a task to it")
@@ -203,7 +209,8 @@ def run_crew(scenario: Scenario, scheduler: Scheduler, seed: int, name: str, nam
     return RunResult(_realized(scenario, members, runs), name, seed, shared.jitter, runs,
                      tuple(kernel.trace.events), scenario.world, shared.world, makespan, status, error,
                      arbiter.tape if arbiter else None, tuple(arbiter.decisions) if arbiter else (),
-                     wall_clock_exceeded=wall_clock, source=scenario, agent=combined(outcomes), agents=outcomes)
+                     wall_clock_exceeded=wall_clock, source=scenario, agent=combined(outcomes), agents=outcomes,
+                     produced=dict(shared.produced))
 
 
 def _realized(scenario: Scenario, members: list[_Member], runs: tuple[BatchRun, ...]) -> Scenario:

@@ -8,6 +8,7 @@ reproducer under `--save-dir`.
 from __future__ import annotations
 
 import dataclasses
+import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,6 +34,7 @@ from harness.cli.options import (
 )
 from harness.exitcodes import ExitCode
 from harness.realtime import wall_limit_per_run
+from harness.report.plural import count
 from harness.run import RunResult
 from harness.schedulers.origins import Origins, recording
 
@@ -209,21 +211,23 @@ def _hang(result: RunResult) -> list[str] | None:
 def _print_exploration(doc: dict[str, Any], found: bool) -> None:
     flags = f" {doc['execution']}" if doc["execution"] else ""
     click.echo(f"harness explore {doc['target']} --scheduler {doc['scheduler']} --strategy {doc['strategy']} "
-               f"--seed {doc['seed']}{flags}: {doc['runs']} runs"
+               f"--seed {doc['seed']}{flags}: {count(doc['runs'], 'run')}"
                + (f" ({doc['runs_to_failure']} to the first failure, then Hypothesis shrinking it)"
                   if doc["strategy"] == "hypothesis" and found and doc["runs_to_failure"] != doc["runs"] else ""))
     bound = doc["bound"]
     if bound is not None:
-        threads = f", {bound['threads']} threads" if bound.get("threads") else ""
-        click.echo(f"pct: n={bound['calls']} calls{threads} + time, horizon k={bound['horizon']} steps, "
+        threads = f", {count(bound['threads'], 'thread')}" if bound.get("threads") else ""
+        every = "the one run misses" if doc["runs"] == 1 else f"all {doc['runs']} runs miss"
+        click.echo(f"pct: n={count(bound['calls'], 'call')}{threads} + time, "
+                   f"horizon k={count(bound['horizon'], 'step')}, "
                    f"depth d={bound['depth']}: "
                    f"a depth-{bound['depth']} bug is found by one run with probability >= {bound['per_run']:.4f}; "
-                   f"all {doc['runs']} runs miss it with probability <= {bound['miss_probability']:.4f} "
+                   f"{every} it with probability <= {bound['miss_probability']:.4f} "
                    "(for bugs within the scope below)")
         if bound["max_steps_seen"] > bound["horizon"]:
-            click.echo(f"  caveat: runs reached {bound['max_steps_seen']} steps, beyond the horizon "
+            click.echo(f"  caveat: runs reached {count(bound['max_steps_seen'], 'step')}, beyond the horizon "
                        f"{bound['horizon']}: the bound covers bugs whose ordering points fall in the first "
-                       f"{bound['horizon']} steps only")
+                       f"{count(bound['horizon'], 'step')} only")
     scope = doc["scope"] or {}
     for key in ("latencies", "timers", "faults"):
         if scope.get(key):
@@ -239,28 +243,32 @@ def _print_exploration(doc: dict[str, Any], found: bool) -> None:
     if scope.get("hung_calls"):
         click.echo(f"  hung (latency drawn beyond the time bound): {', '.join(scope['hung_calls'])}")
     if scope.get("limited_checks"):
-        click.echo(f"  oracle checks limited on {scope['limited_checks']} runs: those runs prove nothing")
+        limited = scope["limited_checks"]
+        click.echo(f"  oracle checks limited on {count(limited, 'run')}: "
+                   f"{'that run proves' if limited == 1 else 'those runs prove'} nothing")
     if scope.get("labels"):
         click.echo(f"  only violations labelled: {', '.join(scope['labels'])}")
     if not found:
+        classes = count(doc["classes"] or 0, "class")
         if doc["proven"]:
             what = f"no {' / '.join(scope['labels'])} violation" if scope.get("labels") else "no violation"
-            click.echo(f"{what} in {doc['classes']} classes: the bounded space is exhausted (proven for the "
+            click.echo(f"{what} in {classes}: the bounded space is exhausted (proven for the "
                        "orders, timers and faults above; not for: " + "; ".join(scope.get("not_covered", [])) + ")")
         elif doc["exhausted"]:
-            click.echo(f"no violation in {doc['classes']} classes, but nothing is proven: {scope.get('claim')}")
+            click.echo(f"no violation in {classes}, but nothing is proven: {scope.get('claim')}")
         elif doc["exhausted"] is False:
-            click.echo(f"no violation in {doc['classes']} classes; the bound was reached before the space was "
+            click.echo(f"no violation in {classes}; the bound was reached before the space was "
                        "exhausted: nothing is proven (raise --runs)")
         else:
             click.echo("no violation found (a sample, not a proof)")
         return
     swarm = f" (swarm: {', '.join(doc['swarm'])})" if doc["swarm"] else ""
     by = f" by {doc['found_by']}" if doc["found_by"] else ""
-    click.echo(f"FOUND {doc['label']} after {doc['runs_to_failure']} runs{by}{swarm}")
+    click.echo(f"FOUND {doc['label']} after {count(doc['runs_to_failure'], 'run')}{by}{swarm}")
     if len(doc["labels"]) > 1:
         click.echo(f"labels found: {', '.join(doc['labels'])}")
-    click.echo(f"witness: {doc['witness']}")
+    # JSON, as check_scheduler's `witness:` line and --format json give it (a dict's repr is not JSON)
+    click.echo(f"witness: {json.dumps(doc['witness'], sort_keys=True, default=str)}")
     if doc.get("explanation"):
         click.echo(f"why: {doc['explanation']}")
     if (doc.get("likelihood") or {}).get("summary"):
@@ -272,7 +280,7 @@ def _print_exploration(doc: dict[str, Any], found: bool) -> None:
             click.echo(line)
     for line in doc.get("hang") or ():
         click.echo(line)
-    click.echo(f"shrunk to {doc['shrunk_calls']} calls"
+    click.echo(f"shrunk to {count(doc['shrunk_calls'], 'call')}"
                + (f", order tape {doc['shrunk_tape']}" if doc["shrunk_tape"] is not None else ""))
     if doc["determinism"]:
         click.echo(f"self-check: {doc['determinism']}")

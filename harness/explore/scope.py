@@ -37,8 +37,8 @@ def planned_scope(*, random_runs: int, pct_runs: int, seeds: list[int], timers: 
     }
     if pct_runs:
         beyond = ("" if max_steps <= horizon else
-                  f"; runs reached {max_steps} steps, beyond the horizon {horizon}: change points fall in the "
-                  f"first {horizon} steps only")
+                  f"; runs reached {_count(max_steps, 'step')}, beyond the horizon {horizon}: change points fall "
+                  f"in the first {_count(horizon, 'step')} only")
         scope["pct"] = {"depths": depths, "horizon": horizon, "max_steps_seen": max_steps,
                         "covers": "bugs that need at most d ordering constraints between call steps and timers, "
                                   "under the seed's fault draws" + beyond}
@@ -62,7 +62,8 @@ def exhaustive_scope(*, runs: int, bound: int, seed: int, scenario: Scenario, ti
         "hung_calls": hung,
         "limited_checks": limited,
         "faults": (faults(scenario, f"every choice of at most {fault_bound} injected per run over "
-                                    f"{len(decision_points)} attempts that may fail ({shown}); other draws from "
+                                    f"{_count(len(decision_points), 'attempt')} that may fail ({shown}); other "
+                                    "draws from "
                                     f"seed {seed}")
                    if decision_points else faults(scenario, f"drawn from seed {seed} (none is a choice)")),
         "fault_bound": fault_bound,
@@ -85,7 +86,7 @@ def claim(exhausted: bool, found: bool, limited: int, labels: tuple[str, ...] | 
     if not exhausted:
         return "none: the run bound was reached first"
     if limited:
-        return f"none: an oracle limited its check on {limited} runs"
+        return f"none: an oracle limited its check on {_count(limited, 'run')}"
     what = f"no {' / '.join(labels)} violation" if labels else "no violation"
     return f"proven: {what} in any of the classes above"
 
@@ -121,11 +122,12 @@ def faults(scenario: Scenario, how: str) -> str:
 def _latencies(random_runs: int, pct_runs: int) -> str:
     parts = []
     if random_runs:
-        parts.append(f"{_count(random_runs)} with latencies drawn from the scenario's distributions")
+        parts.append(f"{_count(random_runs, 'run')} with latencies drawn from the scenario's distributions")
     if pct_runs:
-        parts.append(f"{_count(pct_runs)} order-first ({ORDER_FIRST_LATENCIES})")
+        parts.append(f"{_count(pct_runs, 'run')} order-first ({ORDER_FIRST_LATENCIES})")
     return "; ".join(parts)
 
 
-def _count(runs: int) -> str:
-    return f"{runs} run" + ("" if runs == 1 else "s")
+def _count(n: int, noun: str) -> str:
+    """`1 run`, `2 runs` (what harness.report.plural.count says, for the nouns here)."""
+    return f"{n} {noun}" + ("" if n == 1 else "s")

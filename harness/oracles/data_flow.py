@@ -10,6 +10,11 @@ when the producer failed or comes later in model order. Violations:
 - `missing-input`: it started after, but read something other than what the producer returned
   (typically nothing: the runtime never passed the value on).
 
+A producer whose result was never reported (the runtime crashed mid-batch, hung, or dropped it: the
+protocol and liveness oracles judge that) returned nothing anyone can compare with: what its consumer
+read is then not judged, except that reading it before the producer's attempt ended is still a
+`future-read`.
+
 The witness names both calls, the argument and the virtual times. It reads the run; it never steers
 one, and it never judges the effects (serializability compares them, on the resolved calls).
 """
@@ -50,18 +55,24 @@ def check(result: RunResult) -> Verdict:
         earlier = set(order[:position[consumer]])
         found, value = source.compute(reference_lookup(reported, earlier))
         read_found, read_digest = bool(e.get("found")), e.get("vd")
-        producers = [p for p in source.producers if p in earlier and p in reported and reported[p].ok]
+        # Producers with a value: reported ok, or never reported but ended ok in the trace.
+        producers = [p for p in source.producers if p in earlier
+                     and (reported[p].ok if p in reported else p in settled)]
+        unreported = [p for p in source.producers if p in earlier and p not in reported]
         late = [p for p in producers if (e["t"], e["seq"]) < settled.get(p, (-1, -1))]
         witness = {"consumer": consumer, "producer": (late or producers or list(source.producers) or ["?"])[0],
                    "arg": arg, "reference": sources[arg], "attempt": e.get("attempt", 1), "started_at_ms": e["t"]}
         if late:
             producer = late[0]
-            witness["producer_ended_at_ms"] = reported[producer].end_ms
+            ended_ms = reported[producer].end_ms if producer in reported else settled[producer][0]
+            witness["producer_ended_at_ms"] = ended_ms
             violations.append(Violation(
                 "future-read", f"{consumer} started at {e['t']} ms, before its producer {producer} ended at "
-                f"{reported[producer].end_ms} ms: its argument {arg!r} ({sources[arg]}) read "
+                f"{ended_ms} ms: its argument {arg!r} ({sources[arg]}) read "
                 + ("a value that did not exist yet" if not read_found else "a value from before the producer ended"),
                 witness))
+        elif unreported:
+            continue  # no reported value to compare with: `reported` lacks it, which is not "it returned none"
         elif found != read_found or (found and value_digest(value) != read_digest):
             violations.append(Violation(
                 "missing-input", f"{consumer}'s argument {arg!r} ({sources[arg]}) read "

@@ -36,26 +36,42 @@ def check(result: RunResult) -> Verdict:
 
 
 def _hang(facts: RunFacts) -> Violation:
-    """The hung batch's witness names what it was waiting for: `pending`, calls started and still
+    """The hung batches' witness names what they were waiting for: `pending`, calls started and still
     unsettled when the run stopped; `never_started`, calls of the batch that never started and got
     no result (a deadlock before a call is the usual cause); `skipped`, calls the scheduler decided
     not to run but never reported; `waits`, what each unfinished call waited on, and `deadlock`, the
-    lock cycle among them if any (harness.schedulers.waits)."""
-    batch_run = facts.result.batches[-1]
-    reported = {r.call_id for r in batch_run.results}
-    pending = list(dict.fromkeys(a.call for a in facts.attempts
-                                 if a.batch == batch_run.index and a.opened and a.settled_t > batch_run.end_ms))
-    unstarted = [c for c in batch_run.batch.ids if not facts.started(c) and c not in reported]
-    never_started = [c for c in unstarted if c not in facts.skipped]
-    skipped = [c for c in unstarted if c in facts.skipped]
+    lock cycle among them if any (harness.schedulers.waits).
+
+    A run hangs in one batch, or, with several agents, in each agent's turn still running when it
+    stopped (a deadlock between agents hangs both): `batches` lists them, `batch` is the first, and
+    the calls and waits are those of all of them (a wait line then says its batch), as the hang
+    report lists them."""
+    hung = [b for b in facts.result.batches if b.status is RunStatus.HANG] or [facts.result.batches[-1]]
+    pending: list[str] = []
+    never_started: list[str] = []
+    skipped: list[str] = []
+    waits: list[str] = []
+    deadlock: list[str] = []
+    for batch_run in hung:
+        reported = {r.call_id for r in batch_run.results}
+        pending += dict.fromkeys(a.call for a in facts.attempts
+                                 if a.batch == batch_run.index and a.opened and a.settled_t > batch_run.end_ms)
+        unstarted = [c for c in batch_run.batch.ids if not facts.started(c) and c not in reported]
+        never_started += [c for c in unstarted if c not in facts.skipped]
+        skipped += [c for c in unstarted if c in facts.skipped]
+        if batch_run.waits is not None:  # read from the live simulation at the hang (harness.schedulers.waits)
+            where = f"batch {batch_run.index}: " if len(hung) > 1 else ""
+            waits += [where + wait.line() for wait in batch_run.waits.waits]
+            deadlock = deadlock or list(batch_run.waits.cycle)  # a cycle across batches: each read the same
     message = facts.result.error or "the scheduler did not return"
     if never_started:
         message += f"; never started: {', '.join(never_started)}"
-    witness = {"batch": batch_run.index, "stopped_at_ms": batch_run.end_ms, "stop": batch_run.stop.value,
-               "pending": pending, "never_started": never_started, "skipped": skipped}
-    if batch_run.waits is not None:  # read from the live simulation at the hang (harness.schedulers.waits)
-        witness["waits"] = [wait.line() for wait in batch_run.waits.waits]
-        witness["deadlock"] = list(batch_run.waits.cycle)
+    first = hung[0]
+    witness = {"batch": first.index, "batches": [b.index for b in hung], "stopped_at_ms": first.end_ms,
+               "stop": first.stop.value, "pending": pending, "never_started": never_started, "skipped": skipped}
+    if any(b.waits is not None for b in hung):
+        witness["waits"] = waits
+        witness["deadlock"] = deadlock
     return Violation("hang", message, witness, Kind.LIVENESS)
 
 

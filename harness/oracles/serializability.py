@@ -128,7 +128,8 @@ def _steps(facts: RunFacts) -> list[_Step]:
     steps: list[_Step] = []
     args_from = facts.result.scenario.args_from
     earlier: set[str] = set()
-    lookup = reference_lookup(facts.reported, earlier)  # reads `earlier` as it grows
+    # Reads `earlier` as it grows; a producer never reported (a crashed batch) gave what it ended ok with.
+    lookup = reference_lookup(facts.reported, earlier, facts.result.produced)
     for call in facts.result.scenario.calls:
         # The serial reference reads args_from as model order does: every earlier call has ended, so a
         # consumer gets what its producer returned (nothing if it failed). The data-flow oracle judges
@@ -857,8 +858,9 @@ def _ledger_violations(facts: RunFacts, expected: WorldState, final: WorldState,
         duplicated = [c for c in count_b if count_b[c] > count_a.get(c, 0) and c not in ghost_calls]
         if duplicated:
             call = duplicated[0]
+            entries = "entry" if count_b[call] == 1 else "entries"
             yield Violation("duplicate-effect",
-                            f"{call} added {count_b[call]} entries to ledger {name} "
+                            f"{call} added {count_b[call]} {entries} to ledger {name} "
                             f"(model order: {count_a.get(call, 0)})",
                             {"ledger": name, "call": call, "count": count_b[call],
                              "entries": [e.to_json() for e in b if e.call_id == call]})

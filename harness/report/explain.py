@@ -16,6 +16,7 @@ from typing import Any
 
 from harness.oracles.facts import spelled
 from harness.oracles.verdict import Violation
+from harness.report import plural
 from harness.run import RunResult
 from harness.sim.trace import TraceEvent, canonical_json
 
@@ -193,7 +194,7 @@ def _lost_update(w: Mapping[str, Any], run: _Run) -> str:
 def _effects(effects: Sequence[Mapping[str, Any]]) -> str:
     first = effects[0]
     text = f"it {_EFFECT_VERBS.get(first['op'], first['op'])} {_thing(first['target'])} at {first['t']} ms"
-    return text + (f" (and {len(effects) - 1} more changes)" if len(effects) > 1 else "")
+    return text + (f" (and {plural.count(len(effects) - 1, 'more change')})" if len(effects) > 1 else "")
 
 
 def _ghost_effect(w: Mapping[str, Any], run: _Run) -> str:
@@ -214,7 +215,8 @@ def _duplicate_effect(w: Mapping[str, Any], run: _Run) -> str:
     if "ledger" in w:
         entries = [e["entry_id"] if isinstance(e, Mapping) else e for e in w.get("entries", ())]
         count = w.get("count", len(entries))
-        return (f"{call} added {count} entries to {_thing('ledger:' + w['ledger'])} ({_and(entries)}): the same "
+        return (f"{call} added {plural.count(count, 'entry', 'entries')} to {_thing('ledger:' + w['ledger'])} "
+                f"({_and(entries)}): the same "
                 "external effect landed more than once, from a retry or a duplicate delivery. In model order "
                 "each call's effect lands once.")
     attempts = w["attempts"]
@@ -274,8 +276,8 @@ def _divergent_world(w: Mapping[str, Any], run: _Run) -> str:
     if "ledger" in w:
         def calls(entries: Sequence[Mapping[str, Any]]) -> str:
             return _and([e.get("call_id") for e in entries])
-        return (f"{_thing('ledger:' + w['ledger'])} ends with {len(w['final'])} entries ({calls(w['final'])}); "
-                f"model order leaves {len(w['expected'])} ({calls(w['expected'])}).")
+        return (f"{_thing('ledger:' + w['ledger'])} ends with {plural.count(len(w['final']), 'entry', 'entries')} "
+                f"({calls(w['final'])}); model order leaves {len(w['expected'])} ({calls(w['expected'])}).")
     if "target" in w:
         target, writers = w["target"], w.get("writers") or []
         thing = _thing(target)
@@ -400,8 +402,10 @@ _STOPS = {"idle": "nothing was left to happen but the scheduler still waited: a 
 
 def _hang(w: Mapping[str, Any], run: _Run) -> str:
     stop = str(w["stop"])
-    text = (f"The scheduler of batch {w['batch']} never returned: the run stopped at {w['stopped_at_ms']} ms "
-            f"because {_STOPS.get(stop, stop)}.")
+    batches = list(w.get("batches") or [w["batch"]])
+    who = (f"The schedulers of batches {_and(batches)} (one turn of each agent still running)" if len(batches) > 1
+           else f"The scheduler of batch {w['batch']}")
+    text = f"{who} never returned: the run stopped at {w['stopped_at_ms']} ms because {_STOPS.get(stop, stop)}."
     if w.get("pending"):
         text += f" Still running: {_and(w['pending'])}."
     if w.get("never_started"):

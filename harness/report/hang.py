@@ -23,9 +23,15 @@ def hung_batches(result: RunResult) -> list[BatchRun]:
 
 def hang_lines(result: RunResult) -> list[str]:
     """For each hung batch: a title, one line per waiting call (task or thread: with its stack), and
-    the lock cycle when there is one."""
+    the lock cycle when there is one. A cycle across the batches of several agents is one deadlock:
+    it is said once, after the last of them, naming the batches."""
+    batches = hung_batches(result)
+    sharing: dict[frozenset[str], list[BatchRun]] = {}  # a cycle (any rotation) -> the batches it was read from
+    for batch in batches:
+        if batch.waits is not None and batch.waits.cycle:
+            sharing.setdefault(frozenset(batch.waits.cycle), []).append(batch)
     lines: list[str] = []
-    for batch in hung_batches(result):
+    for batch in batches:
         diagnosis = batch.waits
         assert diagnosis is not None
         lines.append(f"hang in batch {batch.index} (stopped at {batch.end_ms} ms, {batch.stop.value}): "
@@ -34,8 +40,13 @@ def hang_lines(result: RunResult) -> list[str]:
             lines.append(f"  {wait.line()}")
             if wait.state in ("task", "thread"):
                 lines.extend(f"      {frame}" for frame in wait.stack[-STACK_FRAMES:])
-        if diagnosis.cycle:
-            lines.append("  deadlock: " + "; ".join(diagnosis.cycle))
+        group = sharing.get(frozenset(diagnosis.cycle), []) if diagnosis.cycle else []
+        if group and batch is group[-1]:
+            first = group[0].waits
+            assert first is not None
+            indexes = [str(b.index) for b in group]
+            across = f" across batches {', '.join(indexes[:-1])} and {indexes[-1]}" if len(group) > 1 else ""
+            lines.append(f"  deadlock{across}: " + "; ".join(first.cycle))
     return lines
 
 

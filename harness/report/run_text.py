@@ -17,6 +17,7 @@ from harness.oracles.verdict import Verdict, exit_code
 from harness.report.agent_events import describe_agent, describe_input
 from harness.report.gate_events import GATE_EVENTS, describe_gate
 from harness.report.hang import hang_lines
+from harness.report.plural import count
 from harness.report.run_json import reproduce_command
 from harness.run import RunResult
 from harness.schedulers.origins import Origins
@@ -81,14 +82,16 @@ def render_run(result: RunResult, console: Console, *, version: str, verdicts: S
     console.print(f"makespan     {result.makespan_ms} ms")
     if result.agent is not None:
         outcome = result.agent
-        console.print(f"agent        {outcome.status} after {outcome.rounds} rounds, {outcome.tool_calls} tool calls"
+        console.print(f"agent        {outcome.status} after {count(outcome.rounds, 'round')}, "
+                      f"{count(outcome.tool_calls, 'tool call')}"
                       + (f", {outcome.invalid} invalid" if outcome.invalid else "")
                       + (f", unavailable: {', '.join(outcome.unavailable)}" if outcome.unavailable else "")
                       + (f" ({outcome.detail})" if outcome.detail else ""), markup=False)
         if outcome.answer and not result.agents:
             console.print(f"answer       {outcome.answer}", markup=False)
     for name, each in result.agents.items():
-        console.print(f"  {name:<10} {each.status} after {each.rounds} rounds, {each.tool_calls} tool calls"
+        console.print(f"  {name:<10} {each.status} after {count(each.rounds, 'round')}, "
+                      f"{count(each.tool_calls, 'tool call')}"
                       + (f" ({each.detail})" if each.detail else "") + (f": {each.answer}" if each.answer else ""),
                       markup=False)
     console.print(f"fingerprint  {result.fingerprint}", soft_wrap=True)  # one line: it is copied whole
@@ -119,14 +122,21 @@ def render_run(result: RunResult, console: Console, *, version: str, verdicts: S
 
 
 def _print_why(console: Console, result: RunResult, verdicts: Sequence[Verdict], limit: int = 8) -> None:
-    """Each violation in words (harness.report.explain), under the verdict table."""
+    """Each violation in words (harness.report.explain), under the verdict table. Two oracles (or one,
+    from two angles) may find the same fact, e.g. a retried ticket is a duplicate effect to both
+    serializability and exactly-once: the table keeps each oracle's finding, the words come once."""
     from harness.report.explain import explain
 
     violations = [v for verdict in verdicts for v in verdict.violations]
-    for violation in violations[:limit]:
-        console.print(f"why ({violation.label}): {explain(violation, result)}", markup=False)
-    if len(violations) > limit:
-        console.print(f"... and {len(violations) - limit} more violations (--format json lists them all)")
+    printed: set[str] = set()
+    for seen, violation in enumerate(violations, 1):
+        line = f"why ({violation.label}): {explain(violation, result)}"
+        if line not in printed:
+            printed.add(line)
+            console.print(line, markup=False)
+        if len(printed) == limit and seen < len(violations):
+            console.print(f"... and {count(len(violations) - seen, 'more violation')} (--format json lists them all)")
+            break
 
 
 def _print_likelihood(console: Console, result: RunResult, verdicts: Sequence[Verdict], limit: int = 8) -> None:

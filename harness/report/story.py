@@ -20,6 +20,7 @@ from typing import Any
 from harness.oracles.facts import spelled
 from harness.oracles.verdict import Kind, Violation, calls_named
 from harness.report.explain import racing_touches
+from harness.report.plural import count
 from harness.run import RunResult
 from harness.schedulers.origins import Origins
 from harness.sim.trace import TraceEvent
@@ -178,7 +179,7 @@ def render(told: Story) -> list[str]:
         line = f"  {'*' if step.deviated else ' '} {step.t:>7} ms  {step.call:<{width}}  {step.text:<{text_width}}"
         lines.append(f"{line}  {aside}".rstrip())
     if told.omitted:
-        lines.append(f"    ... {told.omitted} more steps of these calls not shown (see the timeline)")
+        lines.append(f"    ... {count(told.omitted, 'more step')} of these calls not shown (see the timeline)")
     if told.note:
         lines.append(f"  {told.note}")
     return lines

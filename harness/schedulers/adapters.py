@@ -22,6 +22,7 @@ from typing import Any
 from harness.model import Batch, ToolCall
 from harness.schedulers.context import SchedulerContext
 from harness.schedulers.execution import ExecutionPolicy
+from harness.schedulers.naming import origin_name
 from harness.schedulers.plan import Plan, PlanError, PlanScheduler
 from harness.schedulers.world_view import call_in_world
 
@@ -152,8 +153,9 @@ def from_gate(fn: GateFn, *, name: str | None = None, max_workers: int | None = 
 
     With `world_view` (the default), `fn` runs with `os`, `os.path`, `pathlib` and `open` answering
     from the run's world at the start of the batch, read-only (see `harness.schedulers.world_view`);
-    a write is a scheduler error."""
-    return _Gate(fn, name or str(getattr(fn, "__name__", "gate")), max_workers,
+    a write is a scheduler error. The scheduler is `name`, else `fn`'s module and qualified name
+    (`acme.policy.should_parallelize`: see `harness.schedulers.naming`)."""
+    return _Gate(fn, name or origin_name(fn, "gate"), max_workers,
                  description or "a gate function: all parallel or all serial", execution, world_view)
 
 
@@ -163,6 +165,6 @@ def from_plan(fn: PlanFn, *, name: str | None = None, cap: int | None = None, de
     (id -> ids it waits for). A segment is a list of calls (tool calls, ids or positions), which run
     in parallel once the previous segment settled, or a hermes-style pair `(parallel, calls)` with
     `parallel` a bool or `"parallel"` / `"sequential"`: a sequential pair runs its calls one at a
-    time, in order. Results are in model order. `world_view` as for `from_gate`."""
-    return _Planner(fn, name or str(getattr(fn, "__name__", "planner")), cap,
+    time, in order. Results are in model order. `world_view` and the name as for `from_gate`."""
+    return _Planner(fn, name or origin_name(fn, "planner"), cap,
                     description or "a planner function: ordered segments", execution, world_view)

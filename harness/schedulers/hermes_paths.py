@@ -20,8 +20,13 @@ PARALLEL_SAFE_TOOLS = frozenset({
     "read_file", "search_files", "web_search", "web_extract", "vision_analyze", "session_search",
     "skill_view", "skills_list", "ha_get_state", "ha_list_entities", "ha_list_services", "image_generate",
 })
-#: Tier 2: file tools, parallel when their paths do not overlap.
+#: Tier 2: file tools, parallel when their paths do not overlap (the gate's list, seed 001).
 PATH_SCOPED_TOOLS = frozenset({"read_file", "write_file", "patch"})
+#: The segment planner's path-scoped tools (`_PATH_SCOPED_READERS` / `_PATH_SCOPED_WRITERS` in
+#: hermes' agent/tool_dispatch_helpers.py): readers may share a subtree, a writer conflicts with any
+#: overlapping reservation. `search_files` is a reader of its `path`, by default the working directory.
+PATH_SCOPED_READERS = frozenset({"read_file", "search_files"})
+PATH_SCOPED_WRITERS = frozenset({"write_file", "patch"})
 #: Tier 3: never parallel.
 NEVER_PARALLEL_TOOLS = frozenset({"clarify"})
 #: hermes' ThreadPoolExecutor size.

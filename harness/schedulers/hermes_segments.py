@@ -26,7 +26,8 @@ from harness.schedulers.hermes_paths import (
     MAX_WORKERS,
     NEVER_PARALLEL_TOOLS,
     PARALLEL_SAFE_TOOLS,
-    PATH_SCOPED_TOOLS,
+    PATH_SCOPED_READERS,
+    PATH_SCOPED_WRITERS,
     abspath_against,
     normcase,
     paths_overlap,
@@ -35,21 +36,24 @@ from harness.schedulers.hermes_paths import (
 from harness.schedulers.plan import Plan, PlanScheduler
 from harness.world.world import WorldError
 
-WRITERS = frozenset({"write_file", "patch"})
+PATH_SCOPED = PATH_SCOPED_READERS | PATH_SCOPED_WRITERS
 READER_DEFAULT_PATHS = {"search_files": "."}
 
 
 def scoped_paths(call: ToolCall, args: dict[str, object]) -> list[str] | None:
-    """The raw paths a call is scoped to; None when a path-scoped call has none (a barrier)."""
+    """The raw paths a call is scoped to ([] for an unscoped safe tool); None when a path-scoped call
+    has none (a barrier). As hermes' `_extract_parallel_scope_paths`."""
+    if call.name not in PATH_SCOPED:
+        return []
     if call.name == "patch" and (args.get("mode") or "replace") == "patch":
-        # hermes (`_extract_parallel_scope_paths`): the headers, not a possibly-decoy `path=`
+        # hermes: the headers, not a possibly-decoy `path=`
         return v4a_scope_paths(args.get("patch")) or None
     raw = args.get("path")
-    if call.name in READER_DEFAULT_PATHS and not (isinstance(raw, str) and raw.strip()):
+    if isinstance(raw, str) and raw.strip():
+        return [raw]  # a search with a path is scoped to it, as a read is
+    if call.name in READER_DEFAULT_PATHS:
         return [READER_DEFAULT_PATHS[call.name]]  # hermes: a blank or non-string path searches `.`
-    if call.name in PATH_SCOPED_TOOLS:
-        return [raw] if isinstance(raw, str) and raw.strip() else None
-    return []
+    return None
 
 
 def _realpath(ctx: SchedulerContext, path: str) -> str:
@@ -79,7 +83,7 @@ class HermesSegments(PlanScheduler):
 
         for call in batch:
             args = call.parsed_arguments()
-            admitted = call.name in PARALLEL_SAFE_TOOLS or call.name in PATH_SCOPED_TOOLS
+            admitted = call.name in PARALLEL_SAFE_TOOLS or call.name in PATH_SCOPED
             raw_paths = scoped_paths(call, args) if args is not None else None
             if call.name in NEVER_PARALLEL_TOOLS or args is None or not admitted or raw_paths is None:
                 close()
@@ -87,7 +91,7 @@ class HermesSegments(PlanScheduler):
                 continue
             paths = [PurePosixPath(normcase(_realpath(ctx, abspath_against(p, ctx.cwd, ctx.home, ctx.users))))
                      for p in raw_paths]
-            writer = call.name in WRITERS
+            writer = call.name in PATH_SCOPED_WRITERS
             if any(paths_overlap(p, q) and (writer or q_writer) for p in paths for q, q_writer in reserved):
                 close()
             current.append(call)

@@ -6,7 +6,8 @@ walks the SimPy processes reachable from the scheduler's process (each one's gen
 event it waits on: a call's handle, a `ctx.resource` lock or slot and the processes holding it, an
 `all_of`/`any_of`, another process, a plain event such as a `depends_on` predecessor's "done"), names
 what it finds by the variable that holds it in the user's code (`locks['file:/repo/a']`,
-`done['fetch']`), ties processes to calls by the `ToolCall` they hold, and finds lock cycles. For the
+`done['fetch']`), ties processes to calls by the `ToolCall` they hold, and finds lock cycles, across
+the batches of several agents too (each hung batch's scheduler and calls are its `peers`). For the
 asyncio bridge it reads the lent loop's pending tasks (the asyncio primitive each awaits and its
 coroutine stack); for the thread bridge, each parked thread's stack and the primitive it waits on.
 It only reads: no event is created or triggered, nothing is traced, so a diagnosis never changes a
@@ -71,10 +72,23 @@ class Diagnosis:
         return lines
 
 
-def diagnose(ctx: SchedulerContext, driver: simpy.Process) -> Diagnosis | None:
-    """What each unfinished call of the hung batch `ctx` waits on (None if nothing could be read)."""
+@dataclass(frozen=True)
+class Peer:
+    """Another batch hung in the same run (another agent's turn): a lock its scheduler or calls hold
+    can close a cycle with this batch's."""
+
+    ctx: SchedulerContext
+    driver: simpy.Process
+    label: str  # how its scheduler is named, e.g. "the scheduler of batch 1 (right)"
+
+
+def diagnose(ctx: SchedulerContext, driver: simpy.Process, label: str = "the scheduler",
+             peers: Iterable[Peer] = ()) -> Diagnosis | None:
+    """What each unfinished call of the hung batch `ctx` waits on (None if nothing could be read).
+    `label` names its scheduler in a cycle; `peers` are the run's other hung batches, whose scheduler
+    and calls then hold locks by their own names and may be part of the cycle."""
     try:
-        return _Inspector(ctx, driver).diagnose()
+        return _Inspector(ctx, driver, label, tuple(peers)).diagnose()
     except Exception:  # a diagnosis is a courtesy: a frame or object it cannot read must not break a run
         return None
 
@@ -175,10 +189,15 @@ class _Proc:
 
 
 class _Inspector:
-    def __init__(self, ctx: SchedulerContext, driver: simpy.Process) -> None:
+    def __init__(self, ctx: SchedulerContext, driver: simpy.Process, label: str = "the scheduler",
+                 peers: tuple[Peer, ...] = ()) -> None:
         self.ctx = ctx
         self.driver = driver
         self.calls = {call.id: call for call in ctx.batch}
+        #: Calls a process may work for: this batch's, and the peers' (named, never listed as waits).
+        self.known = {**{call.id: call for peer in peers for call in peer.ctx.batch}, **self.calls}
+        #: id(scheduler process) -> its name, this batch's and the peers'.
+        self.schedulers = {id(peer.driver): peer.label for peer in peers} | {id(driver): label}
         self.procs: dict[int, _Proc] = {}
         self.order: list[_Proc] = []
         #: Every frame seen, for naming things (the scheduler's own frames first).
@@ -192,7 +211,9 @@ class _Inspector:
         if id(process) in self.procs or len(self.procs) >= _MAX_PROCESSES or not process.is_alive:
             return
         frames = _chain(getattr(process, "_generator", None))
-        entry = _Proc(process, frames, None if is_driver else _call_of(frames, self.calls))
+        # A scheduler's own frames hold calls too (its loop variable): it works for none of them.
+        entry = _Proc(process, frames, None if is_driver or id(process) in self.schedulers
+                      else _call_of(frames, self.known))
         self.procs[id(process)] = entry
         self.order.append(entry)
         self.frames.extend(frames)
@@ -240,9 +261,14 @@ class _Inspector:
         entry = self.procs.get(id(proc))
         if entry is None:
             return "a process outside the scheduler"
+        return self._who(entry)
+
+    def _who(self, entry: _Proc) -> str:
+        """A process by what it works for: a call, a batch's scheduler, else where it waits."""
         if entry.call is not None:
             return entry.call
-        return "the scheduler" if proc is self.driver else f"a process at {_user_at(entry.frames) or 'harness'}"
+        scheduler = self.schedulers.get(id(entry.process))
+        return scheduler if scheduler is not None else f"a process at {_user_at(entry.frames) or 'harness'}"
 
     def _resource(self, resource: BaseResource[Any, Any], for_call: str | None) -> str:
         name, key = self._name(resource)
@@ -275,7 +301,7 @@ class _Inspector:
             pending = [e for e in getattr(event, "_events", ()) if not e.processed]
             kind = "all of" if getattr(event, "_evaluate", None) is Condition.all_events else "any of"
             if depth >= 2:
-                return f"{kind} {len(pending)} events"
+                return f"{kind} {len(pending)} event" + ("" if len(pending) == 1 else "s")
             shown = [self.describe(e, for_call, depth + 1) for e in pending[:_MAX_LISTED]]
             more = f" and {len(pending) - _MAX_LISTED} more" if len(pending) > _MAX_LISTED else ""
             return f"{kind}: " + "; ".join(shown) + more
@@ -362,24 +388,32 @@ class _Inspector:
         return self._due_at.get(id(event))
 
     def _cycle(self) -> tuple[str, ...]:
-        """A cycle of calls each holding a lock the next one waits for."""
-        waits_for: dict[str, tuple[str, str]] = {}  # call -> (holder call, lock name)
+        """A cycle of calls and schedulers (this batch's or a peer's) each holding a lock the next one
+        waits for. A call's processes are one node (its worker holds what its attempt waits behind);
+        another process is a node of its own, named by where it waits."""
+        node: dict[int, str] = {}  # id(process) -> its node
+        names: dict[str, str] = {}
+        for position, entry in enumerate(self.order):
+            who = self._who(entry)
+            key = who if entry.call is not None or id(entry.process) in self.schedulers else f"#{position}"
+            node[id(entry.process)], names[key] = key, who
+        waits_for: dict[str, tuple[str, str]] = {}  # node -> (holder node, lock name)
         for entry in self.order:
             target = getattr(entry.process, "_target", None)
-            if entry.call is None or not isinstance(target, Request):
+            if not isinstance(target, Request):
                 continue
+            waiter = node[id(entry.process)]
             for holder in target.resource.users:
-                holder_entry = self.procs.get(id(getattr(holder, "proc", None)))
-                if holder_entry is not None and holder_entry.call is not None and holder_entry.call != entry.call:
-                    name = self._name(target.resource)[0] or "a lock"
-                    waits_for[entry.call] = (holder_entry.call, name)
+                held_by = node.get(id(getattr(holder, "proc", None)))
+                if held_by is not None and held_by != waiter:
+                    waits_for[waiter] = (held_by, self._name(target.resource)[0] or "a lock")
         for start in waits_for:
             path = [start]
             while path[-1] in waits_for and len(path) <= len(waits_for):
                 following = waits_for[path[-1]][0]
                 if following == start:
-                    return tuple(f"{call} waits for {waits_for[call][1]}, held by {waits_for[call][0]}"
-                                 for call in path)
+                    return tuple(f"{names[n]} waits for {waits_for[n][1]}, held by {names[waits_for[n][0]]}"
+                                 for n in path)
                 if following in path:
                     break
                 path.append(following)

@@ -135,13 +135,21 @@ def resolve(call: ToolCall, args_from: Mapping[str, str] | None, lookup: Lookup)
     return ToolCall(call.id, call.name, json.dumps(merged, ensure_ascii=False), call.index), inputs
 
 
-def reference_lookup(results: Mapping[str, Any], earlier: Container[str]) -> Lookup:
+def reference_lookup(results: Mapping[str, Any], earlier: Container[str],
+                     unreported: Mapping[str, JSONValue] | None = None) -> Lookup:
     """The serial reference's lookup: in model order every earlier call has ended, so a consumer reads
     what its producer returned (reported results, objects with `ok` and `value`), nothing when the
-    producer failed, and nothing from a call that comes later in model order."""
+    producer failed, and nothing from a call that comes later in model order.
+
+    A producer with no reported result at all (its batch crashed before reporting) did not return
+    "nothing": with `unreported` (call id -> the value it ended ok with in the run) it returned that."""
     def lookup(call_id: str) -> tuple[bool, JSONValue]:
+        if call_id not in earlier:
+            return False, None
         result = results.get(call_id)
-        if call_id not in earlier or result is None or not getattr(result, "ok", False):
+        if result is None:
+            return (True, unreported[call_id]) if unreported and call_id in unreported else (False, None)
+        if not getattr(result, "ok", False):
             return False, None
         return True, getattr(result, "value", None)
 

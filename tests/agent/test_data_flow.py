@@ -70,3 +70,47 @@ def test_args_from_must_name_an_earlier_call() -> None:
     with pytest.raises(ScenarioError, match=r"batches\[0\].calls\[0\].args_from.text: expected a reference to a "
                                             r"call earlier"):
         scenario_from_data(data, "f.toml")
+
+
+def _crashing(ticket_ms: int, page_ms: int, crash_ms: int, failure: float = 0.0) -> dict[str, object]:
+    """CHAIN whose runtime crashes at `crash_ms`, before its batch reports anything."""
+    return {**CHAIN, "faults": {"crash": {"at_ms": crash_ms}},
+            "tools": {"create_ticket": {"latency": {"fixed": ticket_ms}, "failure": {"rate": failure}},
+                      "send_message": {"latency": {"fixed": page_ms}}}}
+
+
+def test_a_producer_never_reported_because_the_runtime_crashed_did_not_return_none() -> None:
+    """The ticket ends ok at 100 ms, the page reads its id then, the runtime crashes at 500 ms before the
+    batch reports: data-flow called that `missing-input` (the unreported ticket taken as returning none),
+    and serializability a `duplicate-effect` (the page replayed with a null text, so without its entry)."""
+    result = run(scenario_from_data(_crashing(100, 1000, 500)), get_scheduler("dag"), 1)
+    assert result.status.value == "crashed" and result.results == ()
+    assert any(e["ev"] == "input" and e["found"] for e in result.trace)
+    assert labels(result) == {}
+
+
+def test_a_consumer_that_read_before_an_unreported_producer_ended_is_still_a_future_read() -> None:
+    # all at once: the follow-up ticket starts at 0 and reads no id, the ticket ends ok at 500, the crash
+    # at 700 comes before the follow-up ends (900), so nothing is reported
+    data = {**_crashing(500, 900, 700), "batches": [{"label": "t", "calls": [
+        {"id": "ticket", "name": "create_ticket", "arguments": '{"title": "db down"}'},
+        {"id": "follow-up", "name": "create_ticket", "arguments": '{"title": "follow-up"}', "latency": {"fixed": 900},
+         "depends_on": ["ticket"], "args_from": {"body": "ticket.value.ticket"}}]}]}
+    result = run(scenario_from_data(data), get_scheduler("parallel"), 1)
+    assert result.results == ()
+    verdict = data_flow.check(result)
+    assert verdict.label == "future-read" and verdict.witness["producer_ended_at_ms"] == 500
+
+
+def test_a_dag_scheduler_with_a_flaky_producer_and_a_crash_passes_an_exploration() -> None:
+    """Flaky producer, random latencies, a crash timer explored by PCT: a DAG runtime has nothing to
+    answer for; all-parallel's future read is still found."""
+    from harness.explore.engine import explore
+
+    data = {**_crashing(0, 0, 700, failure=0.3), "tools": {
+        "create_ticket": {"latency": {"uniform": [100, 900]}, "failure": {"rate": 0.3}},
+        "send_message": {"latency": {"uniform": [100, 600]}}}}
+    scenario = scenario_from_data(data)
+    assert explore(scenario, "dag", runs=100, seed=1, shrink=False).found is None
+    found = explore(scenario, "parallel", runs=100, seed=1, shrink=False).found
+    assert found is not None and found.label == "future-read"

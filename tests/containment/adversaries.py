@@ -10,7 +10,9 @@ pass silently, crash (exit 70) or let one run change what the next one sees.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Generator
+from pathlib import Path
 from typing import Any
 
 from harness.model import Batch, CallResult, Outcome
@@ -185,6 +187,18 @@ class MutatesBatch:
 
 
 #: Every adversary by name, with what the harness must call it (the run's status).
+class SpinInCallWhenReady(SpinInCall):
+    """SpinInCall that first creates the file named by $HARNESS_TEST_SPINNING: a test that interrupts
+    the spin waits for that file, not for a fixed time (on a loaded machine the process may still be
+    importing). Not in the catalogue: it is SpinInCall with a signal for tests."""
+
+    def __call__(self, batch: Batch, ctx: SchedulerContext) -> Process:
+        yield ctx.start(batch.calls[0])
+        Path(os.environ["HARNESS_TEST_SPINNING"]).touch()
+        while True:
+            pass
+
+
 CATALOGUE: dict[str, tuple[type, str]] = {
     "SpinInCall": (SpinInCall, "hang"),
     "SpinInConstructor": (SpinInConstructor, "hang"),

@@ -207,15 +207,26 @@ def test_spinning_constructor_in_sweep_workers(tiny: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
-def test_a_real_ctrl_c_still_stops_the_harness(tiny: Path) -> None:
-    """SIGINT while the scheduler spins: the harness stops (exit 130), it is not the scheduler's error."""
+def test_a_real_ctrl_c_still_stops_the_harness(tiny: Path, tmp_path: Path) -> None:
+    """SIGINT while the scheduler spins: the harness stops (exit 130), it is not the scheduler's error.
+    The signal is sent once the scheduler spins (it creates a file then), never after a fixed sleep: on
+    a loaded machine the child may still be importing, where a Ctrl-C is an ordinary traceback."""
+    spinning = tmp_path / "spinning"
     process = subprocess.Popen([sys.executable, "-m", "harness", "run", str(tiny), "--scheduler",
-                                f"{MODULE}:SpinInCall", "--wall-timeout", "30"], cwd=ROOT,
+                                f"{MODULE}:SpinInCallWhenReady", "--wall-timeout", "60"], cwd=ROOT,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    time.sleep(3)  # imports, then the spin
-    process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=20)
+                               env={**os.environ, "PYTHONUNBUFFERED": "1", "HARNESS_TEST_SPINNING": str(spinning)})
+    try:
+        deadline = time.monotonic() + 120
+        while not spinning.exists() and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert spinning.exists(), f"the scheduler never started spinning (exit {process.poll()})"
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:  # a failed assertion above: the child must not outlive the test
+            process.kill()
+            process.communicate()
     assert process.returncode == 130 and "interrupted" in err, out + err
     assert "scheduler-error" not in out
 

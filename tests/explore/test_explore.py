@@ -106,3 +106,38 @@ def test_order_tape_reproduces_a_run() -> None:
     first = run(sc, get_scheduler("parallel"), 5, chooser=Tape(("run-tests",)))
     again = run(sc, get_scheduler("parallel"), 5, chooser=Tape(first.tape or ()))
     assert first.fingerprint == again.fingerprint and first.tape == again.tape
+
+
+def test_the_text_witness_is_json_as_in_the_json_document() -> None:
+    """`witness:` in explore's text output was a Python dict repr (single quotes), which no JSON tool reads."""
+    args = ["explore", "config-clobber", "--scheduler", "parallel", "--runs", "20", "--no-save", "--seed", "4"]
+    text = CliRunner().invoke(main, args)
+    document = CliRunner().invoke(main, [*args, "--format", "json"])
+    assert text.exit_code == document.exit_code == 1
+    line = next(line for line in text.output.splitlines() if line.startswith("witness: "))
+    witness = json.loads(line.removeprefix("witness: "))
+    assert witness == json.loads(document.output)["witness"] and witness["target"] == "/repo/config.yaml"
+
+
+def test_counts_of_one_are_singular() -> None:
+    """`after 1 runs`, `in 1 classes`: a count of one read as a bug in the tool."""
+    found = CliRunner().invoke(main, ["explore", "config-clobber", "--scheduler", "parallel", "--strategy", "pct",
+                                      "--runs", "1", "--no-save"])
+    assert found.exit_code == 1
+    assert found.output.splitlines()[0].endswith(": 1 run")
+    assert "the one run misses it with probability" in found.output
+    assert "latencies: 1 run order-first" in found.output
+    assert "FOUND lost-update after 1 run by pct" in found.output
+    proven = CliRunner().invoke(main, ["explore", "edit-then-test", "--scheduler", "serial", "--strategy",
+                                       "exhaustive", "--runs", "1", "--no-save"])
+    assert proven.exit_code == 0 and "no violation in 1 class: the bounded space is exhausted" in proven.output
+    for output in (found.output, proven.output):
+        assert not any(f" 1 {noun}" in output for noun in ("runs", "calls", "classes", "steps", "threads"))
+
+
+def test_plural_count() -> None:
+    from harness.report.plural import count
+
+    assert [count(n, "run") for n in (0, 1, 2)] == ["0 runs", "1 run", "2 runs"]
+    assert count(1, "class") == "1 class" and count(3, "class") == "3 classes"
+    assert count(1, "entry", "entries") == "1 entry" and count(2, "entry", "entries") == "2 entries"

@@ -131,3 +131,20 @@ def test_search_files_with_a_blank_or_odd_path_searches_the_working_directory(pa
     assert search.outcome.value == "ok" and "/repo/a.txt" in json.dumps(search.value)
     starts = {e["call"]: e["t"] for e in result.trace if e["ev"] == "start"}
     assert starts["s"] == starts["r"] == 0  # two readers: one parallel segment
+
+
+def test_hermes_segments_scopes_a_search_with_a_path_as_a_reader_of_it() -> None:
+    """hermes' segment planner reserves a search's `path` (a reader): a search of /repo waits for a write
+    under it, as a read would; since the fix for blank paths it was unscoped and ran beside the write
+    (a torn read under PCT). A search of another subtree still runs beside it."""
+    from harness.explore.engine import explore
+
+    files = {"/repo/a.txt": "alpha beta\n", "/repo/src/c.txt": "gamma\n"}
+    write = ("w", "write_file", {"path": "/repo/a.txt", "content": "new beta"})
+    under = scenario([write, ("s", "search_files", {"pattern": "beta", "path": "/repo"})], files=files)
+    result = run(under, get_scheduler("hermes_segments"), 1)
+    assert starts(result) == {"w": 0, "s": 200}  # after the write: its own segment
+    proof = explore(under, "hermes_segments", "exhaustive", runs=200, shrink=False)
+    assert proof.found is None and proof.exhausted
+    beside = scenario([write, ("s", "search_files", {"pattern": "gamma", "path": "/repo/src"})], files=files)
+    assert starts(run(beside, get_scheduler("hermes_segments"), 1)) == {"w": 0, "s": 0}

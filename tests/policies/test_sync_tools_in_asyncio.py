@@ -202,9 +202,10 @@ def test_order_first_runs_order_thread_switches_and_replay() -> None:
 
 
 _FRESH = """
-import json, sys
-sys.path.insert(0, "tests/policies")
-from test_sync_tools_in_asyncio import to_thread_executor
+import json
+# imported under the name pytest gives it: the executor's default scheduler name is its module and
+# qualified name, and the name is in the trace
+from tests.policies.test_sync_tools_in_asyncio import to_thread_executor
 from harness import find_scenario, run
 from harness.schedulers import from_asyncio
 from harness.sim.arbiter import Tape

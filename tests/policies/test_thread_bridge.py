@@ -96,9 +96,8 @@ def test_seed000_gives_running_calls_three_seconds_of_grace() -> None:
 
 
 _FRESH = """
-import json, sys
-sys.path.insert(0, "tests/policies")
-from seed000_executor import execute
+import json
+from tests.policies.seed000_executor import execute  # under its own module name: the scheduler is named by it
 from harness import find_scenario, run
 from harness.schedulers.bridge_threads import from_threads
 from harness.sim.arbiter import Tape

@@ -263,3 +263,17 @@ def test_run_page_explains_each_violation(tmp_path: Path) -> None:
     assert code == 1
     page = html.unescape((tmp_path / "index.html").read_text())
     assert "What went wrong" in page and " ".join(TORN.split()) in " ".join(page.split())
+
+
+def test_run_text_says_each_why_once_when_two_oracles_find_the_same_fact() -> None:
+    """A retried ticket without an idempotency key is a duplicate effect to serializability (the call's
+    ledger entries) and to exactly-once: both verdicts stay in the table, the words are printed once
+    (they were two byte-identical `why` lines)."""
+    code, out = invoke("run", "duplicate-ticket", "--scheduler", "partition", "--no-idempotency-keys")
+    assert code == 1
+    table = out[out.index("verdicts"):out.index("why (")]
+    assert "exactly-once     VIOLATED  duplicate-effect" in table
+    assert table.count("duplicate-effect") == 3  # two from serializability, one from exactly-once
+    whys = [" ".join(block.split()) for block in out[out.index("why ("):out.index("FAILED")].split("why (")[1:]]
+    assert len(whys) == 2 and len(set(whys)) == 2
+    assert whys[1].startswith("duplicate-effect): open-ticket added 2 entries to the tickets ledger")

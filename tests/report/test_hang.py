@@ -19,6 +19,7 @@ from harness.report.hang import hang_lines
 from harness.run import RunResult, RunStatus
 from harness.schedulers import from_threads
 from harness.testing import SchedulerCheckFailed, check_scheduler
+from tests.report import crew_hang_schedulers as crew_hangs
 from tests.report import hang_schedulers as hangs
 
 HERE = "tests/report/hang_schedulers.py"
@@ -103,7 +104,7 @@ def test_the_diagnosis_changes_no_run(scheduler: object, monkeypatch: pytest.Mon
         "stuck-extract" if getattr(scheduler, "name", "") == "parallel" else "edit-then-test")
     diagnosed = run(find_scenario(name), scheduler, 1)  # type: ignore[arg-type]
     # `harness.run` the attribute is the function; the module is what the run loop reads.
-    monkeypatch.setattr(importlib.import_module("harness.run"), "diagnose", lambda ctx, process: None)
+    monkeypatch.setattr(importlib.import_module("harness.run"), "diagnose", lambda ctx, process, *rest: None)
     plain = run(find_scenario(name), scheduler, 1)  # type: ignore[arg-type]
     assert diagnosed.batches[-1].waits is not None and plain.batches[-1].waits is None
     assert diagnosed.trace == plain.trace and diagnosed.fingerprint == plain.fingerprint
@@ -164,3 +165,62 @@ def test_explore_and_replay_show_the_diagnosis(tmp_path: Path) -> None:
     code, out = invoke("replay", str(saved), "--trust-module", "tests.report.hang_schedulers")
     assert code == 3
     assert "hang in batch 0 (stopped at 10 ms, idle)" in out and "held by run-tests" in out
+
+
+# -- a deadlock across agents ------------------------------------------------------------------------
+
+
+def _turn(agent: str, first: str, second: str) -> dict[str, object]:
+    """An agent whose one turn writes `first` then `second`."""
+    return {"name": agent, "model": {"task": f"write {first} then {second}", "think": {"fixed": 100}, "rules": [
+        {"name": "write", "when": {"round": 1}, "action": "tool_call", "calls": [
+            {"id": f"w-{first}", "name": "write_file", "arguments": json.dumps({"path": first, "content": agent})},
+            {"id": f"w-{second}", "name": "write_file", "arguments": json.dumps({"path": second, "content": agent})}]},
+        {"name": "answer", "when": {"round": 2}, "action": "final_answer", "text": "done"}]}}
+
+
+CROSSED = {"name": "crossed-writes", "world": {"cwd": "/repo", "files": {"/repo/a.txt": "a\n", "/repo/b.txt": "b\n"}},
+           "tools": {"write_file": {"latency": {"fixed": 100}}},
+           "agents": [_turn("left", "a.txt", "b.txt"), _turn("right", "b.txt", "a.txt")]}
+
+
+@pytest.mark.parametrize(("scheduler", "cycle"), [
+    (crew_hangs.BatchLocks(),
+     "the scheduler of batch 0 (left) waits for locks['file:/repo/b.txt'], held by the scheduler of batch 1 (right); "
+     "the scheduler of batch 1 (right) waits for locks['file:/repo/a.txt'], held by the scheduler of batch 0 (left)"),
+    (crew_hangs.FirstCallLocks(),
+     "left/w-a.txt waits for locks['file:/repo/b.txt'], held by right/w-b.txt; "
+     "right/w-b.txt waits for locks['file:/repo/a.txt'], held by left/w-a.txt"),
+])
+def test_a_deadlock_across_agents_is_named_once_and_the_witness_lists_what_the_report_lists(
+        scheduler: object, cycle: str) -> None:
+    """Each agent's scheduler (or call) holds a lock the other's needs. The report named no cycle (each
+    batch's diagnosis looked for one among its own calls only, and called the other agent's scheduler
+    "a process at ...") and listed both agents' calls, where the witness had only the last batch's."""
+    from harness.report.explain import explain
+    from harness.scenario import scenario_from_data
+
+    result = run(scenario_from_data(CROSSED), scheduler, 1)  # type: ignore[arg-type]
+    assert result.status is RunStatus.HANG and [b.agent for b in result.batches] == ["left", "right"]
+    lines = hang_lines(result)
+    assert [line for line in lines if "deadlock" in line] == [f"  deadlock across batches 0 and 1: {cycle}"]
+    assert lines[-1] == f"  deadlock across batches 0 and 1: {cycle}"
+    hang = next(v for verdict in check(result) for v in verdict.violations if v.label == "hang")
+    assert hang.witness["batches"] == [0, 1] and "; ".join(hang.witness["deadlock"]) == cycle
+    ids = {call.id for call in result.scenario.calls}
+    listed = {line.split()[0] for line in lines if line.startswith("  ") and line.split()[0] in ids}
+    unfinished = {*hang.witness["pending"], *hang.witness["never_started"], *hang.witness["skipped"]}
+    assert listed == unfinished == {"left/w-a.txt", "left/w-b.txt", "right/w-b.txt", "right/w-a.txt"}
+    waits = [f"batch {b.index}: {w.line()}" for b in result.batches for w in b.waits.waits]  # type: ignore[union-attr]
+    assert hang.witness["waits"] == waits
+    assert explain(hang, result).startswith("The schedulers of batches 0 and 1 (one turn of each agent still running)")
+    from rich.console import Console
+
+    from harness import __version__
+    from harness.report.run_text import render_run
+
+    console = Console(record=True, width=400, color_system=None)
+    render_run(result, console, version=__version__, verdicts=check(result))
+    text = console.export_text()
+    assert text.count("deadlock across batches 0 and 1") == 1
+    assert "  left       stopped after 1 round, 0 tool calls" in text  # a count of one is singular

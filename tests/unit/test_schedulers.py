@@ -3,10 +3,13 @@
 from collections.abc import Generator
 from typing import Any
 
+import pytest
+
 from harness import find_scenario
 from harness.model import Batch, CallResult, Outcome
 from harness.run import run
 from harness.schedulers import Parallel, SchedulerContext, Serial, get_scheduler, scheduler_names
+from harness.schedulers.registry import UnknownSchedulerError
 from tests.helpers import run_named, scenario
 
 
@@ -48,6 +51,18 @@ def test_a_call_draws_the_same_latency_under_any_scheduler_and_order() -> None:
 def test_registry_lists_and_builds_builtins() -> None:
     assert {"serial", "parallel", "parallel_completion_order"} <= set(scheduler_names())
     assert isinstance(get_scheduler("serial"), Serial)
+
+
+def test_run_takes_a_scheduler_by_name_as_the_cli_does() -> None:
+    """`run(scenario, "serial", seed)` is the run of `get_scheduler("serial")`, fingerprint and all
+    (it was a `scheduler-error`: the name was called as if it were a scheduler)."""
+    sc = find_scenario("incident-triage")
+    by_name, by_instance = run(sc, "serial", seed=1), run(sc, Serial(), seed=1)
+    assert by_name.status.value == "completed" and by_name.makespan_ms == 9000
+    assert by_name.fingerprint == by_instance.fingerprint
+    assert run(sc, "harness.schedulers.serial:Serial", seed=1).fingerprint == by_instance.fingerprint
+    with pytest.raises(UnknownSchedulerError, match=r"unknown scheduler 'seriall'; valid: .*serial"):
+        run(sc, "seriall", seed=1)
 
 
 class TimeoutEach:

@@ -32,6 +32,7 @@ from harness.schedulers.bridge_asyncio.threads import ThreadHost
 from harness.schedulers.bridge_asyncio.toolbox import Registry, Toolbox, current
 from harness.schedulers.bridge_threads.turnstile import BridgeThread
 from harness.schedulers.context import SchedulerContext, SchedulerProcess
+from harness.schedulers.naming import origin_name
 from harness.sim.kernel import Kernel
 
 Tools = Mapping[str, Callable[..., Awaitable[Any]]]
@@ -333,8 +334,9 @@ def from_asyncio(execute: Execute, *, name: str | None = None, description: str 
 
     `interrupt` says how the user interrupt reaches it (default: its task is cancelled). With
     `allow_unstarted_errors`, error results for calls the executor never started are accepted as
-    deliberate refusals instead of failing the run.
+    deliberate refusals instead of failing the run. The scheduler is named `name`, else `execute`'s
+    module and qualified name (`acme.runtime.execute`: see `harness.schedulers.naming`).
     """
-    return FromAsyncio(execute, name or str(getattr(execute, "__name__", "asyncio")),
+    return FromAsyncio(execute, name or origin_name(execute, "asyncio"),
                        description or "an asyncio executor on the virtual clock", interrupt=interrupt,
                        registry=registry, allow_unstarted_errors=allow_unstarted_errors)

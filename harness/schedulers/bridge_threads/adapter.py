@@ -41,6 +41,7 @@ from harness.schedulers.bridge_threads.reaper import Reaper
 from harness.schedulers.bridge_threads.results import read_results
 from harness.schedulers.bridge_threads.turnstile import DONE, BridgeThread, Turnstile, current
 from harness.schedulers.context import CallHandle, SchedulerContext, SchedulerProcess
+from harness.schedulers.naming import origin_name
 from harness.schedulers.waits import Wait, thread_waits
 
 Execute = Callable[..., Sequence[Any]]
@@ -255,6 +256,7 @@ def _positional_count(execute: Callable[..., Any]) -> int:
 
 def from_threads(execute: Execute, *, name: str | None = None, description: str = "") -> FromThreads:
     """A scheduler from a runtime's sync `execute(tool_calls, tools[, interrupted])`, run with its
-    threads on the turnstile and the virtual clock."""
-    return FromThreads(execute, name or str(getattr(execute, "__name__", "threads")),
+    threads on the turnstile and the virtual clock, named `name`, else `execute`'s module and qualified
+    name (`acme.runtime.execute`: see `harness.schedulers.naming`)."""
+    return FromThreads(execute, name or origin_name(execute, "threads"),
                        description or "a thread-based executor on the virtual clock")
