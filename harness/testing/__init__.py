@@ -41,6 +41,7 @@ from harness.realtime import (
     watched_build,
     watching_user_interrupts,
 )
+from harness.run import scheduler_label
 from harness.scenario import Scenario, find_scenario, load_scenario
 from harness.schedulers import Scheduler, get_scheduler
 from harness.testing import generated as generated_part
@@ -360,8 +361,14 @@ def _scenario(item: str | Path | Scenario) -> Scenario:
 
 
 def _identity(policy: Scheduler, spec: str | None) -> str:
-    """What the example database files a failure under: the name given, or the instance's class."""
-    return spec or f"{type(policy).__module__}:{type(policy).__qualname__}"
+    """What the example database files a failure under: the name given, or the instance's class and,
+    when it goes by another name, that name too (two `from_asyncio` executors, a runtime's buggy one
+    and its fix, are two schedulers of one class: their failures must not be replayed for each other)."""
+    if spec is not None:
+        return spec
+    kind = f"{type(policy).__module__}:{type(policy).__qualname__}"
+    name = scheduler_label(policy)[0]
+    return kind if name == type(policy).__qualname__ else f"{kind} ({name})"
 
 
 def _replay_stored(policy: Scheduler, spec: str | None, scenarios: list[Scenario], generated: bool,
