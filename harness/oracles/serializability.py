@@ -311,22 +311,29 @@ _UPSTREAM = ("lost-update", "torn-read", "stale-read", "future-read", "ghost-eff
 def _linked(violations: list[Violation], facts: RunFacts) -> list[Violation]:
     """A read no racing write explains (`divergent-result`) of a target another violation of this run
     is about read what that violation left: say so, and name its calls, instead of leaving the reader
-    to look for the bug in how that call was run."""
-    if not any(v.label == "divergent-result" and "read_at_ms" in v.witness for v in violations):
+    to look for the bug in how that call was run. A file no lost update or misread by its writers
+    explains (`divergent-world`) follows in the same way from a race on it by a call that did not
+    write it (a torn read that made a patch fail, say)."""
+    if not any(_unexplained(v) for v in violations):
         return violations
     linked = []
     for v in violations:
-        if v.label == "divergent-result" and "read_at_ms" in v.witness:
+        if _unexplained(v):
             target = v.witness["target"]
-            cause = next((u for u in violations if u is not v and u.label in _UPSTREAM
+            cause = next((u for u in violations if u is not v and u.label in _UPSTREAM and u.label != v.label
                           and u.witness.get("target") == target), None)
             if cause is not None:
-                calls = [c for c in calls_named(cause.witness, facts.position) if c != v.witness["call"]]
+                calls = [c for c in calls_named(cause.witness, facts.position) if c != v.witness.get("call")]
                 v = Violation(v.label, f"{v.message}, what the {cause.label} on it left"
                               + (f" ({', '.join(calls)})" if calls else ""),
                               {**v.witness, "follows": cause.label, "upstream": calls}, v.kind)
         linked.append(v)
     return linked
+
+
+def _unexplained(v: Violation) -> bool:
+    return ((v.label == "divergent-result" and "read_at_ms" in v.witness)
+            or (v.label == "divergent-world" and "target" in v.witness))
 
 
 def _limited(steps: list[_Step], deferred: set[str], at: ToolCall) -> str:

@@ -283,9 +283,14 @@ def _divergent_world(w: Mapping[str, Any], run: _Run) -> str:
         thing = _thing(target)
         by = (f"written by {_and(writers)}" if writers
               else "and no call that took effect wrote to it: its writer wrote elsewhere, or not at all")
+        because = "no lost update or misread explains the difference."
+        if "follows" in w:  # a race on it by a call that did not write it (a torn read that made a patch fail)
+            upstream = list(w.get("upstream") or [])
+            because = (f"the difference is what the {w['follows']} on it"
+                       + (f" ({_and(upstream)})" if upstream else "") + " left, not a bug of its own.")
         return (f"{thing[:1].upper() + thing[1:] if thing.startswith('the ') else thing} ends "
                 f"{_state(target, w['final'])} where model order leaves it {_state(target, w['expected'])}, "
-                f"{by}; no lost update or misread explains the difference.")
+                f"{by}; {because}")
     return (f"The final world (digest {w['final_digest'][:12]}) differs from the model-order world (digest "
             f"{w['expected_digest'][:12]}), though no single file, shell value or ledger explains it.")
 

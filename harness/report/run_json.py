@@ -20,6 +20,7 @@ from harness.run import RunResult
 from harness.scenario.library import builtin_dir
 from harness.schedulers.origins import Origins
 from harness.sim.trace import canonical_json
+from harness.transcripts import fidelity
 
 
 def run_to_json(result: RunResult, *, version: str, verdicts: Sequence[Verdict] = (),
@@ -56,6 +57,9 @@ def run_to_json(result: RunResult, *, version: str, verdicts: Sequence[Verdict] 
         "agent": result.agent.to_json() if result.agent is not None else None,
         # Several agents: how each one's task ended, by name ("agent" above sums them up).
         "agents": {name: outcome.to_json() for name, outcome in result.agents.items()} or None,
+        # Production results the scenario carries (an imported transcript): which calls check theirs as
+        # expectations, which return them as fixed values, and where the serial reference disagrees.
+        "fidelity": production.to_json() if (production := fidelity.of(scenario)) is not None else None,
     }
 
 

@@ -22,6 +22,7 @@ from harness.report.run_json import reproduce_command
 from harness.run import RunResult
 from harness.schedulers.origins import Origins
 from harness.sim.trace import TraceEvent
+from harness.transcripts import fidelity
 
 
 def render_run(result: RunResult, console: Console, *, version: str, verdicts: Sequence[Verdict] = (),
@@ -49,6 +50,9 @@ def render_run(result: RunResult, console: Console, *, version: str, verdicts: S
     # The scenario's policy: what plan-based policies (and a scheduler given its own) apply; serial,
     # parallel and hand-written schedulers decide retries, timeouts and keys for themselves.
     header.add_row("execution", " ".join(knobs) + " (the scenario's; plan-based policies apply it)")
+    production = fidelity.of(result.scenario)  # an imported transcript's results: expectations or fixed values
+    for key, text in production.rows() if production is not None else ():
+        header.add_row(key, text)
     header.add_row("harness", version)
     console.print(header)
     # Never wrapped, so a copy of it is the command: outside the grid (which wraps its cells), its

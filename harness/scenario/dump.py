@@ -137,6 +137,12 @@ def scenario_to_data(scenario: Scenario) -> dict[str, Any]:
                 row["depends_on"] = list(scenario.depends_on[call.id])
             if call.id in scenario.catalogue.results:
                 row["result"] = scenario.catalogue.results[call.id]
+            recorded = scenario.recorded.get(call.id)
+            if recorded is not None:
+                if recorded.failed:
+                    row["recorded_error"] = recorded.error
+                else:
+                    row["recorded"] = recorded.value
             if call.id in scenario.args_from:
                 row["args_from"] = dict(scenario.args_from[call.id])
             calls.append(row)

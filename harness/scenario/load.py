@@ -24,7 +24,7 @@ from harness.faults.plan import FaultPlan, FaultSpecError, parse_faults
 from harness.model import Batch, ToolCall
 from harness.scenario.approvals_load import ApprovalsError, parse_approvals, scripted_calls
 from harness.scenario.model_load import ModelSpecError, parse_agent, parse_agents
-from harness.scenario.spec import Interrupt, Scenario
+from harness.scenario.spec import Interrupt, Recorded, Scenario
 from harness.scenario.tree import Tree, TreeError, read_tree
 from harness.schedulers.approvals import ApprovalScript
 from harness.schedulers.execution import ExecutionPolicy
@@ -67,7 +67,8 @@ _NEW_TOOL_KEYS = _TOOL_KEYS | {"description", "does", "result"}
 #: What a declared tool claims when its scenario does not say: it may change things, and not safely twice.
 NEW_TOOL_DECLARED = Declared(read_only=False, side_effect=SideEffect.LOCAL, idempotent=False)
 _BATCH_KEYS = {"label", "calls"}
-_CALL_KEYS = {"id", "name", "arguments", "latency", "failure", "depends_on", "result", "args_from"}
+_CALL_KEYS = {"id", "name", "arguments", "latency", "failure", "depends_on", "result", "args_from", "recorded",
+              "recorded_error"}
 _EXECUTION_KEYS = {f.name for f in dataclasses.fields(ExecutionPolicy)}
 _DECLARED_BOOLS = {"read_only", "idempotent", "interactive", "needs_confirmation", "honours_cancel", "exclusive"}
 
@@ -232,6 +233,7 @@ def scenario_from_data(data: Any, file: str = "<data>", *, tools_modules: tuple[
         approvals=approvals,
         agent=agent,
         agents=agents,
+        recorded=per_call.recorded,
     )
 
 
@@ -510,6 +512,21 @@ class _PerCall:
     depends_on: dict[str, tuple[str, ...]] = field(default_factory=dict)
     results: dict[str, Any] = field(default_factory=dict)
     args_from: dict[str, dict[str, str]] = field(default_factory=dict)
+    recorded: dict[str, Recorded] = field(default_factory=dict)
+
+
+def _recorded(r: _Reader, call: Mapping[str, Any], at: str) -> Recorded:
+    """`recorded = VALUE` or `recorded_error = "text"`: what the call returned in production, an
+    expectation only. With `result` (a fixed value) there would be nothing left to check."""
+    for other in ("result", "recorded") if "recorded_error" in call else ("result",):
+        if other in call:
+            key = "recorded_error" if "recorded_error" in call else "recorded"
+            raise r.fail(f"{at}.{key}", f"no {key} next to {other}: a call's production result is either its "
+                         "fixed value (result) or an expectation its computed value is checked against "
+                         "(recorded, recorded_error)", has_got=False)
+    if "recorded_error" in call:
+        return Recorded(error=r.string(call["recorded_error"], f"{at}.recorded_error", nonempty=False))
+    return Recorded(_json_value(r, call["recorded"], f"{at}.recorded"))
 
 
 def _args_from(r: _Reader, value: Any, field: str, earlier: set[str]) -> dict[str, str]:
@@ -589,6 +606,8 @@ def _batches(r: _Reader, value: Any) -> tuple[tuple[Batch, ...], _PerCall]:
                 per_call.failures[call_id] = r.failure(call["failure"], f"{at}.failure")
             if "result" in call:
                 per_call.results[call_id] = _json_value(r, call["result"], f"{at}.result")
+            if "recorded" in call or "recorded_error" in call:
+                per_call.recorded[call_id] = _recorded(r, call, at)
             if "depends_on" in call:
                 needs = call["depends_on"]
                 batch_ids = {c.id for c in calls}

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from harness.faults.failures import FailureModel
 from harness.faults.latency import LatencyModel
 from harness.faults.plan import FaultPlan
-from harness.model import Batch, ToolCall
+from harness.model import Batch, JSONValue, ToolCall
 from harness.schedulers.approvals import ApprovalScript
 from harness.schedulers.execution import ExecutionPolicy
 from harness.sim.kernel import Limits
@@ -34,6 +34,20 @@ class Interrupt:
 
     at_ms: int
     grace_ms: int = 3000
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """What a call returned in production (an imported transcript's tool result): an expectation the
+    serial reference is checked against (`harness.transcripts.fidelity`), never the call's value.
+    `error` is the text of a result the transcript marks failed; otherwise `value` is what it returned."""
+
+    value: JSONValue = None
+    error: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.error is not None
 
 
 @dataclass(frozen=True)
@@ -68,6 +82,9 @@ class Scenario:
     agent: AgentSpec | None = None
     #: Several agents at once on the world (`[[agents]]`), each with its own model, loop and runtime.
     agents: tuple[AgentEntry, ...] = ()
+    #: What calls returned in production (call id -> `Recorded`, from `recorded = ...` on a call):
+    #: expectations of the serial reference, which the run never uses as values (`result` is that).
+    recorded: Mapping[str, Recorded] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.batches and self.agent is None and not self.agents and not self.realized:

@@ -1,27 +1,28 @@
 """Parsed transcript -> scenario data (the plain dict `harness.scenario.scenario_from_data` loads).
 
 Owns the import rules: one batch per assistant turn with tool calls, in model order; call ids kept
-(a reused id is disambiguated as `id#2`, `id#3`, with a warning); each call's transcript result
-becomes its `result` (the value the mock returns), a result marked as an error its permanent
-`failure`; tool names are mapped with the `--map` file, kept when the catalogue has them, and given
-a generic declared spec (behaviour unknown, conservative metadata) with a warning otherwise. A tool
-result that answers no call is ignored with a warning. It never reads files and never runs anything.
+(a reused id is disambiguated as `id#2`, `id#3`, with a warning); tool names mapped with the `--map`
+file, kept when the scenario will have them (the catalogue, a `--tools` module, a tool the map
+declares), and given a generic declared spec (behaviour unknown, conservative metadata) with a
+warning otherwise. A call's transcript result is what it returned in production: for a tool whose
+behaviour is known it becomes `recorded` (or `recorded_error`), an expectation only, so the call's
+value is computed from the simulated world as in any scenario and a stale or torn read shows; for a
+tool of unknown behaviour it stays the call's value (`result`; an error result its permanent
+`failure`). A tool result that answers no call is ignored with a warning. It never reads files and
+never runs anything.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
 from harness.tools.catalogue import BUILTIN
-from harness.transcripts.mapping import ToolMap
+from harness.transcripts.fidelity import Disagreement, summary
+from harness.transcripts.mapping import DECLARABLE, ToolMap
 from harness.transcripts.parsed import Output, Parsed, TranscriptError
-
-#: Names a scenario may declare a tool under (the scenario loader's rule).
-_DECLARABLE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
 
 #: The latency of a tool whose behaviour is unknown (transcripts carry no timings).
 GENERIC_LATENCY_MS = 100
@@ -29,10 +30,20 @@ GENERIC_LATENCY_MS = 100
 
 @dataclass(frozen=True)
 class Imported:
-    """A scenario as plain data (`data`) and what the user should know about the import."""
+    """A scenario as plain data (`data`) and what the user should know about the import: `warnings`
+    about the transcript and the mapping, and `fidelity`, the calls whose recorded result the serial
+    reference run of the scenario does not reproduce (`harness.transcripts.fidelity`)."""
 
     data: dict[str, Any]
     warnings: tuple[str, ...] = ()
+    fidelity: tuple[Disagreement, ...] = ()
+
+    @property
+    def messages(self) -> tuple[str, ...]:
+        """Every warning as one line: the import's, then each fidelity disagreement and what they mean."""
+        if not self.fidelity:
+            return self.warnings
+        return self.warnings + tuple(d.line() for d in self.fidelity) + (summary(len(self.fidelity)),)
 
 
 def generic_spec() -> dict[str, Any]:
@@ -57,13 +68,19 @@ class _Slot:
     answered: bool = False
 
 
-def build(parsed: Parsed, *, name: str, file: str, tool_map: ToolMap | None = None) -> Imported:
-    """The scenario data for `parsed`, named `name`; `file` names the transcript in messages."""
+def build(parsed: Parsed, *, name: str, file: str, tool_map: ToolMap | None = None,
+          tools: Collection[str] = BUILTIN, tools_modules: Sequence[str] = ()) -> Imported:
+    """The scenario data for `parsed`, named `name`; `file` names the transcript in messages. `tools`
+    are the tools the scenario will have besides those the map declares (the catalogue and the tools
+    of `tools_modules`, which the scenario names)."""
     if not parsed.turns:
         other = "anthropic" if parsed.dialect.startswith("OpenAI") else "openai"
         raise TranscriptError(file, "(top level)", f"at least one assistant turn with tool calls (read as "
                               f"{parsed.dialect}), found none; if it is an {other} transcript, import it "
                               f"with `harness import {other}`", has_got=False)
+    if tool_map is not None:
+        tool_map.check(tools)
+    known = set(tools) | set(tool_map.declared if tool_map is not None else ())
     warnings = list(parsed.warnings)
     original_ids = {call.id for turn in parsed.turns for call in turn.calls}
     used: set[str] = set()
@@ -71,6 +88,7 @@ def build(parsed: Parsed, *, name: str, file: str, tool_map: ToolMap | None = No
     slots: dict[str, list[_Slot]] = {}  # by the id the transcript uses
     in_order: list[_Slot] = []
     generic: dict[str, None] = {}
+    declared: dict[str, None] = {}
     batches = []
     for turn in parsed.turns:
         rows = []
@@ -90,8 +108,10 @@ def build(parsed: Parsed, *, name: str, file: str, tool_map: ToolMap | None = No
                 arguments, problem = target.arguments(call.arguments)
                 if problem:
                     warnings.append(f"{call.where} ({call.name}): {problem}")
-            elif tool not in BUILTIN:
-                if not _DECLARABLE.fullmatch(tool):
+            if tool_map is not None and tool in tool_map.declared:
+                declared[tool] = None
+            elif tool not in known:
+                if not DECLARABLE.fullmatch(tool):
                     raise TranscriptError(file, call.where, "a tool name of letters, digits, '_', '-' "
                                           "or '.' for a generic spec, or a --map entry for it", tool)
                 generic[tool] = None
@@ -113,20 +133,25 @@ def build(parsed: Parsed, *, name: str, file: str, tool_map: ToolMap | None = No
             warnings.append(f"{output.where}: tool result for call id {output.call_id!r} ignored ({why})")
             continue
         answered.answered = True
-        if output.is_error:
+        if answered.row["name"] in known:  # computed from the world; production's result is an expectation
+            answered.row["recorded_error" if output.is_error else "recorded"] = output.value
+        elif output.is_error:
             answered.row["failure"] = {"rate": 1.0, "permanent": True, "message": output.value}
         else:
             answered.row["result"] = output.value
     if generic:
         names = list(generic)
         one = len(names) == 1
-        warnings.append(f"{len(names)} tool{'' if one else 's'} {'has' if one else 'have'} no mapping and "
-                        f"{'was' if one else 'were'} given {'a generic spec' if one else 'generic specs'}: "
-                        f"{', '.join(names)}; map {'it' if one else 'them'} with --map")
+        warnings.append(f"{len(names)} tool{'' if one else 's'} of unknown behaviour given a generic spec: "
+                        f"{', '.join(names)}; a generic tool returns the transcript's result and touches nothing "
+                        "in the simulated world, so a stale or torn read or a lost update through it cannot be "
+                        "seen (only how a scheduler orders it by its declared metadata); map "
+                        f"{'it' if one else 'them'} with --map onto a tool of the catalogue, of a --tools module "
+                        "or one the map declares")
     unanswered = [s.final_id for s in in_order if not s.answered]
     if unanswered:
         warnings.append(f"{len(unanswered)} call{'' if len(unanswered) == 1 else 's'} without a result in the "
-                        f"transcript (the mock tool's own value is used): {_listing(unanswered)}")
+                        f"transcript (the tool's own value is used): {_listing(unanswered)}")
 
     calls = sum(len(batch["calls"]) for batch in batches)
     source_name = PurePath(file).name or file
@@ -134,11 +159,17 @@ def build(parsed: Parsed, *, name: str, file: str, tool_map: ToolMap | None = No
         "name": name,
         "description": (f"Imported from the {parsed.dialect} transcript {source_name}: {len(batches)} "
                         f"batch{'' if len(batches) == 1 else 'es'} of {calls} call{'' if calls == 1 else 's'}, "
-                        "one per assistant turn, with the transcript's tool results as return values."),
+                        "one per assistant turn. Tools of known behaviour compute their results from the "
+                        "simulated world, the transcript's recorded ones are expectations (recorded); tools of "
+                        "unknown behaviour return the transcript's (result)."),
         "source": f"transcript {source_name} ({parsed.dialect})",
     }
-    if generic:
-        data["tools"] = {tool: generic_spec() for tool in generic}
+    if tools_modules:
+        data["tools_module"] = tools_modules[0] if len(tools_modules) == 1 else list(tools_modules)
+    if generic or declared:
+        declarations = tool_map.declared if tool_map is not None else {}
+        data["tools"] = {**{tool: dict(declarations[tool]) for tool in declared},
+                         **{tool: generic_spec() for tool in generic}}
     data["batches"] = batches
     return Imported(data, tuple(warnings))
 

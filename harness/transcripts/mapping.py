@@ -1,10 +1,14 @@
-"""The `--map FILE` of `harness import`: transcript tool names to catalogue tools.
+"""The `--map FILE` of `harness import`: transcript tool names to the tools a scenario can run.
 
 Owns the map file format (TOML or JSON, one entry per transcript tool name) and its validation:
 `Bash = "terminal"` or `Read = { tool = "read_file", arguments = { file_path = "path" } }` (rename
-argument `file_path` to `path`). Errors name the file, the key and what was expected; an unknown
-catalogue tool lists the valid ones. Renaming applies only to arguments that parse as a JSON object
-(re-serialised with `json.dumps`); anything else stays raw. It never reads transcripts.
+argument `file_path` to `path`). A target is a tool of the catalogue, of a `--tools` module, or one
+the map declares: an entry's `declare` table is a scenario's `[tools.NAME]` declaration (`does`,
+`result`, `declared`, `latency`, ...) of a tool named by its `tool` (default: the transcript's name),
+copied into the scenario. Errors name the file, the key and what was expected; an unknown target
+lists the valid ones. Renaming applies only to arguments that parse as a JSON object (re-serialised
+with `json.dumps`); anything else stays raw. It never reads transcripts and never checks a
+declaration's contents (the scenario loader does, when the import loads what it wrote).
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import difflib
 import json
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,14 +26,18 @@ from harness.tools.catalogue import BUILTIN
 from harness.transcripts.parsed import MISSING, Reader, TranscriptError
 
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+#: Names a scenario may declare a tool under (the scenario loader's rule).
+DECLARABLE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
 
 
 @dataclass(frozen=True, slots=True)
 class Target:
-    """What one transcript tool becomes: a catalogue tool, with its arguments renamed."""
+    """What one transcript tool becomes: a tool the scenario can run, with its arguments renamed.
+    `at` is the entry's key in the map file (for messages)."""
 
     tool: str
     renames: Mapping[str, str] = field(default_factory=dict)
+    at: str = field(default="", compare=False)
 
     def arguments(self, raw: str) -> tuple[str, str | None]:
         """The call's arguments for the catalogue tool, and a warning when a rename could not apply.
@@ -52,17 +60,30 @@ class Target:
 
 @dataclass(frozen=True)
 class ToolMap:
-    """Transcript tool name -> `Target`, read from `file`."""
+    """Transcript tool name -> `Target`, read from `file`; `declared` holds the tools the map
+    declares (tool name -> its `[tools.NAME]` table, as the map wrote it) and `declared_at` the key
+    of the entry that declares each."""
 
     targets: Mapping[str, Target]
     file: str = "<map>"
+    declared: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    declared_at: Mapping[str, str] = field(default_factory=dict)
 
     def get(self, name: str) -> Target | None:
         return self.targets.get(name)
 
+    def check(self, tools: Collection[str]) -> None:
+        """Every target is one of `tools` (the tools the scenario will have) or declared in the map;
+        a TranscriptError names the first entry that is not, and lists the valid names."""
+        r = Reader(self.file)
+        for name, target in self.targets.items():
+            if target.tool not in tools and target.tool not in self.declared:
+                raise _unknown(r, target.at or _key(name), target.tool, [*tools, *self.declared])
 
-def load_map(path: str | Path) -> ToolMap:
-    """Read and validate a map file: `.json` is JSON, `.toml` TOML, anything else either."""
+
+def load_map(path: str | Path, *, tools: Collection[str] = BUILTIN) -> ToolMap:
+    """Read and validate a map file: `.json` is JSON, `.toml` TOML, anything else either. `tools`:
+    the names a target may have besides those the map declares (default: the catalogue's)."""
     file = str(path)
     try:
         text = Path(path).read_bytes().decode("utf-8-sig")
@@ -73,7 +94,7 @@ def load_map(path: str | Path) -> ToolMap:
     suffix = Path(path).suffix.lower()
     if suffix != ".toml":
         try:
-            return parse_map(json.loads(text), file)
+            return parse_map(json.loads(text), file, tools=tools)
         except json.JSONDecodeError as exc:
             if suffix == ".json":
                 raise TranscriptError(file, f"line {exc.lineno} column {exc.colno}", f"valid JSON ({exc.msg})",
@@ -83,39 +104,65 @@ def load_map(path: str | Path) -> ToolMap:
     except tomllib.TOMLDecodeError as exc:
         what = "valid TOML" if suffix == ".toml" else "a TOML or JSON map"
         raise TranscriptError(file, "", f"{what} ({exc})", has_got=False) from None
-    return parse_map(data, file)
+    return parse_map(data, file, tools=tools)
 
 
-def parse_map(data: Any, file: str = "<map>") -> ToolMap:
-    """Validate map data (a parsed TOML or JSON document)."""
+def parse_map(data: Any, file: str = "<map>", *, tools: Collection[str] = BUILTIN) -> ToolMap:
+    """Validate map data (a parsed TOML or JSON document); `tools` as for `load_map`."""
     r = Reader(file)
-    table = r.obj(data, "(top level)", "a table of transcript tool name = catalogue tool")
+    table = r.obj(data, "(top level)", "a table of transcript tool name = tool to run")
     targets: dict[str, Target] = {}
+    declared: dict[str, Mapping[str, Any]] = {}
+    declared_at: dict[str, str] = {}
     for name, value in table.items():
-        key = name if _BARE_KEY.fullmatch(name) else json.dumps(name)
+        key = _key(name)
         if isinstance(value, str):
-            targets[name] = Target(_tool(r, value, key))
+            targets[name] = Target(value, at=key)
             continue
-        entry = r.obj(value, key, "a catalogue tool name or a table { tool = ..., arguments = { old = \"new\" } }")
-        unknown = sorted(set(entry) - {"tool", "arguments"})
+        entry = r.obj(value, key, "a tool name or a table { tool = ..., arguments = { old = \"new\" }, "
+                      "declare = { does = [...], ... } }")
+        unknown = sorted(set(entry) - {"tool", "arguments", "declare"})
         if unknown:
-            raise r.fail(f"{key}.{unknown[0]}", "only the keys tool and arguments (unknown key)", has_got=False)
-        if "tool" not in entry:
-            raise r.fail(f"{key}.tool", "the catalogue tool to map to", MISSING)
-        tool = _tool(r, entry["tool"], f"{key}.tool")
+            raise r.fail(f"{key}.{unknown[0]}", "only the keys tool, arguments and declare (unknown key)",
+                         has_got=False)
+        if "tool" not in entry and "declare" not in entry:
+            raise r.fail(f"{key}.tool", "the tool to map to", MISSING)
+        tool = entry.get("tool", name)
+        if not isinstance(tool, str) or not tool:
+            raise r.fail(f"{key}.tool", "the tool to map to (a non-empty string)", tool)
         renames = r.obj(entry.get("arguments", {}), f"{key}.arguments",
-                        "a table of transcript argument = catalogue argument")
+                        "a table of transcript argument = the tool's argument")
         for old, new in renames.items():
             if not isinstance(new, str) or not new:
-                raise r.fail(f"{key}.arguments.{old}", "the catalogue argument name (a non-empty string)", new)
-        targets[name] = Target(tool, dict(renames))
-    return ToolMap(targets, file)
+                raise r.fail(f"{key}.arguments.{old}", "the tool's argument name (a non-empty string)", new)
+        if "declare" in entry:
+            at = f"{key}.tool" if "tool" in entry else key
+            if tool in tools:
+                raise r.fail(at, "a new name for the tool the entry declares (a tool of the catalogue or of a "
+                             "--tools module keeps its behaviour; map onto it without declare)", tool)
+            if not DECLARABLE.fullmatch(tool):
+                raise r.fail(at, "a tool name of letters, digits, '_', '-' or '.' for the declared tool", tool)
+            if tool in declared:
+                raise r.fail(at, f"a tool declared once (entry {declared_at[tool]} declares {tool!r} too; map "
+                             "this entry onto it without declare)", tool)
+            declared[tool] = r.obj(entry["declare"], f"{key}.declare",
+                                   "the tool's declaration, as a scenario's [tools.NAME] table (does = [...], "
+                                   "result, declared, latency)")
+            declared_at[tool] = key
+        targets[name] = Target(tool, dict(renames), at=f"{key}.tool" if "tool" in entry else key)
+    tool_map = ToolMap(targets, file, declared, declared_at)
+    tool_map.check(tools)
+    return tool_map
 
 
-def _tool(r: Reader, value: Any, at: str) -> str:
-    valid = sorted(BUILTIN)
-    if isinstance(value, str) and value in BUILTIN:
-        return value
-    close = difflib.get_close_matches(value, valid, n=1) if isinstance(value, str) else []
+def _key(name: str) -> str:
+    """A map key as the file spells it (quoted unless bare)."""
+    return name if _BARE_KEY.fullmatch(name) else json.dumps(name)
+
+
+def _unknown(r: Reader, at: str, value: Any, valid: Collection[str]) -> TranscriptError:
+    names = sorted(set(valid))
+    close = difflib.get_close_matches(value, names, n=1) if isinstance(value, str) else []
     hint = f"did you mean {close[0]!r}? " if close else ""
-    raise r.fail(at, f"a catalogue tool ({hint}valid: {', '.join(valid)})", value)
+    return r.fail(at, f"a tool of the catalogue, of a --tools module or declared in this map ({hint}valid: "
+                  f"{', '.join(names)})", value)

@@ -41,17 +41,27 @@ def test_without_a_map_arguments_are_json_dumps_of_the_input() -> None:
     assert [c["arguments"] for c in calls] == [json.dumps(i, ensure_ascii=False) for i in inputs]
 
 
-def test_tool_results_are_return_values_and_is_error_is_a_permanent_failure() -> None:
+def test_results_of_known_tools_are_recorded_expectations_and_is_error_a_recorded_error() -> None:
     calls = {c["id"]: c for c in
              _calls(import_file("anthropic", DATA / "anthropic_ops.json", map_path=DATA / "anthropic_map.json").data)}
-    assert calls["toolu_01A09q90qw90lq917835lq9"]["result"] == (
+    assert calls["toolu_01A09q90qw90lq917835lq9"]["recorded"] == (
         "312 errors: upstream connect error or disconnect/reset before headers (pod search-api-7f9c)")
-    assert calls["toolu_01B4Yw7Nv2kTq8sLp3RmX6c"]["result"] == "cpu 97% (pod search-api-7f9c)\nmemory 88%"
+    assert calls["toolu_01B4Yw7Nv2kTq8sLp3RmX6c"]["recorded"] == "cpu 97% (pod search-api-7f9c)\nmemory 88%"
     restart = calls["toolu_01C7pXq2Lm5Rv9Tn4Kb8Wd1"]
-    assert "result" not in restart
-    assert restart["failure"] == {"rate": 1.0, "permanent": True,
-                                  "message": "permission denied: restart requires the oncall-admin role"}
-    assert calls["toolu_01D3hGf6Js8Ye2Wc5Qa9Nz4"]["result"] == "41 errors in the last minute"  # is_error: false
+    # restart_service's behaviour is known: it runs in the world; the transcript's error is what to expect.
+    assert restart["recorded_error"] == "permission denied: restart requires the oncall-admin role"
+    assert not {"result", "recorded", "failure"} & set(restart)
+    assert calls["toolu_01D3hGf6Js8Ye2Wc5Qa9Nz4"]["recorded"] == "41 errors in the last minute"  # is_error: false
+    assert not any("result" in c for c in calls.values())
+
+
+def test_is_error_of_a_tool_of_unknown_behaviour_is_a_permanent_failure() -> None:
+    messages = [{"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "lookup", "input": {}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "is_error": True,
+                                              "content": "no such record"}]}]
+    (call,) = _calls(import_transcript("anthropic", messages, name="x").data)
+    assert call["failure"] == {"rate": 1.0, "permanent": True, "message": "no such record"}
+    assert not {"result", "recorded", "recorded_error"} & set(call)
 
 
 def test_unmapped_tools_get_generic_declared_specs_and_one_warning_naming_them() -> None:
@@ -62,8 +72,14 @@ def test_unmapped_tools_get_generic_declared_specs_and_one_warning_naming_them()
     generic = {"description": "imported from transcript; behaviour unknown", "does": [], "latency": {"fixed": 100},
                "declared": {"read_only": False, "side_effect": "external", "idempotent": False}}
     assert data["tools"] == {"query_db": generic, "mcp__ci__rerun_job": generic}
-    assert imported.warnings == ("2 tools have no mapping and were given generic specs: query_db, "
-                                 "mcp__ci__rerun_job; map them with --map",)
+    assert imported.warnings == (
+        "2 tools of unknown behaviour given a generic spec: query_db, mcp__ci__rerun_job; a generic tool returns "
+        "the transcript's result and touches nothing in the simulated world, so a stale or torn read or a lost "
+        "update through it cannot be seen (only how a scheduler orders it by its declared metadata); map them with "
+        "--map onto a tool of the catalogue, of a --tools module or one the map declares",)
+    calls = _calls(data)
+    assert [("result" in c, "recorded" in c) for c in calls] == [
+        (False, True), (False, True), (True, False), (False, True), (True, False)]
 
 
 def test_claude_code_map_renames_read_and_edit_arguments() -> None:
@@ -73,17 +89,17 @@ def test_claude_code_map_renames_read_and_edit_arguments() -> None:
     assert calls[1]["arguments"] == '{"pattern": "def test_.*leap", "path": "/repo/tests"}'  # no renames: as is
     assert json.loads(calls[3]["arguments"]) == {
         "path": "/repo/dates.py", "old": "y % 4", "new": "not (y % 4 == 0 and (y % 100 != 0 or y % 400 == 0))"}
-    assert calls[0]["result"].startswith("     1\tdef parse_date(s):\n")
+    assert calls[0]["recorded"].startswith("     1\tdef parse_date(s):\n")
 
 
 def test_a_single_tool_is_named_in_the_singular() -> None:
     messages = [{"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "lookup", "input": {}}]}]
     imported = import_transcript("anthropic", messages, name="x")
     assert imported.data["tools"]["lookup"]["does"] == []
-    assert imported.warnings == (
-        "1 tool has no mapping and was given a generic spec: lookup; map it with --map",
-        "1 call without a result in the transcript (the mock tool's own value is used): t1",
-    )
+    assert imported.warnings[0].startswith("1 tool of unknown behaviour given a generic spec: lookup; ")
+    assert imported.warnings[0].endswith("map it with --map onto a tool of the catalogue, of a --tools module or one "
+                                         "the map declares")
+    assert imported.warnings[1:] == ("1 call without a result in the transcript (the tool's own value is used): t1",)
 
 
 def test_one_assistant_message_response_and_non_text_results() -> None:
@@ -96,4 +112,4 @@ def test_one_assistant_message_response_and_non_text_results() -> None:
     messages = [response, {"role": "user", "content": [
         {"type": "tool_result", "tool_use_id": "toolu_x", "content": image}]}]
     (call,) = _calls(import_transcript("anthropic", messages, name="x").data)
-    assert json.loads(call["result"]) == image  # non-text content: its JSON text
+    assert json.loads(call["recorded"]) == image  # non-text content: its JSON text

@@ -16,7 +16,7 @@ from harness import get_scheduler, run
 from harness.model import Batch, CallResult, Outcome
 from harness.scenario import load_scenario
 from harness.schedulers.context import SchedulerContext
-from harness.transcripts import import_file, to_toml
+from harness.transcripts import fidelity, import_file, to_toml
 from harness.transcripts.command import import_command
 
 DATA = Path(__file__).parent / "data"
@@ -71,7 +71,7 @@ def test_imported_scenarios_load_and_run(tmp_path: Path, kind: str, transcript: 
     assert [r.call_id for r in result.results] == [c["id"] for b in data["batches"] for c in b["calls"]]
 
 
-def test_malformed_arguments_reach_the_scheduler_raw_and_results_come_from_the_transcript(tmp_path: Path) -> None:
+def test_malformed_arguments_reach_the_scheduler_raw_and_results_come_from_the_tools(tmp_path: Path) -> None:
     messages = json.loads((DATA / "openai_chat.json").read_text())["messages"]
     broken = messages[6]["tool_calls"][1]["function"]["arguments"]
     assert not broken.endswith("}")
@@ -82,24 +82,31 @@ def test_malformed_arguments_reach_the_scheduler_raw_and_results_come_from_the_t
     by_id = {r.call_id: r for r in result.results}
     # The runtime cannot parse it: an error result, as a real runtime would report.
     assert by_id["call_Hc1mTz8aYd4GkU9j"].outcome is Outcome.ERROR
-    assert by_id["call_Lq3YhM2nX0aTg7c1"].value == (
-        '{"error_count": 236, "main_error": "Database connection pool exhausted"}')
-    assert by_id["call_8VvB5kPq1sRz0dEe"].value == "cpu 68%, memory 74%\ndatabase_pool_usage 100%"
-    assert by_id["call_Qe7rNb3vXs5LpW2o"].value == "Created PAY-4411"
+    # Catalogue tools: the values are the mock tools' own, computed in the run, not the transcript's.
+    assert by_id["call_Lq3YhM2nX0aTg7c1"].value == {
+        "tool": "query_service_logs", "service": "checkout", "minutes": 30, "error_count": 236,
+        "main_error": "Database connection pool exhausted"}
+    assert by_id["call_Qe7rNb3vXs5LpW2o"].value == {"ticket": "tickets-1"}
+    assert scenario.recorded["call_Qe7rNb3vXs5LpW2o"].value == "Created PAY-4411"
     # Parallel overlaps the three queries of turn 1; serial does not.
     serial = run(scenario, get_scheduler("serial"), seed=1)
     assert result.makespan_ms < serial.makespan_ms
 
 
-def test_is_error_results_are_error_outcomes_with_the_transcript_message(tmp_path: Path) -> None:
+def test_an_is_error_result_of_a_known_tool_is_an_expectation_the_world_is_checked_against(tmp_path: Path) -> None:
     scenario = load_scenario(_write(tmp_path, "anthropic", "anthropic_ops.json", "anthropic_map.json"))
     result = run(scenario, get_scheduler("parallel"), seed=1)
     by_id = {r.call_id: r for r in result.results}
     restart = by_id["toolu_01C7pXq2Lm5Rv9Tn4Kb8Wd1"]
-    assert restart.outcome is Outcome.ERROR
-    assert restart.error is not None and "permission denied: restart requires the oncall-admin role" in restart.error
-    assert by_id["toolu_01D3hGf6Js8Ye2Wc5Qa9Nz4"].value == "41 errors in the last minute"
-    assert by_id["toolu_01B4Yw7Nv2kTq8sLp3RmX6c"].value == "cpu 97% (pod search-api-7f9c)\nmemory 88%"
+    # The mock restarts the service (its behaviour, in the world); production was denied.
+    assert restart.outcome is Outcome.OK
+    assert scenario.recorded["toolu_01C7pXq2Lm5Rv9Tn4Kb8Wd1"].error == (
+        "permission denied: restart requires the oncall-admin role")
+    disagreements = {d.call: d for d in fidelity.check(scenario)}
+    assert disagreements["toolu_01C7pXq2Lm5Rv9Tn4Kb8Wd1"].line() == (
+        "fidelity: toolu_01C7pXq2Lm5Rv9Tn4Kb8Wd1 (restart_service, turn-2) returned the error \"permission denied: "
+        "restart requires the oncall-admin role\" in production; the serial reference run computes "
+        '{"operation": "operations-1", "service": "search-api", "status": "restarted"}')
 
 
 def test_generic_tools_return_the_transcript_result(tmp_path: Path) -> None:
@@ -133,9 +140,16 @@ def test_command_writes_toml_to_stdout_and_warnings_to_stderr() -> None:
     data = tomllib.loads(done.stdout)
     assert data["name"] == "leap-year-fix"
     assert data["source"] == "transcript anthropic_coding.json (Anthropic Messages API)"
-    assert done.stderr.splitlines() == [
-        "harness: warning: 2 tools have no mapping and were given generic specs: query_db, mcp__ci__rerun_job; map "
-        "them with --map"]
+    lines = done.stderr.splitlines()
+    assert lines[0].startswith("harness: warning: 2 tools of unknown behaviour given a generic spec: query_db, "
+                               "mcp__ci__rerun_job; ")
+    # The world starts empty: the file tools' production results are not reproduced, and the import says so.
+    assert [line.split(" (")[0] for line in lines[1:4]] == [
+        "harness: warning: fidelity: toolu_01Hx8Ka2", "harness: warning: fidelity: toolu_01Hx8Kb7",
+        "harness: warning: fidelity: toolu_01Hx8Kd9"]
+    assert lines[4].startswith("harness: warning: fidelity: the serial reference run (every call alone, in model "
+                               "order, from the scenario's world) does not reproduce 3 production results")
+    assert len(lines) == 5
 
 
 def test_command_out_writes_the_file_and_the_name_defaults_to_the_stem(tmp_path: Path) -> None:
@@ -144,7 +158,7 @@ def test_command_out_writes_the_file_and_the_name_defaults_to_the_stem(tmp_path:
                                                      "--out", str(out)))
     assert done.exit_code == 0, done.stderr
     assert done.stdout == ""
-    assert done.stderr == f"harness: wrote {out}: 2 batches, 4 calls\n"
+    assert done.stderr.endswith(f"harness: wrote {out}: 2 batches, 4 calls\n")
     assert load_scenario(out).name == "anthropic_ops"
 
 
@@ -161,7 +175,8 @@ def test_command_errors_are_one_line_and_exit_2(tmp_path: Path) -> None:
     bad_map.write_text('get_logs = "logs"\n')
     done = CliRunner().invoke(import_command, _args("anthropic", "anthropic_ops.json", None, "--map", str(bad_map)))
     assert done.exit_code == 2
-    assert done.stderr.startswith(f"harness: {bad_map}: get_logs: expected a catalogue tool (")
+    assert done.stderr.startswith(f"harness: {bad_map}: get_logs: expected a tool of the catalogue, of a --tools "
+                                  "module or declared in this map (")
     assert len(done.stderr.splitlines()) == 1
     done = CliRunner().invoke(import_command, ["gemini", str(bad)])
     assert done.exit_code == 2  # click's own usage error

@@ -126,7 +126,7 @@ def test_a_result_for_an_unknown_call_id_is_ignored_with_a_warning() -> None:
                 {"role": "tool", "tool_call_id": "c9", "content": "stray"},
                 {"role": "tool", "tool_call_id": "c1", "content": "again"}]
     imported = import_transcript("openai", {"messages": messages}, name="x")
-    assert imported.data["batches"][0]["calls"][0]["result"] == "one"
+    assert imported.data["batches"][0]["calls"][0]["recorded"] == "one"
     assert imported.warnings == (
         "messages[2]: tool result for call id 'c9' ignored (no call in the transcript has that id)",
         "messages[3]: tool result for call id 'c1' ignored (a second result for that call)",
@@ -144,7 +144,7 @@ def test_reused_call_ids_are_disambiguated_and_results_pair_with_their_own_turn(
         {"role": "tool", "tool_call_id": "call_0", "content": "D"},
     ]
     imported = import_transcript("openai", messages, name="x")
-    rows = [(c["id"], json.loads(c["arguments"])["query"], c["result"])
+    rows = [(c["id"], json.loads(c["arguments"])["query"], c["recorded"])
             for b in imported.data["batches"] for c in b["calls"]]
     assert rows == [("call_0", "a", "A"), ("call_1", "b", "B"), ("call_0#2", "c", "C"), ("call_0#3", "d", "D")]
     assert imported.warnings == ("call id 'call_0' is used by 3 calls; the later ones are renamed call_0#2, "
@@ -155,19 +155,20 @@ def test_map_file_errors_name_the_file_the_key_and_the_valid_tools(tmp_path: Pat
     with pytest.raises(TranscriptError) as info:
         parse_map({"Read": "reed_file"}, "map.toml")
     message = str(info.value)
-    assert message.startswith("map.toml: Read: expected a catalogue tool (did you mean 'read_file'? valid: "
-                              "calc_growth_rate, clarify, create_ticket, ")
+    assert message.startswith("map.toml: Read: expected a tool of the catalogue, of a --tools module or declared "
+                              "in this map (did you mean 'read_file'? valid: calc_growth_rate, clarify, "
+                              "create_ticket, ")
     assert message.endswith("write_file, write_file_atomic), got 'reed_file'")
     cases = [
-        ({"Read": {"tool": "read_file", "args": {}}}, "map.toml: Read.args: expected only the keys tool and "
-                                                      "arguments (unknown key)"),
-        ({"Read": {"arguments": {}}}, "map.toml: Read.tool: expected the catalogue tool to map to, got nothing "
+        ({"Read": {"tool": "read_file", "args": {}}}, "map.toml: Read.args: expected only the keys tool, "
+                                                      "arguments and declare (unknown key)"),
+        ({"Read": {"arguments": {}}}, "map.toml: Read.tool: expected the tool to map to, got nothing "
                                       "(the key is missing)"),
         ({"Read": {"tool": "read_file", "arguments": {"file_path": 1}}},
-         "map.toml: Read.arguments.file_path: expected the catalogue argument name (a non-empty string), got 1"),
-        ({"mcp.fs.read": 3}, 'map.toml: "mcp.fs.read": expected a catalogue tool name or a table { tool = ..., '
-                             'arguments = { old = "new" } }, got 3'),
-        ([], "map.toml: (top level): expected a table of transcript tool name = catalogue tool, got a list of 0 "
+         "map.toml: Read.arguments.file_path: expected the tool's argument name (a non-empty string), got 1"),
+        ({"mcp.fs.read": 3}, 'map.toml: "mcp.fs.read": expected a tool name or a table { tool = ..., '
+                             'arguments = { old = "new" }, declare = { does = [...], ... } }, got 3'),
+        ([], "map.toml: (top level): expected a table of transcript tool name = tool to run, got a list of 0 "
              "items"),
     ]
     for data, expected in cases:
@@ -219,4 +220,4 @@ def test_calls_without_results_are_listed_in_transcript_order() -> None:
                 {"role": "tool", "tool_call_id": "a", "content": "A"},
                 _assistant(_fn("z", "web_search", "{}"))]
     assert import_transcript("openai", messages, name="x").warnings[-1] == (
-        "3 calls without a result in the transcript (the mock tool's own value is used): z, m, z#2")
+        "3 calls without a result in the transcript (the tool's own value is used): z, m, z#2")

@@ -47,16 +47,17 @@ def test_chat_arguments_are_the_raw_strings_byte_for_byte_malformed_included() -
     assert calls[4]["arguments"].endswith('(ticket to follow)')  # the closing quote and brace never came
 
 
-def test_chat_tool_results_become_the_call_results() -> None:
+def test_chat_tool_results_become_the_calls_recorded_results() -> None:
     calls = {c["id"]: c for c in _calls(import_file("openai", DATA / "openai_chat.json").data)}
     # A string result stays a string, even when it is JSON text.
-    assert calls["call_Lq3YhM2nX0aTg7c1"]["result"] == (
+    assert calls["call_Lq3YhM2nX0aTg7c1"]["recorded"] == (
         '{"error_count": 236, "main_error": "Database connection pool exhausted"}')
     # A list of text parts is joined with newlines.
-    assert calls["call_8VvB5kPq1sRz0dEe"]["result"] == "cpu 68%, memory 74%\ndatabase_pool_usage 100%"
+    assert calls["call_8VvB5kPq1sRz0dEe"]["recorded"] == "cpu 68%, memory 74%\ndatabase_pool_usage 100%"
     # OpenAI has no error flag: a result that reads like an error is still the value the model saw.
-    assert calls["call_Hc1mTz8aYd4GkU9j"]["result"] == "Error: could not parse tool arguments as JSON"
-    assert not any("failure" in c for c in calls.values())
+    assert calls["call_Hc1mTz8aYd4GkU9j"]["recorded"] == "Error: could not parse tool arguments as JSON"
+    # Every tool is in the catalogue: results are computed from the world, the transcript's only expected.
+    assert not any({"failure", "result", "recorded_error"} & set(c) for c in calls.values())
 
 
 def test_chat_accepts_a_bare_list_and_a_chat_completion_response() -> None:
@@ -69,7 +70,7 @@ def test_chat_accepts_a_bare_list_and_a_chat_completion_response() -> None:
     batches = import_transcript("openai", completion, name="x").data["batches"]
     assert [[c["id"] for c in b["calls"]] for b in batches] == [
         ["call_Lq3YhM2nX0aTg7c1", "call_8VvB5kPq1sRz0dEe", "call_Zt4uKc9wJm2yHa6F"]]
-    assert all("result" not in c for c in batches[0]["calls"])  # a response holds no results
+    assert all("recorded" not in c for c in batches[0]["calls"])  # a response holds no results
 
 
 def test_chat_custom_tool_call_keeps_its_free_form_input() -> None:
@@ -80,7 +81,7 @@ def test_chat_custom_tool_call_keeps_its_free_form_input() -> None:
         {"role": "tool", "tool_call_id": "call_c1", "content": "total 0"},
     ]
     (call,) = _calls(import_transcript("openai", messages, name="x").data)
-    assert call == {"id": "call_c1", "name": "terminal", "arguments": "ls -la /repo", "result": "total 0"}
+    assert call == {"id": "call_c1", "name": "terminal", "arguments": "ls -la /repo", "recorded": "total 0"}
 
 
 def test_responses_consecutive_function_calls_form_one_batch_and_outputs_split_turns() -> None:
@@ -102,8 +103,8 @@ def test_responses_map_renames_arguments_of_json_objects_and_keeps_malformed_one
     # Unparsable: no rename, the text the model sent is kept exactly.
     assert calls[3]["arguments"] == '{"link": "https://requests.readthedocs.io/en/latest/community/updates/"'
     # Output content parts are joined; a string output is kept.
-    assert calls[2]["result"] == "## 0.28.0\n\n* The deprecated `proxies` argument has now been removed."
-    assert calls[3]["result"] == "error: arguments were not valid JSON"
+    assert calls[2]["recorded"] == "## 0.28.0\n\n* The deprecated `proxies` argument has now been removed."
+    assert calls[3]["recorded"] == "error: arguments were not valid JSON"
 
 
 def test_responses_input_and_output_lists_are_read_in_that_order() -> None:
@@ -129,7 +130,7 @@ def test_responses_an_assistant_message_between_calls_splits_the_batch() -> None
     data = import_transcript("openai", items, name="r").data
     assert [(b["label"], [c["id"] for c in b["calls"]]) for b in data["batches"]] == [
         ("turn-1", ["a"]), ("turn-1.2", ["b"]), ("turn-2", ["c"])]
-    assert [c.get("result") for c in _calls(data)] == ["A", "B", None]
+    assert [c.get("recorded") for c in _calls(data)] == ["A", "B", None]
 
 
 def test_responses_custom_tool_calls_keep_their_free_form_input() -> None:
@@ -140,6 +141,6 @@ def test_responses_custom_tool_calls_keep_their_free_form_input() -> None:
         {"type": "function_call_output", "call_id": "call_k2", "output": "results"},
     ]
     assert _calls(import_transcript("openai", {"input": "do it", "output": items}, name="x").data) == [
-        {"id": "call_k1", "name": "terminal", "arguments": "cd /repo && ls", "result": "README.md"},
-        {"id": "call_k2", "name": "web_search", "arguments": "{\"query\": \"x\"}", "result": "results"},
+        {"id": "call_k1", "name": "terminal", "arguments": "cd /repo && ls", "recorded": "README.md"},
+        {"id": "call_k2", "name": "web_search", "arguments": "{\"query\": \"x\"}", "recorded": "results"},
     ]
