@@ -137,9 +137,11 @@ def describe(finding: Finding, *, spec: str | None, policy: Scheduler, report_di
         + (f", found by {finding.found_by}" if finding.found_by else "")
         + (f", swarm faults: {', '.join(finding.swarm)}" if finding.swarm else ""),
     ]
-    violations = [v for verdict in check_oracles(result) for v in verdict.violations if v.label == finding.label]
+    every = [v for verdict in check_oracles(result) for v in verdict.violations]
+    violations = [v for v in every if v.label == finding.label]
     # The story right under the reproduce line, before the raw witness.
-    details[:0] = [f"  {line}" for line in story_lines(violations[:1], result, origins if selfcheck.ok else None)]
+    details[:0] = [f"  {line}" for line in story_lines(violations[:1], result, origins if selfcheck.ok else None,
+                                                       run_violations=every)]
     if finding.label == "hang":  # what each unfinished call waited on, read at the hang
         details[:0] = [f"  {line}" for line in hang_lines(result)]
     example = None
