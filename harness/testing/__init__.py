@@ -11,7 +11,8 @@ with aliases. It keeps going: every scenario is explored and every distinct fail
 label) is shrunk, replayed, explained and reported, worst first, in one `SchedulerCheckFailed` (an
 `AssertionError`), with a coverage summary of what was exercised; `fail_fast=True` stops at the
 first. A scenario where no call ever started through the scheduler was not exercised and fails the
-check too, unless the user skipped it. It never changes the scheduler.
+check too, unless the user skipped it. Kept reproducers are regression tests (`assert_fixed`,
+`reproducers`: `harness.testing.regressions`). It never changes the scheduler.
 
     from harness.testing import check_scheduler
 
@@ -48,9 +49,11 @@ from harness.testing import generated as generated_part
 from harness.testing.coverage import CheckReport, ScenarioCoverage
 from harness.testing.failures import Failure, describe, explore_command
 from harness.testing.generated import GENERATED_FILES, GENERATED_PATHS
+from harness.testing.regressions import Outcome, assert_expected, assert_fixed, replay_all, reproducers
 
-__all__ = ["DEFAULT_SCENARIOS", "GENERATED_FILES", "GENERATED_PATHS", "PROFILES", "CheckReport", "Failure", "Profile",
-           "ScenarioCoverage", "SchedulerCheckFailed", "check_scheduler", "default_scenarios"]
+__all__ = ["DEFAULT_SCENARIOS", "GENERATED_FILES", "GENERATED_PATHS", "PROFILES", "CheckReport", "Failure", "Outcome",
+           "Profile", "ScenarioCoverage", "SchedulerCheckFailed", "assert_expected", "assert_fixed", "check_scheduler",
+           "default_scenarios", "replay_all", "reproducers"]
 
 
 @dataclass(frozen=True)

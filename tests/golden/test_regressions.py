@@ -1,6 +1,6 @@
 """Every reproducer in fixtures/regressions/ replays byte for byte, to its recorded label.
 
-They are known bugs of built-in policies, kept with `harness.regressions` as a user keeps theirs
+They are known bugs of built-in policies, kept with `harness.testing.regressions` as a user keeps theirs
 (`expect="fails"`: the recorded label still fires; a user's fixed bugs use `assert_fixed`). They were
 saved before reproducers recorded the identity of their code, so a difference is a divergence (exit 5).
 """
@@ -15,8 +15,8 @@ from click.testing import CliRunner
 
 from harness.cli import main
 from harness.oracles import check
-from harness.regressions import assert_expected, reproducers
 from harness.replay import ReproducerError, load, replay
+from harness.testing import assert_expected, reproducers
 
 FOLDER = Path(__file__).resolve().parents[2] / "fixtures" / "regressions"
 FIXTURES = sorted(FOLDER.glob("*.json"))

@@ -1,4 +1,4 @@
-"""A folder of reproducers as regression tests (`harness.regressions`): the README's example runs as
+"""A folder of reproducers as regression tests (`harness.testing.regressions`): the README's example runs as
 written in a user's project under pytest, red before the fix, green after, red again when the bug
 comes back; every file that does not meet the expectation is listed."""
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.regressions import assert_expected, assert_fixed, replay_all, reproducer_files, reproducers
+from harness.testing import assert_expected, assert_fixed, replay_all, reproducer_files, reproducers
 from tests.replay.userpkg import fix
 
 README = Path(__file__).resolve().parents[2] / "README.md"

@@ -11,7 +11,7 @@ parametrisation that makes each file its own test item. It never explores and ne
 
     import pytest
 
-    from harness.regressions import assert_fixed, reproducers
+    from harness.testing import assert_fixed, reproducers
 
     @pytest.mark.parametrize("reproducer", reproducers(Path(__file__).parent / "regressions"))
     def test_stays_fixed(reproducer: Path) -> None:
