@@ -49,11 +49,19 @@ from harness.testing import generated as generated_part
 from harness.testing.coverage import CheckReport, ScenarioCoverage
 from harness.testing.failures import Failure, describe, explore_command
 from harness.testing.generated import GENERATED_FILES, GENERATED_PATHS
-from harness.testing.regressions import Outcome, assert_expected, assert_fixed, replay_all, reproducers
+from harness.testing.regressions import (
+    Outcome,
+    assert_expected,
+    assert_fixed,
+    judge_file,
+    replay_all,
+    reproducer_files,
+    reproducers,
+)
 
 __all__ = ["DEFAULT_SCENARIOS", "GENERATED_FILES", "GENERATED_PATHS", "PROFILES", "CheckReport", "Failure", "Outcome",
            "Profile", "ScenarioCoverage", "SchedulerCheckFailed", "assert_expected", "assert_fixed", "check_scheduler",
-           "default_scenarios", "replay_all", "reproducers"]
+           "default_scenarios", "judge_file", "replay_all", "reproducer_files", "reproducers"]
 
 
 @dataclass(frozen=True)

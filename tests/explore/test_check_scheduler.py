@@ -134,9 +134,11 @@ def test_correct_policies_never_crash_it(policy: str) -> None:
             except SchedulerCheckFailed as failure:
                 assert policy == "hermes_segments", str(failure)
                 for found in failure.failures:
+                    # Generated batches reach its blind spots through the hard link /repo/hard.txt.
                     assert (found.scenario, found.label) in (
                         ("symlink-dotdot", "stale-read"), ("hardlink-alias", "lost-update"),
-                        ("case-alias", "lost-update"), ("generated", "lost-update")), str(failure)
+                        ("case-alias", "lost-update")) or (found.scenario == "generated" and "hard.txt" in found.text
+                                                           ), str(failure)
 
 
 def test_generated_batches_catch_what_no_builtin_scenario_has() -> None:

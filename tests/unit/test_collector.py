@@ -97,7 +97,7 @@ def test_a_heap_someone_else_froze_is_left_as_it_is() -> None:
 
 
 def test_check_schedulers_generated_search_runs_as_a_long_search(monkeypatch: pytest.MonkeyPatch) -> None:
-    from harness import testing
+    from harness.testing import generated as testing
 
     seen: list[tuple[int, int]] = []
     real_run = testing.run
@@ -108,7 +108,7 @@ def test_check_schedulers_generated_search_runs_as_a_long_search(monkeypatch: py
 
     before = gc.get_threshold()
     monkeypatch.setattr(testing, "run", counting)
-    assert testing._generated(get_scheduler("serial"), 5, 1) is None
+    assert not testing.explore_generated(get_scheduler("serial"), 5, 1).findings
     assert seen and all(count > 0 and young == collector.SEARCH_YOUNG_THRESHOLD for count, young in seen[:5])
     assert gc.get_freeze_count() == 0 and gc.get_threshold() == before
 
