@@ -68,6 +68,9 @@ class Scenario:
     agent: AgentSpec | None = None
     #: Several agents at once on the world (`[[agents]]`), each with its own model, loop and runtime.
     agents: tuple[AgentEntry, ...] = ()
+    #: False: the file said `check_arguments = false`, so its calls' arguments were not checked against
+    #: their tools' parameters when it loaded (see `harness.scenario.arguments`).
+    check_arguments: bool = True
 
     def __post_init__(self) -> None:
         if not self.batches and self.agent is None and not self.agents and not self.realized:
