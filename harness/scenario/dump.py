@@ -81,6 +81,9 @@ def _tools(scenario: Scenario, base: Catalogue) -> dict[str, Any]:
             if spec.behaviour.has_result:
                 override["result"] = spec.behaviour.result
             if spec.parameters is not None:
+                if not spec.parameters.closed:
+                    raise NotSerializable(f"tool {name!r} takes arguments besides its parameters, which a scenario "
+                                          "file cannot say: its parameters = {...} are all it takes")
                 override["parameters"] = spec.parameters.to_data()
             override["declared"] = _declared_changes(NEW_TOOL_DECLARED, spec.declared, name)
             origin = replace(spec, latency=DEFAULT_LATENCY, stops_on_cancel=True, file_lock=False)

@@ -2,7 +2,9 @@
 file, the field and what was expected.
 
 Owns the file format. Scenario files are data: they are parsed with `tomllib` and never executed,
-imported or evaluated. Unknown keys are errors, so a typo cannot silently change a scenario.
+imported or evaluated. Unknown keys are errors (named by their path, with the closest valid key), and
+a call's arguments must fit its tool (`harness.scenario.arguments`), so a typo cannot silently change
+a scenario.
 """
 
 from __future__ import annotations

@@ -111,7 +111,7 @@ class Parameters:
         return cls(tuple(items), closed=extra is False)
 
     def to_data(self) -> dict[str, str]:
-        """The short form `parse` reads back."""
+        """The short form `parse` reads back (as a closed schema: the short form has no `...`)."""
         return {p.name: p.spelled for p in self.items}
 
     @property
