@@ -24,6 +24,15 @@ class FieldError(ValueError):
         self.field, self.expected = field, expected
 
 
+class SpecError(ValueError):
+    """A data spelling is wrong (a latency, a failure, a fault plan): the message says what was
+    expected, `field` which key it is about, below where parsing began (`lognormal.sigm`), if one."""
+
+    def __init__(self, expected: str, field: str = "") -> None:
+        super().__init__(expected)
+        self.field = field
+
+
 def closest(name: str, valid: Iterable[str]) -> str | None:
     """The valid name `name` most likely misspells, or None when none is close."""
     found = difflib.get_close_matches(name, sorted(valid), n=1)
@@ -51,9 +60,12 @@ def unknown_key(table: Mapping[str, Any], allowed: Collection[str]) -> tuple[str
     return unknown[0], f"one of the keys {', '.join(sorted(allowed))} (unknown key{'; ' + hint if hint else ''})"
 
 
-def check_keys(table: Mapping[str, Any], allowed: Collection[str], field: str = "",
+def check_keys(table: Any, allowed: Collection[str], field: str = "",
                error: Callable[..., Exception] = FieldError) -> None:
-    """Raise `error(field=PATH, expected=TEXT)` for the first key of `table` that `allowed` lacks."""
+    """Raise `error(field=PATH, expected=TEXT)` for the first key of `table` that `allowed` lacks
+    (a value that is not a table has no keys: its caller says what it expected instead)."""
+    if not isinstance(table, Mapping):
+        return
     found = unknown_key(table, allowed)
     if found is not None:
         raise error(field=below(field, found[0]), expected=found[1])

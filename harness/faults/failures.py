@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.sim.streams import RandomStreams
-from harness.suggest import check_keys
+from harness.suggest import SpecError, check_keys
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,12 +41,8 @@ class FailureModel:
         return f"{'permanent' if self.permanent else 'transient'} failure: {self.message}"
 
 
-class FailureSpecError(ValueError):
+class FailureSpecError(SpecError):
     """A failure spelling is wrong; the message says what was expected, `field` which key, if one."""
-
-    def __init__(self, expected: str, field: str = "") -> None:
-        super().__init__(expected)
-        self.field = field
 
 
 def parse_failure(data: Any) -> FailureModel:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from random import Random
 from typing import Any, Protocol
 
-from harness.suggest import check_keys
+from harness.suggest import SpecError, check_keys
 
 
 class LatencyModel(Protocol):
@@ -153,13 +153,9 @@ def boundary(timeout_ms: int) -> Choice:
     return Choice((max(0, timeout_ms - 1), timeout_ms, timeout_ms + 1))
 
 
-class LatencySpecError(ValueError):
+class LatencySpecError(SpecError):
     """A latency spelling is wrong; the message says what was expected, `field` which key of the
     latency's table it is about (`lognormal.sigm`), if one."""
-
-    def __init__(self, expected: str, field: str = "") -> None:
-        super().__init__(expected)
-        self.field = field
 
 
 #: The spellings of a latency model, and the keys of those spelled as a table.
@@ -177,12 +173,11 @@ def parse_latency(data: Any) -> LatencyModel:
     )
     if isinstance(data, int) and not isinstance(data, bool):
         data = {"fixed": data}
-    if isinstance(data, Mapping):
-        check_keys(data, _KINDS, error=LatencySpecError)
+    check_keys(data, _KINDS, error=LatencySpecError)
     if not isinstance(data, Mapping) or len(data) != 1:
         raise LatencySpecError(f"expected {expected}, got {data!r}")
     ((kind, value),) = data.items()
-    if kind in _TABLE_KEYS and isinstance(value, Mapping):
+    if kind in _TABLE_KEYS:
         check_keys(value, _TABLE_KEYS[kind], kind, LatencySpecError)
     if kind == "fixed":
         return Fixed(_ms(value, "fixed"))

@@ -70,8 +70,7 @@ def parse_approvals(value: Any, catalogue: Catalogue, calls: Mapping[str, str] |
         field = f"approvals.tools.{name}"
         spec = catalogue.get(name)
         if spec is None:
-            hint = did_you_mean(name, catalogue).strip()
-            raise ApprovalsError(field, f"a tool of the scenario{f' ({hint})' if hint else ''}", name)
+            raise ApprovalsError(field, f"a tool of the scenario{_hint(name, catalogue)}", name)
         if not spec.declared.needs_confirmation:
             raise ApprovalsError(field, f"a tool declared needs_confirmation ({name!r} is not: a runtime never asks "
                                  f"about it; declare it with tools.{name}.declared.needs_confirmation = true)",
@@ -82,14 +81,19 @@ def parse_approvals(value: Any, catalogue: Catalogue, calls: Mapping[str, str] |
         field = f"approvals.calls.{call_id}"
         if calls is not None:
             if call_id not in calls:
-                hint = did_you_mean(call_id, calls).strip()
-                raise ApprovalsError(field, f"the id of a call of the scenario{f' ({hint})' if hint else ''}", call_id)
+                raise ApprovalsError(field, f"the id of a call of the scenario{_hint(call_id, calls)}", call_id)
             spec = catalogue.get(calls[call_id])
             if spec is None or not spec.declared.needs_confirmation:
                 raise ApprovalsError(field, f"a call of a tool declared needs_confirmation ({call_id!r} calls "
                                      f"{calls[call_id]!r}, which a runtime never asks about)", has_got=False)
         per_call[call_id] = _rule(rule, field)
     return ApprovalScript(default, tools, per_call)
+
+
+def _hint(name: str, valid: Collection[str]) -> str:
+    """` (did you mean 'x'?)`, or nothing when no valid name is close."""
+    hint = did_you_mean(name, valid).strip()
+    return f" ({hint})" if hint else ""
 
 
 def _table(value: Any, field: str, allowed: set[str] | None) -> Mapping[str, Any]:
