@@ -100,7 +100,7 @@ class Parameters:
         schema that is not of an object."""
         if schema.get("type", "object") != "object" or not isinstance(schema.get("properties", {}), Mapping):
             raise ValueError(f"expected a JSON Schema of an object (type \"object\", properties {{...}}), got "
-                             f"{json.dumps(schema)[:60]}")
+                             f"{schema!r:.60}")
         required = schema.get("required", [])
         items = []
         for name, prop in schema.get("properties", {}).items():
