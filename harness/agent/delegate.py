@@ -15,6 +15,7 @@ from collections.abc import Generator
 
 from harness.faults.latency import Fixed
 from harness.model import JSONValue
+from harness.tools.params import Parameters
 from harness.tools.spec import Args, Declared, SideEffect, ToolIO, ToolSpec
 
 NAME = "delegate"
@@ -37,4 +38,5 @@ SPEC = ToolSpec(
     Fixed(0),
     stops_on_cancel=False,
     delegates=True,
+    parameters=Parameters.of(agent="string", task="string?"),
 )

@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 from harness.run import RunResult
+from harness.scenario.arguments import OPT_OUT
 from harness.scenario.dump import scenario_to_data
 from harness.scenario.load import scenario_from_data
 from harness.scenario.model_load import agents_to_data
@@ -88,8 +89,11 @@ def without_call(data: dict[str, Any], agent: str, call_id: str) -> dict[str, An
                 rule["calls"] = [c for c in rule["calls"] if c["id"] != call_id]
                 for call in rule["calls"]:
                     if "args_from" in call:
-                        call["args_from"] = {arg: text for arg, text in call["args_from"].items()
-                                             if not re.search(rf"(^|\{{){re.escape(call_id)}\.value", text)}
+                        kept = {arg: text for arg, text in call["args_from"].items()
+                                if not re.search(rf"(^|\{{){re.escape(call_id)}\.value", text)}
+                        if len(kept) < len(call["args_from"]):
+                            call[OPT_OUT] = False  # it now runs without that input, as the shrink means
+                        call["args_from"] = kept
                     if "depends_on" in call:
                         call["depends_on"] = [d for d in call["depends_on"] if d != call_id]
                 if not rule["calls"]:

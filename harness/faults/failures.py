@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.sim.streams import RandomStreams
+from harness.suggest import SpecError, check_keys
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,14 +41,15 @@ class FailureModel:
         return f"{'permanent' if self.permanent else 'transient'} failure: {self.message}"
 
 
-class FailureSpecError(ValueError):
-    pass
+class FailureSpecError(SpecError):
+    """A failure spelling is wrong; the message says what was expected, `field` which key, if one."""
 
 
 def parse_failure(data: Any) -> FailureModel:
     """`{rate = R, permanent = B, message = S, attempts = [N...]}`; raises FailureSpecError."""
-    if not isinstance(data, Mapping) or not set(data) <= {"rate", "permanent", "message", "attempts"}:
+    if not isinstance(data, Mapping):
         raise FailureSpecError("a table with keys rate (0..1), permanent (bool), message (string), attempts (list)")
+    check_keys(data, ("rate", "permanent", "message", "attempts"), error=FailureSpecError)
     rate = data.get("rate", 0.0)
     if not isinstance(rate, int | float) or isinstance(rate, bool) or not 0 <= rate <= 1:
         raise FailureSpecError(f"rate must be a number in [0, 1], got {rate!r}")

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from random import Random
 from typing import Any, Protocol
 
+from harness.suggest import SpecError, check_keys
+
 
 class LatencyModel(Protocol):
     def sample(self, rng: Random, attempt: int = 1) -> int: ...
@@ -151,8 +153,15 @@ def boundary(timeout_ms: int) -> Choice:
     return Choice((max(0, timeout_ms - 1), timeout_ms, timeout_ms + 1))
 
 
-class LatencySpecError(ValueError):
-    """A latency spelling is wrong; the message says what was expected."""
+class LatencySpecError(SpecError):
+    """A latency spelling is wrong; the message says what was expected, `field` which key of the
+    latency's table it is about (`lognormal.sigm`), if one."""
+
+
+#: The spellings of a latency model, and the keys of those spelled as a table.
+_KINDS = ("fixed", "uniform", "lognormal", "pareto", "bimodal", "choice", "per_attempt")
+_TABLE_KEYS = {"lognormal": ("median", "sigma"), "pareto": ("scale", "alpha", "cap"),
+               "bimodal": ("fast", "slow", "p_slow")}
 
 
 def parse_latency(data: Any) -> LatencyModel:
@@ -164,9 +173,12 @@ def parse_latency(data: Any) -> LatencyModel:
     )
     if isinstance(data, int) and not isinstance(data, bool):
         data = {"fixed": data}
+    check_keys(data, _KINDS, error=LatencySpecError)
     if not isinstance(data, Mapping) or len(data) != 1:
         raise LatencySpecError(f"expected {expected}, got {data!r}")
     ((kind, value),) = data.items()
+    if kind in _TABLE_KEYS:
+        check_keys(value, _TABLE_KEYS[kind], kind, LatencySpecError)
     if kind == "fixed":
         return Fixed(_ms(value, "fixed"))
     if kind == "uniform":

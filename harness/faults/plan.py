@@ -20,10 +20,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.sim.streams import RandomStreams
+from harness.suggest import SpecError, check_keys
 
 
-class FaultSpecError(ValueError):
-    pass
+class FaultSpecError(SpecError):
+    """A `[faults]` table is wrong; the message says what was expected, `field` which key, if one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,19 +69,23 @@ class FaultPlan:
 
 
 def parse_faults(data: Any, tools: Mapping[str, Any]) -> FaultPlan:
-    if not isinstance(data, Mapping) or not set(data) <= {"duplicate_delivery", "torn_writes", "rate_limit", "crash"}:
+    if not isinstance(data, Mapping):
         raise FaultSpecError("a table with keys duplicate_delivery, torn_writes, rate_limit, crash")
+    check_keys(data, ("duplicate_delivery", "torn_writes", "rate_limit", "crash"), error=FaultSpecError)
     rates = {}
     for kind in ("duplicate_delivery", "torn_writes"):
         if kind in data:
             table = data[kind]
+            check_keys(table, ("rate",), kind, FaultSpecError)
             rate = table.get("rate") if isinstance(table, Mapping) else None
             if not isinstance(rate, int | float) or isinstance(rate, bool) or not 0 <= rate <= 1:
                 raise FaultSpecError(f"{kind} expects {{ rate = R }} with R in [0, 1], got {table!r}")
             rates[kind] = float(rate)
     limits = []
     raw = data.get("rate_limit", [])
-    for entry in raw if isinstance(raw, list) else [raw]:
+    for i, entry in enumerate(raw if isinstance(raw, list) else [raw]):
+        check_keys(entry, ("tool", "limit", "window_ms"), f"rate_limit[{i}]" if isinstance(raw, list) else "rate_limit",
+                   FaultSpecError)
         if not isinstance(entry, Mapping) or set(entry) != {"tool", "limit", "window_ms"}:
             raise FaultSpecError(f"rate_limit expects {{ tool = NAME, limit = N, window_ms = W }}, got {entry!r}")
         if entry["tool"] not in tools:
@@ -92,6 +97,7 @@ def parse_faults(data: Any, tools: Mapping[str, Any]) -> FaultPlan:
     crash_at = None
     if "crash" in data:
         crash = data["crash"]
+        check_keys(crash, ("at_ms",), "crash", FaultSpecError)
         crash_at = crash.get("at_ms") if isinstance(crash, Mapping) and set(crash) == {"at_ms"} else None
         if not isinstance(crash_at, int) or isinstance(crash_at, bool) or crash_at < 0:
             raise FaultSpecError(f"crash expects {{ at_ms = T }} with T >= 0, got {crash!r}")

@@ -19,25 +19,27 @@ of the scenario (for a loop scenario, the ids its `[model]` rules emit). Bad inp
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Collection, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from harness.faults.latency import LatencySpecError, parse_latency
 from harness.model import Batch
 from harness.schedulers.approvals import ANSWERS, DEFAULT_LATENCY, ApprovalRule, ApprovalScript
+from harness.suggest import FieldError, below, check_keys, did_you_mean
 from harness.tools.catalogue import Catalogue
 
 _KEYS = {"default", "tools", "calls"}
 _RULE_KEYS = {"answer", "latency"}
 
 
-class ApprovalsError(ValueError):
+class ApprovalsError(FieldError):
     """A malformed `[approvals]` table: `field` and what was `expected` there (and what it got)."""
 
     def __init__(self, field: str, expected: str, got: Any = None, *, has_got: bool = True) -> None:
-        super().__init__(f"{field}: expected {expected}" + (f", got {got!r}" if has_got else ""))
-        self.field, self.expected, self.got, self.has_got = field, expected, got, has_got
+        super().__init__(field, expected)
+        self.args = (f"{field}: expected {expected}" + (f", got {got!r}" if has_got else ""),)
+        self.got, self.has_got = got, has_got
 
 
 def scripted_calls(top: Mapping[str, Any], batches: Sequence[Batch]) -> dict[str, str] | None:
@@ -68,9 +70,7 @@ def parse_approvals(value: Any, catalogue: Catalogue, calls: Mapping[str, str] |
         field = f"approvals.tools.{name}"
         spec = catalogue.get(name)
         if spec is None:
-            close = difflib.get_close_matches(name, sorted(catalogue), n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ApprovalsError(field, f"a tool of the scenario{hint}", name)
+            raise ApprovalsError(field, f"a tool of the scenario{_hint(name, catalogue)}", name)
         if not spec.declared.needs_confirmation:
             raise ApprovalsError(field, f"a tool declared needs_confirmation ({name!r} is not: a runtime never asks "
                                  f"about it; declare it with tools.{name}.declared.needs_confirmation = true)",
@@ -81,9 +81,7 @@ def parse_approvals(value: Any, catalogue: Catalogue, calls: Mapping[str, str] |
         field = f"approvals.calls.{call_id}"
         if calls is not None:
             if call_id not in calls:
-                close = difflib.get_close_matches(call_id, sorted(calls), n=1)
-                hint = f" (did you mean {close[0]!r}?)" if close else ""
-                raise ApprovalsError(field, f"the id of a call of the scenario{hint}", call_id)
+                raise ApprovalsError(field, f"the id of a call of the scenario{_hint(call_id, calls)}", call_id)
             spec = catalogue.get(calls[call_id])
             if spec is None or not spec.declared.needs_confirmation:
                 raise ApprovalsError(field, f"a call of a tool declared needs_confirmation ({call_id!r} calls "
@@ -92,14 +90,17 @@ def parse_approvals(value: Any, catalogue: Catalogue, calls: Mapping[str, str] |
     return ApprovalScript(default, tools, per_call)
 
 
+def _hint(name: str, valid: Collection[str]) -> str:
+    """` (did you mean 'x'?)`, or nothing when no valid name is close."""
+    hint = did_you_mean(name, valid).strip()
+    return f" ({hint})" if hint else ""
+
+
 def _table(value: Any, field: str, allowed: set[str] | None) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise ApprovalsError(field, "a table", value)
     if allowed is not None:
-        unknown = sorted(set(value) - allowed)
-        if unknown:
-            raise ApprovalsError(f"{field}.{unknown[0]}", f"one of the keys {', '.join(sorted(allowed))} "
-                                 "(unknown key)", has_got=False)
+        check_keys(value, allowed, field, partial(ApprovalsError, has_got=False))
     return value
 
 
@@ -117,7 +118,8 @@ def _rule(value: Any, field: str) -> ApprovalRule:
     try:
         latency = parse_latency(rule["latency"])
     except LatencySpecError as exc:
-        raise ApprovalsError(f"{field}.latency", str(exc).removeprefix("expected "), has_got=False) from None
+        raise ApprovalsError(below(f"{field}.latency", exc.field), str(exc).removeprefix("expected "),
+                             has_got=False) from None
     return ApprovalRule(answer, latency)
 
 

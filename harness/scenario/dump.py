@@ -12,7 +12,9 @@ from dataclasses import fields, replace
 from typing import Any
 
 from harness.faults.failures import FailureModel
+from harness.model import ToolCall
 from harness.scenario.approvals_load import approvals_to_data
+from harness.scenario.arguments import OPT_OUT, fits
 from harness.scenario.load import NEW_TOOL_DECLARED
 from harness.scenario.model_load import agent_to_data, agents_to_data
 from harness.scenario.spec import Scenario
@@ -78,6 +80,11 @@ def _tools(scenario: Scenario, base: Catalogue) -> dict[str, Any]:
             override["does"] = spec.behaviour.to_json()
             if spec.behaviour.has_result:
                 override["result"] = spec.behaviour.result
+            if spec.parameters is not None:
+                if not spec.parameters.closed:
+                    raise NotSerializable(f"tool {name!r} takes arguments besides its parameters, which a scenario "
+                                          "file cannot say: its parameters = {...} are all it takes")
+                override["parameters"] = spec.parameters.to_data()
             override["declared"] = _declared_changes(NEW_TOOL_DECLARED, spec.declared, name)
             origin = replace(spec, latency=DEFAULT_LATENCY, stops_on_cancel=True, file_lock=False)
         elif spec.behaviour is not origin.behaviour:
@@ -107,6 +114,13 @@ def _key_templates(name: str, keys: ResourceKeys) -> list[str]:
         raise NotSerializable(f"tool {name!r} declares resource keys from path arguments, which a scenario file "
                               'writes as templates: resource_keys = ["file:{path}"]')
     return [key.replace("{", "{{").replace("}", "}}") for key in keys.fixed] + list(keys.templates)
+
+
+def _fits(scenario: Scenario, call: ToolCall) -> bool:
+    """Whether the call's arguments load back without `check_arguments = false`."""
+    spec = scenario.catalogue.get(call.name)
+    return spec is None or fits(spec, call.arguments, tuple(scenario.args_from.get(call.id, ())),
+                                recorded=call.id in scenario.catalogue.results)
 
 
 def scenario_to_data(scenario: Scenario) -> dict[str, Any]:
@@ -145,12 +159,16 @@ def scenario_to_data(scenario: Scenario) -> dict[str, Any]:
                     row["recorded"] = recorded.value
             if call.id in scenario.args_from:
                 row["args_from"] = dict(scenario.args_from[call.id])
+            if scenario.check_arguments and not _fits(scenario, call):
+                row[OPT_OUT] = False  # as it ran (a Python-built or shrunk call's arguments may not fit)
             calls.append(row)
         batches.append({"label": batch.label, "calls": calls})
     data: dict[str, Any] = {"name": scenario.name, "description": scenario.description, "source": scenario.source,
                             "world": world, "tools": tools, "batches": batches}
     if modules:
         data["tools_module"] = list(modules)
+    if not scenario.check_arguments:
+        data[OPT_OUT] = False
     if scenario.agent is not None:  # a loop scenario: its model decides the batches (after any fixed ones)
         if not scenario.batches:
             del data["batches"]

@@ -2,19 +2,21 @@
 file, the field and what was expected.
 
 Owns the file format. Scenario files are data: they are parsed with `tomllib` and never executed,
-imported or evaluated. Unknown keys are errors, so a typo cannot silently change a scenario.
+imported or evaluated. Unknown keys are errors (named by their path, with the closest valid key), and
+a call's arguments must fit its tool (`harness.scenario.arguments`), so a typo cannot silently change
+a scenario.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import json
 import posixpath
 import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,15 +25,18 @@ from harness.faults.latency import LatencyModel, LatencySpecError, parse_latency
 from harness.faults.plan import FaultPlan, FaultSpecError, parse_faults
 from harness.model import Batch, ToolCall
 from harness.scenario.approvals_load import ApprovalsError, parse_approvals, scripted_calls
+from harness.scenario.arguments import OPT_OUT, check_calls
 from harness.scenario.model_load import ModelSpecError, parse_agent, parse_agents
 from harness.scenario.spec import Interrupt, Recorded, Scenario
 from harness.scenario.tree import Tree, TreeError, read_tree
 from harness.schedulers.approvals import ApprovalScript
 from harness.schedulers.execution import ExecutionPolicy
 from harness.sim.kernel import Limits
+from harness.suggest import FieldError, below, check_keys, did_you_mean
 from harness.tools.catalogue import Catalogue, base_catalogue
 from harness.tools.inputs import ArgsFromError, Source
 from harness.tools.modules import ToolsModuleError
+from harness.tools.params import Parameters
 from harness.tools.script import Script, ScriptError, Template
 from harness.tools.spec import Declared, ResourceKeys, SideEffect, ToolSpec
 from harness.world.state import WorldState
@@ -58,17 +63,17 @@ def _show(value: Any) -> str:
 _TOP_KEYS = {"name", "description", "source", "time_bound_ms", "event_budget", "max_concurrency", "interrupt",
              "approvals",
              "execution", "faults", "world", "tools", "batches", "unknown_tools", "tools_module", "model", "loop",
-             "agents"}
+             "agents", OPT_OUT}
 _WORLD_KEYS = {"cwd", "home", "case_sensitive", "env", "dirs", "files", "symlinks", "hardlinks", "from_dir",
                "users"}
 _TOOL_KEYS = {"latency", "declared", "stops_on_cancel", "max_concurrency", "failure", "file_lock"}
 #: A tool the catalogue does not have is declared whole: its behaviour (`does`) is what makes it one.
-_NEW_TOOL_KEYS = _TOOL_KEYS | {"description", "does", "result"}
+_NEW_TOOL_KEYS = _TOOL_KEYS | {"description", "does", "result", "parameters"}
 #: What a declared tool claims when its scenario does not say: it may change things, and not safely twice.
 NEW_TOOL_DECLARED = Declared(read_only=False, side_effect=SideEffect.LOCAL, idempotent=False)
 _BATCH_KEYS = {"label", "calls"}
 _CALL_KEYS = {"id", "name", "arguments", "latency", "failure", "depends_on", "result", "args_from", "recorded",
-              "recorded_error"}
+              "recorded_error", OPT_OUT}
 _EXECUTION_KEYS = {f.name for f in dataclasses.fields(ExecutionPolicy)}
 _DECLARED_BOOLS = {"read_only", "idempotent", "interactive", "needs_confirmation", "honours_cancel", "exclusive"}
 
@@ -85,10 +90,7 @@ class _Reader:
     def table(self, value: Any, field: str, allowed: set[str]) -> Mapping[str, Any]:
         if not isinstance(value, Mapping):
             raise self.fail(field, "a table", value)
-        unknown = sorted(set(value) - allowed)
-        if unknown:
-            where = f"{field}.{unknown[0]}" if field else unknown[0]
-            raise self.fail(where, f"one of the keys {', '.join(sorted(allowed))} (unknown key)", has_got=False)
+        check_keys(value, allowed, field, partial(ScenarioError, self.file, has_got=False))
         return value
 
     def string(self, value: Any, field: str, *, nonempty: bool = True) -> str:
@@ -121,13 +123,14 @@ class _Reader:
         try:
             return parse_failure(value)
         except FailureSpecError as exc:
-            raise ScenarioError(self.file, field, str(exc), has_got=False) from None
+            raise ScenarioError(self.file, below(field, exc.field), str(exc), has_got=False) from None
 
     def latency(self, value: Any, field: str) -> LatencyModel:
         try:
             return parse_latency(value)
         except LatencySpecError as exc:
-            raise ScenarioError(self.file, field, str(exc).removeprefix("expected "), has_got=False) from None
+            raise ScenarioError(self.file, below(field, exc.field), str(exc).removeprefix("expected "),
+                                has_got=False) from None
 
 
 def load_scenario(path: str | Path, *, tools_modules: tuple[str, ...] = ()) -> Scenario:
@@ -179,8 +182,9 @@ def scenario_from_data(data: Any, file: str = "<data>", *, tools_modules: tuple[
         max_concurrency = r.positive(max_concurrency, "max_concurrency")
     execution = ExecutionPolicy()
     if "execution" in top:
+        table = r.table(top["execution"], "execution", _EXECUTION_KEYS)
         try:
-            execution = ExecutionPolicy.from_data(r.table(top["execution"], "execution", _EXECUTION_KEYS))
+            execution = ExecutionPolicy.from_data(table)
         except ValueError as exc:
             raise r.fail("execution", f"a valid execution policy ({exc})", has_got=False) from None
     faults = FaultPlan()
@@ -188,7 +192,7 @@ def scenario_from_data(data: Any, file: str = "<data>", *, tools_modules: tuple[
         try:
             faults = parse_faults(top["faults"], catalogue)
         except FaultSpecError as exc:
-            raise r.fail("faults", str(exc), has_got=False) from None
+            raise r.fail(below("faults", exc.field), str(exc), has_got=False) from None
     interrupt = None
     if "interrupt" in top:
         table = r.table(top["interrupt"], "interrupt", {"at_ms", "grace_ms"})
@@ -202,6 +206,8 @@ def scenario_from_data(data: Any, file: str = "<data>", *, tools_modules: tuple[
         else ((), _PerCall())
     agent = _agent(r, top, catalogue, batches)
     _known_tools(r, batches, catalogue, top.get("unknown_tools", []))
+    check_arguments = r.boolean(top.get(OPT_OUT, True), OPT_OUT)
+    check_calls(top, catalogue, partial(ScenarioError, file, has_got=False))
     approvals = _approvals(r, top, catalogue, batches)
     if per_call.results:
         catalogue = catalogue.with_results(per_call.results)
@@ -234,6 +240,7 @@ def scenario_from_data(data: Any, file: str = "<data>", *, tools_modules: tuple[
         agent=agent,
         agents=agents,
         recorded=per_call.recorded,
+        check_arguments=check_arguments,
     )
 
 
@@ -340,11 +347,9 @@ def _known_tools(r: _Reader, batches: tuple[Batch, ...], catalogue: Catalogue, u
         for c, call in enumerate(batch):
             if call.name in catalogue or call.name in unknown:
                 continue
-            close = difflib.get_close_matches(call.name, valid, n=1)
-            hint = f"did you mean {close[0]!r}? " if close else ""
             raise r.fail(f"batches[{b}].calls[{c}].name",
-                         f"a known tool ({hint}valid: {', '.join(valid)}; or list it in unknown_tools to model a "
-                         "tool the runtime does not know)", call.name)
+                         f"a known tool ({did_you_mean(call.name, valid)}valid: {', '.join(valid)}; or list it in "
+                         "unknown_tools to model a tool the runtime does not know)", call.name)
 
 
 def _world(r: _Reader, value: Any) -> WorldState:
@@ -439,36 +444,40 @@ def _tools(r: _Reader, value: Any, base: Catalogue) -> Catalogue:
     for tool_name, override in value.items():
         field = f"tools.{tool_name}"
         if tool_name in base:
-            o = r.table(override, field, _TOOL_KEYS | {"does", "result", "description"})
-            for whole in ("does", "result", "description"):
+            o = r.table(override, field, _NEW_TOOL_KEYS)
+            for whole in ("does", "result", "description", "parameters"):
                 if whole in o:
                     raise r.fail(f"{field}.{whole}", f"no {whole}: {tool_name!r} is a tool of the catalogue and "
-                                 "keeps its behaviour (declare a tool under a new name to script one)", has_got=False)
+                                 "keeps its behaviour and arguments (declare a tool under a new name to script one)",
+                                 has_got=False)
             spec = catalogue[tool_name]
         else:
+            if isinstance(override, Mapping):  # a misspelt key first: `doe` is why `does` is missing
+                r.table(override, field, _NEW_TOOL_KEYS)
             if not isinstance(override, Mapping) or "does" not in override:
                 # A tool this file declares is as likely to be the one meant as one of the catalogue.
                 declared = [n for n, v in value.items() if isinstance(v, Mapping) and "does" in v]
-                close = difflib.get_close_matches(tool_name, [*declared, *base], n=1)
-                hint = f" (did you mean {close[0]!r}?)" if close else ""
-                raise r.fail(field, f"a tool of the catalogue{hint}, or a new tool declared with its behaviour: "
-                             "does = [...] (touch points; [] for a tool that only waits)", has_got=False)
+                raise r.fail(field, f"a tool of the catalogue ({did_you_mean(tool_name, [*declared, *base])}"
+                             "valid: `harness list tools`), or a new tool declared with its behaviour: does = [...] "
+                             "(touch points; [] for a tool that only waits)", has_got=False)
             if not _TOOL_NAME.fullmatch(tool_name):
                 raise r.fail(field, "a tool name of letters, digits, '_', '-' or '.'", tool_name)
-            o = r.table(override, field, _NEW_TOOL_KEYS)
+            o = override
             try:
                 behaviour = Script.parse(o["does"], o.get("result"), has_result="result" in o, field="does")
             except ScriptError as exc:
                 raise r.fail(f"{field}.{exc.field}", exc.expected, has_got=False) from None
             description = r.string(o.get("description", f"declared in {r.file}"), f"{field}.description",
                                    nonempty=False)
-            spec = ToolSpec(tool_name, description, NEW_TOOL_DECLARED, behaviour)
+            spec = ToolSpec(tool_name, description, NEW_TOOL_DECLARED, behaviour,
+                            parameters=_parameters(r, o, behaviour, field) if "parameters" in o else None)
         if "latency" in o:
             spec = replace(spec, latency=r.latency(o["latency"], f"{field}.latency"))
         if "stops_on_cancel" in o:
             spec = replace(spec, stops_on_cancel=r.boolean(o["stops_on_cancel"], f"{field}.stops_on_cancel"))
         if "declared" in o:
-            spec = replace(spec, declared=_declared(r, spec.declared, o["declared"], f"{field}.declared"))
+            spec = replace(spec, declared=_declared(r, spec.declared, o["declared"], f"{field}.declared",
+                                                    spec.parameters if tool_name not in base else None))
         if "file_lock" in o:
             spec = replace(spec, file_lock=r.boolean(o["file_lock"], f"{field}.file_lock"))
         catalogue = catalogue.replace_tool(spec)
@@ -478,7 +487,28 @@ def _tools(r: _Reader, value: Any, base: Catalogue) -> Catalogue:
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
 
 
-def _declared(r: _Reader, declared: Declared, value: Any, field: str) -> Declared:
+def _parameters(r: _Reader, table: Mapping[str, Any], behaviour: Script, field: str) -> Parameters:
+    """A declared tool's `parameters` (harness.tools.params' short form); every argument its script
+    and result read must be one of them."""
+    try:
+        parameters = Parameters.parse(table["parameters"], f"{field}.parameters")
+    except FieldError as exc:
+        raise r.fail(exc.field, exc.expected, has_got=False) from None
+    for name, where in behaviour.arguments().items():
+        _parameter(r, parameters, name, f"{field}.{where}")
+    return parameters
+
+
+def _parameter(r: _Reader, parameters: Parameters, name: str, field: str) -> None:
+    """A template at `field` reads the argument `name`: one of the declared `parameters`."""
+    if name not in parameters.names:
+        raise r.fail(field, f"a template over the tool's parameters ({did_you_mean(name, parameters.names)}"
+                     f"{parameters.signature}) or over names earlier steps bind with as", f"{{{name}}}")
+
+
+def _declared(r: _Reader, declared: Declared, value: Any, field: str,
+              parameters: Parameters | None = None) -> Declared:
+    """`declared` with the table's changes; key templates of a tool declared with `parameters` read them."""
     d = r.table(value, field, _DECLARED_BOOLS | {"side_effect", "category", "resource_keys"})
     changes: dict[str, Any] = {k: r.boolean(v, f"{field}.{k}") for k, v in d.items() if k in _DECLARED_BOOLS}
     if "side_effect" in d:
@@ -501,6 +531,9 @@ def _declared(r: _Reader, declared: Declared, value: Any, field: str) -> Declare
                 raise r.fail(exc.field, exc.expected, has_got=False) from None
             if not key:
                 raise r.fail(f"{where}[{i}]", "a non-empty key template", key)
+            if parameters is not None:  # a tool with parameters: its key templates read them
+                for name in Template(key).names:
+                    _parameter(r, parameters, name, f"{where}[{i}]")
         changes["resource_keys"] = ResourceKeys(templates=tuple(keys))
     return replace(declared, **changes)
 
@@ -616,6 +649,7 @@ def _batches(r: _Reader, value: Any) -> tuple[tuple[Batch, ...], _PerCall]:
                 per_call.depends_on[call_id] = tuple(needs)
             if "args_from" in call:
                 per_call.args_from[call_id] = _args_from(r, call["args_from"], f"{at}.args_from", seen - {call_id})
+            r.boolean(call.get(OPT_OUT, True), f"{at}.{OPT_OUT}")
             calls.append(ToolCall(call_id, r.string(call["name"], f"{at}.name"), arguments, c))
         # Empty is allowed: batches built in Python (and Hypothesis') have no label, and their
         # reproducers must load back as they ran.

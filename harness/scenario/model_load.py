@@ -23,7 +23,6 @@ args_from = { current = "q.value.total_amount" }   # also latency, failure, resu
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from collections.abc import Collection, Mapping, Sequence
@@ -34,21 +33,19 @@ from harness.agent.registry import loop_names
 from harness.agent.spec import LOOP_SETTINGS, Action, ActionKind, AgentEntry, AgentSpec, EmittedCall, ModelSource
 from harness.faults.failures import FailureSpecError, parse_failure
 from harness.faults.latency import Fixed, LatencyModel, LatencySpecError, parse_latency
+from harness.scenario.arguments import OPT_OUT
+from harness.suggest import FieldError, below, check_keys, did_you_mean
 from harness.tools.inputs import ArgsFromError, Source, parse_reference
 
 
-class ModelSpecError(ValueError):
+class ModelSpecError(FieldError):
     """A malformed `[model]` or `loop`: the field and what was expected."""
-
-    def __init__(self, field: str, expected: str) -> None:
-        super().__init__(f"{field}: expected {expected}")
-        self.field, self.expected = field, expected
 
 
 _MODEL_KEYS = {"task", "think", "rules", "python", "fallback"}
 _RULE_KEYS = {"name", "when", "times", "action", "calls", "text", "reason", "raw", "problem", "reply",
               "reply_latency"}
-_CALL_KEYS = {"id", "name", "arguments", "latency", "failure", "result", "depends_on", "args_from"}
+_CALL_KEYS = {"id", "name", "arguments", "latency", "failure", "result", "depends_on", "args_from", OPT_OUT}
 _WHEN_KEYS = {"round", "min_round", "max_round", "ok", "failed", "missing", "outcome", "error_contains", "equals",
               "unavailable", "reprompted", "replied"}
 _OUTCOMES = ("ok", "error", "timeout", "cancelled", "unknown")
@@ -180,10 +177,8 @@ def _loop(value: Any) -> tuple[str, dict[str, int]]:
 def _policy(value: Any, field: str) -> str:
     name = _string(value, field)
     if name not in loop_names() and ":" not in name:
-        close = difflib.get_close_matches(name, loop_names(), n=1)
-        hint = f"did you mean {close[0]!r}? " if close else ""
-        raise ModelSpecError(field, f"a loop policy ({hint}valid: {', '.join(loop_names())}, or "
-                             f"package.module:attribute), got {name!r}")
+        raise ModelSpecError(field, f"a loop policy ({did_you_mean(name, loop_names())}valid: "
+                             f"{', '.join(loop_names())}, or package.module:attribute), got {name!r}")
     return name
 
 
@@ -286,10 +281,9 @@ def _call(value: Any, field: str, tools: set[str], unknown_tools: set[str], scri
         raise ModelSpecError(f"{field}.id", f"an id not used by another call of the rule, got {call_id!r}")
     name = _string(value["name"], f"{field}.name")
     if name not in tools and name not in unknown_tools:
-        close = difflib.get_close_matches(name, sorted(tools), n=1)
-        hint = f"did you mean {close[0]!r}? " if close else ""
-        raise ModelSpecError(f"{field}.name", f"a known tool ({hint}or list it in unknown_tools to script a model "
-                             f"that calls a tool the runtime does not know), got {name!r}")
+        raise ModelSpecError(f"{field}.name", f"a known tool ({did_you_mean(name, tools)}or list it in "
+                             "unknown_tools to script a model that calls a tool the runtime does not know), got "
+                             f"{name!r}")
     arguments = value.get("arguments", "{}")
     if isinstance(arguments, Mapping):
         try:
@@ -321,8 +315,10 @@ def _call(value: Any, field: str, tools: set[str], unknown_tools: set[str], scri
         try:
             failure = parse_failure(value["failure"])
         except FailureSpecError as exc:
-            raise ModelSpecError(f"{field}.failure", str(exc).removeprefix("expected ")) from None
+            raise ModelSpecError(below(f"{field}.failure", exc.field), str(exc).removeprefix("expected ")) from None
     result = _plain(value["result"], f"{field}.result") if "result" in value else None
+    if not isinstance(value.get(OPT_OUT, True), bool):
+        raise ModelSpecError(f"{field}.{OPT_OUT}", f"true or false, got {value[OPT_OUT]!r:.60}")
     return EmittedCall(call_id, name, arguments, call_id, {str(k): str(v) for k, v in args_from.items()},
                        tuple(depends), latency, failure, "result" in value, result)
 
@@ -383,10 +379,9 @@ def _when(value: Any, field: str, scripted: set[Any]) -> Conditions:
 
 def _scripted(call_id: str, field: str, scripted: set[Any]) -> None:
     if call_id not in scripted:
-        close = difflib.get_close_matches(call_id, sorted(map(str, scripted)), n=1)
-        hint = f"did you mean {close[0]!r}? " if close else ""
-        raise ModelSpecError(field, f"the id of a call the model emits ({hint}ids: "
-                             f"{', '.join(sorted(map(str, scripted))) or 'none'}), got {call_id!r}")
+        ids = sorted(map(str, scripted))
+        raise ModelSpecError(field, f"the id of a call the model emits ({did_you_mean(call_id, ids)}ids: "
+                             f"{', '.join(ids) or 'none'}), got {call_id!r}")
 
 
 def _table_of_strings(value: Any, field: str) -> dict[str, str]:
@@ -398,9 +393,7 @@ def _table_of_strings(value: Any, field: str) -> dict[str, str]:
 def _keys(value: Any, field: str, allowed: set[str]) -> None:
     if not isinstance(value, Mapping):
         raise ModelSpecError(field, f"a table, got {value!r:.60}")
-    unknown = sorted(set(value) - allowed)
-    if unknown:
-        raise ModelSpecError(f"{field}.{unknown[0]}", f"one of the keys {', '.join(sorted(allowed))} (unknown key)")
+    check_keys(value, allowed, field, ModelSpecError)
 
 
 def _string(value: Any, field: str, *, empty: bool = False) -> str:
@@ -413,7 +406,7 @@ def _latency(value: Any, field: str) -> LatencyModel:
     try:
         return parse_latency(value)
     except LatencySpecError as exc:
-        raise ModelSpecError(field, str(exc).removeprefix("expected ")) from None
+        raise ModelSpecError(below(field, exc.field), str(exc).removeprefix("expected ")) from None
 
 
 def _plain(value: Any, field: str = "model") -> Any:

@@ -85,6 +85,9 @@ class Scenario:
     #: What calls returned in production (call id -> `Recorded`, from `recorded = ...` on a call):
     #: expectations of the serial reference, which the run never uses as values (`result` is that).
     recorded: Mapping[str, Recorded] = field(default_factory=dict)
+    #: False: the file said `check_arguments = false`, so its calls' arguments were not checked against
+    #: their tools' parameters when it loaded (see `harness.scenario.arguments`).
+    check_arguments: bool = True
 
     def __post_init__(self) -> None:
         if not self.batches and self.agent is None and not self.agents and not self.realized:

@@ -1,6 +1,7 @@
 """Mock tools: declared metadata kept apart from real behaviour, and the built-in catalogue."""
 
 from harness.tools.catalogue import BUILTIN, Catalogue, prepare
+from harness.tools.params import Parameters
 from harness.tools.semantics import Observation, apply
 from harness.tools.spec import (
     Declared,
@@ -16,6 +17,7 @@ __all__ = [
     "Catalogue",
     "Declared",
     "Observation",
+    "Parameters",
     "ResourceKeys",
     "SideEffect",
     "ToolError",

@@ -16,6 +16,7 @@ from collections.abc import Generator
 
 from harness.faults.latency import Fixed
 from harness.model import JSONValue
+from harness.tools.params import Parameters
 from harness.tools.spec import (
     Args,
     Behaviour,
@@ -89,31 +90,35 @@ def clarify(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
 
 
 def _external(name: str, description: str, ledger: str, behaviour: Behaviour, latency_ms: int, *,
-              category: str = "external", needs_confirmation: bool = False) -> ToolSpec:
-    """An external-effect tool: lands in `ledger`, not idempotent, keeps running when cancelled."""
+              category: str = "external", needs_confirmation: bool = False, **parameters: str) -> ToolSpec:
+    """An external-effect tool: lands in `ledger`, not idempotent, keeps running when cancelled; it
+    takes `parameters` and an optional `idempotency_key`."""
     declared = Declared(read_only=False, side_effect=SideEffect.EXTERNAL, idempotent=False,
                         needs_confirmation=needs_confirmation, honours_cancel=False, category=category,
                         resource_keys=ResourceKeys(fixed=(f"ledger:{ledger}",)))
-    return ToolSpec(name, description, declared, behaviour, Fixed(latency_ms), stops_on_cancel=False)
+    return ToolSpec(name, description, declared, behaviour, Fixed(latency_ms), stops_on_cancel=False,
+                    parameters=Parameters.of(**parameters, idempotency_key="string?"))
 
 
 SPECS = (
     _external("create_ticket", "Create a ticket in an external tracker (deduplicated by idempotency key).",
-              "tickets", create_ticket, 800, needs_confirmation=True),
-    _external("send_message", "Send a chat message (deduplicated by idempotency key).", "messages", send_message, 600),
+              "tickets", create_ticket, 800, needs_confirmation=True, title="string", body="string?"),
+    _external("send_message", "Send a chat message (deduplicated by idempotency key).", "messages", send_message, 600,
+              channel="string", text="string"),
     ToolSpec(
         "save_daily_report", "Seed 004: append a section to the daily report file (read-modify-write).",
         Declared(read_only=False, side_effect=SideEffect.LOCAL, idempotent=False, category="write",
                  resource_keys=ResourceKeys(("path",), default_path="reports/daily.md")),
-        save_daily_report, Fixed(300),
+        save_daily_report, Fixed(300), parameters=Parameters.of(content="string", path="string?"),
     ),
     _external("restart_service", "Seed 003: restart a production service (an operation in the ops ledger).",
-              "operations", restart_service, 5000, category="ops", needs_confirmation=True),
+              "operations", restart_service, 5000, category="ops", needs_confirmation=True, service_name="string"),
     _external("rollback_deployment", "Seed 003: roll a service back to an earlier version (ops ledger).",
-              "operations", rollback_deployment, 3000, category="ops", needs_confirmation=True),
+              "operations", rollback_deployment, 3000, category="ops", needs_confirmation=True,
+              service_name="string", to_version="string?"),
     ToolSpec(
         "clarify", "Ask the user a question and wait for the answer.",
         Declared(read_only=True, interactive=True, exclusive=True, category="interactive"),
-        clarify, Fixed(10000),
+        clarify, Fixed(10000), parameters=Parameters.of(question="string", answer="string?", choices="array?"),
     ),
 )

@@ -21,6 +21,7 @@ from pathlib import PurePosixPath
 
 from harness.faults.latency import Fixed
 from harness.model import JSONValue
+from harness.tools.params import Parameters
 from harness.tools.spec import Args, Declared, ResourceKeys, SideEffect, ToolError, ToolIO, ToolSpec, require_str
 from harness.world.world import WorldError
 
@@ -489,29 +490,33 @@ SPECS = (
     ToolSpec(
         "read_file", "Read a text file (optionally a line range).",
         Declared(read_only=True, category="read", resource_keys=_PATH_KEY), read_file, Fixed(100),
+        parameters=Parameters.of(path="string", offset="integer?", limit="integer?"),
     ),
     ToolSpec(
         "write_file", "Overwrite a file: truncates at start, writes the content at the end.",
         Declared(read_only=False, side_effect=SideEffect.LOCAL, idempotent=True, category="write",
                  resource_keys=_PATH_KEY),
-        write_file, Fixed(200),
+        write_file, Fixed(200), parameters=Parameters.of(path="string", content="string"),
     ),
     ToolSpec(
         "write_file_atomic", "Overwrite a file atomically (write a temporary file, rename at the end).",
         Declared(read_only=False, side_effect=SideEffect.LOCAL, idempotent=True, category="write",
                  resource_keys=_PATH_KEY),
-        write_file_atomic, Fixed(200),
+        write_file_atomic, Fixed(200), parameters=Parameters.of(path="string", content="string"),
     ),
     ToolSpec(
         "patch", "hermes' patch: replace mode (path, old_string, new_string, replace_all) reads at start and "
                  "writes at end; patch mode applies a V4A body to every file its headers name.",
         Declared(read_only=False, side_effect=SideEffect.LOCAL, idempotent=False, category="write",
                  resource_keys=_PATH_KEY),
-        patch, Fixed(300),
+        # Which arguments a call needs depends on its mode: the tool itself says what is missing.
+        patch, Fixed(300), parameters=Parameters.of(mode="string?", path="string?", old_string="string?",
+                                                    new_string="string?", replace_all="boolean?", patch="string?",
+                                                    old="string?", new="string?"),
     ),
     ToolSpec(
         "search_files", "Regex search over the files under a directory (default '.').",
         Declared(read_only=True, category="read", resource_keys=ResourceKeys(("path",), default_path=".")),
-        search_files, Fixed(400),
+        search_files, Fixed(400), parameters=Parameters.of(pattern="string", path="string?", glob="string?"),
     ),
 )

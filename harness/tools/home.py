@@ -13,6 +13,7 @@ from collections.abc import Generator
 
 from harness.faults.latency import Fixed
 from harness.model import JSONValue
+from harness.tools.params import Parameters
 from harness.tools.spec import Args, Declared, SideEffect, ToolError, ToolIO, ToolSpec, require_str
 
 STATES = "/ha/states"
@@ -55,10 +56,13 @@ def ha_call_service(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]
 
 _READ = Declared(read_only=True, category="home")
 SPECS = (
-    ToolSpec("ha_list_entities", "Home Assistant: list entities.", _READ, ha_list_entities, Fixed(300)),
-    ToolSpec("ha_list_services", "Home Assistant: list services.", _READ, ha_list_services, Fixed(300)),
-    ToolSpec("ha_get_state", "Home Assistant: the state of one entity.", _READ, ha_get_state, Fixed(400)),
+    ToolSpec("ha_list_entities", "Home Assistant: list entities.", _READ, ha_list_entities, Fixed(300),
+             parameters=Parameters()),
+    ToolSpec("ha_list_services", "Home Assistant: list services.", _READ, ha_list_services, Fixed(300),
+             parameters=Parameters()),
+    ToolSpec("ha_get_state", "Home Assistant: the state of one entity.", _READ, ha_get_state, Fixed(400),
+             parameters=Parameters.of(entity_id="string")),
     ToolSpec("ha_call_service", "Home Assistant: call a service (turn_on, turn_off, toggle) on an entity.",
              Declared(read_only=False, side_effect=SideEffect.EXTERNAL, idempotent=False, category="home"),
-             ha_call_service, Fixed(800)),
+             ha_call_service, Fixed(800), parameters=Parameters.of(entity_id="string", service="string")),
 )

@@ -13,6 +13,7 @@ from collections.abc import Generator
 
 from harness.faults.latency import Fixed
 from harness.model import JSONValue
+from harness.tools.params import Parameters
 from harness.tools.spec import Args, Declared, ToolError, ToolIO, ToolSpec, require_str
 
 
@@ -87,20 +88,26 @@ def calc_growth_rate(args: Args, io: ToolIO) -> Generator[float, None, JSONValue
 
 
 _REMOTE = Declared(read_only=True, category="remote")
+#: Seed 003's signature: `(service_name: str, minutes: int)` (the metrics mock ignores `minutes`).
+_SERVICE = Parameters.of(service_name="string", minutes="integer?")
 
 SPECS = (
-    ToolSpec("web_search", "Search the web (canned results).", _REMOTE, web_search, Fixed(1200)),
-    ToolSpec("web_extract", "Extract the text of a web page (canned).", _REMOTE, web_extract, Fixed(1500)),
+    ToolSpec("web_search", "Search the web (canned results).", _REMOTE, web_search, Fixed(1200),
+             parameters=Parameters.of(query="string")),
+    ToolSpec("web_extract", "Extract the text of a web page (canned).", _REMOTE, web_extract, Fixed(1500),
+             parameters=Parameters.of(url="string")),
     ToolSpec("image_generate", "Generate an image from a prompt (a canned URL; on hermes' safe list).", _REMOTE,
-             image_generate, Fixed(8000)),
+             image_generate, Fixed(8000), parameters=Parameters.of(prompt="string", aspect_ratio="string?")),
     ToolSpec("query_service_logs", "Seed 003: error logs of a service over N minutes.", _REMOTE,
-             query_service_logs, Fixed(3000)),
+             query_service_logs, Fixed(3000), parameters=_SERVICE),
     ToolSpec("query_service_metrics", "Seed 003: CPU, memory, latency and pool usage.", _REMOTE,
-             query_service_metrics, Fixed(4000)),
+             query_service_metrics, Fixed(4000), parameters=_SERVICE),
     ToolSpec("query_deployment_history", "Seed 003: the last deployment of a service.", _REMOTE,
-             query_deployment_history, Fixed(2000)),
+             query_deployment_history, Fixed(2000), parameters=Parameters.of(service_name="string")),
     ToolSpec("query_sales_data", "Seed 004: sales totals over a date range.", _REMOTE,
-             query_sales_data, Fixed(1500)),
+             query_sales_data, Fixed(1500),
+             parameters=Parameters.of(start_date="string", end_date="string", category="string?")),
     ToolSpec("calc_growth_rate", "Seed 004: period-over-period growth in percent.",
-             Declared(read_only=True, category="compute"), calc_growth_rate, Fixed(50)),
+             Declared(read_only=True, category="compute"), calc_growth_rate, Fixed(50),
+             parameters=Parameters.of(current="number", previous="number")),
 )

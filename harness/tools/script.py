@@ -24,18 +24,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.model import JSONValue
+from harness.suggest import FieldError, check_keys
 from harness.tools.spec import Args, ToolError, ToolIO
 
 _REFERENCE = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}|[{}]")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-class ScriptError(ValueError):
+class ScriptError(FieldError):
     """A scripted tool is malformed: `field` is where (relative to the tool), `expected` what should be there."""
-
-    def __init__(self, field: str, expected: str) -> None:
-        super().__init__(f"{field}: expected {expected}")
-        self.field, self.expected = field, expected
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +96,19 @@ def render_json(value: JSONValue, scope: Mapping[str, JSONValue]) -> JSONValue:
     if isinstance(value, dict):
         return {key: render_json(item, scope) for key, item in value.items()}
     return value
+
+
+def _json_names(value: JSONValue, field: str) -> dict[str, str]:
+    """The `{name}`s the strings of a JSON template read, each with where it is first read."""
+    if isinstance(value, str):
+        return dict.fromkeys(Template(value).names, field)
+    names: dict[str, str] = {}
+    items = enumerate(value) if isinstance(value, list) else value.items() if isinstance(value, dict) else ()
+    for key, item in items:
+        at = f"{field}[{key}]" if isinstance(value, list) else f"{field}.{key}"
+        for name, where in _json_names(item, at).items():
+            names.setdefault(name, where)
+    return names
 
 
 def _check_json(value: Any, field: str) -> JSONValue:
@@ -168,10 +178,7 @@ def parse_step(value: Any, field: str, previous_at: float) -> Step:
     if not isinstance(op, str) or op not in OPERATIONS:
         raise ScriptError(f"{field}.op", f"one of {', '.join(OPERATIONS)}, got {op!r:.60}")
     required, optional = OPERATIONS[op]
-    allowed = {"op", "at", "as", *required, *optional}
-    unknown = sorted(set(value) - allowed)
-    if unknown:
-        raise ScriptError(f"{field}.{unknown[0]}", f"one of the keys {', '.join(sorted(allowed))} for op {op!r}")
+    check_keys(value, {"op", "at", "as", *required, *optional}, field, ScriptError)
     for name in required:
         if name not in value:
             raise ScriptError(f"{field}.{name}", f"a value (op {op!r} needs {', '.join(required)})")
@@ -255,6 +262,28 @@ class Script:
 
     def to_json(self) -> list[dict[str, JSONValue]]:
         return [step.to_json() for step in self.steps]
+
+    def arguments(self, field: str = "does") -> dict[str, str]:
+        """The call's arguments the script reads (names no earlier step bound with `as`), each with
+        where it is first read (`does[1].path`, `result.rows`): a call without one fails with
+        "missing argument", so the scenario loader takes them for the tool's required arguments."""
+        read: dict[str, str] = {}
+        bound: set[str] = set()
+        for i, step in enumerate(self.steps):
+            for key, value in step.fields:
+                where = f"{field}[{i}].{key}"
+                names = dict.fromkeys(value.names, where) if isinstance(value, Template) else \
+                    _json_names(value, where) if key == "payload" else {}
+                for name, at in names.items():
+                    if name not in bound:
+                        read.setdefault(name, at)
+            if step.bind is not None:
+                bound.add(step.bind)
+        if self.has_result:
+            for name, at in _json_names(self.result, "result").items():
+                if name not in bound:
+                    read.setdefault(name, at)
+        return read
 
 
 def _act(step: Step, scope: Mapping[str, JSONValue], io: ToolIO) -> JSONValue:

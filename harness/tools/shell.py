@@ -18,6 +18,7 @@ from collections.abc import Generator
 
 from harness.faults.latency import Fixed
 from harness.model import JSONValue
+from harness.tools.params import Parameters
 from harness.tools.spec import Args, Declared, ResourceKeys, SideEffect, ToolError, ToolIO, ToolSpec, require_str
 from harness.world.world import WorldError
 
@@ -168,12 +169,12 @@ SPECS = (
     ToolSpec(
         "run_tests", "Run the test files under a directory; reads the whole tree.",
         Declared(read_only=True, category="test", resource_keys=ResourceKeys(("path",), default_path=".")),
-        run_tests, Fixed(2000),
+        run_tests, Fixed(2000), parameters=Parameters.of(path="string?"),
     ),
     ToolSpec(
         "terminal", "Run a shell command in the shared session (cwd and environment persist).",
         Declared(read_only=False, side_effect=SideEffect.LOCAL, idempotent=False, honours_cancel=False,
                  category="shell", resource_keys=ResourceKeys(fixed=("terminal:session",))),
-        terminal, Fixed(500), stops_on_cancel=False,
+        terminal, Fixed(500), stops_on_cancel=False, parameters=Parameters.of(command="string"),
     ),
 )

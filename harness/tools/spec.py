@@ -18,6 +18,7 @@ from typing import Any
 
 from harness.faults.latency import Fixed, LatencyModel
 from harness.model import JSONValue
+from harness.tools.params import Parameters
 from harness.world.ledger import LedgerEntry
 from harness.world.state import content_digest
 from harness.world.world import World, absolute_path
@@ -150,7 +151,9 @@ class ToolSpec:
     """A mock tool: name, declared metadata, real behaviour and default latency.
 
     `stops_on_cancel` is the behavioural truth behind `declared.honours_cancel`: when False, a
-    cancelled or timed-out call keeps running and its effects still land. `file_lock`: the tool holds
+    cancelled or timed-out call keeps running and its effects still land. `parameters`: the
+    arguments it takes (`harness.tools.params`), which a scenario's calls are checked against when it
+    loads; None: not known, not checked. `file_lock`: the tool holds
     an exclusive lock (flock) on every file its resource keys name for the whole call, so two calls
     locking one file run one after the other whoever scheduled them (seed 004's fix for tasks writing
     one report file).
@@ -165,6 +168,7 @@ class ToolSpec:
     file_lock: bool = False
     #: The call runs a subagent of the crew to the end of its task (see `harness.agent.delegate`).
     delegates: bool = False
+    parameters: Parameters | None = None
 
     def with_declared(self, **changes: Any) -> ToolSpec:
         return replace(self, declared=replace(self.declared, **changes))

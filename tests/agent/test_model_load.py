@@ -37,7 +37,7 @@ def rule(**changes: Any) -> dict[str, Any]:
     (rule(calls=[{"id": "a", "name": "web_search", "args_from": {"x": "q.values"}}]),
      r"model.rules\[0\].calls\[0\].args_from.x: expected a reference CALL.value"),
     (rule(action="final_answer"), r"model.rules\[0\].calls: expected no calls for action 'final_answer'"),
-    (with_model(think={"fixd": 3}), r"model.think: "),
+    (with_model(think={"fixd": 3}), r"model.think.fixd: expected one of the keys .* did you mean 'fixed'\?"),
     (with_model(rules=[]), r"model.rules: expected a non-empty array"),
     ({**BASE, "loop": "taskloops"}, r"loop: expected a loop policy \(did you mean 'taskloop'\?"),
     ({**BASE, "loop": {"policy": "taskloop", "max_round": 0}}, r"loop.max_round: expected a whole number >= 1"),

@@ -79,7 +79,8 @@ def mutated(draw: st.DrawFn, documents: dict[str, Any]) -> Any:
         elif action == "delete" and isinstance(parent, list):
             parent.pop(path[-1])
         elif isinstance(parent, dict):
-            parent[draw(st.sampled_from(["extra", "does", "result", "users", "from_dir", "tools_module"]))] = \
+            parent[draw(st.sampled_from(["extra", "does", "result", "users", "from_dir", "tools_module", "parameters",
+                                        "check_arguments"]))] = \
                 draw(NASTY)
     return document
 

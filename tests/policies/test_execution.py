@@ -111,7 +111,7 @@ def test_tool_caps_from_the_policy() -> None:
 def test_scenario_execution_table_is_validated(tmp_path: object) -> None:
     from harness.scenario import ScenarioError, scenario_from_data
 
-    base = {"name": "x", "batches": [{"calls": [{"id": "a", "name": "web_search", "arguments": "{}"}]}]}
+    base = {"name": "x", "batches": [{"calls": [{"id": "a", "name": "web_search", "arguments": '{"query": "q"}'}]}]}
     assert scenario_from_data({**base, "execution": {"retries": 2}}).execution.retries == 2
     for bad, words in (({"retries": "two"}, "retries must be int"), ({"retrys": 1}, "one of the keys"),
                        ({"on_failure": "explode"}, "on_failure must be")):

@@ -125,7 +125,8 @@ def test_search_files_with_a_blank_or_odd_path_searches_the_working_directory(pa
     if path is not None:
         args["path"] = path
     sc = scenario([("s", "search_files", args), ("r", "read_file", {"path": "/repo/b.txt"})],
-                  files={"/repo/a.txt": "alpha\n", "/repo/b.txt": "beta\n"})
+                  files={"/repo/a.txt": "alpha\n", "/repo/b.txt": "beta\n"},
+                  check_arguments=False)  # a path of 3 is what a model may send, not what the tool declares
     result = run(sc, get_scheduler("hermes_segments"), 1)
     search = result.results[0]
     assert search.outcome.value == "ok" and "/repo/a.txt" in json.dumps(search.value)

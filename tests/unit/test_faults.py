@@ -71,7 +71,7 @@ def test_fault_plan_is_validated_and_round_trips() -> None:
     with pytest.raises(ScenarioError, match="faults: expected rate_limit tool 'nope' is not a known tool"):
         scenario([("a", "web_search", {"query": "q"})], faults={"rate_limit": {"tool": "nope", "limit": 1,
                                                                                  "window_ms": 1}})
-    with pytest.raises(ScenarioError, match="faults: expected a table with keys"):
+    with pytest.raises(ScenarioError, match=r"faults\.earthquake: expected one of the keys crash, duplicate_delivery"):
         scenario([("a", "web_search", {"query": "q"})], faults={"earthquake": {}})
     sc = scenario([("a", "web_search", {"query": "q"})], faults={"torn_writes": {"rate": 0.5},
                   "rate_limit": [{"tool": "web_search", "limit": 1, "window_ms": 10}]})
