@@ -8,18 +8,21 @@ warning otherwise. A call's transcript result is what it returned in production:
 behaviour is known it becomes `recorded` (or `recorded_error`), an expectation only, so the call's
 value is computed from the simulated world as in any scenario and a stale or torn read shows; for a
 tool of unknown behaviour it stays the call's value (`result`; an error result its permanent
-`failure`). A tool result that answers no call is ignored with a warning. It never reads files and
-never runs anything.
+`failure`). Arguments a known tool does not take (a model's slip) are kept as sent, the call marked
+`check_arguments = false` with a warning. A tool result that answers no call is ignored with a
+warning. It never reads files and never runs anything.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
+from harness.scenario.arguments import OPT_OUT, fits
 from harness.tools.catalogue import BUILTIN
+from harness.tools.spec import ToolSpec
 from harness.transcripts.fidelity import Disagreement, summary
 from harness.transcripts.mapping import DECLARABLE, ToolMap
 from harness.transcripts.parsed import Output, Parsed, TranscriptError
@@ -69,7 +72,7 @@ class _Slot:
 
 
 def build(parsed: Parsed, *, name: str, file: str, tool_map: ToolMap | None = None,
-          tools: Collection[str] = BUILTIN, tools_modules: Sequence[str] = ()) -> Imported:
+          tools: Mapping[str, ToolSpec] = BUILTIN, tools_modules: Sequence[str] = ()) -> Imported:
     """The scenario data for `parsed`, named `name`; `file` names the transcript in messages. `tools`
     are the tools the scenario will have besides those the map declares (the catalogue and the tools
     of `tools_modules`, which the scenario names)."""
@@ -139,6 +142,17 @@ def build(parsed: Parsed, *, name: str, file: str, tool_map: ToolMap | None = No
             answered.row["failure"] = {"rate": 1.0, "permanent": True, "message": output.value}
         else:
             answered.row["result"] = output.value
+    # A transcript records what the model sent: arguments its tool does not take stay as sent, marked so
+    # that the scenario loads (the tool answers them at run time, as a real one would).
+    odd = [slot.row for slot in in_order if slot.row["name"] in tools and not fits(
+        tools[slot.row["name"]], slot.row["arguments"], recorded="result" in slot.row)]
+    for row in odd:
+        row[OPT_OUT] = False
+    if odd:
+        one = len(odd) == 1
+        warnings.append(f"{len(odd)} call{'' if one else 's'} send{'s' if one else ''} arguments "
+                        f"{'its' if one else 'their'} tool does not take (kept as sent, marked {OPT_OUT} = false): "
+                        f"{_listing([row['id'] for row in odd])}")
     if generic:
         names = list(generic)
         one = len(names) == 1

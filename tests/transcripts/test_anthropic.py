@@ -24,7 +24,9 @@ def test_tool_use_blocks_of_one_assistant_message_are_one_batch_in_block_order()
     ]  # the last assistant message is text only: no batch
     assert [c["name"] for c in _calls(data)] == ["query_service_logs", "query_service_metrics", "restart_service",
                                                  "query_service_logs"]
-    assert imported.warnings == ()
+    # The model sent a `note` the mock's query_service_logs does not read: kept as sent, and said.
+    assert imported.warnings == ("1 call sends arguments its tool does not take (kept as sent, marked "
+                                 "check_arguments = false): toolu_01D3hGf6Js8Ye2Wc5Qa9Nz4",)
 
 
 def test_input_objects_are_serialised_with_the_map_renames_applied() -> None:
