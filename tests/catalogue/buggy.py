@@ -36,6 +36,7 @@ from harness.schedulers.adapters import OpenAIToolCall
 from harness.schedulers.approvals import Approval, gate, refused
 from harness.schedulers.asyncio_adapter import FromAsyncio
 from harness.schedulers.context import CallHandle, SchedulerProcess
+from harness.schedulers.hermes_paths import v4a_scope_paths
 from harness.schedulers.partition import MAX_CONCURRENCY, Partition
 
 Tools = Mapping[str, Callable[..., Awaitable[Any]]]
@@ -1068,3 +1069,62 @@ def asyncio_executor(fn: Callable[[list[OpenAIToolCall], Tools], Awaitable[Seque
     """An unchanged asyncio executor as a scheduler (the name shows in traces and reports)."""
     return from_asyncio(fn, name=name, description=(fn.__doc__ or "").strip().splitlines()[0])
 
+
+
+# -- default coverage (issue 23, item 5) -----------------------------------------------------------
+
+
+class StaleCwdSegments(PlanScheduler):
+    """Reader/writer path segments, careful about aliases — two writers never share a segment, so two
+    edits of one file through a symlink, a hard link or another case never overlap — but every path
+    is resolved once, when the turn arrives, against the shell's cwd at that moment (`ctx.cwd`).
+
+    A `terminal` `cd` runs alone, as it should; the paths after it in the same turn are still resolved
+    against the directory the turn started in. After `cd src`, `app.py` is /repo/src/app.py to the
+    tools and /repo/app.py to the planner, so the test run of /repo/src joins the segment of the write
+    that truncates app.py. REFERENCE.md known gap (planner and tools resolve relative paths against
+    different directories), pattern 9 -> `torn-read` / `stale-read`.
+    """
+
+    description = "reader/writer segments, writers apart; paths resolved once per turn against its starting cwd"
+
+    def __init__(self, follow_cd: bool = False) -> None:
+        super().__init__()
+        #: The fix: follow each `cd` of the turn (in model order) when resolving the paths after it.
+        self.follow_cd = follow_cd
+        self.name = "stale_cwd_segments" + ("[follow-cd]" if follow_cd else "")
+
+    def plan(self, batch: Batch, ctx: SchedulerContext) -> Plan:
+        segments: list[list[ToolCall]] = []
+        current: list[ToolCall] = []
+        reserved: list[tuple[str, bool]] = []
+        cwd = ctx.cwd
+        for call in batch:
+            args = call.parsed_arguments() or {}
+            raws: list[str] | None = None
+            if call.name == "patch" and args.get("mode") == "patch":  # V4A: every file its headers name
+                raws = v4a_scope_paths(args.get("patch")) or None
+            elif call.name in PATH_TOOLS:
+                raw = _raw_path(call)
+                raws = [raw] if raw is not None else None
+            if raws is None:  # not path-scoped (the shell, a question, bad arguments): alone
+                if current:
+                    segments.append(current)
+                segments.append([call])
+                current, reserved = [], []
+                command = args.get("command") if call.name == "terminal" else None
+                if self.follow_cd and isinstance(command, str) and command.startswith("cd "):
+                    cwd = posixpath.normpath(posixpath.join(cwd, command[3:].strip()))
+                continue
+            # The bug: without follow_cd, cwd stays where the turn started, whatever `cd` ran before.
+            paths = [ctx.realpath(posixpath.join(cwd, raw)) for raw in raws]
+            writer = call.name in WRITERS
+            if any((writer and other_writer) or ((writer or other_writer) and _overlap(path, other))
+                   for path in paths for other, other_writer in reserved):
+                segments.append(current)
+                current, reserved = [], []
+            current.append(call)
+            reserved.extend((path, writer) for path in paths)
+        if current:
+            segments.append(current)
+        return Plan.segments(batch, segments, cap=8)

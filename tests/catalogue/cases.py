@@ -226,6 +226,13 @@ CASES: list[Case] = [
          buggy.RollbackOnTimeout(), local("slow-build"), ("rollback-mismatch",), True,
          "Checkpoint before each write, 2 s timeout, roll back at once on a timeout: the build subprocess "
          "(median 1.5 s) is still running and writes build.log onto the restored tree."),
+    # -- default coverage (issue 23, item 5) -----------------------------------------------------------
+    Case("stale-cwd-planner", "torn-read", "REFERENCE known gap (planner vs tool cwd); #9 shared shell",
+         buggy.StaleCwdSegments(), local("cd-then-fix"), ("torn-read", "stale-read"), True,
+         "Paths resolved once per turn against the cwd it started in: after `cd src`, app.py is /repo/app.py to "
+         "the planner, so the test run of /repo/src overlaps the write that truncates /repo/src/app.py. It "
+         "passes every default scenario; check_scheduler's generated batches catch it (a turn that opens with "
+         "`cd src` and names src/c.txt both ways)."),
 ]
 
 #: Correct built-in policies (check_scheduler passes them), for negative checks.
