@@ -38,6 +38,8 @@ from harness.schedulers.asyncio_adapter import FromAsyncio
 from harness.schedulers.context import CallHandle, SchedulerProcess
 from harness.schedulers.hermes_paths import v4a_scope_paths
 from harness.schedulers.partition import MAX_CONCURRENCY, Partition
+from harness.schedulers.plan import CallExecutor
+from harness.schedulers.runtime import BatchRuntime, run_call
 
 Tools = Mapping[str, Callable[..., Awaitable[Any]]]
 CallProcess = Generator[simpy.Event, Any, CallResult]
@@ -1128,3 +1130,67 @@ class StaleCwdSegments(PlanScheduler):
         if current:
             segments.append(current)
         return Plan.segments(batch, segments, cap=8)
+
+
+class _Permits:
+    """`asyncio.Semaphore` on the virtual clock: `acquire()` is an event, `release()` adds a permit
+    (unbounded: giving back one that was never taken raises nothing, as asyncio's does)."""
+
+    def __init__(self, ctx: SchedulerContext, value: int) -> None:
+        self.ctx, self.value = ctx, value
+        self.waiters: list[simpy.Event] = []
+
+    def acquire(self) -> simpy.Event:
+        event = self.ctx.env.event()
+        if self.value > 0 and not self.waiters:
+            self.value -= 1
+            event.succeed()
+        else:
+            self.waiters.append(event)
+        return event
+
+    def release(self) -> None:
+        if self.waiters:
+            self.waiters.pop(0).succeed()
+        else:
+            self.value += 1
+
+
+class PermitOnTheExecutor(Partition):
+    """Claude Code's partition whose per-tool limits are the runtime's own semaphores, one per capped
+    tool (seed 003's `asyncio.Semaphore`), taken by `on_tool_start(tool)` and given back by
+    `on_tool_end()`. The end hook gets no argument, so the start hook remembers the permit on the
+    executor (`self.permit = sems[tool]`) — the permit the latest call took, not this call's.
+
+    With one capped tool in a turn every permit is that tool's and nothing shows (scrape-fanout). With
+    two capped tools interleaved in model order, an extraction that ends gives back the search permit
+    the latest search took (or a search an extraction permit): a second search starts next to a
+    running one, above the API's quota of one. -> `cap-exceeded`.
+    """
+
+    name = "permit_on_the_executor"
+    description = "partition; its own semaphore per capped tool, released through the executor's last permit"
+    permit: _Permits
+
+    def executor(self, runtime: BatchRuntime, batch: Batch) -> CallExecutor:
+        ctx = runtime.ctx
+        runtime.tool_slots = {}  # its own semaphores replace the runtime's per-tool queues
+        sems = {tool: _Permits(ctx, cap) for tool, cap in sorted(ctx.tool_caps.items())}
+
+        def on_tool_start(tool: str) -> simpy.Event:
+            self.permit = sems[tool]
+            return self.permit.acquire()
+
+        def on_tool_end() -> None:
+            self.permit.release()  # the bug: the permit of the call that started last
+
+        def execute(call: ToolCall) -> CallProcess:
+            if call.name not in sems:
+                return (yield from run_call(runtime, call))
+            yield on_tool_start(call.name)
+            try:
+                return (yield from run_call(runtime, call))
+            finally:
+                on_tool_end()
+
+        return execute

@@ -233,7 +233,17 @@ CASES: list[Case] = [
          "the planner, so the test run of /repo/src overlaps the write that truncates /repo/src/app.py. It "
          "passes every default scenario; check_scheduler's generated batches catch it (a turn that opens with "
          "`cd src` and names src/c.txt both ways)."),
+    Case("permit-released-for-another-tool", "cap-exceeded", "seed 003 (a Semaphore per limit); per-tool caps",
+         buggy.PermitOnTheExecutor(), builtin("interleaved-caps"), ("cap-exceeded",), False,
+         "Its own semaphore per capped tool, released through `self.permit`, the permit the latest call took: "
+         "with extractions and searches interleaved, an extraction gives back the search permit and a second "
+         "search runs beside the first (quota 1). Passes scrape-fanout, where one tool is capped."),
 ]
+
+#: Built-in scenarios issue 23 (item 5) proposes for `harness.testing.DEFAULT_SCENARIOS`; until the
+#: defaults list them, the catalogue's check_scheduler test passes the missing ones as extra scenarios,
+#: which is what the defaults will do.
+PROPOSED_DEFAULTS = ("interleaved-caps",)
 
 #: Correct built-in policies (check_scheduler passes them), for negative checks.
 CORRECT: list[tuple[str, Scheduler]] = [

@@ -14,8 +14,8 @@ import pytest
 
 from harness.explore.engine import explore
 from harness.schedulers.asyncio_adapter import FromAsyncio
-from harness.testing import SchedulerCheckFailed, check_scheduler
-from tests.catalogue.cases import CASES, CORRECT, Case
+from harness.testing import DEFAULT_SCENARIOS, SchedulerCheckFailed, check_scheduler
+from tests.catalogue.cases import CASES, CORRECT, PROPOSED_DEFAULTS, Case
 
 FOUND = [case for case in CASES if case.harness_gap is None]
 
@@ -31,8 +31,9 @@ def test_each_strategy_finds_the_planted_bug(case: Case, strategy: str) -> None:
 
 @pytest.mark.parametrize("case", FOUND, ids=[case.name for case in FOUND])
 def test_check_scheduler_fails_every_buggy_scheduler(case: Case) -> None:
+    pending = [name for name in PROPOSED_DEFAULTS if name not in DEFAULT_SCENARIOS]  # see cases.PROPOSED_DEFAULTS
     with pytest.raises(SchedulerCheckFailed) as failure:
-        check_scheduler(case.scheduler, profile="quick")
+        check_scheduler(case.scheduler, profile="quick", extra_scenarios=pending)
     if str(failure.value).startswith("nondeterministic"):
         # Legitimate only for executors bridged through from_asyncio, whose task sets (as_completed,
         # wait) iterate in object-address order: the self-check catches exactly that (issue 11).
