@@ -37,7 +37,7 @@ from harness.schedulers.approvals import Approval, gate, refused
 from harness.schedulers.asyncio_adapter import FromAsyncio
 from harness.schedulers.context import CallHandle, SchedulerProcess
 from harness.schedulers.hermes_paths import v4a_scope_paths
-from harness.schedulers.partition import MAX_CONCURRENCY, Partition
+from harness.schedulers.partition import MAX_CONCURRENCY, Partition, concurrency_safe
 from harness.schedulers.plan import CallExecutor
 from harness.schedulers.runtime import BatchRuntime, run_call
 
@@ -1192,5 +1192,88 @@ class PermitOnTheExecutor(Partition):
                 return (yield from run_call(runtime, call))
             finally:
                 on_tool_end()
+
+        return execute
+
+
+class _RwLock:
+    """A fair (FIFO) reader/writer lock on the virtual clock, as Codex's tokio RwLock: a reader waits
+    only for a writer before it, a writer for everyone before it. `release` is told which kind of hold
+    it gives back and trusts it, like `RwLockReadGuard::drop`."""
+
+    def __init__(self, ctx: SchedulerContext) -> None:
+        self.ctx = ctx
+        self.readers = 0
+        self.writer = False
+        self.queue: list[tuple[bool, simpy.Event]] = []
+
+    def acquire(self, exclusive: bool) -> simpy.Event:
+        event = self.ctx.env.event()
+        self.queue.append((exclusive, event))
+        self._grant()
+        return event
+
+    def release(self, exclusive: bool) -> None:
+        if exclusive:
+            self.writer = False
+        else:
+            self.readers -= 1
+        self._grant()
+
+    def _grant(self) -> None:
+        while self.queue:
+            exclusive, event = self.queue[0]
+            if self.writer or (exclusive and self.readers):
+                return
+            self.queue.pop(0)
+            if exclusive:
+                self.writer = True
+            else:
+                self.readers += 1
+            event.succeed()
+
+
+class SessionLockOnTheRuntime(PlanScheduler):
+    """Codex's fair reader/writer lock (parallel-capable tools shared, others exclusive), one per
+    conversation and kept across its turns — which is right: a session's lock is that agent's. The
+    runtime object keeps "the session's lock" on itself and makes a fresh one when a turn of another
+    session arrives (`if ctx.session is not self.session`), as if it served one conversation at a time.
+
+    Serving two agents at once, the second agent's turn replaces the lock while the first agent's reads
+    hold it; when those reads end they give their hold back to the second agent's lock
+    (`self.lock.release(...)`). The first agent's patch waits forever behind reads its lock still
+    counts, and the second agent's patch starts while its own reads run. Design note 004's fixes (a
+    working directory per task, a file lock) cannot help: the tools never see the mix-up. Every
+    single-agent scenario passes (one session per run). -> `hang` (and the other agent's turn out of
+    its model order: `stale-read` / `torn-read`).
+    """
+
+    description = "Codex's fair RwLock per session, the current session's lock kept on the runtime object"
+    session: dict[str, Any] | None = None
+    lock: _RwLock
+
+    def __init__(self, in_session: bool = False) -> None:
+        super().__init__()
+        #: The fix: the lock lives in the session (`ctx.session`), found there by each call.
+        self.in_session = in_session
+        self.name = "session_lock_on_the_runtime" + ("[in-session]" if in_session else "")
+
+    def plan(self, batch: Batch, ctx: SchedulerContext) -> Plan:
+        if self.session is not ctx.session:  # "a new conversation": a fresh lock for it
+            self.session, self.lock = ctx.session, _RwLock(ctx)
+        return Plan.parallel(batch, summary="every call through the session's reader/writer lock")
+
+    def executor(self, runtime: BatchRuntime, batch: Batch) -> CallExecutor:
+        ctx = runtime.ctx
+
+        def execute(call: ToolCall) -> CallProcess:
+            exclusive = not concurrency_safe(call, ctx)
+            lock = ctx.session.setdefault("rwlock", _RwLock(ctx)) if self.in_session else self.lock
+            yield lock.acquire(exclusive)
+            try:
+                return (yield from run_call(runtime, call))
+            finally:
+                # the bug: without in_session, whichever session's lock the runtime holds by now
+                (lock if self.in_session else self.lock).release(exclusive)
 
         return execute

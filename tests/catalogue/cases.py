@@ -238,12 +238,20 @@ CASES: list[Case] = [
          "Its own semaphore per capped tool, released through `self.permit`, the permit the latest call took: "
          "with extractions and searches interleaved, an extraction gives back the search permit and a second "
          "search runs beside the first (quota 1). Passes scrape-fanout, where one tool is capped."),
+    Case("session-lock-on-the-runtime", "hang", "design note 004 (tasks at once); Codex RwLock per session",
+         buggy.SessionLockOnTheRuntime(), builtin("two-agents-one-runtime"),
+         ("hang", "stale-read", "torn-read", "future-read"), False,
+         "A reader/writer lock per agent session is right (what crosses agents is the tools' business: "
+         "workdirs, a file lock); keeping the current session's lock on the runtime object is not: one "
+         "instance serves both agents, the web turn replaces the lock while the api reads hold it, their "
+         "releases go to the web lock, and a turn hangs or runs its patch beside its own reads. Passes every "
+         "single-agent scenario; the fix (the lock in ctx.session) passes this one."),
 ]
 
 #: Built-in scenarios issue 23 (item 5) proposes for `harness.testing.DEFAULT_SCENARIOS`; until the
 #: defaults list them, the catalogue's check_scheduler test passes the missing ones as extra scenarios,
 #: which is what the defaults will do.
-PROPOSED_DEFAULTS = ("interleaved-caps",)
+PROPOSED_DEFAULTS = ("interleaved-caps", "two-agents-one-runtime")
 
 #: Correct built-in policies (check_scheduler passes them), for negative checks.
 CORRECT: list[tuple[str, Scheduler]] = [
