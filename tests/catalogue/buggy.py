@@ -23,6 +23,8 @@ from typing import Any
 
 import simpy
 
+from harness.agent.spec import EmittedCall
+from harness.agent.taskloop import TaskLoop, signature
 from harness.model import Batch, CallResult, Outcome, ToolCall
 from harness.schedulers import (
     ExecutionPolicy,
@@ -1277,3 +1279,21 @@ class SessionLockOnTheRuntime(PlanScheduler):
                 (lock if self.in_session else self.lock).release(exclusive)
 
         return execute
+
+
+# -- loop policies (the loop-policy oracle) ----------------------------------------------------------
+
+
+class RetryKeyedByCallId(TaskLoop):
+    """Seed 004's TaskLoop whose ToolRetryPolicy keys its list of identical failures by the tool-call
+    id the model sends (OpenAI's `tool_call_id`), as if a retry were the same call sent again. Every
+    call a model makes has a fresh id (`crm`, `crm@2`, `crm@3` ...), so no list ever holds more than
+    one failure: the tool is never disabled, and a model that keeps retrying a broken CRM query burns
+    all 15 rounds while every scheduling oracle holds. Seed 004 section 5.2 -> `retry-limit-exceeded`.
+    """
+
+    name = "retry_keyed_by_call_id"
+    description = "seed 004's TaskLoop, same-signature failures counted per tool-call id (never disables)"
+
+    def signature(self, call: EmittedCall) -> str:
+        return f"{call.id}:{signature(call)}"  # the bug: the id is new for every call the model makes
