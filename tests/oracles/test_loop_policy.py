@@ -198,3 +198,17 @@ def test_check_scheduler_judges_a_loop_through_its_conformance_scenarios() -> No
                                                    "retry-limit-exceeded"):
         check_scheduler("serial", scenarios=[], extra_scenarios=loop_conformance_scenarios(RetryKeyedByCallId()),
                         generated=False, profile="quick")
+
+
+def test_each_agent_of_a_crew_is_held_to_its_own_loops_limits() -> None:
+    """Two agents retry the same broken CRM: the one under taskloop stops at three, the one whose loop
+    never disables is caught, named by its agent; each agent's calls and decisions count alone."""
+    model = STUBBORN["model"]
+    crew = {"name": "two-stubborn", "tools": STUBBORN["tools"],
+            "agents": [{"name": "careful", "loop": "taskloop", "model": model},
+                       {"name": "keyed", "loop": "tests.catalogue.buggy:RetryKeyedByCallId", "model": model}]}
+    result = run(scenario_from_data(crew), get_scheduler("serial"), 1)
+    found = verdict(result)
+    assert [(v.label, v.witness["agent"], v.witness["call"]) for v in found.violations] == [
+        ("retry-limit-exceeded", "keyed", "keyed/crm@4")]
+    assert result.agents["careful"].tool_calls == 3 and result.agents["keyed"].tool_calls == 15
