@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from harness.agent.run_agent import RunAgent
 from harness.agent.runtime import LoopPolicy
+from harness.agent.spec import AgentSpec
 from harness.agent.taskloop import TaskLoop
 
 BUILTIN_LOOPS: dict[str, Callable[[], LoopPolicy]] = {"taskloop": TaskLoop, "run_agent": RunAgent}
@@ -35,6 +36,13 @@ def describe_loops() -> list[tuple[str, str, str]]:
         policy = BUILTIN_LOOPS[name]()
         rows.append((name, str(getattr(policy, "description", "")), str(getattr(policy, "source", ""))))
     return rows
+
+
+def loop_of(spec: AgentSpec) -> LoopPolicy:
+    """The loop policy an agent runs: its `policy` object if it has one, else `get_loop(spec.loop)`."""
+    if spec.policy is not None:
+        return spec.policy  # type: ignore[no-any-return]
+    return get_loop(spec.loop)
 
 
 def get_loop(name: str) -> LoopPolicy:

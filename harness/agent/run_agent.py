@@ -23,12 +23,13 @@ from harness.agent.runtime import (
     TOOL_ERROR,
     TOOL_FINISHED,
     TOOL_STARTED,
+    LoopLimits,
     Outcome,
     Request,
     RunCalls,
     Task,
 )
-from harness.agent.spec import ActionKind, Message
+from harness.agent.spec import ActionKind, AgentSpec, Message
 
 SYSTEM = ("你是一名技术故障处理助手。1. 互不依赖的只读查询可以同时调用；2. 写操作必须等待必要的查询和分析结果；"
           "3. 工具调用失败时，不能把失败解释为没有异常；4. 高风险操作必须等待用户确认；5. 最终结论必须说明依据。")
@@ -39,9 +40,15 @@ class RunAgent:
     name = "run_agent"
     description = "seed 003's run_agent: 8 steps; a response without tool calls is the answer; no retry policy"
     source = "seed 003"
+    #: `for step in range(8)`.
+    MAX_ROUND = 8
+
+    def limits(self, spec: AgentSpec) -> LoopLimits:
+        """Its step limit (the scenario's `max_round`, else 8); no same-signature limit: seed 003 has none."""
+        return LoopLimits(spec.setting("max_round", self.MAX_ROUND), None)
 
     def __call__(self, task: Task) -> Generator[Request, Any, Outcome]:
-        steps = task.spec.setting("max_round", 8)
+        steps = self.limits(task.spec).max_round or self.MAX_ROUND
         messages = [Message("system", SYSTEM), Message("user", task.spec.task)]
         task.emit(AGENT_STARTED, loop=self.name, task=task.spec.task, max_round=steps)
         for step in range(1, steps + 1):

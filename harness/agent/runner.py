@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from harness.agent.model import ModelLoadError
-from harness.agent.registry import UnknownLoopError, get_loop
+from harness.agent.registry import UnknownLoopError, loop_of
 from harness.agent.runtime import AGENT_FINISHED, LoopPolicy, Outcome, Pause, RunCalls, Task
 from harness.agent.spec import AgentEntry
 from harness.faults.failures import FailureModel
@@ -88,7 +88,7 @@ class LoopTurns:
         self._started = False
         self._paused = False
         try:
-            self.policy = loop if loop is not None else get_loop(spec.loop)
+            self.policy = loop if loop is not None else loop_of(spec)
             model = spec.model.start()
         except (UnknownLoopError, ModelLoadError) as exc:
             self.task: Task | None = None
@@ -138,7 +138,7 @@ class LoopTurns:
                 return request  # type: ignore[no-any-return]
         except StopIteration as done:
             value = done.value
-            self.outcome = value if isinstance(value, Outcome) else Outcome("stopped", detail=repr(value))
+            self.outcome = self._told(value if isinstance(value, Outcome) else Outcome("stopped", detail=repr(value)))
             return None
         except Exception as exc:  # the user's model or loop raised: the task ends there, the run goes on
             self._finish(Outcome("model-error", detail=f"{type(exc).__name__}: {exc}"))
@@ -158,8 +158,12 @@ class LoopTurns:
         self._finish(Outcome("stopped", rounds=len(task.decisions) if task else 0,
                              tool_calls=task.tool_calls if task else 0, detail=reason))
 
+    def _told(self, outcome: Outcome) -> Outcome:
+        """The outcome with every result the loop reported to the model (the loop-policy oracle reads them)."""
+        return replace(outcome, reported=tuple(self.task.results.values())) if self.task is not None else outcome
+
     def _finish(self, outcome: Outcome) -> None:
-        self.outcome = outcome
+        self.outcome = self._told(outcome)
         self.kernel.record("agent", event=AGENT_FINISHED, status=outcome.status, detail=outcome.detail or None)
 
     def _batch(self, request: RunCalls) -> Batch:

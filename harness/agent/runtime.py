@@ -66,6 +66,10 @@ class Outcome:
     tool_calls: int = 0
     unavailable: tuple[str, ...] = ()
     detail: str = ""
+    #: Every result the loop reported to the model (`Task.record`: what its transcript's `results`
+    #: held at the end), in the order recorded; set by the runner when the task ends, whatever the
+    #: policy returned. The loop-policy oracle reads it; reports and run JSON do not show it.
+    reported: tuple[CallResult, ...] = field(default=(), compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         return {"status": self.status, "answer": self.answer, "rounds": self.rounds, "invalid": self.invalid,
@@ -86,15 +90,50 @@ def combined(outcomes: Mapping[str, Outcome]) -> Outcome:
     return Outcome(status, "; ".join(f"{name}: {o.answer}" for name, o in outcomes.items() if o.answer),
                    sum(o.rounds for o in outcomes.values()), sum(o.invalid for o in outcomes.values()),
                    sum(o.tool_calls for o in outcomes.values()),
-                   tuple(dict.fromkeys(t for o in outcomes.values() for t in o.unavailable)), detail)
+                   tuple(dict.fromkeys(t for o in outcomes.values() for t in o.unavailable)), detail,
+                   tuple(r for o in outcomes.values() for r in o.reported))
 
 
 class LoopPolicy(Protocol):
-    """An agent loop: drives a task to its end by yielding requests, returns how it ended."""
+    """An agent loop: drives a task to its end by yielding requests, returns how it ended.
+
+    A policy may also declare the limits it enforces, `limits(spec: AgentSpec) -> LoopLimits` (its
+    defaults, overridden by the scenario's `loop = { ... }` settings as the policy reads them): the
+    loop-policy oracle holds it to them (see `declared_limits`)."""
 
     name: str
 
     def __call__(self, task: Task) -> Generator[Request, Any, Outcome]: ...
+
+
+@dataclass(frozen=True)
+class LoopLimits:
+    """The limits a loop policy declares it enforces on a task.
+
+    `max_round`: at most this many model decisions (seed 004's AGENT_MAX_ROUND, seed 003's
+    `range(8)`). `retry_same_signature`: after the same tool with the same arguments has failed with
+    the same error `retry_same_signature + 1` times in a row, the tool is disabled for the rest of
+    the task — it runs no more, and a later call to it is answered with the policy's refusal (seed
+    004's ToolRetryPolicy: 2, so the third identical failure disables it). None: no such limit."""
+
+    max_round: int | None = None
+    retry_same_signature: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"max_round": self.max_round, "retry_same_signature": self.retry_same_signature}
+
+
+def declared_limits(policy: object, spec: AgentSpec) -> LoopLimits | None:
+    """The limits `policy` declares for an agent with `spec` (its `limits(spec)`), or None when it
+    declares none (a policy without `limits`, or one that returns None)."""
+    limits = getattr(policy, "limits", None)
+    if not callable(limits):
+        return None
+    declared = limits(spec)
+    if declared is not None and not isinstance(declared, LoopLimits):
+        raise TypeError(f"loop policy {getattr(policy, 'name', policy)!r}: limits() returned {declared!r}, "
+                        "not a LoopLimits")
+    return declared
 
 
 @dataclass
@@ -112,6 +151,9 @@ class Task:
     #: The agent's name in a `[[agents]]` scenario: it prefixes call ids (`name/id`), labels events
     #: and keys the random streams; None for a scenario's single agent.
     agent: str | None = None
+    #: Every id `assign_ids` gave out: a call id is never given twice, even when the loop reports no
+    #: result for the call that had it.
+    issued: set[str] = field(default_factory=set)
 
     # -- the event bus -----------------------------------------------------------------------
 
@@ -156,7 +198,7 @@ class Task:
         """Run-unique ids: a scripted id emitted before becomes `id@round`; `args_from` and
         `depends_on` that name a scripted id follow the id it was last emitted under (this batch's
         calls included)."""
-        taken = set(self.results) | set(self.latest.values())
+        taken = set(self.results) | set(self.latest.values()) | self.issued
         # Within a crew, every agent's ids are prefixed by its name, so no two agents' ids meet.
         renamed: dict[str, str] = {}
         prefix = "" if self.agent is None else f"{self.agent}/"
@@ -167,6 +209,7 @@ class Task:
             while new in taken:  # the same id twice in one batch
                 new, suffix = f"{prefix}{base}@{round_}.{suffix}", suffix + 1
             taken.add(new)
+            self.issued.add(new)
             renamed[base] = new
         fixed: list[EmittedCall] = []
         latest = {**self.latest, **renamed}
@@ -224,5 +267,5 @@ def producer_ids(call: EmittedCall) -> tuple[str, ...]:
     return tuple(dict.fromkeys(ids))
 
 
-__all__ = ["EVENTS", "LoopPolicy", "Outcome", "Pause", "Request", "RunCalls", "Task", "observation",
-           "parse_reference", "producer_ids"]
+__all__ = ["EVENTS", "LoopLimits", "LoopPolicy", "Outcome", "Pause", "Request", "RunCalls", "Task", "declared_limits",
+           "observation", "parse_reference", "producer_ids"]

@@ -126,6 +126,9 @@ class AgentSpec:
     settings: Mapping[str, int] = field(default_factory=dict)
     #: The `[model]` table as validated data (what a reproducer writes back).
     data: Mapping[str, Any] = field(default_factory=dict)
+    #: A loop policy object to run instead of looking `loop` up by name (`loop` then names it for
+    #: reports and reproducers); in-process only: a file keeps `loop`.
+    policy: Any = field(default=None, compare=False, repr=False)
 
     def setting(self, name: str, default: int) -> int:
         return int(self.settings.get(name, default))

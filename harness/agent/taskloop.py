@@ -30,13 +30,14 @@ from harness.agent.runtime import (
     TOOL_ERROR,
     TOOL_FINISHED,
     TOOL_STARTED,
+    LoopLimits,
     Outcome,
     Request,
     RunCalls,
     Task,
     observation,
 )
-from harness.agent.spec import ActionKind, EmittedCall, Message
+from harness.agent.spec import ActionKind, AgentSpec, EmittedCall, Message
 from harness.model import CallResult
 from harness.model import Outcome as CallOutcome
 
@@ -101,11 +102,21 @@ class TaskLoop:
     description = ("seed 004's TaskLoop: max_round 15, invalid re-prompted, same error 3 times disables a tool, "
                    "20-message context window, observations over 600 chars compressed, replanning summary")
     source = "seed 004"
+    #: AGENT_MAX_ROUND, and ToolRetryPolicy's max_retry_same_signature (seed 004).
+    MAX_ROUND = 15
+    RETRY_SAME_SIGNATURE = 2
+
+    def limits(self, spec: AgentSpec) -> LoopLimits:
+        """What this loop enforces (the loop-policy oracle holds it to them): the scenario's settings,
+        else seed 004's defaults."""
+        return LoopLimits(spec.setting("max_round", self.MAX_ROUND),
+                          spec.setting("retry_same_signature", self.RETRY_SAME_SIGNATURE))
 
     def __call__(self, task: Task) -> Generator[Request, Any, Outcome]:
         spec = task.spec
-        max_round = spec.setting("max_round", 15)
-        retries = spec.setting("retry_same_signature", 2)
+        limits = self.limits(spec)
+        assert limits.max_round is not None and limits.retry_same_signature is not None
+        max_round, retries = limits.max_round, limits.retry_same_signature
         replan_every = spec.setting("replan_every", 5)
         context = ContextWindow(spec.setting("context_messages", 20), spec.setting("observation_chars", 600))
         context.pin(Message("system", SYSTEM))
@@ -165,11 +176,11 @@ class TaskLoop:
                         continue  # the scheduler reported no result for it: the protocol oracle says so
                     result = found
                     if result.ok:
-                        errors.pop(signature(call), None)
+                        errors.pop(self.signature(call), None)
                         task.emit(TOOL_FINISHED, round=round_, call=call.id, tool=call.name)
                     else:
                         task.emit(TOOL_ERROR, round=round_, call=call.id, tool=call.name, error=result.error)
-                        seen = errors.setdefault(signature(call), [])
+                        seen = errors.setdefault(self.signature(call), [])
                         seen.append(result.error or result.outcome.value)
                         if (len(seen) >= retries + 1 and len(set(seen[-(retries + 1):])) == 1
                                 and call.name not in task.unavailable):
@@ -183,6 +194,10 @@ class TaskLoop:
         task.emit(AGENT_FINISHED, round=max_round, status="max_round",
                   detail=f"more than {max_round} rounds: the task was stopped (AgentLoopLimitError)")
         return task.outcome("max_round", "", max_round, invalid, f"exceeded max_round {max_round}")
+
+    def signature(self, call: EmittedCall) -> str:
+        """What makes two failing calls "the same" for ToolRetryPolicy: tool plus canonical arguments."""
+        return signature(call)
 
     @staticmethod
     def _added(task: Task, context: ContextWindow, message: Message, round_: int, **change: Any) -> None:

@@ -14,6 +14,7 @@ from harness.oracles import (
     exactly_once,
     exclusivity,
     liveness,
+    loop_policy,
     protocol,
     reorder,
     serializability,
@@ -34,6 +35,7 @@ ORACLES: dict[str, Callable[[RunResult], Verdict]] = {
     exclusivity.CAPS: exclusivity.check_caps,
     exactly_once.NAME: exactly_once.check,
     liveness.NAME: liveness.check,
+    loop_policy.NAME: loop_policy.check,
 }
 
 
@@ -45,6 +47,7 @@ LABELS = (
     "hang", "orphaned-call", "start-after-interrupt", "grace-exceeded", "dropped-call", "order-dependent",
     "missing-input", "unapproved-effect", "rollback-mismatch",
     "cross-agent-lost-update", "cross-agent-stale-read", "misreported-outcome",
+    "round-limit-exceeded", "retry-limit-exceeded", "tool-disabled-silently",
 )
 
 

@@ -505,6 +505,34 @@ def _rollback_mismatch(w: Mapping[str, Any], run: _Run) -> str:
             "snapshot. A runtime must stop its running calls, or wait for them, before it rolls back.")
 
 
+def _round_limit_exceeded(w: Mapping[str, Any], run: _Run) -> str:
+    who = f"Agent {w['agent']}'s loop" if w.get("agent") else "The loop"
+    return (f"{who} ({w['loop']}) asked its model for decision {w['decisions']} (round {w['round']}, at "
+            f"{w['at_ms']} ms) though it declares max_round {w['max_round']}: a model that never concludes keeps "
+            "the task running, and paying, past the limit meant to stop it.")
+
+
+def _retry_limit_exceeded(w: Mapping[str, Any], run: _Run) -> str:
+    failures = list(w["failures"])
+    retries = w["retry_same_signature"]
+    return (f"{w['tool']} failed {len(failures)} times in a row with the same arguments and the same error "
+            f"({_and(failures)}: {_brief(w['error'], 60)}), all that {w['loop']}'s retry_same_signature of {retries} "
+            f"allows (a call and {retries} retries), yet {w['call']} ran it again at {w['at_ms']} ms: the tool should "
+            "have been disabled and the model told, so that it stops retrying a call that cannot succeed.")
+
+
+def _tool_disabled_silently(w: Mapping[str, Any], run: _Run) -> str:
+    failures = list(w["failures"])
+    if w.get("why") == "failure-unreported":
+        return (f"{w['tool']} failed {len(failures)} times with the same arguments and error ({_and(failures)}), "
+                f"but the model was never given the last failure, {w['call']}: it decides its next step without "
+                "knowing the tool is failing, let alone disabled.")
+    got = "no result" if w.get("why") == "no-result" else "an ok result"
+    return (f"{w['loop']} disabled {w['tool']} after {_and(failures)} failed alike and did not run {w['call']} "
+            f"(round {w['round']}), but gave the model {got} for it: the model is not told the tool is unavailable "
+            "and cannot plan around it.")
+
+
 Template = Callable[[Mapping[str, Any], _Run], str]
 
 
@@ -537,6 +565,8 @@ TEMPLATES: dict[str, Template] = {
     "cross-agent-lost-update": _across_agents(_lost_update, "which task's update survives"),
     "cross-agent-stale-read": _across_agents(_stale_read, "what one task read of the other's work"),
     "misreported-outcome": _misreported_outcome,
+    "round-limit-exceeded": _round_limit_exceeded, "retry-limit-exceeded": _retry_limit_exceeded,
+    "tool-disabled-silently": _tool_disabled_silently,
 }
 
 

@@ -31,8 +31,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.agent.runtime import LoopPolicy
 from harness.explore.engine import Exploration, Finding, ShrinkMemo, explore, first_violation, shrink_finding
 from harness.explore.swarm import POLICY_KINDS
+from harness.oracles.loop_policy import CONFORMANCE_SCENARIOS, loop_conformance_scenarios
 from harness.oracles.severity import rank
 from harness.realtime import (
     WallClockExceeded,
@@ -59,9 +61,11 @@ from harness.testing.regressions import (
     reproducers,
 )
 
-__all__ = ["DEFAULT_SCENARIOS", "GENERATED_FILES", "GENERATED_PATHS", "PROFILES", "CheckReport", "Failure", "Outcome",
-           "Profile", "ScenarioCoverage", "SchedulerCheckFailed", "assert_expected", "assert_fixed", "check_scheduler",
-           "default_scenarios", "judge_file", "replay_all", "reproducer_files", "reproducers"]
+__all__ = [
+    "DEFAULT_SCENARIOS", "GENERATED_FILES", "GENERATED_PATHS", "LOOP_SCENARIOS", "PROFILES", "CheckReport", "Failure",
+    "Outcome", "Profile", "ScenarioCoverage", "SchedulerCheckFailed", "assert_expected", "assert_fixed",
+    "check_scheduler", "default_scenarios", "judge_file", "replay_all", "reproducer_files", "reproducers",
+]
 
 
 @dataclass(frozen=True)
@@ -106,7 +110,12 @@ DEFAULT_SCENARIOS = (
     "malformed-args",           # arguments that are not JSON
     "rare-torn-read",           # a race only a rare order shows
     "ops-approvals",            # calls that need the user's approval: approved, denied, unanswered
+    "interleaved-caps",         # two capped tools whose calls interleave
+    "two-agents-one-runtime",   # one scheduler instance serving two agents on one world at once
 )
+
+#: The loop scenarios `loop=` adds, each run under the loop policy given (`loop-policy` oracle).
+LOOP_SCENARIOS = CONFORMANCE_SCENARIOS
 
 #: What `only=` and `skip=` call the Hypothesis-generated part.
 GENERATED = generated_part.NAME
@@ -167,7 +176,8 @@ def check_scheduler(scheduler: Scheduler | str, *, scenarios: Sequence[str | Pat
                     extra_scenarios: Sequence[str | Path | Scenario] = (), only: Sequence[str] = (),
                     skip: Sequence[str] = (), profile: str = "ci", seed: int = 1, generated: bool = True,
                     swarm: bool = True, report_dir: Path | str | None = None, check_determinism: bool = False,
-                    wall_timeout_s: float | None = None, fail_fast: bool = False) -> CheckReport:
+                    wall_timeout_s: float | None = None, fail_fast: bool = False,
+                    loop: str | LoopPolicy | None = None) -> CheckReport:
     """Explore every scenario and raise `SchedulerCheckFailed` listing every failure, worst first, if
     any oracle finds a violation or a scenario was not exercised; return the `CheckReport` (what was
     covered: `report.summary()`) when the scheduler passes.
@@ -179,7 +189,11 @@ def check_scheduler(scheduler: Scheduler | str, *, scenarios: Sequence[str | Pat
     `ValueError` listing the valid ones). A scenario none of whose calls ever started through the
     scheduler (its tools unknown to the runtime, every call refused) fails the check as *not
     exercised*, naming the scenarios and the tools: skip it if the runtime does not have them.
-    `fail_fast` stops at the first failure, as the check did before it kept going.
+    `fail_fast` stops at the first failure, as the check did before it kept going. `loop` (a loop
+    policy: a registry name, `package.module:attribute` or an object) adds the loop scenarios
+    (`LOOP_SCENARIOS`) run under that loop, where the `loop-policy` oracle checks it against its own
+    declared limits: a tool failing with the same signature is retried at most its limit and then
+    disabled, the round limit holds, and the model is told.
 
     Every failure is shrunk and replayed in this process before it is reported; `report_dir` saves
     its reproducer and `check_determinism` also replays it in a fresh process under another
@@ -203,8 +217,9 @@ def check_scheduler(scheduler: Scheduler | str, *, scenarios: Sequence[str | Pat
     spec = scheduler if isinstance(scheduler, str) else None
     policy = watched_build(lambda: get_scheduler(scheduler), per_run_limit(), f"building the scheduler {scheduler}"
                            ) if isinstance(scheduler, str) else scheduler  # a constructor can spin too
-    chosen, skipped = _select([*(scenarios if scenarios is not None else DEFAULT_SCENARIOS), *extra_scenarios],
-                              generated, only, skip)
+    looped = loop_conformance_scenarios(loop) if loop is not None else []
+    chosen, skipped = _select([*(scenarios if scenarios is not None else DEFAULT_SCENARIOS), *extra_scenarios,
+                               *looped], generated, only, skip)
     run_generated = generated and GENERATED not in skipped and (not only or GENERATED in only)
     failures: list[Failure] = []
     covered: list[ScenarioCoverage] = []

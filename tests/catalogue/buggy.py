@@ -23,6 +23,8 @@ from typing import Any
 
 import simpy
 
+from harness.agent.spec import EmittedCall
+from harness.agent.taskloop import TaskLoop, signature
 from harness.model import Batch, CallResult, Outcome, ToolCall
 from harness.schedulers import (
     ExecutionPolicy,
@@ -38,6 +40,10 @@ from harness.schedulers.asyncio_adapter import FromAsyncio
 from harness.schedulers.context import CallHandle, SchedulerProcess
 from harness.schedulers.hermes_segments import HermesSegments
 from harness.schedulers.partition import MAX_CONCURRENCY, Partition
+from harness.schedulers.hermes_paths import v4a_scope_paths
+from harness.schedulers.partition import MAX_CONCURRENCY, Partition, concurrency_safe
+from harness.schedulers.plan import CallExecutor
+from harness.schedulers.runtime import BatchRuntime, run_call
 
 Tools = Mapping[str, Callable[..., Awaitable[Any]]]
 CallProcess = Generator[simpy.Event, Any, CallResult]
@@ -1096,3 +1102,225 @@ class ResultUnavailable(HermesSegments):
         results = yield from super().__call__(batch, ctx)
         return [CallResult(r.call_id, Outcome.ERROR, None, "[Result unavailable]", r.attempts, r.start_ms, ctx.now)
                 if r.call_id in concurrent else r for r in results]
+# -- default coverage (issue 23, item 5) -----------------------------------------------------------
+
+
+class StaleCwdSegments(PlanScheduler):
+    """Reader/writer path segments, careful about aliases — two writers never share a segment, so two
+    edits of one file through a symlink, a hard link or another case never overlap — but every path
+    is resolved once, when the turn arrives, against the shell's cwd at that moment (`ctx.cwd`).
+
+    A `terminal` `cd` runs alone, as it should; the paths after it in the same turn are still resolved
+    against the directory the turn started in. After `cd src`, `app.py` is /repo/src/app.py to the
+    tools and /repo/app.py to the planner, so the test run of /repo/src joins the segment of the write
+    that truncates app.py. REFERENCE.md known gap (planner and tools resolve relative paths against
+    different directories), pattern 9 -> `torn-read` / `stale-read`.
+    """
+
+    description = "reader/writer segments, writers apart; paths resolved once per turn against its starting cwd"
+
+    def __init__(self, follow_cd: bool = False) -> None:
+        super().__init__()
+        #: The fix: follow each `cd` of the turn (in model order) when resolving the paths after it.
+        self.follow_cd = follow_cd
+        self.name = "stale_cwd_segments" + ("[follow-cd]" if follow_cd else "")
+
+    def plan(self, batch: Batch, ctx: SchedulerContext) -> Plan:
+        segments: list[list[ToolCall]] = []
+        current: list[ToolCall] = []
+        reserved: list[tuple[str, bool]] = []
+        cwd = ctx.cwd
+        for call in batch:
+            args = call.parsed_arguments() or {}
+            raws: list[str] | None = None
+            if call.name == "patch" and args.get("mode") == "patch":  # V4A: every file its headers name
+                raws = v4a_scope_paths(args.get("patch")) or None
+            elif call.name in PATH_TOOLS:
+                raw = _raw_path(call)
+                raws = [raw] if raw is not None else None
+            if raws is None:  # not path-scoped (the shell, a question, bad arguments): alone
+                if current:
+                    segments.append(current)
+                segments.append([call])
+                current, reserved = [], []
+                command = args.get("command") if call.name == "terminal" else None
+                if self.follow_cd and isinstance(command, str) and command.startswith("cd "):
+                    cwd = posixpath.normpath(posixpath.join(cwd, command[3:].strip()))
+                continue
+            # The bug: without follow_cd, cwd stays where the turn started, whatever `cd` ran before.
+            paths = [ctx.realpath(posixpath.join(cwd, raw)) for raw in raws]
+            writer = call.name in WRITERS
+            if any((writer and other_writer) or ((writer or other_writer) and _overlap(path, other))
+                   for path in paths for other, other_writer in reserved):
+                segments.append(current)
+                current, reserved = [], []
+            current.append(call)
+            reserved.extend((path, writer) for path in paths)
+        if current:
+            segments.append(current)
+        return Plan.segments(batch, segments, cap=8)
+
+
+class _Permits:
+    """`asyncio.Semaphore` on the virtual clock: `acquire()` is an event, `release()` adds a permit
+    (unbounded: giving back one that was never taken raises nothing, as asyncio's does)."""
+
+    def __init__(self, ctx: SchedulerContext, value: int) -> None:
+        self.ctx, self.value = ctx, value
+        self.waiters: list[simpy.Event] = []
+
+    def acquire(self) -> simpy.Event:
+        event = self.ctx.env.event()
+        if self.value > 0 and not self.waiters:
+            self.value -= 1
+            event.succeed()
+        else:
+            self.waiters.append(event)
+        return event
+
+    def release(self) -> None:
+        if self.waiters:
+            self.waiters.pop(0).succeed()
+        else:
+            self.value += 1
+
+
+class PermitOnTheExecutor(Partition):
+    """Claude Code's partition whose per-tool limits are the runtime's own semaphores, one per capped
+    tool (seed 003's `asyncio.Semaphore`), taken by `on_tool_start(tool)` and given back by
+    `on_tool_end()`. The end hook gets no argument, so the start hook remembers the permit on the
+    executor (`self.permit = sems[tool]`) — the permit the latest call took, not this call's.
+
+    With one capped tool in a turn every permit is that tool's and nothing shows (scrape-fanout). With
+    two capped tools interleaved in model order, an extraction that ends gives back the search permit
+    the latest search took (or a search an extraction permit): a second search starts next to a
+    running one, above the API's quota of one. -> `cap-exceeded`.
+    """
+
+    name = "permit_on_the_executor"
+    description = "partition; its own semaphore per capped tool, released through the executor's last permit"
+    permit: _Permits
+
+    def executor(self, runtime: BatchRuntime, batch: Batch) -> CallExecutor:
+        ctx = runtime.ctx
+        runtime.tool_slots = {}  # its own semaphores replace the runtime's per-tool queues
+        sems = {tool: _Permits(ctx, cap) for tool, cap in sorted(ctx.tool_caps.items())}
+
+        def on_tool_start(tool: str) -> simpy.Event:
+            self.permit = sems[tool]
+            return self.permit.acquire()
+
+        def on_tool_end() -> None:
+            self.permit.release()  # the bug: the permit of the call that started last
+
+        def execute(call: ToolCall) -> CallProcess:
+            if call.name not in sems:
+                return (yield from run_call(runtime, call))
+            yield on_tool_start(call.name)
+            try:
+                return (yield from run_call(runtime, call))
+            finally:
+                on_tool_end()
+
+        return execute
+
+
+class _RwLock:
+    """A fair (FIFO) reader/writer lock on the virtual clock, as Codex's tokio RwLock: a reader waits
+    only for a writer before it, a writer for everyone before it. `release` is told which kind of hold
+    it gives back and trusts it, like `RwLockReadGuard::drop`."""
+
+    def __init__(self, ctx: SchedulerContext) -> None:
+        self.ctx = ctx
+        self.readers = 0
+        self.writer = False
+        self.queue: list[tuple[bool, simpy.Event]] = []
+
+    def acquire(self, exclusive: bool) -> simpy.Event:
+        event = self.ctx.env.event()
+        self.queue.append((exclusive, event))
+        self._grant()
+        return event
+
+    def release(self, exclusive: bool) -> None:
+        if exclusive:
+            self.writer = False
+        else:
+            self.readers -= 1
+        self._grant()
+
+    def _grant(self) -> None:
+        while self.queue:
+            exclusive, event = self.queue[0]
+            if self.writer or (exclusive and self.readers):
+                return
+            self.queue.pop(0)
+            if exclusive:
+                self.writer = True
+            else:
+                self.readers += 1
+            event.succeed()
+
+
+class SessionLockOnTheRuntime(PlanScheduler):
+    """Codex's fair reader/writer lock (parallel-capable tools shared, others exclusive), one per
+    conversation and kept across its turns — which is right: a session's lock is that agent's. The
+    runtime object keeps "the session's lock" on itself and makes a fresh one when a turn of another
+    session arrives (`if ctx.session is not self.session`), as if it served one conversation at a time.
+
+    Serving two agents at once, the second agent's turn replaces the lock while the first agent's reads
+    hold it; when those reads end they give their hold back to the second agent's lock
+    (`self.lock.release(...)`). The first agent's patch waits forever behind reads its lock still
+    counts, and the second agent's patch starts while its own reads run. Design note 004's fixes (a
+    working directory per task, a file lock) cannot help: the tools never see the mix-up. Every
+    single-agent scenario passes (one session per run). -> `hang` (and the other agent's turn out of
+    its model order: `stale-read` / `torn-read`).
+    """
+
+    description = "Codex's fair RwLock per session, the current session's lock kept on the runtime object"
+    session: dict[str, Any] | None = None
+    lock: _RwLock
+
+    def __init__(self, in_session: bool = False) -> None:
+        super().__init__()
+        #: The fix: the lock lives in the session (`ctx.session`), found there by each call.
+        self.in_session = in_session
+        self.name = "session_lock_on_the_runtime" + ("[in-session]" if in_session else "")
+
+    def plan(self, batch: Batch, ctx: SchedulerContext) -> Plan:
+        if self.session is not ctx.session:  # "a new conversation": a fresh lock for it
+            self.session, self.lock = ctx.session, _RwLock(ctx)
+        return Plan.parallel(batch, summary="every call through the session's reader/writer lock")
+
+    def executor(self, runtime: BatchRuntime, batch: Batch) -> CallExecutor:
+        ctx = runtime.ctx
+
+        def execute(call: ToolCall) -> CallProcess:
+            exclusive = not concurrency_safe(call, ctx)
+            lock = ctx.session.setdefault("rwlock", _RwLock(ctx)) if self.in_session else self.lock
+            yield lock.acquire(exclusive)
+            try:
+                return (yield from run_call(runtime, call))
+            finally:
+                # the bug: without in_session, whichever session's lock the runtime holds by now
+                (lock if self.in_session else self.lock).release(exclusive)
+
+        return execute
+
+
+# -- loop policies (the loop-policy oracle) ----------------------------------------------------------
+
+
+class RetryKeyedByCallId(TaskLoop):
+    """Seed 004's TaskLoop whose ToolRetryPolicy keys its list of identical failures by the tool-call
+    id the model sends (OpenAI's `tool_call_id`), as if a retry were the same call sent again. Every
+    call a model makes has a fresh id (`crm`, `crm@2`, `crm@3` ...), so no list ever holds more than
+    one failure: the tool is never disabled, and a model that keeps retrying a broken CRM query burns
+    all 15 rounds while every scheduling oracle holds. Seed 004 section 5.2 -> `retry-limit-exceeded`.
+    """
+
+    name = "retry_keyed_by_call_id"
+    description = "seed 004's TaskLoop, same-signature failures counted per tool-call id (never disables)"
+
+    def signature(self, call: EmittedCall) -> str:
+        return f"{call.id}:{signature(call)}"  # the bug: the id is new for every call the model makes

@@ -54,9 +54,24 @@ class Case:
     #: Set when today's harness cannot report the expected label (a limitation or a harness bug):
     #: the random-exploration test marks the case `xfail(strict=True)` with this reason.
     harness_gap: str | None = None
+    #: A buggy *loop policy* (object): the bug is the loop's, `scheduler` is a correct one, and the case
+    #: runs `scenario` (a loop scenario) under this loop (`loop_conformance_scenarios`).
+    loop: object | None = None
 
     def load(self) -> Scenario:
-        return self.scenario if isinstance(self.scenario, Scenario) else self.scenario()
+        scenario = self.scenario if isinstance(self.scenario, Scenario) else self.scenario()
+        if self.loop is None:
+            return scenario
+        from harness.oracles.loop_policy import loop_conformance_scenarios
+
+        return loop_conformance_scenarios(self.loop, [scenario.name])[0]  # type: ignore[arg-type]
+
+    def baseline(self) -> tuple[Scenario, Scheduler]:
+        """What must not show the bug: the scenario under `serial` — or, for a loop's bug, the scenario
+        under its own (correct) loop, with the case's scheduler."""
+        if self.loop is None:
+            return self.load(), get_scheduler("serial")
+        return (self.scenario if isinstance(self.scenario, Scenario) else self.scenario()), self.scheduler
 
 
 CASES: list[Case] = [
@@ -235,6 +250,32 @@ CASES: list[Case] = [
          "other id variant and stubs each with '[Result unavailable]'. The reads succeeded and change nothing, so "
          "every other oracle passes; only the last read to end (in the millisecond the batch answers) is not "
          "judged."),
+    # -- default coverage (issue 23, item 5) -----------------------------------------------------------
+    Case("stale-cwd-planner", "torn-read", "REFERENCE known gap (planner vs tool cwd); #9 shared shell",
+         buggy.StaleCwdSegments(), local("cd-then-fix"), ("torn-read", "stale-read"), True,
+         "Paths resolved once per turn against the cwd it started in: after `cd src`, app.py is /repo/app.py to "
+         "the planner, so the test run of /repo/src overlaps the write that truncates /repo/src/app.py. It "
+         "passes every default scenario; check_scheduler's generated batches catch it (a turn that opens with "
+         "`cd src` and names src/c.txt both ways)."),
+    Case("permit-released-for-another-tool", "cap-exceeded", "seed 003 (a Semaphore per limit); per-tool caps",
+         buggy.PermitOnTheExecutor(), builtin("interleaved-caps"), ("cap-exceeded",), False,
+         "Its own semaphore per capped tool, released through `self.permit`, the permit the latest call took: "
+         "with extractions and searches interleaved, an extraction gives back the search permit and a second "
+         "search runs beside the first (quota 1). Passes scrape-fanout, where one tool is capped."),
+    Case("session-lock-on-the-runtime", "hang", "design note 004 (tasks at once); Codex RwLock per session",
+         buggy.SessionLockOnTheRuntime(), builtin("two-agents-one-runtime"),
+         ("hang", "stale-read", "torn-read", "future-read"), False,
+         "A reader/writer lock per agent session is right (what crosses agents is the tools' business: "
+         "workdirs, a file lock); keeping the current session's lock on the runtime object is not: one "
+         "instance serves both agents, the web turn replaces the lock while the api reads hold it, their "
+         "releases go to the web lock, and a turn hangs or runs its patch beside its own reads. Passes every "
+         "single-agent scenario; the fix (the lock in ctx.session) passes this one."),
+    Case("retry-keyed-by-call-id", "retry-limit-exceeded", "seed 004 (ToolRetryPolicy, section 5.2)",
+         get_scheduler("serial"), builtin("tool-disabled"), ("retry-limit-exceeded",), False,
+         "A loop bug, not a scheduler's: seed 004's TaskLoop counting identical failures per tool-call id, which "
+         "is new for every call, so the CRM query that fails with the same 503 every round is never disabled and "
+         "the task burns all 15 rounds while every scheduling oracle holds. The seed 004 policy (taskloop) "
+         "disables it after the third failure and passes.", loop=buggy.RetryKeyedByCallId()),
 ]
 
 #: Correct built-in policies (check_scheduler passes them), for negative checks.

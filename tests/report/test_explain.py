@@ -14,15 +14,17 @@ import pytest
 from harness import find_scenario, get_scheduler, run
 from harness.model import Batch, CallResult, Outcome
 from harness.oracles import LABELS, check, reorder
+from harness.oracles.loop_policy import loop_conformance_scenarios
 from harness.oracles.verdict import Violation
 from harness.report.explain import TEMPLATES, explain, explain_witness, racing_touches
 from harness.run import RunResult
-from harness.scenario import Scenario
+from harness.scenario import Scenario, scenario_from_data
 from harness.schedulers import Parallel, SchedulerContext
 from tests.catalogue import buggy
 from tests.catalogue.cases import local
 from tests.helpers import scenario
 from tests.oracles import schedulers as broken
+from tests.oracles import test_loop_policy as loop_policy
 
 TICKET = scenario([("t", "create_ticket", {"title": "outage"})])
 INTERRUPTED = scenario([(f"q{i}", "query_service_logs", {"service_name": "api"}) for i in range(3)],
@@ -127,6 +129,15 @@ CASES: dict[str, Case] = {
     "cross-agent-stale-read": of(lambda: run(half_done(), get_scheduler("parallel"), 1), "cross-agent-stale-read"),
     "misreported-outcome": of(lambda: run(find_scenario("compare-three-files"), broken.StubsResults(), 3),
                               "misreported-outcome"),
+    "round-limit-exceeded": of(lambda: run(loop_policy.under(find_scenario("max-round-exceeded"),
+                                                             loop_policy.OffByOne()), get_scheduler("serial"), 1),
+                               "round-limit-exceeded"),
+    "retry-limit-exceeded": of(lambda: run(loop_conformance_scenarios(buggy.RetryKeyedByCallId(),
+                                                                      ["tool-disabled"])[0],
+                                           get_scheduler("serial"), 1), "retry-limit-exceeded"),
+    "tool-disabled-silently": of(lambda: run(loop_policy.under(scenario_from_data(loop_policy.STUBBORN),
+                                                               loop_policy.Forgets("refusals")),
+                                             get_scheduler("serial"), 1), "tool-disabled-silently"),
 }
 
 GOLDEN = Path(__file__).parent / "golden" / "explanations.txt"
