@@ -38,9 +38,8 @@ from harness.schedulers.adapters import OpenAIToolCall
 from harness.schedulers.approvals import Approval, gate, refused
 from harness.schedulers.asyncio_adapter import FromAsyncio
 from harness.schedulers.context import CallHandle, SchedulerProcess
-from harness.schedulers.hermes_segments import HermesSegments
-from harness.schedulers.partition import MAX_CONCURRENCY, Partition
 from harness.schedulers.hermes_paths import v4a_scope_paths
+from harness.schedulers.hermes_segments import HermesSegments
 from harness.schedulers.partition import MAX_CONCURRENCY, Partition, concurrency_safe
 from harness.schedulers.plan import CallExecutor
 from harness.schedulers.runtime import BatchRuntime, run_call
