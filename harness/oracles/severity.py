@@ -18,10 +18,11 @@ GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "torn-read", "stale-read", "cross-agent-stale-read", "future-read", "missing-input", "divergent-result",
         "fabricated-result", "misreported-outcome")),
     ("results are handed back wrong", (
-        "mispaired-result", "missing-result", "duplicate-result", "orphan-result", "out-of-order")),
+        "mispaired-result", "missing-result", "duplicate-result", "orphan-result", "out-of-order",
+        "tool-disabled-silently")),
     ("the turn never ends or leaves work behind", (
         "hang", "orphaned-call", "start-after-interrupt", "grace-exceeded", "dropped-call", "order-dependent")),
-    ("a limit is overrun", ("exclusivity", "cap-exceeded")),
+    ("a limit is overrun", ("exclusivity", "cap-exceeded", "round-limit-exceeded", "retry-limit-exceeded")),
     ("the scheduler broke its contract", ("scheduler-error", "contract-error")),
 )
 
