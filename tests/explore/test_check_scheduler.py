@@ -360,7 +360,7 @@ arguments = '{"path": "stock.txt", "old": "pears: 4", "new": "pears: 8"}'
 
 
 @pytest.fixture
-def shop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def shop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A user's package outside the repository (on sys.path as pytest puts a test tree) and a scenario file."""
     package = tmp_path / "src" / "shop"
     package.mkdir(parents=True)
@@ -369,8 +369,10 @@ def shop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "stock.toml").write_text(SHOP_SCENARIO)
     monkeypatch.syspath_prepend(str(tmp_path / "src"))
     for name in ("shop", "shop.sched"):  # another test's copy, from another directory, must not be reused
-        monkeypatch.delitem(sys.modules, name, raising=False)
-    return tmp_path
+        sys.modules.pop(name, None)
+    yield tmp_path
+    for name in ("shop", "shop.sched"):  # nor this one by a later test
+        sys.modules.pop(name, None)
 
 
 def _run_as_printed(command: str, where: Path) -> subprocess.CompletedProcess[str]:

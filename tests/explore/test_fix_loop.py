@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -93,18 +94,24 @@ scheduler = from_asyncio(execute)
 '''
 
 
+def _forget(package: str) -> None:
+    for name in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
+        del sys.modules[name]
+
+
 @pytest.fixture
-def acme(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The user's package, outside the repository, on sys.path as pytest puts a test tree."""
+def acme(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The user's package, outside the repository, on sys.path as pytest puts a test tree; no other
+    test's `acme` is seen, and this one is forgotten after the test."""
     package = tmp_path / "src" / "acme"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("")
     (package / "runtime.py").write_text(RUNTIME)
     (package / "counted.py").write_text(COUNTER)
     monkeypatch.syspath_prepend(str(tmp_path / "src"))
-    for name in [m for m in sys.modules if m == "acme" or m.startswith("acme.")]:
-        monkeypatch.delitem(sys.modules, name)
-    return tmp_path / "src"
+    _forget("acme")
+    yield tmp_path / "src"
+    _forget("acme")
 
 
 def as_printed(line: str, where: Path) -> subprocess.CompletedProcess[str]:
