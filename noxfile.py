@@ -9,7 +9,7 @@ nox.options.reuse_existing_virtualenvs = True
 @nox.session
 def tests(session: nox.Session) -> None:
     session.install("-e", ".[dev]")
-    session.run("python", "-m", "pytest", "-q", *session.posargs)
+    session.run("python", "-m", "pytest", "-q", "-n", "auto", *session.posargs)
 
 
 @nox.session

@@ -11,7 +11,7 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 def test_readme_starts_with_the_two_commands_and_ci_runs_the_test_one() -> None:
     lines = README.read_text().splitlines()
     assert lines[3].startswith("pip install -e '.[dev]' && harness run ")
-    assert lines[4] == "pip install -e '.[dev]' && python -m pytest -q"
+    assert lines[4] == "pip install -e '.[dev]' && python -m pytest -q -n auto"
     assert lines[4] in (README.parent / ".ci" / "run").read_text()
 
 
