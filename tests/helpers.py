@@ -1,7 +1,12 @@
-"""Builders shared by tests: a scenario from a few lines of data, run under a named scheduler."""
+"""Builders shared by tests: a scenario from a few lines of data, run under a named scheduler; the
+`harness` command in a fresh process, and a printed command line run exactly as printed."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 from harness import Scenario, get_scheduler, run
@@ -38,3 +43,20 @@ def scenario_for_batch(batch: Batch, files: dict[str, str], cwd: str = "/repo") 
 
 def run_named(sc: Scenario, scheduler: str, seed: int = 1) -> RunResult:
     return run(sc, get_scheduler(scheduler), seed)
+
+
+def harness_process(*args: str, cwd: Path, pythonpath: Path | None) -> subprocess.CompletedProcess[str]:
+    """`harness ARGS` in a fresh interpreter started in `cwd`, with PYTHONPATH `pythonpath` only (a user's
+    package that is not installed), as a user's shell would run it."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    if pythonpath is not None:
+        env["PYTHONPATH"] = str(pythonpath)
+    command = [sys.executable, "-c", "from harness.cli import main; main()", *args]
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=300, check=False)
+
+
+def as_printed(line: str, where: Path) -> subprocess.CompletedProcess[str]:
+    """A command line exactly as the harness printed it, in a fresh shell started in `where` (no
+    PYTHONPATH but what the line sets)."""
+    return subprocess.run(["bash", "-c", line], cwd=where, capture_output=True, text=True, timeout=300, check=False,
+                          env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +14,7 @@ from harness.oracles.severity import rank
 from harness.run import run
 from harness.schedulers import Serial
 from harness.testing import DEFAULT_SCENARIOS, SchedulerCheckFailed, check_scheduler
-from tests.helpers import scenario
+from tests.helpers import as_printed, scenario
 
 
 @pytest.mark.parametrize("policy", ["serial", "partition", "rwlock"])
@@ -375,12 +374,6 @@ def shop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
         sys.modules.pop(name, None)
 
 
-def _run_as_printed(command: str, where: Path) -> subprocess.CompletedProcess[str]:
-    """The line exactly as printed, in a fresh shell started in another directory."""
-    return subprocess.run(["bash", "-c", command], cwd=where, capture_output=True, text=True, timeout=300,
-                          check=False)
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("saved", [False, True], ids=["explore-line", "replay-line"])
 def test_the_reproduce_line_of_a_named_scheduler_and_a_file_scenario_runs_as_printed(
@@ -395,7 +388,7 @@ def test_the_reproduce_line_of_a_named_scheduler_and_a_file_scenario_runs_as_pri
     assert failure.reproduce is not None and f"PYTHONPATH={shop / 'src'} " in failure.reproduce
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    done = _run_as_printed(failure.reproduce, elsewhere)
+    done = as_printed(failure.reproduce, elsewhere)
     assert done.returncode == 1, done.stdout + done.stderr
     assert done.stderr == ""
     if saved:

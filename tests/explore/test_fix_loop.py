@@ -6,65 +6,20 @@ reads a global counter still replays as nondeterminism (exit 5)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from harness.testing import SchedulerCheckFailed, check_scheduler
+from tests.helpers import as_printed
 
-RUNTIME = '''
-import asyncio
-import json
+#: The user's runtime: the two-bug executor of the check's own tests, as a file of the user's package.
+RUNTIME = (Path(__file__).parent / "two_bugs.py").read_text()
+#: The line a user edits to fix the locks (the bugs still in the code are a set the executor reads).
+BUGGY = 'BUGS = {"raw-path-locks", "key-per-attempt"}'
 
-from harness.schedulers import from_asyncio
-
-_locks = {}
-
-
-def lock_for(path):
-    return _locks.setdefault(path, asyncio.Lock())  # BUG 1: one lock per spelling of a path
-
-
-def key_for(call_id, attempt):
-    return f"{call_id}-{attempt}"  # BUG 2: a fresh idempotency key for every attempt
-
-
-async def execute(tool_calls, tools):
-    limits = tools.limits
-
-    async def one(tc):
-        try:
-            args = json.loads(tc.function.arguments)
-        except ValueError as error:
-            return {"id": tc.id, "success": False, "error": str(error)}
-        if not isinstance(args, dict):
-            return {"id": tc.id, "success": False, "error": "arguments are not an object"}
-        writes = tc.function.name in ("patch", "write_file") and isinstance(args.get("path"), str)
-        for attempt in range(1 + (limits.retries or 0)):
-            call = lambda: tools[tc.function.name](**args, idempotency_key=key_for(tc.id, attempt))
-            try:
-                if writes:
-                    async with lock_for(args["path"]):
-                        value = await asyncio.wait_for(call(), limits.timeout_s)
-                else:
-                    value = await asyncio.wait_for(call(), limits.timeout_s)
-                return {"id": tc.id, "success": True, "result": value}
-            except TimeoutError:
-                continue
-            except Exception as error:
-                return {"id": tc.id, "success": False, "error": str(error)}
-        return {"id": tc.id, "success": False, "error": "timed out"}
-
-    return await asyncio.gather(*(one(tc) for tc in tool_calls))
-
-
-scheduler = from_asyncio(execute)
-'''
 
 #: An executor that behaves differently on the first batch of a process (a warm-up it keeps in a
 #: module-level counter: one call at a time until its pool is warm), and runs everything at once
@@ -114,11 +69,6 @@ def acme(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     _forget("acme")
 
 
-def as_printed(line: str, where: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["bash", "-c", line], cwd=where, capture_output=True, text=True, timeout=300, check=False,
-                          env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
-
-
 @pytest.mark.slow
 def test_check_reports_both_bugs_then_replay_says_fixed_for_one_and_still_fails_for_the_other(
         acme: Path, tmp_path: Path) -> None:
@@ -136,9 +86,7 @@ def test_check_reports_both_bugs_then_replay_says_fixed_for_one_and_still_fails_
         assert "reproduced: same fingerprint" in done.stdout
     # The user fixes the lock (one lock per file, whatever its spelling), in place.
     runtime = acme / "acme" / "runtime.py"
-    runtime.write_text(runtime.read_text().replace(
-        "return _locks.setdefault(path, asyncio.Lock())  # BUG 1: one lock per spelling of a path",
-        "return _locks.setdefault(\"every-write\", asyncio.Lock())  # fixed: one lock for every write"))
+    runtime.write_text(runtime.read_text().replace(BUGGY, 'BUGS = {"key-per-attempt"}'))
     fixed = as_printed(locks.reproduce, elsewhere)
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     assert "fixed: the code changed since it was recorded (acme/runtime.py) and every oracle holds" in fixed.stdout
@@ -163,6 +111,5 @@ def test_an_unchanged_executor_that_reads_a_global_counter_is_nondeterminism(acm
 
 
 def test_the_executor_text_is_what_the_test_edits() -> None:
-    """The fix above replaces this exact line: a reworded RUNTIME must keep the test honest."""
-    assert "return _locks.setdefault(path, asyncio.Lock())  # BUG 1: one lock per spelling of a path" in RUNTIME
-    assert textwrap.dedent(RUNTIME) == RUNTIME
+    """The fix above replaces this exact line: a reworded two_bugs.py must keep the test honest."""
+    assert RUNTIME.count(BUGGY) == 1

@@ -6,10 +6,7 @@ commands reproduce it, and a saved reproducer replays in a fresh process, or nam
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -20,6 +17,7 @@ from harness.replay import ReproducerError, load, reproducer_of, to_json
 from harness.scenario import ScenarioError
 from harness.scenario.dump import NotSerializable, scenario_to_data
 from harness.tools import BUILTIN, Declared, ToolSpec
+from tests.helpers import harness_process
 
 TOOLS_PY = '''
 """acme's deploy tool: a read-modify-write of the manifest."""
@@ -85,12 +83,7 @@ def package(tmp_path: Path) -> Path:
     return src
 
 
-def harness(*args: str, cwd: Path, pythonpath: Path | None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    if pythonpath is not None:
-        env["PYTHONPATH"] = str(pythonpath)
-    command = [sys.executable, "-c", "from harness.cli import main; main()", *args]
-    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=300, check=False)
+harness = harness_process
 
 
 @pytest.mark.slow

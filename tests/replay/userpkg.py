@@ -3,11 +3,10 @@ the switch that fixes it in a helper module), and `harness` run in a fresh proce
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
+
+from tests.helpers import harness_process
 
 LOCKS_PY = '''
 import asyncio
@@ -50,12 +49,7 @@ scheduler = from_asyncio(execute)
 '''
 
 
-def harness(*args: str, cwd: Path, pythonpath: Path | None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    if pythonpath is not None:
-        env["PYTHONPATH"] = str(pythonpath)
-    command = [sys.executable, "-c", "from harness.cli import main; main()", *args]
-    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=300, check=False)
+harness = harness_process
 
 
 def write_acme(root: Path) -> None:
