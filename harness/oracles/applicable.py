@@ -2,7 +2,8 @@
 
 Owns the rule, per oracle, of what a scenario must contain for that oracle to be able to fire: caps
 need a cap, exactly-once an external effect, exclusivity an interactive or exclusive tool, approvals
-a scripted user, data-flow a call that takes an argument from another's result. The rest (contract,
+a scripted user, data-flow a call that takes an argument from another's result, loop-policy a model
+that a loop drives. The rest (contract,
 protocol, serializability, liveness) apply to every run. A coverage summary lists them next to a
 pass, so "every oracle holds" says which ones could have failed. It is a static reading of the
 scenario (and the tools a run started); it never runs anything and never judges. The checkpoints
@@ -12,9 +13,19 @@ can promise.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 
-from harness.oracles import approvals, contract, data_flow, exactly_once, exclusivity, liveness, protocol
+from harness.oracles import (
+    approvals,
+    checkpoints,
+    contract,
+    data_flow,
+    exactly_once,
+    exclusivity,
+    liveness,
+    loop_policy,
+    protocol,
+)
 from harness.oracles import serializability as serializability_oracle
 from harness.scenario.spec import Scenario
 from harness.tools.catalogue import BUILTIN
@@ -22,6 +33,29 @@ from harness.tools.spec import SideEffect
 
 #: Oracles that have something to check on every run.
 ALWAYS = (contract.NAME, protocol.NAME, serializability_oracle.NAME, liveness.NAME)
+
+#: The labels each single-run oracle can give (what "could fire" means for a scenario it applies to).
+ORACLE_LABELS: dict[str, tuple[str, ...]] = {
+    contract.NAME: ("scheduler-error", "contract-error"),
+    protocol.NAME: ("missing-result", "duplicate-result", "orphan-result", "out-of-order", "mispaired-result",
+                    "fabricated-result", "misreported-outcome"),
+    data_flow.NAME: ("future-read", "missing-input"),
+    approvals.NAME: ("unapproved-effect",),
+    checkpoints.NAME: ("rollback-mismatch",),
+    serializability_oracle.NAME: ("lost-update", "stale-read", "torn-read", "future-read", "ghost-effect",
+                                  "duplicate-effect", "reordered-effect", "divergent-result", "divergent-world",
+                                  "cross-agent-lost-update", "cross-agent-stale-read"),
+    exclusivity.EXCLUSIVITY: ("exclusivity",),
+    exclusivity.CAPS: ("cap-exceeded",),
+    exactly_once.NAME: ("duplicate-effect",),
+    liveness.NAME: ("hang", "orphaned-call", "start-after-interrupt", "grace-exceeded", "dropped-call"),
+    loop_policy.NAME: loop_policy.LABELS,
+}
+
+
+def labels_of(oracles: Sequence[str]) -> tuple[str, ...]:
+    """The labels `oracles` can give, each once, in the oracles' order."""
+    return tuple(dict.fromkeys(label for oracle in oracles for label in ORACLE_LABELS.get(oracle, ())))
 
 
 def applicable(scenario: Scenario | None, tools: Collection[str] = ()) -> tuple[str, ...]:
@@ -43,6 +77,8 @@ def applicable(scenario: Scenario | None, tools: Collection[str] = ()) -> tuple[
         found.append(exclusivity.CAPS)
     if any(spec.declared.side_effect is SideEffect.EXTERNAL for spec in specs):
         found.append(exactly_once.NAME)
+    if scenario is not None and scenario.looped:
+        found.append(loop_policy.NAME)
     order = [contract.NAME, protocol.NAME, data_flow.NAME, approvals.NAME, serializability_oracle.NAME,
-             exclusivity.EXCLUSIVITY, exclusivity.CAPS, exactly_once.NAME, liveness.NAME]
+             exclusivity.EXCLUSIVITY, exclusivity.CAPS, exactly_once.NAME, liveness.NAME, loop_policy.NAME]
     return tuple(name for name in order if name in found)

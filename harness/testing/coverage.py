@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.explore.engine import Exploration
 from harness.explore.scope import fault_sources
-from harness.oracles.applicable import applicable
+from harness.oracles.applicable import applicable, labels_of
 from harness.scenario import Scenario
 
 if TYPE_CHECKING:
@@ -82,7 +82,8 @@ class ScenarioCoverage:
         return {"scenario": self.scenario, "runs": self.runs, "calls_started": self.calls_started,
                 "started": dict(self.started), "never_started": list(self.never_started),
                 "exercised": self.exercised, "timers": list(self.timers), "faults": list(self.faults),
-                "oracles": list(self.oracles), "labels": list(self.labels), "seconds": round(self.seconds, 3)}
+                "oracles": list(self.oracles), "could_fire": list(labels_of(self.oracles)),
+                "labels": list(self.labels), "seconds": round(self.seconds, 3)}
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""The ranking of labels that orders a list of failures, worst first."""
+"""Every label has a rank (the order of a list of failures, worst first) and an oracle that gives it."""
 
 from __future__ import annotations
 
@@ -20,3 +20,13 @@ def test_damage_to_the_world_comes_before_a_broken_contract() -> None:
 
 def test_an_unknown_label_comes_last() -> None:
     assert rank("no-such-label") == len(GROUPS) and group("no-such-label") == "other"
+
+
+def test_every_label_belongs_to_the_oracle_that_gives_it() -> None:
+    """What a coverage summary says could fire is every single-run label, each under an oracle that
+    exists (order-dependent needs many runs: reorder invariance)."""
+    from harness.oracles import ORACLES
+    from harness.oracles.applicable import ORACLE_LABELS, labels_of
+
+    assert set(ORACLE_LABELS) == set(ORACLES)
+    assert set(labels_of(list(ORACLES))) == set(LABELS) - {"order-dependent"}
