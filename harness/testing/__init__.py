@@ -220,6 +220,7 @@ def check_scheduler(scheduler: Scheduler | str, *, scenarios: Sequence[str | Pat
     looped = loop_conformance_scenarios(loop) if loop is not None else []
     chosen, skipped = _select([*(scenarios if scenarios is not None else DEFAULT_SCENARIOS), *extra_scenarios,
                                *looped], generated, only, skip)
+    loop_name = loop if isinstance(loop, str) else None  # what a command line can name
     run_generated = generated and GENERATED not in skipped and (not only or GENERATED in only)
     failures: list[Failure] = []
     covered: list[ScenarioCoverage] = []
@@ -233,35 +234,42 @@ def check_scheduler(scheduler: Scheduler | str, *, scenarios: Sequence[str | Pat
     def fail_now() -> bool:
         return fail_fast and bool(failures)
 
-    failures.extend(_replay_stored(policy, spec, [scenario for _, scenario in chosen], run_generated, report_dir,
-                                   check_determinism))
-    for item, scenario in chosen:
-        if fail_now():
-            break
-        started = time.perf_counter()
-        try:
+    def explore_all() -> None:
+        failures.extend(_replay_stored(policy, spec, [scenario for _, scenario in chosen], run_generated,
+                                       report_dir, check_determinism))
+        for item, scenario in chosen:
+            if fail_now():
+                return
+            started = time.perf_counter()
             exploration = explore(scenario, spec or policy, "auto", runs=settings.runs, seed=seed,
                                   swarm_kinds=POLICY_KINDS if swarm else (), keep_going=not fail_fast, shrink=False)
-        except WallClockExceeded as exc:
-            if exc.result is None:
-                raise  # the scheduler's constructor spun: there is no run to show
-            failures.append(_spun(exc, resolve_wall_timeout(wall_timeout_s)))
-            return _raise(report(f"the scheduler spun on {scenario.name!r}: nothing after it was explored"))
-        command = None
-        if spec is not None and not isinstance(item, Scenario):
-            path = None if isinstance(item, str) and not item.endswith(".toml") else str(item)
-            command = (path, scenario.tools_modules)
-        found = _failures(exploration, policy, spec, seed, report_dir, check_determinism, settings.runs, swarm,
-                          scenario, command, fail_fast)
-        failures.extend(_not_yet(found, failures))
-        covered.append(ScenarioCoverage.of(scenario, exploration, time.perf_counter() - started, _labels(found)))
-    if run_generated and not fail_now():
-        started = time.perf_counter()
-        exploration = generated_part.explore_generated(policy, settings.generated, seed)
-        found = _failures(exploration, policy, spec, seed, report_dir, check_determinism, settings.runs, swarm,
-                          None, None, fail_fast)
-        failures.extend(_not_yet(found, failures))
-        covered.append(ScenarioCoverage.of(None, exploration, time.perf_counter() - started, _labels(found)))
+            command: tuple[str | None, tuple[str, ...], str | None] | None = None
+            if spec is not None and any(item is s for s in looped) and loop_name is not None:
+                command = (None, scenario.tools_modules, loop_name)  # a built-in loop scenario, under --loop
+            elif spec is not None and not isinstance(item, Scenario):
+                path = None if isinstance(item, str) and not item.endswith(".toml") else str(item)
+                command = (path, scenario.tools_modules, None)
+            found = _failures(exploration, policy, spec, seed, report_dir, check_determinism, settings.runs, swarm,
+                              scenario, command, fail_fast)
+            failures.extend(_not_yet(found, failures))
+            covered.append(ScenarioCoverage.of(scenario, exploration, time.perf_counter() - started,
+                                               _labels(found)))
+        if run_generated and not fail_now():
+            started = time.perf_counter()
+            exploration = generated_part.explore_generated(policy, settings.generated, seed)
+            found = _failures(exploration, policy, spec, seed, report_dir, check_determinism, settings.runs, swarm,
+                              None, None, fail_fast)
+            failures.extend(_not_yet(found, failures))
+            covered.append(ScenarioCoverage.of(None, exploration, time.perf_counter() - started, _labels(found)))
+
+    try:
+        explore_all()
+    except WallClockExceeded as exc:
+        if exc.result is None:
+            raise  # the scheduler's constructor spun: there is no run to show
+        failures.append(_spun(exc, resolve_wall_timeout(wall_timeout_s)))
+        name_of = exc.result.scenario.name
+        return _raise(report(f"the scheduler spun on {name_of!r}: nothing after it was explored"))
     outcome = report("fail_fast: stopped at the first failure" if fail_now() else None)
     if outcome.failures or outcome.not_exercised:
         _raise(outcome)
@@ -303,10 +311,11 @@ def _labels(found: list[Failure]) -> tuple[str, ...]:
 
 def _failures(exploration: Exploration, policy: Scheduler, spec: str | None, seed: int,
               report_dir: Path | str | None, check_determinism: bool, runs: int, swarm: bool,
-              scenario: Scenario | None, command: tuple[str | None, tuple[str, ...]] | None,
+              scenario: Scenario | None, command: tuple[str | None, tuple[str, ...], str | None] | None,
               fail_fast: bool) -> list[Failure]:
     """Each distinct label the exploration of `scenario` (None: the generated batches) found, shrunk,
-    replayed and described, worst first."""
+    replayed and described, worst first. `command`: what an explore line names (the scenario's file or
+    None for its name, its tool modules, the loop), None when no command can give the scenario."""
     findings = sorted(exploration.findings, key=lambda f: rank(f.label))
     found = []
     memo = ShrinkMemo()  # the labels of one scenario shrink through mostly the same runs
@@ -315,7 +324,8 @@ def _failures(exploration: Exploration, policy: Scheduler, spec: str | None, see
                                                                                        memo=memo)
         line = None
         if command is not None and spec is not None and scenario is not None:
-            line = explore_command(scenario.name, command[0], command[1], spec, runs, seed, finding.label, swarm)
+            line = explore_command(scenario.name, command[0], command[1], spec, runs, seed, finding.label, swarm,
+                                   loop=command[2])
         found.append(describe(shrunk, spec=spec, policy=policy, report_dir=report_dir,
                               check_determinism=check_determinism, command=line, identity=_identity(policy, spec),
                               scenario=scenario))

@@ -70,16 +70,17 @@ class Failure:
 
 
 def explore_command(scenario_name: str, scenario_path: str | None, tools_modules: tuple[str, ...], spec: str,
-                    runs: int, seed: int, label: str, swarm: bool) -> str:
+                    runs: int, seed: int, label: str, swarm: bool, *, loop: str | None = None) -> str:
     """The `harness explore` line that finds this label again, exactly as the check did: the same
     strategy, runs, seed and swarm kinds, counting only `label` (so the first run showing it is the
-    check's), with the scenario by name or by its file's absolute path."""
+    check's), with the scenario by name or by its file's absolute path, under `loop` if one is named."""
     from harness.replay import modules_named, search_path_prefix
 
     target = shlex.quote(str(Path(scenario_path).resolve())) if scenario_path is not None else scenario_name
-    return (f"{search_path_prefix(modules_named(spec, tools_modules))}harness explore {target} "
+    modules = [*modules_named(spec, tools_modules), *([loop.partition(":")[0]] if loop and ":" in loop else [])]
+    return (f"{search_path_prefix(modules)}harness explore {target} "
             f"--scheduler {shlex.quote(spec)} --strategy auto --runs {runs} --seed {seed} --label {label}"
-            + ("" if swarm else " --swarm-kinds ''"))
+            + (f" --loop {shlex.quote(loop)}" if loop else "") + ("" if swarm else " --swarm-kinds ''"))
 
 
 def describe(finding: Finding, *, spec: str | None, policy: Scheduler, report_dir: Path | str | None,

@@ -7,6 +7,8 @@ The generated batches' `cd` and the loop conformance scenarios have tests of the
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from harness.schedulers import Scheduler
@@ -67,3 +69,18 @@ def test_check_scheduler_with_a_loop_judges_the_loop() -> None:
     report = check_scheduler("serial", loop="taskloop", only=list(LOOP_SCENARIOS), profile="quick")
     assert [c.scenario for c in report.scenarios] == list(LOOP_SCENARIOS)
     assert all("loop-policy" in c.oracles or c.scenario for c in report.scenarios)
+
+
+@pytest.mark.slow
+def test_a_loop_given_by_name_gets_an_explore_line_that_runs_as_printed(tmp_path: Path) -> None:
+    from harness.testing import LOOP_SCENARIOS
+    from tests.helpers import as_printed
+
+    with pytest.raises(SchedulerCheckFailed) as failure:
+        check_scheduler("serial", loop="tests.catalogue.buggy:RetryKeyedByCallId", only=list(LOOP_SCENARIOS),
+                        profile="quick")
+    (found,) = failure.value.failures
+    assert found.reproduce is not None and found.reproduce.endswith(
+        "--label retry-limit-exceeded --loop tests.catalogue.buggy:RetryKeyedByCallId")
+    done = as_printed(found.reproduce + " --no-save", tmp_path)
+    assert done.returncode == 3 and "FOUND retry-limit-exceeded" in done.stdout, done.stdout + done.stderr
