@@ -24,12 +24,15 @@ import secrets
 from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from harness.example_db import ExampleDatabase, HarnessDatabaseWarning, bound
 from harness.schedulers import Scheduler
+
+if TYPE_CHECKING:
+    from harness.testing import CheckReport
 
 _CACHE_KEY = "harness/seed"
 _WORKER_KEY = "harness_seed"
@@ -47,15 +50,16 @@ class HarnessSettings:
     def __repr__(self) -> str:  # pytest prints the fixture's value above a failure: keep it one short line
         return f"HarnessSettings(seed={self.seed}, profile={self.profile!r})"
 
-    def check(self, scheduler: Scheduler | str, **options: Any) -> None:
-        """`check_scheduler(scheduler, ...)` with this run's seed, profile and report directory."""
+    def check(self, scheduler: Scheduler | str, **options: Any) -> CheckReport:
+        """`check_scheduler(scheduler, ...)` with this run's seed, profile and report directory; its
+        `CheckReport` when the scheduler passes."""
         __tracebackhide__ = True
         from harness.testing import check_scheduler
 
         options.setdefault("seed", self.seed)
         options.setdefault("profile", self.profile)
         options.setdefault("report_dir", self.report_dir)
-        check_scheduler(scheduler, **options)
+        return check_scheduler(scheduler, **options)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -195,14 +199,20 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 
 def _rerun(item: pytest.Item, settings: HarnessSettings, seed: int, profile: str) -> str:
-    """The pytest command that reruns the failed test as it ran, from any directory: the test file by
-    its absolute path, and the seed and profile flags only when they are what the check ran with (a
-    test that calls `check_scheduler` with its own seed and profile is not changed by them)."""
+    """The pytest command that reruns the failed test as it ran, from any directory: in the directory
+    pytest was started in, with the PYTHONPATH it had (the user's package may be importable only so),
+    as `python -m pytest` (which puts that directory on sys.path too), the test file by its absolute
+    path; the seed and profile flags only when they are what the check ran with (a test that calls
+    `check_scheduler` with its own seed and profile is not changed by them), and the report directory."""
     import shlex
 
     nodeid = item.nodeid
     target = str(item.path) + nodeid[nodeid.index("::"):] if "::" in nodeid else str(item.path)
-    command = f"pytest {shlex.quote(target)}"
+    path = os.environ.get("PYTHONPATH")
+    command = (f"cd {shlex.quote(str(item.config.invocation_params.dir))} && "
+               + (f"PYTHONPATH={shlex.quote(path)} " if path else "") + f"python -m pytest {shlex.quote(target)}")
+    if settings.report_dir is not None:
+        command += f" --harness-report-dir={shlex.quote(str(settings.report_dir.resolve()))}"
     if (seed, profile) == (settings.seed, settings.profile):
         return f"{command} --harness-seed={seed} --harness-profile={profile}"
     return (f"{command}\n(the test runs check_scheduler with seed={seed}, profile={profile!r} of its own: "

@@ -543,7 +543,7 @@ class Judgement:
             others = [x for x in self.labels if x != label]
             return f"still fails: {changed} and {label} still fires" + \
                 (f" (with {', '.join(others)})" if others else "") + same
-        return f"still fails: {changed}; {label} no longer fires, but now: {', '.join(self.labels)}"
+        return f"still fails: {changed}; {label} no longer fires, but the run fails with: {', '.join(self.labels)}"
 
     def lines(self) -> list[str]:
         """What a replay prints under its header: the verdict, the code, the labels, the expectation."""
@@ -573,8 +573,9 @@ class Judgement:
                 out.append(f"the code is unchanged since it was recorded ({code.summary()})")
             out.append(f"expected {label}; verdicts now: {', '.join(self.labels) or 'all oracles hold'}")
         if self.expected is not None:
-            happened = {REPRODUCED: "it reproduced, byte for byte", FIXED: "it is fixed",
-                        STILL_FAILS: f"it still fails ({', '.join(self.labels)})",
+            failing = (f"it still fails ({', '.join(self.labels)})" if label in self.labels else
+                       f"{label} no longer fires (the run fails with {', '.join(self.labels)})")
+            happened = {REPRODUCED: "it reproduced, byte for byte", FIXED: "it is fixed", STILL_FAILS: failing,
                         NONDETERMINISTIC: "it is nondeterministic", DIVERGED: "it diverged"}[self.verdict]
             if self.verdict == REPRODUCED and self.code_changed is False and self.expected == "fixed":
                 happened += " (the code is unchanged since it was recorded)"

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from harness.agent.model import ModelLoadError
 from harness.agent.registry import UnknownLoopError, loop_of
-from harness.agent.runtime import AGENT_FINISHED, LoopPolicy, Outcome, Pause, RunCalls, Task
+from harness.agent.runtime import AGENT_FINISHED, LoopPolicy, ModelFailed, Outcome, Pause, RunCalls, Task
 from harness.agent.spec import AgentEntry
 from harness.faults.failures import FailureModel
 from harness.faults.latency import LatencyModel
@@ -140,11 +140,14 @@ class LoopTurns:
             value = done.value
             self.outcome = self._told(value if isinstance(value, Outcome) else Outcome("stopped", detail=repr(value)))
             return None
-        except Exception as exc:  # the user's model or loop raised: the task ends there, the run goes on
-            self._finish(Outcome("model-error", detail=f"{type(exc).__name__}: {exc}"))
+        except ModelFailed as exc:  # the user's model raised: the task ends there, the run goes on
+            self._finish(self._so_far("model-error", str(exc)))
+            return None
+        except Exception as exc:  # the loop under test raised: its failure (the loop-policy oracle says so)
+            self._finish(self._so_far("loop-error", f"{type(exc).__name__}: {exc}"))
             return None
         if not isinstance(request, RunCalls):
-            self._finish(Outcome("model-error", detail=f"the loop policy yielded {request!r}, not RunCalls or Pause"))
+            self._finish(self._so_far("loop-error", f"the loop policy yielded {request!r}, not RunCalls or Pause"))
             return None
         return self._batch(request)
 
@@ -154,9 +157,14 @@ class LoopTurns:
             return
         if self._started:
             self._gen.close()
+        self._finish(self._so_far("stopped", reason))
+
+    def _so_far(self, status: str, detail: str) -> Outcome:
+        """An outcome the loop did not return itself, with the rounds and the tool calls handed to the
+        scheduler until then (the loop may not have counted a batch whose results it never took in)."""
         task = self.task
-        self._finish(Outcome("stopped", rounds=len(task.decisions) if task else 0,
-                             tool_calls=task.tool_calls if task else 0, detail=reason))
+        return Outcome(status, rounds=len(task.decisions) if task else 0,
+                       tool_calls=sum(len(batch) for batch in self.batches), detail=detail)
 
     def _told(self, outcome: Outcome) -> Outcome:
         """The outcome with every result the loop reported to the model (the loop-policy oracle reads them)."""

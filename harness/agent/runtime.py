@@ -53,11 +53,22 @@ class Pause:
 Request = RunCalls | Pause
 
 
+class ModelFailed(Exception):
+    """The model raised while deciding (a Python model of the user's): the task ends as `model-error`.
+    Anything else a loop lets escape is the loop's own failure (`loop-error`), which the loop-policy
+    oracle reports: a loop under test must not crash its task."""
+
+    def __init__(self, cause: Exception) -> None:
+        super().__init__(f"{type(cause).__name__}: {cause}")
+        self.cause = cause
+
+
 @dataclass(frozen=True)
 class Outcome:
     """How the task ended: `status` is final_answer, max_round, ask_user (run_agent returns the
-    question), stopped (the run ended the turn: scheduler failure, crash, interrupt, time bound) or
-    model-error."""
+    question), stopped (the run ended the turn: scheduler failure, crash, interrupt, time bound),
+    model-error (the model raised, or could not be loaded) or loop-error (the loop policy raised, or
+    yielded something that is no request)."""
 
     status: str
     answer: str = ""
@@ -185,7 +196,10 @@ class Task:
                reprompted: bool = False) -> Generator[Request, Any, Action]:
         """Ask the model (after its think time) and record the decision as PLANNER_DECISION."""
         yield self.think(round_)
-        action = self.model.decide(self.transcript(round_, messages, reprompted=reprompted))
+        try:
+            action = self.model.decide(self.transcript(round_, messages, reprompted=reprompted))
+        except Exception as exc:  # the model's own failure, told apart from the loop's (see ModelFailed)
+            raise ModelFailed(exc) from exc
         if action.kind.value == "tool_call":
             action = replace(action, calls=self.assign_ids(action.calls, round_))
         self.decisions.append(action)

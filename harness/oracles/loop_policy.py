@@ -20,9 +20,11 @@ agent's task:
   out: a loop may reject it as a whole (taskloop re-prompts it) and says so in its context.
 
 All three are liveness violations: seed 004's "可控制" — a loop must stop itself (and tell its model
-why) instead of running on. A policy that declares no limits is not judged (the verdict's note says
-so). The oracle reads the trace's agent events, the batches and the results the loop reported; it
-never runs a loop.
+why) instead of running on. A policy that declares no limits is not judged by them (the verdict's
+note says so). Whatever its limits, a loop that raises (or yields something that is no request) ends
+its task as `loop-error`, a contract violation of the loop: its own failure, never the model's. The
+oracle reads the trace's agent events, the batches and the results the loop reported; it never runs
+a loop.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from harness.run import RunResult
 from harness.scenario import Scenario, find_scenario
 
 NAME = "loop-policy"
-LABELS = ("round-limit-exceeded", "retry-limit-exceeded", "tool-disabled-silently")
+LABELS = ("round-limit-exceeded", "retry-limit-exceeded", "tool-disabled-silently", "loop-error")
 
 #: The built-in loop scenarios that exercise a loop policy's limits, and what each provokes:
 #: `tool-disabled` (the same 503 again and again: the same-signature limit, and telling the model),
@@ -103,8 +105,18 @@ def check(result: RunResult) -> Verdict:
         who = f"agent {agent}: " if agent is not None else ""
         try:
             policy = loop_of(spec)
+        except UnknownLoopError as exc:
+            notes.append(f"{who}{exc}")
+            continue
+        if outcome is not None and outcome.status == "loop-error":
+            name = str(getattr(policy, "name", spec.loop))
+            violations.append(Violation(
+                "loop-error", f"{who}the loop policy {name!r} failed: {outcome.detail}",
+                {"loop": name, "error": outcome.detail, "rounds": outcome.rounds, "tool_calls": outcome.tool_calls,
+                 **({"agent": agent} if agent else {})}, Kind.CONTRACT))
+        try:
             limits = declared_limits(policy, spec)
-        except (UnknownLoopError, TypeError) as exc:
+        except TypeError as exc:
             notes.append(f"{who}{exc}")
             continue
         if limits is None:

@@ -23,7 +23,7 @@ GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("the turn never ends or leaves work behind", (
         "hang", "orphaned-call", "start-after-interrupt", "grace-exceeded", "dropped-call", "order-dependent")),
     ("a limit is overrun", ("exclusivity", "cap-exceeded", "round-limit-exceeded", "retry-limit-exceeded")),
-    ("the scheduler broke its contract", ("scheduler-error", "contract-error")),
+    ("the scheduler broke its contract", ("scheduler-error", "contract-error", "loop-error")),
 )
 
 _RANK = {label: rank for rank, (_, labels) in enumerate(GROUPS) for label in labels}

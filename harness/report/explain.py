@@ -533,6 +533,14 @@ def _tool_disabled_silently(w: Mapping[str, Any], run: _Run) -> str:
             "and cannot plan around it.")
 
 
+def _loop_error(w: Mapping[str, Any], run: _Run) -> str:
+    who = f"Agent {w['agent']}'s loop" if w.get("agent") else "The loop"
+    return (f"{who} ({w['loop']}) failed after {w['rounds']} round{'' if w['rounds'] == 1 else 's'} and "
+            f"{w['tool_calls']} tool call{'' if w['tool_calls'] == 1 else 's'}: {_brief(w['error'], 120)}. The task "
+            "ended there, without an answer: the loop's own failure, not the model's (a model that raises ends "
+            "the task as model-error).")
+
+
 Template = Callable[[Mapping[str, Any], _Run], str]
 
 
@@ -566,7 +574,7 @@ TEMPLATES: dict[str, Template] = {
     "cross-agent-stale-read": _across_agents(_stale_read, "what one task read of the other's work"),
     "misreported-outcome": _misreported_outcome,
     "round-limit-exceeded": _round_limit_exceeded, "retry-limit-exceeded": _retry_limit_exceeded,
-    "tool-disabled-silently": _tool_disabled_silently,
+    "tool-disabled-silently": _tool_disabled_silently, "loop-error": _loop_error,
 }
 
 

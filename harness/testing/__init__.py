@@ -44,7 +44,7 @@ from harness.realtime import (
     watched_build,
     watching_user_interrupts,
 )
-from harness.run import scheduler_label
+from harness.run import RunResult, scheduler_label
 from harness.scenario import Scenario, find_scenario, load_scenario
 from harness.schedulers import Scheduler, get_scheduler
 from harness.testing import generated as generated_part
@@ -220,11 +220,14 @@ def check_scheduler(scheduler: Scheduler | str, *, scenarios: Sequence[str | Pat
     looped = loop_conformance_scenarios(loop) if loop is not None else []
     chosen, skipped = _select([*(scenarios if scenarios is not None else DEFAULT_SCENARIOS), *extra_scenarios,
                                *looped], generated, only, skip)
+    if looped and not any(any(item is s for s in looped) for item, _ in chosen):
+        raise ValueError(f"loop={loop!r}: only= and skip= leave none of the loop scenarios it adds "
+                         f"({', '.join(LOOP_SCENARIOS)}), so the loop would not run")
     loop_name = loop if isinstance(loop, str) else None  # what a command line can name
     run_generated = generated and GENERATED not in skipped and (not only or GENERATED in only)
     failures: list[Failure] = []
     covered: list[ScenarioCoverage] = []
-    label = spec or _identity(policy, None)
+    label = spec or scheduler_label(policy)[0]  # what the report calls it: the name it goes by
 
     def report(stopped: str | None = None) -> CheckReport:
         ordered = tuple(sorted(failures, key=lambda f: rank(f.label)))  # stable: scenario order within a rank
@@ -410,12 +413,13 @@ def _identity(policy: Scheduler, spec: str | None) -> str:
 def _replay_stored(policy: Scheduler, spec: str | None, scenarios: list[Scenario], generated: bool,
                    report_dir: Path | str | None, check_determinism: bool) -> list[Failure]:
     """Replay the running test's stored failures of this scheduler on these scenarios, first, as
-    Hypothesis does its example database, and keep them as regression tests once they pass: a stored
-    failure that still fails is reported (its entry rewritten if the run changed), one that passes moves
-    to the test's fixed entries; a fixed entry is replayed too, and one that fails again is reported as
+    Hypothesis does its example database, and keep them as regression tests once they pass. Each entry
+    is one failure (scenario x label), judged by its own label: a stored failure whose label still fires
+    is reported (its entry rewritten if the run changed), one whose label no longer fires moves to the
+    test's fixed entries; a fixed entry is replayed too, and one whose label fires again is reported as
     a regression and moves back."""
     from harness import __version__, example_db
-    from harness.replay import FIXED, judge, reproducer_of
+    from harness.replay import reproducer_of
     from harness.scenario.model_load import loop_modules
 
     active = example_db.active()
@@ -431,30 +435,44 @@ def _replay_stored(policy: Scheduler, spec: str | None, scenarios: list[Scenario
     def ours(entry: example_db.Entry) -> bool:
         return entry.reproducer.scheduler == identity and entry.reproducer.scenario.name in names
 
-    found = []
-    for entry in filter(ours, database.fixed(key, trust)):
-        judgement = judge(entry.reproducer, policy)
-        violation = first_violation(judgement.result)
-        if judgement.verdict == FIXED or violation is None:
-            continue
-        path = database.reopen(entry.path) or entry.path
-        finding = Finding(*violation, judgement.result, 0, (),
-                          f"the example database: fixed before, it fails again ({path.name}, replayed first)")
+    found: list[Failure] = []
+    seen: set[tuple[str, str]] = set()  # (scenario, label): one failure, whatever entries hold it
+
+    def fails(entry: example_db.Entry) -> RunResult | None:
+        """The run now, if the entry's own label still fires in it (another label is the exploration's
+        to find, under its own name, not this entry's)."""
+        result = entry.reproducer.run(policy)
+        return result if first_violation(result, entry.reproducer.label) is not None else None
+
+    def report(entry: example_db.Entry, result: RunResult, path: Path, regressed: bool) -> None:
+        stored = entry.reproducer
+        violation = first_violation(result, stored.label)
+        assert violation is not None
+        finding = Finding(*violation, result, 0, (), stored.found_by)
         found.append(describe(finding, spec=spec, policy=policy, report_dir=report_dir,
-                              check_determinism=check_determinism, stored=path, identity=identity))
+                              check_determinism=check_determinism, stored=path, identity=identity,
+                              regressed=regressed))
+        seen.add((stored.scenario.name, stored.label))
+
+    for entry in filter(ours, database.fixed(key, trust)):
+        result = fails(entry)
+        if result is None:
+            continue  # still fixed
+        path = database.reopen(entry.path) or entry.path
+        if (entry.reproducer.scenario.name, entry.reproducer.label) not in seen:
+            report(entry, result, path, regressed=True)
     for entry in filter(ours, database.entries(key, trust)):
         stored = entry.reproducer
-        result = stored.run(policy)
-        violation = first_violation(result)
-        if violation is None:
+        result = fails(entry)
+        if result is None:
             database.mark_fixed(entry.path)  # kept, and replayed first from now on, as a regression test
             continue
-        finding = Finding(*violation, result, 0, (), f"the example database ({entry.path.name}, replayed first)")
+        if (stored.scenario.name, stored.label) in seen:
+            continue  # the same failure, stored twice: reported once
         path = entry.path
         if result.fingerprint != stored.fingerprint:
             database.delete(entry.path)
-            path = database.save(key, reproducer_of(result, identity, finding.label, finding.oracle, stored.found_by,
+            path = database.save(key, reproducer_of(result, identity, stored.label, stored.oracle, stored.found_by,
                                                     policy=policy), version=__version__)
-        found.append(describe(finding, spec=spec, policy=policy, report_dir=report_dir,
-                              check_determinism=check_determinism, stored=path, identity=identity))
+        report(entry, result, path, regressed=False)
     return found

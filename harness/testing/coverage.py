@@ -71,12 +71,15 @@ class ScenarioCoverage:
 
     def line(self, width: int) -> str:
         found = f"FAILED {', '.join(self.labels)}" if self.labels else ("ok" if self.exercised else "NOT EXERCISED")
-        never = f"; never started: {', '.join(self.never_started)}" if self.never_started and self.exercised else ""
+        head = (f"  {self.scenario:<{width}}  {_count(self.runs, 'run'):>9}  {_count(self.calls_started, 'call'):>11} "
+                f"started  {self.seconds:5.1f} s  {found}")
+        if not self.exercised:
+            tools = f"; never started: {', '.join(self.never_started)}" if self.never_started else ""
+            return f"{head}\n  {'':<{width}}  nothing checked: no call started through the scheduler{tools}"
+        never = f"; never started: {', '.join(self.never_started)}" if self.never_started else ""
         faults = f"; faults: {', '.join(self.faults)}" if self.faults else ""
         timers = f"; timers: {', '.join(self.timers)}" if self.timers else ""
-        return (f"  {self.scenario:<{width}}  {_count(self.runs, 'run'):>9}  {_count(self.calls_started, 'call'):>11} "
-                f"started  {self.seconds:5.1f} s  {found}\n"
-                f"  {'':<{width}}  checked: {', '.join(self.oracles)}{timers}{faults}{never}")
+        return f"{head}\n  {'':<{width}}  checked: {', '.join(self.oracles)}{timers}{faults}{never}"
 
     def to_json(self) -> dict[str, Any]:
         return {"scenario": self.scenario, "runs": self.runs, "calls_started": self.calls_started,
@@ -129,12 +132,16 @@ class CheckReport:
         if not idle:
             return None
         missing = sorted({tool for coverage in idle for tool in coverage.never_started})
-        names = ", ".join(f"{c.scenario} ({', '.join(c.never_started) or 'no calls'})" for c in idle)
-        return (f"not exercised: {len(idle)} of {len(self.scenarios)} scenarios never started a call through the "
-                f"scheduler, so nothing was checked there: {names}.\n"
-                f"  Tools your scheduler never started: {', '.join(missing) or 'none'}. If your runtime does not "
+        names = ", ".join(f"{c.scenario} ({', '.join(c.never_started) or 'no call was made'})" for c in idle)
+        head = (f"not exercised: {len(idle)} of {len(self.scenarios)} scenarios never started a call through the "
+                f"scheduler, so nothing was checked there: {names}.")
+        if not missing:  # a loop whose model never got to call a tool: nothing about tool tables
+            return head + ("\n  No call was made at all: a loop that ends (or fails) before its model's first "
+                           "call, or a scheduler that answers without starting any.")
+        return (f"{head}\n  Tools your scheduler never started: {', '.join(missing)}. If your runtime does not "
                 "have them, exclude those scenarios (skip=[...] or only=[...]); if it should, its tools do not "
-                "reach the harness's (an executor with its own tool table: from_asyncio(..., registry=TABLE)).")
+                "reach the harness's (an executor with its own tool table: from_asyncio(..., registry=TABLE)), or "
+                "something kept it from starting them (a semaphore or lock an earlier run left held?).")
 
     def summary(self) -> str:
         """The coverage table, one entry per scenario."""

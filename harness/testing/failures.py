@@ -85,11 +85,12 @@ def explore_command(scenario_name: str, scenario_path: str | None, tools_modules
 
 def describe(finding: Finding, *, spec: str | None, policy: Scheduler, report_dir: Path | str | None,
              check_determinism: bool, command: str | None = None, stored: Path | None = None,
-             identity: str | None = None, scenario: Scenario | None = None) -> Failure:
+             identity: str | None = None, scenario: Scenario | None = None, regressed: bool = False) -> Failure:
     """Replay the finding's run, save it if asked, and put its text together. `command` is the explore
     line for it (None when the scenario has no name or file a command can give); `stored` the example
-    database entry it came from; `identity` what that database files it under; `scenario` the one
-    explored (its distributions say how likely the finding is when swarm faults changed its run's)."""
+    database entry it came from (`regressed`: an entry that passed before and fails again); `identity`
+    what that database files it under; `scenario` the one explored (its distributions say how likely
+    the finding is when swarm faults changed its run's)."""
     from harness import __version__
     from harness.oracles import check as check_oracles
     from harness.replay import reproducer_of, save_verified, verify
@@ -112,6 +113,8 @@ def describe(finding: Finding, *, spec: str | None, policy: Scheduler, report_di
             selfcheck = verify(reproducer, fresh_process=fresh, scheduler=policy)
     name = result.scenario.name
     head = f"{finding.oracle} violated on scenario {name!r}: {finding.label}"
+    if regressed:
+        head += " (fixed before, it fails again)"
     if not selfcheck.ok:
         head = (f"nondeterministic: the {finding.label} found on scenario {name!r} does not replay from its seed "
                 f"and order tape ({selfcheck.describe()})")
@@ -125,10 +128,12 @@ def describe(finding: Finding, *, spec: str | None, policy: Scheduler, report_di
         replay_command = dataclasses.replace(reproducer, path=path).command
     elif stored is not None and spec is not None and selfcheck.ok:
         replay_command = dataclasses.replace(reproducer, path=stored).command
-    reproduce = replay_command or (command if selfcheck.ok else None)
+    reproduce = replay_command or command
     if reproduce is not None:
-        lines.append(f"  reproduce: {reproduce}")
-    elif selfcheck.ok:
+        # A run that does not replay has no reproducer; the exploration that found it is what can run again.
+        lines.append(f"  reproduce: {reproduce}" + ("" if selfcheck.ok else "  (it may not find it again: the "
+                                                    "run does not replay)"))
+    else:
         lines.append("  " + _no_command_hint(spec))
     calls = ", ".join(f"{c.id}={c.name}" for c in result.scenario.calls)
     details = [
@@ -136,7 +141,8 @@ def describe(finding: Finding, *, spec: str | None, policy: Scheduler, report_di
         f"  calls: {calls}",
         f"  seed {result.seed}" + (f", order tape {json.dumps(list(result.tape))}" if result.tape is not None else "")
         + (f", found by {finding.found_by}" if finding.found_by else "")
-        + (f", swarm faults: {', '.join(finding.swarm)}" if finding.swarm else ""),
+        + (f", swarm faults: {', '.join(finding.swarm)}" if finding.swarm else "")
+        + (f"; stored in the example database as {stored.name}, replayed first" if stored is not None else ""),
     ]
     every = [v for verdict in check_oracles(result) for v in verdict.violations]
     violations = [v for v in every if v.label == finding.label]

@@ -15,3 +15,8 @@ def decide(transcript: Transcript) -> dict[str, Any]:
         return {"not": "a decision"}  # wrong field names: taskloop must re-prompt
     total = transcript.result("q").value["total_amount"]  # type: ignore[union-attr]
     return {"type": "final_answer", "content": f"total {total}"}
+
+
+def raises(transcript: Transcript) -> dict[str, Any]:
+    """A model whose own code fails on its first decision."""
+    raise KeyError("choices")

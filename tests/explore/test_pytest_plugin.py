@@ -4,6 +4,7 @@ message first, the one-command reproduce section and the local example database 
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -45,7 +46,8 @@ def test_header_failure_section_and_reproducer(pytester: pytest.Pytester) -> Non
         "*serializability violated on scenario 'config-clobber': lost-update*",
         "*reproduce: harness replay *repro*.json*",
         "*harness reproduce*",
-        f"pytest {pytester.path}/test_policies.py::test_parallel --harness-seed=7 --harness-profile=quick",
+        f"cd {pytester.path} && python -m pytest {pytester.path}/test_policies.py::test_parallel "
+        f"--harness-report-dir={report_dir} --harness-seed=7 --harness-profile=quick",
     ])
     assert list(report_dir.glob("*.json"))
 
@@ -54,7 +56,8 @@ def test_the_reproduce_section_is_one_command(pytester: pytest.Pytester) -> None
     pytester.makepyfile(test_policies=TESTS)
     result = pytester.runpytest("--harness-seed=7", "--harness-profile=quick")
     assert _section(result.outlines, "harness reproduce") == [
-        f"pytest {pytester.path}/test_policies.py::test_parallel --harness-seed=7 --harness-profile=quick"]
+        f"cd {pytester.path} && python -m pytest {pytester.path}/test_policies.py::test_parallel --harness-seed=7 "
+        "--harness-profile=quick"]
 
 
 #: A test that calls `check_scheduler` with the seed and profile of its own (the defaults: 1, ci).
@@ -72,7 +75,7 @@ def test_the_section_quotes_the_seed_and_profile_the_check_ran(pytester: pytest.
     pytester.makepyfile(test_policies=OWN_SEED)
     result = pytester.runpytest("--harness-seed=7", "--harness-profile=quick")
     assert _section(result.outlines, "harness reproduce") == [
-        f"pytest {pytester.path}/test_policies.py::test_parallel",
+        f"cd {pytester.path} && python -m pytest {pytester.path}/test_policies.py::test_parallel",
         "(the test runs check_scheduler with seed=1, profile='ci' of its own: --harness-seed and "
         "--harness-profile do not change it)"]
 
@@ -80,17 +83,32 @@ def test_the_section_quotes_the_seed_and_profile_the_check_ran(pytester: pytest.
 @pytest.mark.slow
 def test_the_sections_command_runs_as_printed_from_another_directory(pytester: pytest.Pytester,
                                                                     tmp_path: Path) -> None:
+    """A user's project as users lay it out: the runtime in src/ (not installed, on PYTHONPATH), the
+    tests in tests/, pytest started from the project with PYTHONPATH=src. The section's command, run
+    as printed in a fresh shell elsewhere, with no PYTHONPATH, reruns the test the same way."""
     import os
     import subprocess
 
-    pytester.makepyfile(test_policies=TESTS)
-    result = pytester.runpytest("--harness-seed=7", "--harness-profile=quick", "--harness-no-database")
-    (command,) = _section(result.outlines, "harness reproduce")
+    package = pytester.path / "src" / "acmert"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "sched.py").write_text("from harness.schedulers import Parallel\n\nscheduler = Parallel()\n")
+    (pytester.path / "tests").mkdir()
+    (pytester.path / "tests" / "test_rt.py").write_text(
+        "def test_rt(harness):\n"
+        "    harness.check('acmert.sched:scheduler', scenarios=['config-clobber'], generated=False, swarm=False)\n")
+    bare = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    first = subprocess.run([sys.executable, "-m", "pytest", "tests/test_rt.py", "--harness-seed=7",
+                            "--harness-profile=quick", "--harness-no-database", "-p", "no:cacheprovider"],
+                           cwd=pytester.path, capture_output=True, text=True, timeout=300, check=False,
+                           env={**bare, "PYTHONPATH": "src"})
+    assert first.returncode == 1, first.stdout[-2000:]
+    (command,) = _section(first.stdout.splitlines(), "harness reproduce")
+    assert command.startswith(f"cd {pytester.path} && PYTHONPATH=src python -m pytest ")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     done = subprocess.run(["bash", "-c", command + " -p no:cacheprovider --harness-no-database"], cwd=elsewhere,
-                          capture_output=True, text=True, timeout=300, check=False,
-                          env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+                          capture_output=True, text=True, timeout=300, check=False, env=bare)
     assert done.returncode == 1, done.stdout[-2000:]
     assert "serializability violated on scenario 'config-clobber': lost-update" in done.stdout
     assert "1 failed" in done.stdout and "harness: seed 7, profile quick" in done.stdout
@@ -147,7 +165,8 @@ def test_a_second_run_replays_the_stored_failure_first(pytester: pytest.Pytester
         "*serializability violated on scenario 'config-clobber': lost-update",
         # The file's absolute path: the command works from any directory.
         f"*reproduce: harness replay {pytester.path}/.harness/examples/*/config-clobber--lost-update--*.json",
-        "*seed 7, found by the example database (config-clobber--lost-update--*.json, replayed first)",
+        "*seed 7, found by check_scheduler; stored in the example database as config-clobber--lost-update--*.json, "
+        "replayed first",
     ])
     # Fixed: the stored failure passes, is forgotten, and the run is green.
     pytester.makepyfile(test_policies=FIXED)

@@ -17,12 +17,12 @@ from harness.agent.runtime import LoopLimits, Outcome, Request
 from harness.agent.spec import AgentSpec
 from harness.agent.taskloop import TaskLoop
 from harness.model import CallResult
-from harness.oracles import LABELS, ORACLES
+from harness.oracles import LABELS, ORACLES, check, exit_code
 from harness.oracles.loop_policy import CONFORMANCE_SCENARIOS, loop_conformance_scenarios
 from harness.oracles.verdict import Kind, Verdict
 from harness.run import RunResult
 from harness.scenario import Scenario, find_scenario, scenario_from_data
-from harness.testing import SchedulerCheckFailed, check_scheduler
+from harness.testing import LOOP_SCENARIOS, SchedulerCheckFailed, check_scheduler
 from tests.catalogue.buggy import RetryKeyedByCallId
 
 #: tool-disabled's CRM, and a model that calls it every round whatever it is told (it never gives up).
@@ -81,6 +81,21 @@ class Forgets:
 
         task.record = lambda results: record([r for r in results if keep(r)])  # type: ignore[method-assign]
         return (yield from TaskLoop()(task))
+
+
+class Crashes:
+    """taskloop with a typo that only the first results reach (`results[0].valu`): it raises then."""
+
+    name = "crashes"
+
+    def __call__(self, task: Task) -> Generator[Request, Any, Outcome]:
+        loop = TaskLoop()(task)
+        request = next(loop)
+        while True:
+            answer = yield request
+            if answer:
+                answer[0].valu  # noqa: B018  # the bug: an attribute the result does not have
+            request = loop.send(answer)
 
 
 class NoLimits:
@@ -212,3 +227,27 @@ def test_each_agent_of_a_crew_is_held_to_its_own_loops_limits() -> None:
     assert [(v.label, v.witness["agent"], v.witness["call"]) for v in found.violations] == [
         ("retry-limit-exceeded", "keyed", "keyed/crm@4")]
     assert result.agents["careful"].tool_calls == 3 and result.agents["keyed"].tool_calls == 15
+
+
+def test_a_loop_that_raises_is_a_loop_error_not_the_models() -> None:
+    """Whatever limits it declares (this one declares none), a loop that crashes ends its task as
+    loop-error, with the rounds and calls it made: a contract violation of the loop (exit 4)."""
+    result = run(under(find_scenario("sales-report"), Crashes()), get_scheduler("serial"), 1)
+    assert result.agent is not None and result.agent.status == "loop-error"
+    assert "AttributeError" in result.agent.detail and (result.agent.rounds, result.agent.tool_calls) == (1, 2)
+    found = verdict(result)
+    assert [v.label for v in found.violations] == ["loop-error"] and "crashes" in found.message
+    assert exit_code(check(result)) == 4
+
+
+def test_a_model_that_raises_is_the_models_error_not_the_loops() -> None:
+    data = {"name": "py-model", "model": "tests.agent.py_model:raises", "world": {}, "tools": {}}
+    result = run(scenario_from_data(data), get_scheduler("serial"), 1)
+    assert result.agent is not None and result.agent.status == "model-error"
+    assert verdict(result).ok
+
+
+def test_check_scheduler_fails_a_crashing_loop() -> None:
+    with pytest.raises(SchedulerCheckFailed) as failure:
+        check_scheduler("serial", loop=Crashes(), only=list(LOOP_SCENARIOS), profile="quick")
+    assert {f.label for f in failure.value.failures} == {"loop-error"}

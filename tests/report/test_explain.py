@@ -138,6 +138,8 @@ CASES: dict[str, Case] = {
     "tool-disabled-silently": of(lambda: run(loop_policy.under(scenario_from_data(loop_policy.STUBBORN),
                                                                loop_policy.Forgets("refusals")),
                                              get_scheduler("serial"), 1), "tool-disabled-silently"),
+    "loop-error": of(lambda: run(loop_policy.under(find_scenario("sales-report"), loop_policy.Crashes()),
+                                 get_scheduler("serial"), 1), "loop-error"),
 }
 
 GOLDEN = Path(__file__).parent / "golden" / "explanations.txt"

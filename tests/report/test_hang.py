@@ -223,4 +223,4 @@ def test_a_deadlock_across_agents_is_named_once_and_the_witness_lists_what_the_r
     render_run(result, console, version=__version__, verdicts=check(result))
     text = console.export_text()
     assert text.count("deadlock across batches 0 and 1") == 1
-    assert "  left       stopped after 1 round, 0 tool calls" in text  # a count of one is singular
+    assert "  left       stopped after 1 round, 2 tool calls" in text  # a count of one is singular
