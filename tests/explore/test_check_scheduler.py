@@ -313,6 +313,10 @@ def test_seed_003s_executor_with_its_three_tools_is_not_exercised() -> None:
     assert message.startswith(f"not exercised: {len(idle)} of ")
     assert "config-clobber (patch)" in message and "Tools your scheduler never started: " in message
     assert "skip=[...]" in message
+    # An idle scenario's row says nothing was checked there (not the oracles that would have checked it).
+    row = message[message.index("\n  config-clobber "):].splitlines()[1:3]
+    assert "NOT EXERCISED" in row[0] and row[1].strip() == "nothing checked: no call started through the " \
+        "scheduler; never started: patch"
     # Skipping them leaves what it runs: it passes there.
     check_scheduler(executor, scenarios=["incident-triage", "incident-jitter"], profile="quick", generated=False)
 

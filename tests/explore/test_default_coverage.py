@@ -84,3 +84,8 @@ def test_a_loop_given_by_name_gets_an_explore_line_that_runs_as_printed(tmp_path
         "--label retry-limit-exceeded --loop tests.catalogue.buggy:RetryKeyedByCallId")
     done = as_printed(found.reproduce + " --no-save", tmp_path)
     assert done.returncode == 3 and "FOUND retry-limit-exceeded" in done.stdout, done.stdout + done.stderr
+
+
+def test_only_leaving_none_of_the_loop_scenarios_is_an_error() -> None:
+    with pytest.raises(ValueError, match=r"loop='taskloop': only= and skip= leave none of the loop scenarios"):
+        check_scheduler("serial", loop="taskloop", only=["config-clobber"], profile="quick")

@@ -324,3 +324,62 @@ def test_a_printed_command_for_a_scheduler_beside_the_tests_works_in_a_fresh_she
     bare = subprocess.run([sys.executable, "-c", "from harness.cli import main; main()", *words[2:], "--no-save"],
                           cwd="/", env=env, capture_output=True, text=True, timeout=300, check=False)
     assert bare.returncode == 2 and "myrt_beside" in bare.stderr, bare.stdout + bare.stderr
+
+
+#: A scheduler of the test module's own whose code the test edits between runs, as a user fixes theirs.
+EDITED = """
+from harness import get_scheduler
+from harness.testing import check_scheduler
+
+POLICY = "parallel_completion_order"
+
+
+class Mine:
+    name = "mine"
+
+    def __call__(self, batch, ctx):
+        return get_scheduler(POLICY)(batch, ctx)
+
+
+def test_mine():
+    check_scheduler(Mine(), scenarios=["config-clobber"], generated=False, swarm=False, profile="quick", seed=7)
+"""
+
+
+def _failure_heads(result: pytest.RunResult) -> list[str]:
+    text = result.stdout.str()
+    return re.findall(r"(?m)^E\s+\d+\. (.*)$", text) or re.findall(r"(?m)^E\s+\S+SchedulerCheckFailed: (.*)$", text)
+
+
+def test_a_stored_failure_is_judged_by_its_own_label_and_a_regression_says_so(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_policies=EDITED)
+    first = pytester.runpytest("-p", "no:cacheprovider")
+    first.assert_outcomes(failed=1)
+    assert sorted(_failure_heads(first)) == [
+        "protocol violated on scenario 'config-clobber': out-of-order",
+        "serializability violated on scenario 'config-clobber': lost-update"]
+    examples = pytester.path / ".harness" / "examples"
+    assert len(list(examples.glob("*/*.json"))) == 2
+    # Results in model order now: the out-of-order entry passes (it is kept as fixed), the lost update is
+    # still there, and is reported once (not again under the out-of-order entry's name, nor twice).
+    pytester.makepyfile(test_policies=EDITED.replace('"parallel_completion_order"', '"parallel"'))
+    second = pytester.runpytest("-p", "no:cacheprovider")
+    second.assert_outcomes(failed=1)
+    assert _failure_heads(second) == ["serializability violated on scenario 'config-clobber': lost-update"]
+    assert [p.name.split("--")[1] for p in examples.glob("*/fixed/*.json")] == ["config-clobber"]
+    assert "out-of-order" in next(examples.glob("*/fixed/*.json")).name
+    # The bug comes back: the fixed entry fails again, and says so.
+    pytester.makepyfile(test_policies=EDITED)
+    third = pytester.runpytest("-p", "no:cacheprovider")
+    third.assert_outcomes(failed=1)
+    assert "protocol violated on scenario 'config-clobber': out-of-order (fixed before, it fails again)" in \
+        _failure_heads(third)
+
+
+def test_the_fixture_returns_the_report(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_policies="""
+        def test_serial(harness):
+            report = harness.check("serial", scenarios=["config-clobber"], generated=False)
+            assert report.passed and report.scenarios[0].scenario == "config-clobber"
+    """)
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
