@@ -441,3 +441,32 @@ def test_an_executor_that_spins_is_a_hang_when_the_watchdog_fires() -> None:
     with wall_clock_watchdog(0.5):
         result = run(find_scenario("config-clobber"), from_asyncio(_spins), 1)
     assert result.status is RunStatus.HANG and result.wall_clock_exceeded
+
+
+def test_a_tool_coroutine_made_and_never_awaited_is_said_in_the_trace_not_warned_on_stderr() -> None:
+    """gather's arguments built in a generator that raises on the third call: the first two tool
+    coroutines are made and dropped. Python would warn 'coroutine was never awaited' on stderr; the
+    bridge closes them and the trace says those calls never ran."""
+    import warnings
+
+    from harness.schedulers import from_asyncio
+
+    async def execute(tool_calls, tools):  # type: ignore[no-untyped-def]
+        def args(tc):  # type: ignore[no-untyped-def]
+            if tc.id == tool_calls[-1].id:
+                raise ValueError("bad arguments")
+            return json.loads(tc.function.arguments)
+
+        try:
+            await asyncio.gather(*(tools[tc.function.name](**args(tc)) for tc in tool_calls))
+        except ValueError as error:
+            return [{"id": tc.id, "success": False, "error": str(error)} for tc in tool_calls]
+        raise AssertionError("unreachable")
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = run(find_scenario("incident-triage"), from_asyncio(execute), 1)
+        gc.collect()  # a coroutine left unclosed would warn now
+    notes = [e["text"] for e in result.trace if e["ev"] == "note"]
+    assert "asyncio: execute made the tool calls call-logs, call-metrics and never awaited them: never ran" in notes
+    assert not [e for e in result.trace if e["ev"] == "start"]

@@ -209,6 +209,12 @@ class FromAsyncio:
             ctx.note(f"asyncio: execute returned with {len(leftovers)} task(s) still pending: "
                      + "; ".join(_describe_task(t, toolbox) for t in leftovers)
                      + " (they run on until the run ends, then are cancelled)")
+        else:  # nothing is left that could still await a tool coroutine the executor made
+            dropped = toolbox.drop_unawaited()
+            if dropped:
+                ctx.note(f"asyncio: execute made the tool call{'s' if len(dropped) > 1 else ''} "
+                         f"{', '.join(c.id for c in dropped)} and never awaited "
+                         f"{'them' if len(dropped) > 1 else 'it'}: never ran")
         return self._results(task, batch, ctx, toolbox)
 
     async def _main(self, calls: list[BridgeToolCall], tools: Toolbox) -> Sequence[Any]:

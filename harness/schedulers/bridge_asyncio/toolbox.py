@@ -15,7 +15,8 @@ decides an order or reports results.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterator, Mapping, MutableMapping
+import inspect
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping, MutableMapping
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
@@ -58,6 +59,8 @@ class Toolbox(Mapping[str, Callable[..., Awaitable[Any]]]):
         self.refused: set[str] = set()
         #: Each call's latest approval request, made by its tool (see `asking`).
         self.asking: dict[str, Asking] = {}
+        #: The coroutines `tools[name](...)` returned, with their call, in the order made.
+        self.made: list[tuple[ToolCall, Coroutine[Any, Any, Any]]] = []
 
     def __getitem__(self, name: str) -> Callable[..., Awaitable[Any]]:
         if name not in self._names:
@@ -73,7 +76,18 @@ class Toolbox(Mapping[str, Callable[..., Awaitable[Any]]]):
     def invoke(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Awaitable[Any]:
         call, key = self.match(name, args, kwargs)
         self._claimed[call.id] = self._claimed.get(call.id, 0) + 1
-        return self._run(call, key)
+        coroutine = self._run(call, key)
+        self.made.append((call, coroutine))
+        return coroutine
+
+    def drop_unawaited(self) -> list[ToolCall]:
+        """The calls whose coroutine the executor made and never awaited (e.g. `gather` never reached
+        because building its arguments raised), closed so that Python does not warn about them on
+        stderr: the calls never ran, which the trace says instead."""
+        dropped = [(call, c) for call, c in self.made if inspect.getcoroutinestate(c) == inspect.CORO_CREATED]
+        for _, coroutine in dropped:
+            coroutine.close()
+        return [call for call, _ in dropped]
 
     def match(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[ToolCall, str | None]:
         named = [c for c in self.batch if c.name == name]
