@@ -369,10 +369,12 @@ def test_as_completed_start_order_follows_addresses_and_the_self_check_names_it(
 
     bridge = from_asyncio(as_completed_executor, name="as_completed")
     runs = []
-    for _ in range(50):
+    kept: list[list[object]] = []  # objects of every size kept alive between runs: the tasks land elsewhere
+    for n in range(200):
         runs.append(run(find_scenario("incident-triage"), bridge, 1))
         if len({r.fingerprint for r in runs}) > 1:
             break
+        kept.append([object() for _ in range(1 + 37 * n % 101)])
     first = runs[0]
     other = next(r for r in runs if r.fingerprint != first.fingerprint)
     recorded, now = list(first.trace), [dict(e) for e in other.trace]
