@@ -2,7 +2,8 @@
 user's Ctrl-C from a `KeyboardInterrupt` the scheduler's own code raises.
 
 Owns `WallClockExceeded`, `wall_clock_watchdog` (SIGALRM), the per-run real-time limit that
-commands driving many runs set (`wall_limit_per_run`), and the SIGINT count behind `aborts`. Real
+commands driving many runs set (`wall_limit_per_run`), the SIGINT count behind `aborts`, and the
+stopwatch a report uses to say how long a check took (`stopwatch`). Real
 time here only ever *stops* code under test that never yields; it never reaches the simulation: no
 virtual time, trace event or random draw depends on it, so a run stays a pure function of its seed.
 """
@@ -184,3 +185,10 @@ def interrupt_swallowed(mark: int) -> bool:
     """Whether a real Ctrl-C arrived since `mark` although nothing was raised for it (the scheduler's
     code caught it): the run re-raises it, since the user asked the harness to stop."""
     return _watching and _sigints != mark
+
+
+def stopwatch() -> Callable[[], float]:
+    """A function giving the real seconds since this call: how long a check took, for its report only
+    (nothing a run does reads it)."""
+    started = time.perf_counter()
+    return lambda: time.perf_counter() - started

@@ -138,7 +138,7 @@ def code_identity(scheduler: str, scenario: Scenario, policy: Scheduler | None =
     define the scheduler and the scenario's tool, model and loop modules (`harness.code_identity`).
     A built-in scheduler's code is the harness's. It never imports anything."""
     from harness.schedulers import BUILTIN_SCHEDULERS
-    from harness.tools.modules import ENTRY_POINT_GROUP
+    from harness.tools.modules import entry_point_modules
 
     modules: list[str] = []
     if scheduler not in BUILTIN_SCHEDULERS and ":" in scheduler:
@@ -149,9 +149,7 @@ def code_identity(scheduler: str, scenario: Scenario, policy: Scheduler | None =
     if policy is not None:
         modules += defining_modules(policy)
     if scenario.tools_modules:
-        import importlib.metadata
-
-        installed = {ep.name: ep.module for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)}
+        installed = entry_point_modules()
         modules += [installed.get(name, name) for name in scenario.tools_modules]
     modules += loop_modules(scenario.agent_specs)
     return identity_of(user_packages(modules))

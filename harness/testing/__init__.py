@@ -23,7 +23,6 @@ check too, unless the user skipped it. Kept reproducers are regression tests (`a
 from __future__ import annotations
 
 import functools
-import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -40,6 +39,7 @@ from harness.realtime import (
     WallClockExceeded,
     per_run_limit,
     resolve_wall_timeout,
+    stopwatch,
     wall_limit_per_run,
     watched_build,
     watching_user_interrupts,
@@ -213,7 +213,7 @@ def check_scheduler(scheduler: Scheduler | str, *, scenarios: Sequence[str | Pat
     if name not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; valid: {', '.join(PROFILES)}")
     settings = PROFILES[name]
-    began = time.perf_counter()  # for the summary only: real time never reaches a run
+    took = stopwatch()  # for the summary only: real time never reaches a run
     spec = scheduler if isinstance(scheduler, str) else None
     policy = watched_build(lambda: get_scheduler(scheduler), per_run_limit(), f"building the scheduler {scheduler}"
                            ) if isinstance(scheduler, str) else scheduler  # a constructor can spin too
@@ -231,7 +231,7 @@ def check_scheduler(scheduler: Scheduler | str, *, scenarios: Sequence[str | Pat
 
     def report(stopped: str | None = None) -> CheckReport:
         ordered = tuple(sorted(failures, key=lambda f: rank(f.label)))  # stable: scenario order within a rank
-        return CheckReport(label, name, seed, tuple(covered), ordered, time.perf_counter() - began, stopped,
+        return CheckReport(label, name, seed, tuple(covered), ordered, took(), stopped,
                            tuple(skipped))
 
     def fail_now() -> bool:
@@ -243,7 +243,7 @@ def check_scheduler(scheduler: Scheduler | str, *, scenarios: Sequence[str | Pat
         for item, scenario in chosen:
             if fail_now():
                 return
-            started = time.perf_counter()
+            scenario_took = stopwatch()
             exploration = explore(scenario, spec or policy, "auto", runs=settings.runs, seed=seed,
                                   swarm_kinds=POLICY_KINDS if swarm else (), keep_going=not fail_fast, shrink=False)
             command: tuple[str | None, tuple[str, ...], str | None] | None = None
@@ -252,18 +252,15 @@ def check_scheduler(scheduler: Scheduler | str, *, scenarios: Sequence[str | Pat
             elif spec is not None and not isinstance(item, Scenario):
                 path = None if isinstance(item, str) and not item.endswith(".toml") else str(item)
                 command = (path, scenario.tools_modules, None)
-            found = _failures(exploration, policy, spec, seed, report_dir, check_determinism, settings.runs, swarm,
-                              scenario, command, fail_fast)
-            failures.extend(_not_yet(found, failures))
-            covered.append(ScenarioCoverage.of(scenario, exploration, time.perf_counter() - started,
-                                               _labels(found)))
+            failures.extend(_failures(exploration, policy, spec, seed, report_dir, check_determinism, settings.runs,
+                                      swarm, scenario, command, fail_fast, _reported(failures)))
+            covered.append(ScenarioCoverage.of(scenario, exploration, scenario_took(), _labels(exploration)))
         if run_generated and not fail_now():
-            started = time.perf_counter()
+            scenario_took = stopwatch()
             exploration = generated_part.explore_generated(policy, settings.generated, seed)
-            found = _failures(exploration, policy, spec, seed, report_dir, check_determinism, settings.runs, swarm,
-                              None, None, fail_fast)
-            failures.extend(_not_yet(found, failures))
-            covered.append(ScenarioCoverage.of(None, exploration, time.perf_counter() - started, _labels(found)))
+            failures.extend(_failures(exploration, policy, spec, seed, report_dir, check_determinism, settings.runs,
+                                      swarm, None, None, fail_fast, _reported(failures)))
+            covered.append(ScenarioCoverage.of(None, exploration, scenario_took(), _labels(exploration)))
 
     try:
         explore_all()
@@ -301,25 +298,27 @@ def _collect(report: CheckReport) -> None:
         collected.append(report)
 
 
-def _not_yet(found: list[Failure], failures: list[Failure]) -> list[Failure]:
-    """`found` without the failures already reported (a stored failure replayed first is the same
-    scenario and label as the exploration's: it is reported once, from the database)."""
-    seen = {(f.scenario, f.label) for f in failures}
-    return [f for f in found if (f.scenario, f.label) not in seen]
+def _reported(failures: list[Failure]) -> set[tuple[str, str]]:
+    """(scenario, label) of the failures reported so far: a stored failure replayed first is the same
+    failure as the exploration's finding of that label, reported once (from the database)."""
+    return {(f.scenario, f.label) for f in failures}
 
 
-def _labels(found: list[Failure]) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(f.label for f in sorted(found, key=lambda f: rank(f.label))))
+def _labels(exploration: Exploration) -> tuple[str, ...]:
+    """The labels an exploration found, worst first."""
+    return tuple(dict.fromkeys(sorted((f.label for f in exploration.findings), key=rank)))
 
 
 def _failures(exploration: Exploration, policy: Scheduler, spec: str | None, seed: int,
               report_dir: Path | str | None, check_determinism: bool, runs: int, swarm: bool,
               scenario: Scenario | None, command: tuple[str | None, tuple[str, ...], str | None] | None,
-              fail_fast: bool) -> list[Failure]:
+              fail_fast: bool, reported: set[tuple[str, str]]) -> list[Failure]:
     """Each distinct label the exploration of `scenario` (None: the generated batches) found, shrunk,
-    replayed and described, worst first. `command`: what an explore line names (the scenario's file or
-    None for its name, its tool modules, the loop), None when no command can give the scenario."""
-    findings = sorted(exploration.findings, key=lambda f: rank(f.label))
+    replayed and described, worst first, but those `reported` already (scenario, label). `command`:
+    what an explore line names (the scenario's file or None for its name, its tool modules, the loop),
+    None when no command can give the scenario."""
+    findings = sorted((f for f in exploration.findings if (exploration.scenario, f.label) not in reported),
+                      key=lambda f: rank(f.label))
     found = []
     memo = ShrinkMemo()  # the labels of one scenario shrink through mostly the same runs
     for finding in findings[:1] if fail_fast else findings:

@@ -39,7 +39,12 @@ class ToolsModuleError(LookupError):
 
 def entry_point_names() -> list[str]:
     """Names of the tool catalogues installed packages ship (entry point group `harness.tools`)."""
-    return sorted({ep.name for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)})
+    return sorted(entry_point_modules())
+
+
+def entry_point_modules() -> dict[str, str]:
+    """Each installed tool catalogue's name -> the module its entry point names."""
+    return {ep.name: ep.module for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)}
 
 
 def load_tools(name: str) -> tuple[ToolSpec, ...]:
