@@ -358,8 +358,6 @@ def _planned(exploration: Exploration, scenario: Scenario, scheduler: str | Sche
         stop = False
         for outcome, ran in outcomes:
             limited += outcome.limited
-            if ran is not None and outcome.violation is not None:
-                kept[outcome.index] = ran
             done = outcome.index + 1
             timers.update(outcome.timers)
             faults_seen.update(outcome.kinds)
@@ -367,8 +365,11 @@ def _planned(exploration: Exploration, scenario: Scenario, scheduler: str | Sche
             add_started(exploration, dict(outcome.started))
             # Keeping going, every label of a run counts (a label that always comes second, behind
             # another oracle's, would otherwise never be reported); else the run's first.
-            for label in outcome.labels if keep_going else outcome.labels[:1]:
-                seen.setdefault(label, outcome)
+            first = [label for label in (outcome.labels if keep_going else outcome.labels[:1]) if label not in seen]
+            for label in first:
+                seen[label] = outcome
+            if first and ran is not None:
+                kept[outcome.index] = ran  # only a run that is the first to show a label becomes a finding
             if outcome.violation is not None and not keep_going:
                 stop = True
                 break
