@@ -18,7 +18,8 @@ from __future__ import annotations
 __all__ = ["runtime_missing"]
 
 
-def runtime_missing(module: str, requirement: str, error: ImportError) -> ImportError:
+def runtime_missing(module: str, error: ImportError, *requirements: str) -> ImportError:
     """The error a recipe raises when its runtime cannot be imported: what to install, and why."""
-    return ImportError(f"{module} needs {requirement}, which could not be imported ({error}): "
-                       f"pip install 'harness[runtimes]' (or '{requirement}')")
+    quoted = " ".join(f"'{requirement}'" for requirement in requirements)
+    return ImportError(f"{module} needs {' and '.join(requirements)}, which could not be imported ({error}): "
+                       f"pip install 'harness[runtimes]' (or pip install {quoted})")

@@ -24,7 +24,7 @@ try:
     from langgraph.graph import END, START, MessagesState, StateGraph
     from langgraph.prebuilt import ToolNode
 except ImportError as error:
-    raise runtime_missing(__name__, "langgraph>=1.2", error) from error
+    raise runtime_missing(__name__, error, "langgraph>=1.2") from error
 
 
 def lc_tool(name: str, tools: Toolbox) -> StructuredTool:

@@ -24,7 +24,7 @@ try:
     from agents.testing import ScriptedModel, assistant_message, function_call
     from agents.tool_context import ToolContext
 except ImportError as error:
-    raise runtime_missing(__name__, "openai-agents>=0.24", error) from error
+    raise runtime_missing(__name__, error, "openai-agents>=0.24") from error
 
 
 def sdk_tool(name: str, tools: Toolbox, errors: dict[str, Exception]) -> FunctionTool:

@@ -22,7 +22,7 @@ try:
     from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
     from pydantic_ai.models.function import AgentInfo, FunctionModel
 except ImportError as error:
-    raise runtime_missing(__name__, "pydantic-ai-slim>=2.68", error) from error
+    raise runtime_missing(__name__, error, "pydantic-ai-slim>=2.68") from error
 
 
 def pai_tool(name: str, tools: Toolbox, sequential: bool) -> Tool[None]:

@@ -25,7 +25,7 @@ try:
     from smolagents.models import ChatMessageToolCall, ChatMessageToolCallFunction
     from smolagents.monitoring import LogLevel
 except ImportError as error:
-    raise runtime_missing(__name__, "smolagents>=1.26", error) from error
+    raise runtime_missing(__name__, error, "smolagents>=1.26") from error
 
 
 class HarnessTool(Tool):

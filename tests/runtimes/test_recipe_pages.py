@@ -15,11 +15,18 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 #: page -> (module of harness.recipes, the runtime's top-level import names)
 RECIPES = {"openai-agents": ("openai_agents", ("agents",)), "langgraph": ("langgraph", ("langchain_core", "langgraph")),
-           "pydantic-ai": ("pydantic_ai", ("pydantic_ai",)), "smolagents": ("smolagents", ("smolagents",))}
+           "pydantic-ai": ("pydantic_ai", ("pydantic_ai",)), "smolagents": ("smolagents", ("smolagents",)),
+           "autogen": ("autogen", ("autogen_agentchat", "autogen_core", "autogen_ext"))}
 
 
 def source(module: str) -> str:
     return (ROOT / "harness" / "recipes" / f"{module}.py").read_text()
+
+
+def requirements(module: str) -> list[str]:
+    """What the recipe's ImportError asks for: `runtime_missing(__name__, error, "pkg>=x", ...)`."""
+    (asked,) = re.findall(r"runtime_missing\(__name__, error, ([^)]*)\)", source(module))
+    return re.findall(r'"([^"]+)"', asked)
 
 
 @pytest.mark.parametrize("page", sorted(RECIPES))
@@ -46,8 +53,8 @@ def test_every_recipe_has_a_page_and_the_package_no_other_module() -> None:
 @pytest.mark.parametrize("module", sorted(m for m, _ in RECIPES.values()))
 def test_each_recipe_asks_for_a_runtime_the_runtimes_extra_installs(module: str) -> None:
     extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["runtimes"]
-    asked = re.findall(r'runtime_missing\(__name__, "([^"]+)"', source(module))
-    assert len(asked) == 1 and asked[0] in extra
+    asked = requirements(module)
+    assert asked and set(asked) <= set(extra)
 
 
 @pytest.mark.parametrize("page", sorted(RECIPES))
@@ -58,11 +65,12 @@ def test_a_missing_runtime_is_an_import_error_naming_the_extra(page: str, monkey
     monkeypatch.delitem(sys.modules, f"harness.recipes.{module}", raising=False)
     with pytest.raises(ImportError) as raised:
         importlib.import_module(f"harness.recipes.{module}")
-    (requirement,) = re.findall(r'runtime_missing\(__name__, "([^"]+)"', source(module))
+    asked = requirements(module)
     cause = raised.value.__cause__
     assert type(raised.value) is ImportError and isinstance(cause, ModuleNotFoundError)  # not a missing recipe
-    assert str(raised.value) == (f"harness.recipes.{module} needs {requirement}, which could not be imported "
-                                 f"({cause}): pip install 'harness[runtimes]' (or '{requirement}')")
+    assert str(raised.value) == (f"harness.recipes.{module} needs {' and '.join(asked)}, which could not be "
+                                 f"imported ({cause}): pip install 'harness[runtimes]' (or pip install "
+                                 f"{' '.join(repr(r) for r in asked)})")
 
 
 def test_importing_harness_imports_no_recipe_and_no_runtime() -> None:
