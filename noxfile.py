@@ -41,7 +41,8 @@ def dask(session: nox.Session) -> None:
 
 @nox.session
 def runtimes(session: nox.Session) -> None:
-    """The recipes for real runtimes (docs/recipes/): openai-agents, LangGraph, pydantic-ai, smolagents."""
+    """The recipes for real runtimes (harness/recipes/, docs/recipes/): openai-agents, LangGraph, pydantic-ai,
+    smolagents, AutoGen (autogen-agentchat)."""
     session.install("-e", ".[dev,runtimes]")
     session.run("python", "-m", "pytest", "-q", "tests/runtimes", *session.posargs)
 

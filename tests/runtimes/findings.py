@@ -19,3 +19,8 @@ def tried(scenario: str, scheduler: Scheduler, seed: int = 1) -> tuple[RunResult
 def reported(result: RunResult) -> list[tuple[str, str]]:
     """(call id, outcome) of every result, in the order the runtime reported them."""
     return [(r.call_id, r.outcome.value) for r in result.results]
+
+
+def named(result: RunResult, label: str) -> set[str]:
+    """The calls that the failing verdicts labelled `label` name (each witness's `call`)."""
+    return {str(v.witness["call"]) for v in check(result) if not v.ok and v.label == label and "call" in v.witness}

@@ -9,8 +9,8 @@ import pytest
 pytest.importorskip("langgraph.prebuilt")
 
 from harness import get_scheduler
+from harness.recipes.langgraph import scheduler
 from tests.runtimes.findings import reported, tried
-from tests.runtimes.langgraph_glue import scheduler
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])

@@ -9,9 +9,9 @@ import pytest
 pytest.importorskip("agents.testing")
 
 from harness import get_scheduler
+from harness.recipes.openai_agents import scheduler
 from harness.testing import SchedulerCheckFailed, check_scheduler
 from tests.runtimes.findings import reported, tried
-from tests.runtimes.openai_agents_glue import scheduler
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])

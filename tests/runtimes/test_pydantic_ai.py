@@ -9,9 +9,9 @@ import pytest
 pytest.importorskip("pydantic_ai.models.function")
 
 from harness import get_scheduler
+from harness.recipes.pydantic_ai import scheduler, writers_sequential
 from harness.testing import check_scheduler
 from tests.runtimes.findings import reported, tried
-from tests.runtimes.pydantic_ai_glue import scheduler, writers_sequential
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])

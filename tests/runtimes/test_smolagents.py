@@ -16,9 +16,9 @@ import pytest
 pytest.importorskip("smolagents")
 
 from harness import get_scheduler
+from harness.recipes.smolagents import scheduler
 from harness.run import RunStatus
 from tests.runtimes.findings import reported, tried
-from tests.runtimes.smolagents_glue import scheduler
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -59,7 +59,7 @@ def test_a_failing_tool_drops_the_results_of_the_calls_still_running() -> None:
 
 _QUIET = """
 from harness import find_scenario, run
-from tests.runtimes.smolagents_glue import scheduler
+from harness.recipes.smolagents import scheduler
 print(run(find_scenario("config-clobber"), scheduler, seed=1).makespan_ms)
 """
 

@@ -13,12 +13,16 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from pydantic_ai import Agent, Tool
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
-from pydantic_ai.models.function import AgentInfo, FunctionModel
-
+from harness.recipes import runtime_missing
 from harness.schedulers import from_asyncio
 from harness.schedulers.bridge_asyncio import FromAsyncio, Toolbox
+
+try:
+    from pydantic_ai import Agent, Tool
+    from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+except ImportError as error:
+    raise runtime_missing(__name__, error, "pydantic-ai-slim>=2.68") from error
 
 
 def pai_tool(name: str, tools: Toolbox, sequential: bool) -> Tool[None]:

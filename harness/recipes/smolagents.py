@@ -15,13 +15,17 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from smolagents import ChatMessage, Model, Tool, ToolCallingAgent
-from smolagents.agents import ToolOutput
-from smolagents.models import ChatMessageToolCall, ChatMessageToolCallFunction
-from smolagents.monitoring import LogLevel
-
+from harness.recipes import runtime_missing
 from harness.schedulers import from_threads
 from harness.schedulers.bridge_threads import ThreadTools
+
+try:
+    from smolagents import ChatMessage, Model, Tool, ToolCallingAgent
+    from smolagents.agents import ToolOutput
+    from smolagents.models import ChatMessageToolCall, ChatMessageToolCallFunction
+    from smolagents.monitoring import LogLevel
+except ImportError as error:
+    raise runtime_missing(__name__, error, "smolagents>=1.26") from error
 
 
 class HarnessTool(Tool):

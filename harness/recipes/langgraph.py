@@ -13,14 +13,18 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.messages import AIMessage, ToolMessage
-from langchain_core.messages.tool import default_tool_parser
-from langchain_core.tools import StructuredTool
-from langgraph.graph import END, START, MessagesState, StateGraph
-from langgraph.prebuilt import ToolNode
-
+from harness.recipes import runtime_missing
 from harness.schedulers import from_asyncio
 from harness.schedulers.bridge_asyncio import Toolbox
+
+try:
+    from langchain_core.messages import AIMessage, ToolMessage
+    from langchain_core.messages.tool import default_tool_parser
+    from langchain_core.tools import StructuredTool
+    from langgraph.graph import END, START, MessagesState, StateGraph
+    from langgraph.prebuilt import ToolNode
+except ImportError as error:
+    raise runtime_missing(__name__, error, "langgraph>=1.2") from error
 
 
 def lc_tool(name: str, tools: Toolbox) -> StructuredTool:

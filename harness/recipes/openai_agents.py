@@ -14,13 +14,17 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from agents import Agent, FunctionTool, RunConfig, Runner, default_tool_error_function
-from agents.items import ToolCallOutputItem
-from agents.testing import ScriptedModel, assistant_message, function_call
-from agents.tool_context import ToolContext
-
+from harness.recipes import runtime_missing
 from harness.schedulers import from_asyncio
 from harness.schedulers.bridge_asyncio import Toolbox
+
+try:
+    from agents import Agent, FunctionTool, RunConfig, Runner, default_tool_error_function
+    from agents.items import ToolCallOutputItem
+    from agents.testing import ScriptedModel, assistant_message, function_call
+    from agents.tool_context import ToolContext
+except ImportError as error:
+    raise runtime_missing(__name__, error, "openai-agents>=0.24") from error
 
 
 def sdk_tool(name: str, tools: Toolbox, errors: dict[str, Exception]) -> FunctionTool:

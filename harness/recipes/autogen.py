@@ -1,0 +1,79 @@
+"""AutoGen 0.7 (autogen-agentchat): a turn's tool calls run by `AssistantAgent`, under its own replay model.
+
+AutoGen's test model (`ReplayChatCompletionClient`, from autogen-ext) answers the agent's model call
+with the batch as `FunctionCall`s; each harness tool is an AutoGen `BaseTool` (any JSON object as
+arguments) whose `run` awaits the simulated call, in the agent's default workbench. The agent alone
+decides how the calls run (`asyncio.gather` over all of them, in a task of its own), what a failing
+tool gives the model (an error result; its siblings run on) and what a value becomes: `str(value)`,
+the text the model reads, which the glue reports as it is, in the agent's order. `scheduler` is
+interrupted as Ctrl-C interrupts `asyncio.run` (the run's task is cancelled); `with_token` cancels
+the run's `CancellationToken` instead, AutoGen's own way to stop a run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from harness.recipes import runtime_missing
+from harness.schedulers import from_asyncio
+from harness.schedulers.bridge_asyncio import Toolbox
+
+try:
+    from autogen_agentchat.agents import AssistantAgent
+    from autogen_agentchat.messages import ToolCallExecutionEvent
+    from autogen_core import CancellationToken, FunctionCall
+    from autogen_core.models import CreateResult, ModelInfo, RequestUsage
+    from autogen_core.tools import BaseTool
+    from autogen_ext.models.replay import ReplayChatCompletionClient
+    from pydantic import BaseModel, ConfigDict
+except ImportError as error:
+    raise runtime_missing(__name__, error, "autogen-agentchat>=0.7.5", "autogen-ext>=0.7.5") from error
+
+MODEL = ModelInfo(vision=False, function_calling=True, json_output=False, family="unknown", structured_output=False)
+
+
+class Arguments(BaseModel):
+    """Any JSON object: the call's arguments as the model wrote them."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class HarnessTool(BaseTool[Arguments, BaseModel]):
+    """One harness tool as AutoGen's own `BaseTool`."""
+
+    def __init__(self, name: str, tools: Toolbox) -> None:
+        super().__init__(Arguments, BaseModel, name, f"harness tool {name}")
+        self.tools = tools
+
+    async def run(self, args: Arguments, cancellation_token: CancellationToken) -> Any:
+        return await self.tools[self.name](**args.model_dump())
+
+
+TOKENS: list[CancellationToken] = []  # the open runs' tokens (agents of one run share its loop)
+
+
+async def execute(tool_calls: Sequence[Any], tools: Toolbox) -> list[dict[str, Any]]:
+    """One agent run: the replayed model asks for the batch, the agent runs it."""
+    calls = [FunctionCall(id=tc.id, name=tc.function.name, arguments=tc.function.arguments) for tc in tool_calls]
+    turn = CreateResult(finish_reason="function_calls", content=calls, usage=RequestUsage(0, 0), cached=False)
+    agent = AssistantAgent("harness", model_client=ReplayChatCompletionClient([turn], model_info=MODEL),
+                           tools=[HarnessTool(name, tools) for name in tools])
+    token = CancellationToken()
+    TOKENS.append(token)
+    try:
+        result = await agent.run(task="go", cancellation_token=token)
+    finally:
+        TOKENS.remove(token)
+    done = [r for message in result.messages if isinstance(message, ToolCallExecutionEvent) for r in message.content]
+    return [{"call_id": r.call_id, "content": r.content, "is_error": r.is_error} for r in done]
+
+
+def cancel_tokens() -> None:
+    """At the user interrupt: cancel every open run's token, as an app's stop button does."""
+    for token in TOKENS:
+        token.cancel()
+
+
+scheduler = from_asyncio(execute)
+with_token = from_asyncio(execute, interrupt=cancel_tokens)
