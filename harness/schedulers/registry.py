@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -88,7 +89,7 @@ def preload(name: str, import_timeout_s: float | None = None) -> None:
     """Import the module a `package.module:attribute` name points into, under the import limit, so
     that building it later (inside a run's budget) imports nothing; nothing for a built-in name. A
     module that cannot be imported raises the `UnknownSchedulerError` `get_scheduler` would."""
-    if name in BUILTIN_SCHEDULERS or not _SPEC.fullmatch(name):
+    if name in BUILTIN_SCHEDULERS or not _SPEC.fullmatch(name) or name.partition(":")[0] in sys.modules:
         return
     watched_build(lambda: _attribute(name), resolve_import_timeout(import_timeout_s),
                   f"importing the scheduler {name}")

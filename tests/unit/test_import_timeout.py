@@ -94,3 +94,4 @@ def test_worker_processes_import_before_their_first_run(tmp_path: Path, monkeypa
     exploration = explore(find_scenario("incident-triage"), spec, "random", runs=4, seed=5, processes=2,
                           wall_timeout_s=0.5, shrink=False)
     assert exploration.runs == 4 and exploration.found is None
+
