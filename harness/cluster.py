@@ -12,7 +12,8 @@ and sort or order them so that no result depends on which worker ran what, or wh
 reaches the simulation.
 
 Limit: a worker runs tasks off its main thread, where no SIGALRM can be armed, so `--wall-timeout`
-does not stop a scheduler that spins in Python on a cluster (a local run does).
+does not stop a scheduler that spins in Python on a cluster (a local run does), nor `--import-timeout`
+an import that never ends (a worker imports a named scheduler before the first run of each chunk).
 """
 
 from __future__ import annotations

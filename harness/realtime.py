@@ -2,7 +2,8 @@
 user's Ctrl-C from a `KeyboardInterrupt` the scheduler's own code raises.
 
 Owns `WallClockExceeded`, `wall_clock_watchdog` (SIGALRM), the per-run real-time limit that
-commands driving many runs set (`wall_limit_per_run`), the SIGINT count behind `aborts`, and the
+commands driving many runs set (`wall_limit_per_run`), the separate limit on importing and building a
+scheduler before any run (`ImportTimeout`, `watched_build`), the SIGINT count behind `aborts`, and the
 stopwatch a report uses to say how long a check took (`stopwatch`). Real
 time here only ever *stops* code under test that never yields; it never reaches the simulation: no
 virtual time, trace event or random draw depends on it, so a run stays a pure function of its seed.
@@ -38,8 +39,20 @@ class WallClockExceeded(Exception):
         self.result = result
 
 
+class ImportTimeout(WallClockExceeded):
+    """Importing and building a scheduler (`package.module:attribute`, resolved before any run's
+    wall-clock budget starts) took longer than its own limit (`--import-timeout`, `import_timeout_s`):
+    a module that never finishes importing, or a constructor that never returns. It is a hang like a
+    run's (exit 3), but no run is charged with it and the message says which limit ran out."""
+
+
+#: How a run's watchdog says why it stopped the code; `ImportTimeout` says its own (see `watched_build`).
+_RUN_HINT = "a scheduler that never yields?"
+
+
 @contextlib.contextmanager
-def wall_clock_watchdog(seconds: float | None, what: str = "the run") -> Iterator[None]:
+def wall_clock_watchdog(seconds: float | None, what: str = "the run", *, hint: str = _RUN_HINT,
+                        error: type[WallClockExceeded] = WallClockExceeded) -> Iterator[None]:
     """Interrupt code under test that spins without yielding to the simulation.
 
     Virtual-time loops are stopped by the kernel's bounds; only a Python loop that never yields can
@@ -47,6 +60,7 @@ def wall_clock_watchdog(seconds: float | None, what: str = "the run") -> Iterato
     the code is when `seconds` have passed. Unix main thread only; elsewhere, or with `seconds` 0 or
     None, a no-op. It nests: when a timer of someone else's (an outer watchdog, pytest-timeout) is
     due first, that one is left alone; otherwise it is suspended and re-armed with its remaining time.
+    `error` (raised) and `hint` (in its message) say which limit it is.
     """
     if not seconds or seconds <= 0 or not hasattr(signal, "setitimer") \
             or threading.current_thread() is not threading.main_thread():
@@ -58,7 +72,7 @@ def wall_clock_watchdog(seconds: float | None, what: str = "the run") -> Iterato
         return
 
     def expire(signum: int, frame: FrameType | None) -> None:
-        raise WallClockExceeded(f"{what} took more than {seconds:g} s of real time (a scheduler that never yields?)")
+        raise error(f"{what} took more than {seconds:g} s of real time ({hint})")
 
     # `_signal.signal` is what `signal.signal` wraps; the wrapper turns the previous handler into an
     # enum member by trying (and failing, with an exception) for a function: 4 us of the 7 this block
@@ -82,6 +96,17 @@ DEFAULT_WALL_TIMEOUT_S = 60.0
 
 #: Real seconds each `run()` may take, set by `wall_limit_per_run` (0: no per-run watchdog; None: not set).
 _PER_RUN_WALL_S: ContextVar[float | None] = ContextVar("harness_per_run_wall_s", default=None)
+
+
+#: Real seconds importing and building a named scheduler may take before any run (`--import-timeout`,
+#: `import_timeout_s`): generous, since a real runtime's import takes minutes on a loaded CI machine
+#: (openai-agents did), and it is never charged to a run's `--wall-timeout`.
+DEFAULT_IMPORT_TIMEOUT_S = 600.0
+
+
+def resolve_import_timeout(seconds: float | None) -> float:
+    """An API's `import_timeout_s`: as given (0: no limit), or for None the default."""
+    return DEFAULT_IMPORT_TIMEOUT_S if seconds is None else seconds
 
 
 def resolve_wall_timeout(seconds: float | None) -> float:
@@ -110,10 +135,13 @@ _T = TypeVar("_T")
 
 
 def watched_build(build: Callable[[], _T], seconds: float | None, what: str) -> _T:
-    """`build()` (a scheduler's construction) under `wall_clock_watchdog`. A loader that wraps what
-    the constructor raised in an error of its own (`get_scheduler` turns it into "cannot build a
-    scheduler") still gives the hang back: `WallClockExceeded`, never a usage error."""
-    with wall_clock_watchdog(seconds, what):
+    """`build()` (importing and building a scheduler) under its own watchdog of `seconds` (the import
+    limit, 0 or None: none), raising `ImportTimeout` when it runs out. Callers do it before any run's
+    watchdog is armed, so a slow import is never a run's hang. A loader that wraps what the constructor
+    raised in an error of its own (`get_scheduler` turns it into "cannot build a scheduler") still
+    gives the timeout back: `ImportTimeout`, never a usage error."""
+    hint = "a slow import, or a constructor that never returns? --import-timeout / import_timeout_s sets the limit"
+    with wall_clock_watchdog(seconds, what, hint=hint, error=ImportTimeout):
         try:
             return build()
         except Exception as exc:

@@ -29,7 +29,6 @@ from harness.realtime import (
     per_run_limit,
     sigint_mark,
     wall_clock_watchdog,
-    watched_build,
 )
 from harness.scenario.spec import Interrupt, Scenario
 from harness.schedulers.context import END_OF_RUN, Scheduler, SchedulerContext
@@ -205,8 +204,9 @@ def run(scenario: Scenario, scheduler: Scheduler | str, seed: int, *, jitter: fl
     `scheduler` is a scheduler (called with a batch and a context: a built-in policy's instance,
     `from_asyncio(execute)`) or a name, resolved with `get_scheduler` as the CLI, `explore` and
     `check_scheduler` resolve it: a built-in policy (`"serial"`, `"hermes_segments"`) or
-    `"package.module:attribute"`. An unknown name raises `UnknownSchedulerError` (a `LookupError`
-    listing the valid names) before anything runs.
+    `"package.module:attribute"`, imported and built under the import limit (600 s, never charged to
+    the run's wall-clock limit: see `harness.schedulers.registry.build_scheduler`). An unknown name
+    raises `UnknownSchedulerError` (a `LookupError` listing the valid names) before anything runs.
 
     `jitter` > 0 multiplies every latency by a factor drawn log-uniformly from
     [e^-jitter, e^jitter] (stream `jitter/<call>/<attempt>`): an exploration knob that varies
@@ -221,10 +221,9 @@ def run(scenario: Scenario, scheduler: Scheduler | str, seed: int, *, jitter: fl
         raise ValueError(f"seed must be an integer, got {seed!r}")
     limit = per_run_limit()
     if isinstance(scheduler, str):  # a name, as every other entry point takes it
-        from harness.schedulers.registry import get_scheduler
+        from harness.schedulers.registry import build_scheduler
 
-        spec = scheduler
-        scheduler = watched_build(lambda: get_scheduler(spec), limit, f"building the scheduler {spec}")
+        scheduler = build_scheduler(scheduler)
     held = held_full_collections(sum(len(batch.calls) for batch in scenario.batches))
     if not limit:
         with held:

@@ -22,15 +22,14 @@ from typing import TYPE_CHECKING, Any
 from harness.oracles import check
 from harness.realtime import (
     WallClockExceeded,
-    per_run_limit,
+    resolve_import_timeout,
     resolve_wall_timeout,
     wall_limit_per_run,
-    watched_build,
     watching_user_interrupts,
 )
 from harness.run import run
 from harness.scenario import find_scenario
-from harness.schedulers import get_scheduler
+from harness.schedulers.registry import build_scheduler
 from harness.sim.collector import long_search
 from harness.workers import pool_context, processes_for
 
@@ -60,11 +59,11 @@ def grid(scenarios: Sequence[str], schedulers: Sequence[str], seeds: Iterable[in
     return [Cell(sc, sch, seed) for sc in scenarios for sch in schedulers for seed in seed_list]
 
 
-def run_cell(cell: Cell) -> dict[str, Any]:
-    """One row: run the cell and judge it with every single-run oracle. Under `wall_limit_per_run`
-    (as `sweep` runs it) building the scheduler is watched like the run."""
-    scheduler = watched_build(lambda: get_scheduler(cell.scheduler), per_run_limit(),
-                              f"building the scheduler {cell.scheduler}")
+def run_cell(cell: Cell, import_timeout_s: float | None = None) -> dict[str, Any]:
+    """One row: run the cell and judge it with every single-run oracle. The scheduler is imported and
+    built first, under `import_timeout_s` (`build_scheduler`), never inside the run's own budget: a
+    worker process's first cell imports the user's runtime."""
+    scheduler = build_scheduler(cell.scheduler, import_timeout_s)
     result = run(find_scenario(cell.scenario), scheduler, cell.seed)
     labels = sorted({x.label for v in check(result) for x in v.violations})  # every label, not each oracle's first
     row = {"scenario": cell.scenario, "scheduler": cell.scheduler, "seed": cell.seed,
@@ -75,17 +74,18 @@ def run_cell(cell: Cell) -> dict[str, Any]:
     return row
 
 
-def _run_chunk(cells: list[Cell], wall_timeout_s: float = 0.0) -> list[dict[str, Any]]:
+def _run_chunk(cells: list[Cell], wall_timeout_s: float = 0.0, import_timeout_s: float | None = None
+               ) -> list[dict[str, Any]]:
     """Cells in this process (a pool worker, or the caller's), each under its own watchdog."""
     try:
         # Thousands of small runs: the heap already there (the caller's modules, a worker's imports)
         # frozen, young collections less often (see harness.sim.collector.long_search).
         with wall_limit_per_run(wall_timeout_s), watching_user_interrupts(), long_search():
-            return [run_cell(cell) for cell in cells]
+            return [run_cell(cell, import_timeout_s) for cell in cells]
     except WallClockExceeded as exc:
         if multiprocessing.parent_process() is None:
             raise
-        raise WallClockExceeded(str(exc)) from None  # a worker sends the message back, not the world
+        raise type(exc)(str(exc)) from None  # a worker sends the message back (and which limit), not the world
 
 
 def load_finished(path: Path) -> dict[tuple[str, str, int], dict[str, Any]]:
@@ -115,7 +115,8 @@ def _drop_torn_line(path: Path) -> None:
 
 def sweep(cells: Sequence[Cell], *, processes: int | None = 1, out: Path | None = None,
           chunk_size: int | None = None, on_progress: Callable[[int, int], None] | None = None,
-          wall_timeout_s: float | None = None, cluster: Cluster | None = None) -> list[dict[str, Any]]:
+          wall_timeout_s: float | None = None, import_timeout_s: float | None = None,
+          cluster: Cluster | None = None) -> list[dict[str, Any]]:
     """Run every cell not already in `out` and return all rows, sorted by cell.
 
     `processes`: local worker processes (None: every core, but this process alone for fewer than
@@ -129,7 +130,9 @@ def sweep(cells: Sequence[Cell], *, processes: int | None = 1, out: Path | None 
     limit; None: the limit already in force, else 60 s; a SIGALRM timer in whichever process runs
     the cell). A cell whose scheduler spins without yielding stops the sweep with
     `WallClockExceeded` naming the cell; rows finished before it are kept in `out`, the hung cell is
-    not written (its row would depend on the machine's speed).
+    not written (its row would depend on the machine's speed). Importing and building a named
+    scheduler is not part of a cell's time: it has its own limit, `import_timeout_s` (None: 600 s; 0:
+    none; `ImportTimeout` when exceeded), in whichever process imports it.
     """
     if processes is not None and processes < 1:
         raise ValueError("processes must be >= 1")
@@ -145,7 +148,8 @@ def sweep(cells: Sequence[Cell], *, processes: int | None = 1, out: Path | None 
         _drop_torn_line(out)
     sink = out.open("a") if out is not None else None
     try:
-        for batch in _execute(todo, processes, chunk_size, resolve_wall_timeout(wall_timeout_s), cluster):
+        for batch in _execute(todo, processes, chunk_size, resolve_wall_timeout(wall_timeout_s), cluster,
+                              resolve_import_timeout(import_timeout_s)):
             for row in batch:
                 rows[(row["scenario"], row["scheduler"], row["seed"])] = row
                 if sink is not None:
@@ -162,10 +166,11 @@ def sweep(cells: Sequence[Cell], *, processes: int | None = 1, out: Path | None 
 
 
 def _execute(todo: list[Cell], processes: int, chunk_size: int | None, wall_timeout_s: float = 0.0,
-             cluster: Cluster | None = None) -> Iterator[list[dict[str, Any]]]:
+             cluster: Cluster | None = None, import_timeout_s: float | None = None
+             ) -> Iterator[list[dict[str, Any]]]:
     if not todo:
         return
-    work = functools.partial(_run_chunk, wall_timeout_s=wall_timeout_s)
+    work = functools.partial(_run_chunk, wall_timeout_s=wall_timeout_s, import_timeout_s=import_timeout_s)
     if cluster is not None:  # rows come back as chunks finish: resumable, and the progress bar follows the cluster
         from harness.cluster import chunk_size as cluster_chunk
 
@@ -175,7 +180,7 @@ def _execute(todo: list[Cell], processes: int, chunk_size: int | None, wall_time
     if processes == 1:
         size = chunk_size or 50
         for start in range(0, len(todo), size):
-            yield _run_chunk(todo[start:start + size], wall_timeout_s)
+            yield _run_chunk(todo[start:start + size], wall_timeout_s, import_timeout_s)
         return
     # Large chunks amortise pickling and scheduling; several per process balance uneven cells.
     size = chunk_size or max(1, min(500, len(todo) // (processes * 4) or 1))

@@ -46,7 +46,7 @@ from harness.scenario import find_scenario, scenario_names
 @guarded
 def compare_command(scenario: str | None, scenario_list: str | None, scheduler_list: str, runs: int,
                     seed_start: int, processes: int | None, dask_address: str | None, out: Path | None, fmt: str,
-                    wall_timeout: float) -> None:
+                    wall_timeout: float, import_timeout: float) -> None:
     """Compare schedulers on the same seeds: makespan percentiles, speedup over serial, ratio to
     optimal, violations by label."""
     from harness.report import compare
@@ -62,12 +62,12 @@ def compare_command(scenario: str | None, scenario_list: str | None, scheduler_l
     for name in scenarios:
         find_scenario(name)
     schedulers = names(scheduler_list, scheduler_names)
-    check_schedulers(schedulers, wall_timeout)
+    check_schedulers(schedulers, import_timeout)
     seeds = list(range(seed_start, seed_start + runs))
     everyone = list(dict.fromkeys([*schedulers, *compare.BASELINES]))
     with cluster_for(dask_address, processes) as cluster, progress_bar("compare") as progress:
         rows = sweep(grid(scenarios, everyone, seeds), processes=processes, on_progress=progress,
-                     wall_timeout_s=wall_timeout, cluster=cluster)
+                     wall_timeout_s=wall_timeout, import_timeout_s=import_timeout, cluster=cluster)
     command = "harness " + " ".join(sys.argv[1:]) if sys.argv[1:] else "harness compare"
     if out is not None:
         summary = compare.write(out, rows, schedulers, command=command, seeds=seeds)

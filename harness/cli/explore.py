@@ -80,7 +80,8 @@ def explore_command(scenario: str, scheduler_name: str, strategy: str, runs: int
                     swarm: bool, swarm_kinds: str | None, fault_bound: int, processes: int | None,
                     dask_address: str | None, keep_going: bool,
                     labels: tuple[str, ...], save_dir: Path, no_save: bool, check_determinism: bool, fmt: str,
-                    wall_timeout: float, tools_modules: tuple[str, ...], **execution: Any) -> None:
+                    wall_timeout: float, import_timeout: float, tools_modules: tuple[str, ...],
+                    **execution: Any) -> None:
     """Search for a violation: auto (the default), random latencies, PCT, bounded exhaustive search or
     Hypothesis. Stops at the first violation, shrinks it, checks that it replays and saves a reproducer.
     Every result says what it covered (scope)."""
@@ -93,7 +94,7 @@ def explore_command(scenario: str, scheduler_name: str, strategy: str, runs: int
     found_scenario, tools_args = find_with_tools(scenario, tools_modules)
     loaded, extra = with_execution(found_scenario, execution)
     loaded, extra = with_loop(loaded, loop_name, [*tools_args, *extra])
-    check_schedulers([scheduler_name], wall_timeout)
+    check_schedulers([scheduler_name], import_timeout)
     from harness.oracles import LABELS
 
     unknown_labels = [label for label in labels if label not in LABELS]
@@ -109,7 +110,7 @@ def explore_command(scenario: str, scheduler_name: str, strategy: str, runs: int
         exploration = explore(loaded, scheduler_name, strategy, runs=runs, seed=seed, depth=depth, swarm=swarm,
                               keep_going=keep_going, on_progress=progress, swarm_kinds=kinds,
                               fault_bound=fault_bound, processes=processes, labels=labels or None,
-                              wall_timeout_s=wall_timeout, cluster=cluster)
+                              wall_timeout_s=wall_timeout, import_timeout_s=import_timeout, cluster=cluster)
     shrunk = exploration.shrunk
     path = None
     selfcheck = None

@@ -2,8 +2,9 @@
 
 Owns the translation of exceptions into exit codes and one-line messages on stderr: known user
 mistakes (unknown scenario or scheduler, malformed scenario file or reproducer) are exit 2, a hang
-exit 3, nondeterminism exit 5, Ctrl-C exit 130, a closed stdout pipe a quiet exit 0 and anything
-else a harness bug (exit 70), never a traceback. It never parses options or prints results.
+exit 3 (an import or constructor that outlasts `--import-timeout` too, said as such), nondeterminism
+exit 5, Ctrl-C exit 130, a closed stdout pipe a quiet exit 0 and anything else a harness bug (exit
+70), never a traceback. It never parses options or prints results.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any, TypeVar
 import click
 
 from harness.exitcodes import ExitCode
-from harness.realtime import WallClockExceeded
+from harness.realtime import ImportTimeout, WallClockExceeded
 from harness.replay import ReproducerError
 from harness.scenario import ScenarioError, UnknownScenarioError
 from harness.schedulers import UnknownSchedulerError
@@ -35,8 +36,7 @@ def guarded(command: F) -> F:
             return command(*args, **kwargs)
         except (UnknownScenarioError, UnknownSchedulerError, ScenarioError, ReproducerError) as exc:
             if isinstance(exc.__context__, WallClockExceeded):  # "cannot build": its constructor spun
-                click.echo(f"harness: hang: {exc.__context__}", err=True)
-                sys.exit(ExitCode.LIVENESS_VIOLATION)
+                out_of_time(exc.__context__)
             click.echo(f"harness: {exc}", err=True)
             sys.exit(ExitCode.USAGE_ERROR)
         except (click.exceptions.Exit, click.ClickException, SystemExit):
@@ -46,9 +46,8 @@ def guarded(command: F) -> F:
             sys.exit(ExitCode.INTERRUPTED)
         except BrokenPipeError:  # the reader went away (`harness list scenarios | head -1`)
             quiet_exit()
-        except WallClockExceeded as exc:  # outside a run (oracles, reorder runs, a constructor): still a hang
-            click.echo(f"harness: hang: {exc}", err=True)
-            sys.exit(ExitCode.LIVENESS_VIOLATION)
+        except WallClockExceeded as exc:  # outside a run (oracles, reorder runs, an import): still a hang
+            out_of_time(exc)
         except Exception as exc:
             from harness.explore.engine import NondeterministicScheduler
 
@@ -58,6 +57,13 @@ def guarded(command: F) -> F:
             internal_error(exc)
 
     return wrapper  # type: ignore[return-value]
+
+
+def out_of_time(exc: WallClockExceeded) -> None:
+    """A real-time limit ran out: exit 3, one line saying which (a run's hang, or a slow import)."""
+    kind = "import timeout" if isinstance(exc, ImportTimeout) else "hang"
+    click.echo(f"harness: {kind}: {exc}", err=True)
+    sys.exit(ExitCode.LIVENESS_VIOLATION)
 
 
 def quiet_exit() -> None:

@@ -27,7 +27,7 @@ from harness.scenario import scenario_names
 @wall_timeout_option
 @guarded
 def matrix_command(scenario_list: str, scheduler_list: str, seed: int, fmt: str, markdown: bool,
-                   wall_timeout: float) -> None:
+                   wall_timeout: float, import_timeout: float) -> None:
     """Run every scenario under every scheduler once: verdict and makespan per cell."""
     from harness.report import matrix
     from harness.report.run_json import dumps
@@ -35,7 +35,7 @@ def matrix_command(scenario_list: str, scheduler_list: str, seed: int, fmt: str,
 
     scenarios = scenario_names() if scenario_list == "all" else scenario_list.split(",")
     schedulers = scheduler_names() if scheduler_list == "all" else scheduler_list.split(",")
-    check_schedulers(schedulers, wall_timeout)  # fail fast, with the list of valid names
+    check_schedulers(schedulers, import_timeout)  # fail fast, with the list of valid names
     with wall_limit_per_run(wall_timeout):
         cells = matrix.compute(scenarios, schedulers, seed)
     if fmt == "json":

@@ -1,6 +1,6 @@
 """The option groups and validators the `harness` commands share.
 
-Owns `--tools`, `--wall-timeout`, `--processes` and `--dask` (and connecting to the cluster), the
+Owns `--tools`, `--wall-timeout`, `--import-timeout`, `--processes` and `--dask` (and connecting to the cluster), the
 execution-policy flags (and their reproduce-line form), the
 checks on directories and files a command will write into (made before any run, so a long run does
 not end in a traceback), name lists (`a,b` or `all`), the progress bar and building the named
@@ -15,16 +15,15 @@ import math
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import replace
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from rich.console import Console
 
-from harness.realtime import watched_build
+from harness.realtime import DEFAULT_IMPORT_TIMEOUT_S
 from harness.scenario import Scenario, find_scenario
-from harness.schedulers import get_scheduler
+from harness.schedulers.registry import build_scheduler
 
 if TYPE_CHECKING:
     from harness.cluster import Cluster
@@ -46,11 +45,19 @@ def _seconds(value: float) -> float:
 
 
 def wall_timeout_option(command: F) -> F:
-    """`--wall-timeout S`: real seconds each run (and the scheduler's construction) may take before the
-    scheduler is declared hung: a Python loop that never yields is stopped, reported as a hang, exit 3."""
+    """`--wall-timeout S`: real seconds each run may take before the scheduler is declared hung: a
+    Python loop that never yields is stopped, reported as a hang, exit 3. And `--import-timeout S`:
+    real seconds importing and building a `module:attr` scheduler may take, before any run's budget
+    starts (a real runtime's import takes minutes on a loaded machine); exceeding it is exit 3 too,
+    reported as the slow import it is."""
+    command = click.option("--import-timeout", type=float, default=DEFAULT_IMPORT_TIMEOUT_S, show_default=True,
+                           callback=lambda c, p, v: _seconds(v),
+                           help="Real seconds importing and building the scheduler may take, before any run "
+                                "starts; not part of --wall-timeout (0: no limit).")(command)
     return click.option("--wall-timeout", type=float, default=60.0, show_default=True,
                         callback=lambda c, p, v: _seconds(v),
-                        help="Real seconds each run may take before the scheduler is declared hung (0: no limit)."
+                        help="Real seconds each run may take before the scheduler is declared hung (0: no limit). "
+                             "Importing the scheduler is not counted (see --import-timeout)."
                         )(command)
 
 
@@ -229,8 +236,9 @@ def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
 
 
 
-def check_schedulers(names: list[str], wall_timeout: float) -> None:
-    """Build each named scheduler once before any run: an unknown name is a usage error at once, and
-    a constructor that spins is a hang (exit 3) instead of a harness that never answers."""
+def check_schedulers(names: list[str], import_timeout: float) -> None:
+    """Import and build each named scheduler once before any run (under `--import-timeout`, never a
+    run's `--wall-timeout`): an unknown name is a usage error at once, and an import or constructor
+    that never finishes is reported as such (exit 3) instead of a harness that never answers."""
     for name in names:
-        watched_build(partial(get_scheduler, name), wall_timeout, f"building the scheduler {name}")
+        build_scheduler(name, import_timeout)

@@ -25,8 +25,8 @@ from harness.cli.options import directory_option, wall_timeout_option
 from harness.cli.run_dir import write_run
 from harness.exitcodes import ExitCode
 from harness.realtime import wall_clock_watchdog, wall_limit_per_run, watched_build
-from harness.schedulers import get_scheduler
 from harness.schedulers.origins import recording
+from harness.schedulers.registry import build_scheduler, preload
 
 
 @click.command("replay")
@@ -45,7 +45,8 @@ from harness.schedulers.origins import recording
 @wall_timeout_option
 @guarded
 def replay_command(file: Path, out: Path | None, fmt: str, trust: tuple[str, ...],
-                   scheduler_name: str | None, expect: str | None, wall_timeout: float) -> None:
+                   scheduler_name: str | None, expect: str | None, wall_timeout: float, import_timeout: float
+                   ) -> None:
     """Replay a reproducer and judge it: reproduced, nondeterministic (exit 5), fixed (exit 0) or still fails.
 
     Reproduced: the code it ran is unchanged and so is the run. Nondeterministic: the code is unchanged
@@ -61,13 +62,16 @@ def replay_command(file: Path, out: Path | None, fmt: str, trust: tuple[str, ...
 
     if file.exists() and not file.is_file():
         raise click.UsageError(f"{file} is not a regular file")
-    # One watchdog over building the scheduler and the run: a hang is exit 3, not a divergence (5).
-    with wall_limit_per_run(wall_timeout), wall_clock_watchdog(wall_timeout, f"replaying {file}"):
-        scheduler = watched_build(lambda: get_scheduler(scheduler_name), wall_timeout,
-                                  f"building the scheduler {scheduler_name}") if scheduler_name is not None else None
-        reproducer = load(file, trust=trust, own_scheduler=scheduler_name is None)
-        with recording() as origins:  # the user's source lines for the story
-            judgement = judge(reproducer, scheduler, under=scheduler_name, expect=expect)
+    # The scheduler (and the modules the file names) imported first, under --import-timeout; then one
+    # watchdog over the runs: a hang is exit 3, not a divergence (5).
+    scheduler = build_scheduler(scheduler_name, import_timeout) if scheduler_name is not None else None
+    reproducer = watched_build(lambda: load(file, trust=trust, own_scheduler=scheduler_name is None),
+                               import_timeout, f"loading {file} and importing the modules it names")
+    if scheduler_name is None:  # the recorded one is built inside the replay (as the recording run did)
+        preload(reproducer.scheduler, import_timeout)
+    with wall_limit_per_run(wall_timeout), wall_clock_watchdog(wall_timeout, f"replaying {file}"), \
+            recording() as origins:  # the user's source lines for the story
+        judgement = judge(reproducer, scheduler, under=scheduler_name, expect=expect)
     result = judgement.result
     verdicts = list(judgement.verdicts)
     spec = scheduler_name or reproducer.scheduler

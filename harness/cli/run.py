@@ -7,7 +7,6 @@ The run is harness.run; the text report harness.report.run_text. It writes only 
 from __future__ import annotations
 
 import sys
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +24,10 @@ from harness.cli.options import (
     with_execution,
 )
 from harness.cli.run_dir import write_run
-from harness.realtime import wall_clock_watchdog, watched_build
+from harness.realtime import wall_clock_watchdog
 from harness.run import run
-from harness.schedulers import get_scheduler
 from harness.schedulers.origins import recording
+from harness.schedulers.registry import build_scheduler
 
 
 @click.command("run")
@@ -48,7 +47,8 @@ from harness.schedulers.origins import recording
 @tools_option
 @guarded
 def run_command(scenario: str, scheduler_name: str, seed: int, fmt: str, out: Path | None,
-                wall_timeout: float, reorder: int, tools_modules: tuple[str, ...], **execution: Any) -> None:
+                wall_timeout: float, import_timeout: float, reorder: int, tools_modules: tuple[str, ...],
+                **execution: Any) -> None:
     """Run SCENARIO (a built-in name or a .toml path) once under one scheduler and seed."""
     from harness.oracles import check, exit_code
     from harness.report.run_json import dumps, run_to_json
@@ -57,9 +57,9 @@ def run_command(scenario: str, scheduler_name: str, seed: int, fmt: str, out: Pa
     found_scenario, tools_args = find_with_tools(scenario, tools_modules)
     loaded, extra = with_execution(found_scenario, execution)
     loaded, extra = with_loop(loaded, loop_name, [*tools_args, *extra])
+    # Importing and building it first, under its own limit: a runtime's import is not the run's hang.
+    scheduler = build_scheduler(scheduler_name, import_timeout)
     with wall_clock_watchdog(wall_timeout):
-        scheduler = watched_build(partial(get_scheduler, scheduler_name), wall_timeout,  # a constructor can spin too
-                                  f"building the scheduler {scheduler_name}")
         with recording() as origins:  # the user's source lines for the story; the run is unchanged
             result = run(loaded, scheduler, seed)
         verdicts = check(result)

@@ -42,7 +42,8 @@ from harness.scenario import find_scenario, scenario_names
 @wall_timeout_option
 @guarded
 def sweep_command(scenario_list: str, scheduler_list: str, runs: int, seed_start: int, processes: int | None,
-                  dask_address: str | None, out: Path | None, csv_path: Path | None, wall_timeout: float) -> None:
+                  dask_address: str | None, out: Path | None, csv_path: Path | None, wall_timeout: float,
+                  import_timeout: float) -> None:
     """Run many (scenario, scheduler, seed) cells on every core or a Dask cluster; resumable."""
     from harness.schedulers import scheduler_names
     from harness.sweep import grid, sweep, to_frame
@@ -53,13 +54,13 @@ def sweep_command(scenario_list: str, scheduler_list: str, runs: int, seed_start
     for name in scenarios:
         find_scenario(name)
     schedulers = names(scheduler_list, scheduler_names)
-    check_schedulers(schedulers, wall_timeout)
+    check_schedulers(schedulers, import_timeout)
     cells = grid(scenarios, schedulers, range(seed_start, seed_start + runs))
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
     with cluster_for(dask_address, processes) as cluster, progress_bar("sweep") as progress:
         rows = sweep(cells, processes=processes, out=out, on_progress=progress, wall_timeout_s=wall_timeout,
-                     cluster=cluster)
+                     import_timeout_s=import_timeout, cluster=cluster)
     frame = to_frame(rows)
     if csv_path is not None:
         csv_path.parent.mkdir(parents=True, exist_ok=True)

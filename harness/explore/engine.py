@@ -39,14 +39,15 @@ from harness.model import Batch
 from harness.oracles import LABELS, Verdict, check
 from harness.realtime import (
     WallClockExceeded,
+    resolve_import_timeout,
     resolve_wall_timeout,
     wall_limit_per_run,
-    watched_build,
     watching_user_interrupts,
 )
 from harness.run import RunResult, run, scheduler_label
 from harness.scenario.spec import Scenario
-from harness.schedulers import Scheduler, get_scheduler
+from harness.schedulers import Scheduler
+from harness.schedulers.registry import build_scheduler
 from harness.sim.arbiter import FAULT, NO_FAULT, THREAD_PREFIX, TIME, Tape
 from harness.sim.collector import long_search
 from harness.sim.streams import derive_seed
@@ -180,7 +181,7 @@ def explore(scenario: Scenario, scheduler: str | Scheduler, strategy: str = "aut
             on_progress: Callable[[int, int], None] | None = None,
             swarm_kinds: tuple[str, ...] | None = None, fault_bound: int = 1, processes: int | None = 1,
             labels: Collection[str] | None = None, wall_timeout_s: float | None = None,
-            cluster: Cluster | None = None) -> Exploration:
+            cluster: Cluster | None = None, import_timeout_s: float | None = None) -> Exploration:
     """Explore `scenario` under `scheduler` (a name `get_scheduler` accepts, or an instance).
 
     `swarm_kinds` (default: every kind with `--swarm`, the kinds a policy must survive in `auto`)
@@ -191,11 +192,13 @@ def explore(scenario: Scenario, scheduler: str | Scheduler, strategy: str = "aut
     harness.workers.AUTO_POOL_MIN_RUNS runs. `labels` restricts
     what counts as a finding to violations with those labels.
 
-    `wall_timeout_s` is the real time each run, and building a named scheduler, may take (0: no
-    limit; None: the limit already in force, else 60 s; a SIGALRM timer, so on the main thread of
-    Unix only, worker processes included): a scheduler that spins in Python without yielding makes
-    `explore` raise `WallClockExceeded` (carrying the hung run) at once instead of hanging,
-    shrinking or replaying it."""
+    `wall_timeout_s` is the real time each run may take (0: no limit; None: the limit already in
+    force, else 60 s; a SIGALRM timer, so on the main thread of Unix only, worker processes
+    included): a scheduler that spins in Python without yielding makes `explore` raise
+    `WallClockExceeded` (carrying the hung run) at once instead of hanging, shrinking or replaying
+    it. Importing and building a named scheduler (here and in each worker process, before its first
+    run) is not counted: it has its own limit, `import_timeout_s` (None: 600 s; 0: none), and
+    raises `ImportTimeout` when it runs out."""
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}; valid: {', '.join(STRATEGIES)}")
     processes = processes_for(processes, runs)
@@ -209,14 +212,16 @@ def explore(scenario: Scenario, scheduler: str | Scheduler, strategy: str = "aut
     # harness.sim.collector.long_search): measured, about 8% of a random exploration.
     with wall_limit_per_run(seconds), watching_user_interrupts(), long_search():
         return _explore(scenario, scheduler, strategy, runs, seed, depth, swarm, keep_going, shrink, on_progress,
-                        swarm_kinds, fault_bound, processes, labels, seconds, cluster)
+                        swarm_kinds, fault_bound, processes, labels, seconds, cluster,
+                        resolve_import_timeout(import_timeout_s))
 
 
 def _explore(scenario: Scenario, scheduler: str | Scheduler, strategy: str, runs: int, seed: int, depth: int,
              swarm: bool, keep_going: bool, shrink: bool, on_progress: Callable[[int, int], None] | None,
              swarm_kinds: tuple[str, ...] | None, fault_bound: int, processes: int,
-             labels: Collection[str] | None, wall_timeout_s: float, cluster: Cluster | None = None) -> Exploration:
-    policy = _build(scheduler, wall_timeout_s)
+             labels: Collection[str] | None, wall_timeout_s: float, cluster: Cluster | None = None,
+             import_timeout_s: float | None = None) -> Exploration:
+    policy = _build(scheduler, import_timeout_s)
     exploration = Exploration(strategy, scenario.name,
                               scheduler if isinstance(scheduler, str) else scheduler_label(policy)[0])
     kinds = swarm_kinds if swarm_kinds is not None else (POLICY_KINDS if strategy == "auto" else SWARM_KINDS)
@@ -227,7 +232,7 @@ def _explore(scenario: Scenario, scheduler: str | Scheduler, strategy: str, runs
         _exhaustive(exploration, scenario, policy, runs, seed, fault_bound, keep_going, on_progress, wanted)
     else:
         _planned(exploration, scenario, scheduler, policy, strategy, runs, seed, depth, swarm, kinds, keep_going,
-                 on_progress, processes, wanted, wall_timeout_s, cluster)
+                 on_progress, processes, wanted, wall_timeout_s, cluster, import_timeout_s)
     if wanted is not None:
         exploration.scope["labels"] = list(wanted)
     if exploration.found is not None and shrink:
@@ -235,11 +240,13 @@ def _explore(scenario: Scenario, scheduler: str | Scheduler, strategy: str, runs
     return exploration
 
 
-def _build(scheduler: str | Scheduler, wall_timeout_s: float) -> Scheduler:
-    """The scheduler instance; building a named one is watched like a run (a constructor can spin)."""
+def _build(scheduler: str | Scheduler, import_timeout_s: float | None) -> Scheduler:
+    """The scheduler instance; a named one is imported and built under the import limit, before any
+    run's watchdog (a runtime's import is not a run's hang; a constructor that never returns is
+    still stopped)."""
     if not isinstance(scheduler, str):
         return scheduler
-    return watched_build(lambda: get_scheduler(scheduler), wall_timeout_s, f"building the scheduler {scheduler}")
+    return build_scheduler(scheduler, import_timeout_s)
 
 
 # -- random, pct and auto: independent runs from a plan --------------------------------------------
@@ -281,6 +288,8 @@ class _Job:
     labels: tuple[str, ...] | None = None
     #: Real seconds per run in a worker process (its own SIGALRM watchdog; 0: none).
     wall_timeout_s: float = 0.0
+    #: Real seconds a worker process may take to import and build a named scheduler (None: 600 s).
+    import_timeout_s: float | None = None
 
 
 def _entities(scenario: Scenario, policy: Scheduler, seed: int) -> tuple[str, ...]:
@@ -318,10 +327,10 @@ def _run_chunk(job: _Job, chunk: list[RunPlan]) -> list[_Outcome]:
     """A worker process's share: each run under its own watchdog, as in the parent."""
     try:
         with wall_limit_per_run(job.wall_timeout_s), watching_user_interrupts(), long_search():
-            policy = _build(job.scheduler, job.wall_timeout_s)
+            policy = _build(job.scheduler, job.import_timeout_s)  # before the chunk's first run's timer
             return [_summarise(job, plan, *execute_plan(job, policy, plan)) for plan in chunk]
     except WallClockExceeded as exc:  # sent back without the run (a world does not cross processes)
-        raise WallClockExceeded(str(exc)) from None
+        raise type(exc)(str(exc)) from None
 
 
 def _run_chunk_star(args: tuple[_Job, list[RunPlan]]) -> list[_Outcome]:
@@ -331,7 +340,8 @@ def _run_chunk_star(args: tuple[_Job, list[RunPlan]]) -> list[_Outcome]:
 def _planned(exploration: Exploration, scenario: Scenario, scheduler: str | Scheduler, policy: Scheduler,
              strategy: str, runs: int, seed: int, depth: int, swarm: bool, kinds: tuple[str, ...], keep_going: bool,
              on_progress: Callable[[int, int], None] | None, processes: int, labels: tuple[str, ...] | None,
-             wall_timeout_s: float = 0.0, cluster: Cluster | None = None) -> None:
+             wall_timeout_s: float = 0.0, cluster: Cluster | None = None,
+             import_timeout_s: float | None = None) -> None:
     calls = _entities(scenario, policy, seed)
     todo = plans(strategy, runs, seed, depth, swarm)
     ordered = any(p.mode == "pct" for p in todo)
@@ -340,7 +350,7 @@ def _planned(exploration: Exploration, scenario: Scenario, scheduler: str | Sche
     horizon = max(2 * len(run(scenario, policy, seed, chooser=Tape()).tape or ()), depth) if ordered else 0
     elsewhere = processes > 1 or cluster is not None  # runs made in other processes
     job = _Job(scenario, scheduler if elsewhere and isinstance(scheduler, str) else policy, (*calls, TIME),
-               horizon, seed, kinds, labels, wall_timeout_s)
+               horizon, seed, kinds, labels, wall_timeout_s, import_timeout_s)
     if elsewhere and not isinstance(scheduler, str):
         try:
             pickle.dumps(policy)
@@ -425,7 +435,7 @@ def _chunks(job: _Job, todo: list[RunPlan], processes: int, cluster: Cluster | N
     size = 8 if processes > 1 else 1
     chunks = [todo[i:i + size] for i in range(0, len(todo), size)]
     if processes == 1:
-        policy = _build(job.scheduler, job.wall_timeout_s)
+        policy = _build(job.scheduler, job.import_timeout_s)
         for chunk in chunks:
             ran = [(plan, execute_plan(job, policy, plan)) for plan in chunk]
             yield [(_summarise(job, plan, *made), made) for plan, made in ran]

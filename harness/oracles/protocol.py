@@ -6,14 +6,15 @@ a late result from an earlier turn) — contract violations — and `out-of-orde
 completion order, REFERENCE pattern 4), `mispaired-result` (a value produced by another call) and
 `fabricated-result` (ok reported for a call that never ran) and `misreported-outcome` (a call that
 succeeded reported as failed, or one that failed reported ok: `harness.oracles.outcomes`) — safety
-violations, because the model will act on them. It never looks at the world.
+violations, because the model will act on them. A value is compared as a value: the JSON text or
+`str()` of the call's own value is that value (`harness.oracles.values`). It never looks at the world.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from harness.oracles import outcomes
+from harness.oracles import outcomes, values
 from harness.oracles.facts import RunFacts
 from harness.oracles.verdict import Kind, Verdict, Violation
 from harness.run import RunResult, RunStatus
@@ -78,7 +79,13 @@ def _batch(facts: RunFacts, index: int) -> Iterator[Violation]:
             if misreported is not None:
                 yield misreported  # one label per result: not also a value no attempt of it produced
                 continue
-            producer = next((a.call for a in facts.attempts if a.outcome == "ok" and a.value_digest == digest), None)
+            # Text the runtime made of the value (JSON, str()): read only when the value itself is no
+            # attempt's, so a runtime that reports values as they are pays nothing for it.
+            read = values.reading_digests(r.value)
+            if any(a.outcome == "ok" and a.value_digest in read for a in attempts):
+                continue
+            producer = (next((a.call for a in facts.attempts if a.outcome == "ok" and a.value_digest == digest), None)
+                        or next((a.call for a in facts.attempts if a.outcome == "ok" and a.value_digest in read), None))
             yield Violation("mispaired-result",
                             f"the value reported for {r.call_id} was not produced by it"
                             + (f" but by {producer}" if producer else ""),

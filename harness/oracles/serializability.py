@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.model import Outcome, ToolCall
+from harness.oracles import values
 from harness.oracles.facts import RunFacts, Touch
 from harness.oracles.replays import remembered
 from harness.oracles.verdict import Verdict, Violation, calls_named
@@ -627,7 +628,10 @@ def _fork(branches: list[_Branch], step: _Step, result: RunResult) -> list[_Bran
 
 
 def _same(observation: Observation, observed: tuple[Any, Any, Any]) -> bool:
-    return (observation.outcome, observation.value, observation.error) == observed
+    """Whether a reported result is the model-order one; its value compared as a value (the JSON
+    text or `str()` of the value is that value: `harness.oracles.values`)."""
+    outcome, value, error = observed
+    return observation.outcome == outcome and observation.error == error and values.matches(value, observation.value)
 
 
 def _ghost_effects(facts: RunFacts) -> Iterator[Violation]:

@@ -1,7 +1,8 @@
 """The built-in scheduler registry: name -> factory, with a one-line description each.
 
-Owns name lookup and the error for an unknown name (which lists the valid ones). It never runs a
-scheduler.
+Owns name lookup and the error for an unknown name (which lists the valid ones), and resolving a
+`package.module:attribute` name before any run (`build_scheduler`, `preload`: importing a real
+runtime is never charged to a run's wall-clock budget). It never runs a scheduler.
 """
 
 from __future__ import annotations
@@ -9,10 +10,12 @@ from __future__ import annotations
 import importlib
 import inspect
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from harness.realtime import resolve_import_timeout, watched_build
 from harness.schedulers.context import Scheduler
 from harness.schedulers.dag import Dag
 from harness.schedulers.grouped import Grouped
@@ -74,6 +77,24 @@ def get_scheduler(name: str) -> Scheduler:
     raise UnknownSchedulerError(name, scheduler_names())
 
 
+def build_scheduler(name: str, import_timeout_s: float | None = None) -> Scheduler:
+    """`get_scheduler(name)` under the import limit (`import_timeout_s`; None: the default, 600 s; 0:
+    none), raising `harness.realtime.ImportTimeout` when importing and building take longer. Every
+    command and API resolves a name this way before arming a run's wall-clock watchdog."""
+    return watched_build(lambda: get_scheduler(name), resolve_import_timeout(import_timeout_s),
+                         f"importing and building the scheduler {name}")
+
+
+def preload(name: str, import_timeout_s: float | None = None) -> None:
+    """Import the module a `package.module:attribute` name points into, under the import limit, so
+    that building it later (inside a run's budget) imports nothing; nothing for a built-in name. A
+    module that cannot be imported raises the `UnknownSchedulerError` `get_scheduler` would."""
+    if name in BUILTIN_SCHEDULERS or not _SPEC.fullmatch(name) or name.partition(":")[0] in sys.modules:
+        return
+    watched_build(lambda: _attribute(name), resolve_import_timeout(import_timeout_s),
+                  f"importing the scheduler {name}")
+
+
 def _required_arguments(function: Callable[..., Any]) -> list[str]:
     """The positional parameters `function` cannot be called without (none if it has no signature)."""
     try:
@@ -88,9 +109,8 @@ _DOTTED = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
 _SPEC = re.compile(f"{_DOTTED}:{_DOTTED}")
 
 
-def _import_scheduler(spec: str) -> Scheduler:
-    if not _SPEC.fullmatch(spec):
-        raise UnknownSchedulerError(spec, scheduler_names(), f"{spec!r} is not package.module:attribute")
+def _attribute(spec: str) -> Any:
+    """The attribute `spec` names, its module imported."""
     module_name, _, attribute = spec.partition(":")
     try:
         target: Any = importlib.import_module(module_name)
@@ -103,6 +123,14 @@ def _import_scheduler(spec: str) -> Scheduler:
                 and (module_name == exc.name or module_name.startswith(exc.name + ".")) else "")
         raise UnknownSchedulerError(spec, scheduler_names(),
                                     f"cannot load {spec!r} ({type(exc).__name__}: {exc}{hint})") from None
+    return target
+
+
+def _import_scheduler(spec: str) -> Scheduler:
+    if not _SPEC.fullmatch(spec):
+        raise UnknownSchedulerError(spec, scheduler_names(), f"{spec!r} is not package.module:attribute")
+    module_name, _, attribute = spec.partition(":")
+    target = _attribute(spec)
     if isinstance(target, type) or (callable(target) and not hasattr(target, "name")):
         needed = _required_arguments(target) if inspect.isroutine(target) else []
         short = attribute.rpartition('.')[2]

@@ -37,16 +37,15 @@ from harness.oracles.loop_policy import CONFORMANCE_SCENARIOS, loop_conformance_
 from harness.oracles.severity import rank
 from harness.realtime import (
     WallClockExceeded,
-    per_run_limit,
     resolve_wall_timeout,
     stopwatch,
     wall_limit_per_run,
-    watched_build,
     watching_user_interrupts,
 )
 from harness.run import RunResult, scheduler_label
 from harness.scenario import Scenario, find_scenario, load_scenario
-from harness.schedulers import Scheduler, get_scheduler
+from harness.schedulers import Scheduler
+from harness.schedulers.registry import build_scheduler
 from harness.testing import generated as generated_part
 from harness.testing.coverage import CheckReport, ScenarioCoverage
 from harness.testing.failures import Failure, describe, explore_command
@@ -177,7 +176,7 @@ def check_scheduler(scheduler: Scheduler | str, *, scenarios: Sequence[str | Pat
                     skip: Sequence[str] = (), profile: str = "ci", seed: int = 1, generated: bool = True,
                     swarm: bool = True, report_dir: Path | str | None = None, check_determinism: bool = False,
                     wall_timeout_s: float | None = None, fail_fast: bool = False,
-                    loop: str | LoopPolicy | None = None) -> CheckReport:
+                    loop: str | LoopPolicy | None = None, import_timeout_s: float | None = None) -> CheckReport:
     """Explore every scenario and raise `SchedulerCheckFailed` listing every failure, worst first, if
     any oracle finds a violation or a scenario was not exercised; return the `CheckReport` (what was
     covered: `report.summary()`) when the scheduler passes.
@@ -199,11 +198,13 @@ def check_scheduler(scheduler: Scheduler | str, *, scenarios: Sequence[str | Pat
     its reproducer and `check_determinism` also replays it in a fresh process under another
     PYTHONHASHSEED — both only for a scheduler given by name, the only kind a file can name.
 
-    `wall_timeout_s` (None: the limit in force, else 60; 0: no limit) is the real time each run,
-    and building a named scheduler, may take: a scheduler that spins in Python without yielding
-    fails the check as a `hang` and stops it (a constructor that spins raises `WallClockExceeded`).
-    It is a SIGALRM timer, so it works on the main thread of Unix only; a timer of pytest-timeout's
-    due sooner is left in charge.
+    `wall_timeout_s` (None: the limit in force, else 60; 0: no limit) is the real time each run may
+    take: a scheduler that spins in Python without yielding fails the check as a `hang` and stops it.
+    Importing and building a named scheduler happens first and is not counted: it has its own limit,
+    `import_timeout_s` (None: 600; 0: no limit), and an import or constructor that outlasts it raises
+    `harness.realtime.ImportTimeout` (a `WallClockExceeded`: there is no run to show). Both are
+    SIGALRM timers, so they work on the main thread of Unix only; a timer of pytest-timeout's due
+    sooner is left in charge.
 
     Under pytest (with the harness plugin) the failures a test failed with before are replayed first,
     before anything is explored (see `harness.example_db`).
@@ -215,8 +216,8 @@ def check_scheduler(scheduler: Scheduler | str, *, scenarios: Sequence[str | Pat
     settings = PROFILES[name]
     took = stopwatch()  # for the summary only: real time never reaches a run
     spec = scheduler if isinstance(scheduler, str) else None
-    policy = watched_build(lambda: get_scheduler(scheduler), per_run_limit(), f"building the scheduler {scheduler}"
-                           ) if isinstance(scheduler, str) else scheduler  # a constructor can spin too
+    # A named one imported and built first, under its own limit: a runtime's import is no run's hang.
+    policy = build_scheduler(scheduler, import_timeout_s) if isinstance(scheduler, str) else scheduler
     looped = loop_conformance_scenarios(loop) if loop is not None else []
     chosen, skipped = _select([*(scenarios if scenarios is not None else DEFAULT_SCENARIOS), *extra_scenarios,
                                *looped], generated, only, skip)
@@ -245,7 +246,8 @@ def check_scheduler(scheduler: Scheduler | str, *, scenarios: Sequence[str | Pat
                 return
             scenario_took = stopwatch()
             exploration = explore(scenario, spec or policy, "auto", runs=settings.runs, seed=seed,
-                                  swarm_kinds=POLICY_KINDS if swarm else (), keep_going=not fail_fast, shrink=False)
+                                  swarm_kinds=POLICY_KINDS if swarm else (), keep_going=not fail_fast, shrink=False,
+                                  import_timeout_s=import_timeout_s)
             command: tuple[str | None, tuple[str, ...], str | None] | None = None
             if spec is not None and any(item is s for s in looped) and loop_name is not None:
                 command = (None, scenario.tools_modules, loop_name)  # a built-in loop scenario, under --loop

@@ -154,6 +154,7 @@ def test_an_exploration_and_a_sweep_run_as_a_long_search(monkeypatch: pytest.Mon
 
     engine.explore(scenario([("a", "web_search", {"query": "q"})]), watching, "random", runs=3, shrink=False)
     real = sweep_module.run_cell
-    monkeypatch.setattr(sweep_module, "run_cell", lambda cell: (seen.append(gc.get_threshold()[0]), real(cell))[1])
+    monkeypatch.setattr(sweep_module, "run_cell",
+                        lambda cell, *limits: (seen.append(gc.get_threshold()[0]), real(cell, *limits))[1])
     sweep_module.sweep(sweep_module.grid(["config-clobber"], ["serial"], [1, 2]), processes=1)
     assert len(seen) >= 5 and set(seen) == {collector.SEARCH_YOUNG_THRESHOLD}
