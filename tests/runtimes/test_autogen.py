@@ -27,7 +27,6 @@ from harness.scenario import Interrupt
 from tests.runtimes.findings import named, reported, tried
 
 ROOT = Path(__file__).resolve().parents[2]
-VALUES = pytest.mark.xfail(strict=True, reason="needs issue 24 item 4 (values compared as values), merged by the lead")
 ORPHANS = pytest.mark.xfail(strict=True, reason="needs issue 24 item 6 (orphans reported), merged by the lead")
 
 
@@ -45,7 +44,6 @@ def test_each_value_reaches_the_model_as_its_str() -> None:
     assert result.results[0].value.startswith("{'tool': 'query_service_logs', ")
 
 
-@VALUES
 def test_a_turn_of_independent_reads_passes() -> None:
     assert tried("incident-triage", scheduler)[1] == {}
 
@@ -57,7 +55,6 @@ def test_the_two_patches_of_config_clobber_run_at_once() -> None:
         assert result.makespan_ms == run(find_scenario("config-clobber"), get_scheduler("parallel"), seed).makespan_ms
 
 
-@VALUES
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_the_two_patches_of_config_clobber_lose_an_update(seed: int) -> None:
     _, found = tried("config-clobber", scheduler, seed)
@@ -72,7 +69,6 @@ def test_a_failing_tool_is_an_error_result_and_its_siblings_run_on() -> None:
     assert "503 Service Unavailable" in str(result.results[1].error)
 
 
-@VALUES
 def test_a_failing_tool_s_siblings_run_on_and_the_run_passes() -> None:
     assert tried("cascade-cancel", scheduler, seed=2)[1] == {}
 
