@@ -54,7 +54,8 @@ class ThreadHost:
         # straight to the next runnable one, the pump's own rule, with half the OS context switches.
         self.turnstile.yields_switch = choosing
         self.turnstile.direct = not choosing
-        self.patches = Installation()
+        # The run's declared machine: what `os.cpu_count()` answers in the work (`owner.ctx`, the run's context).
+        self.patches = Installation(machine=getattr(getattr(owner, "ctx", None), "machine", None))
         #: Work that ended and whose future the pump has not settled yet: (future, ok, value or error).
         self.finished: list[tuple[asyncio.Future[Any], bool, Any]] = []
         self.closed = False

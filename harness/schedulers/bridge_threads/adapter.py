@@ -151,7 +151,7 @@ class _BatchRun:
             self.outcome.append(execute(calls, self.tools, self.flag) if takes_flag else execute(calls, self.tools))
 
         self.reaper = Reaper(ctx.kernel, self._stopped)
-        self.patches = Installation(owner.namespaces)
+        self.patches = Installation(owner.namespaces, ctx.machine)
         self.closed = False
         self.main = self.turnstile.spawn(main, "MainThread")
         self.stopped_waits: list[Wait] = []
