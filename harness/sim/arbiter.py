@@ -207,7 +207,11 @@ class Arbiter:
             live.sort(key=lambda r: (self.positions.get(r.call_id, 1 << 30), r.call_id, r.attempt))
             now = self.kernel.now
             timer = self._next_timer()
-            if timer is None:
+            if any(r.entry.startswith(THREAD_PREFIX) for r in live):
+                # A bridged thread is runnable: it runs before the clock moves (running takes no
+                # virtual time), so only what can happen now is enabled, never a later step or a timer.
+                enabled = tuple(r.entry for r in live if r.earliest <= now)
+            elif timer is None:
                 enabled = tuple(r.entry for r in live)
             else:
                 # A step that cannot land before the deadline waits for the timer; a step that must
