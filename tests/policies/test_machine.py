@@ -8,11 +8,13 @@ overrides the scenario and appears in the reproduce line.
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import json
 import multiprocessing
 import os
 import threading
+import time
 from dataclasses import replace
 from os import cpu_count as imported_cpu_count  # swapped in this module's globals during a run
 from pathlib import Path
@@ -23,8 +25,10 @@ from click.testing import CliRunner
 
 from harness import find_scenario, run
 from harness.cli import main
+from harness.run import RunStatus
 from harness.scenario import ScenarioError, load_scenario, scenario_from_data
 from harness.scenario.dump import scenario_to_data
+from harness.schedulers.bridge_asyncio import from_asyncio
 from harness.schedulers.bridge_threads import from_threads
 from harness.sim.machine import DEFAULT_CPUS, Machine
 from tests.helpers import scenario
@@ -156,3 +160,35 @@ def test_cpus_on_the_command_line_overrides_the_scenario_and_is_in_the_reproduce
     assert makespans == {"2": 21150, "16": 6944}
     refused = CliRunner().invoke(main, ["run", "fanout-100", "--scheduler", spec, "--cpus", "0"])
     assert refused.exit_code == 2 and "--cpus" in refused.output
+
+
+async def hands_host_facts_to_threads(tool_calls: list[Any], tools: Any) -> list[dict[str, Any]]:
+    """An asyncio runtime asking the machine from worker threads (`asyncio.to_thread`)."""
+    seen.append({"to_thread(os.cpu_count)": await asyncio.to_thread(os.cpu_count),
+                 "to_thread(pool size)": await asyncio.to_thread(lambda: os.cpu_count())})
+    return [{"tool_call_id": tc.id, "content": await tools[tc.function.name](**json.loads(tc.function.arguments))}
+            for tc in tool_calls]
+
+
+def test_work_an_asyncio_runtime_hands_to_threads_sees_the_declared_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_host(monkeypatch, 2)
+    seen.clear()
+    sc = replace(find_scenario("incident-triage"), machine=Machine(3))
+    result = run(sc, from_asyncio(hands_host_facts_to_threads), seed=1)
+    assert result.status is RunStatus.COMPLETED
+    assert seen == [{"to_thread(os.cpu_count)": 3, "to_thread(pool size)": 3}]
+
+
+async def sleeps_on_a_thread(tool_calls: list[Any], tools: Any) -> list[dict[str, Any]]:
+    await asyncio.to_thread(time.sleep, 1)  # `partial(context.run, time.sleep)`: the real sleep, read on the loop
+    return [{"tool_call_id": tc.id, "content": await tools[tc.function.name](**json.loads(tc.function.arguments))}
+            for tc in tool_calls]
+
+
+def test_a_function_asyncio_to_thread_wraps_is_the_bridged_one() -> None:
+    """`asyncio.to_thread(f)` hands the executor `partial(context.run, f)`: `f` is replaced as
+    `run_in_executor(None, f)`'s is. The second of sleep is virtual: 9 s of serial calls plus 1 s."""
+    started = time.perf_counter()
+    result = run(find_scenario("incident-triage"), from_asyncio(sleeps_on_a_thread), seed=1)
+    assert result.status is RunStatus.COMPLETED and result.makespan_ms == 10000
+    assert time.perf_counter() - started < 0.9  # the test's own real clock: no real second slept
