@@ -339,7 +339,7 @@ class Shared:
                                 approvals=scenario.approvals,
                                 process_cwd=scenario.world.cwd, arbiter=self.arbiter, faults=scenario.faults,
                                 rate_windows=self.rate_windows, args_from=current.args_from, produced=self.produced,
-                                file_locks=self.file_locks, delegate=self.delegate)
+                                file_locks=self.file_locks, delegate=self.delegate, machine=scenario.machine)
 
 
 def scheduler_of(index: int, agent: str | None) -> str:

@@ -24,6 +24,7 @@ from rich.console import Console
 from harness.realtime import DEFAULT_IMPORT_TIMEOUT_S
 from harness.scenario import Scenario, find_scenario
 from harness.schedulers.registry import build_scheduler
+from harness.sim.machine import Machine
 
 if TYPE_CHECKING:
     from harness.cluster import Cluster
@@ -190,6 +191,9 @@ def execution_options(command: F) -> F:
                            help="Send one idempotency key with every attempt of a call.")(command)
     command = click.option("--retry-non-idempotent", "retry_non_idempotent", is_flag=True, default=None,
                            help="Retry tools not declared idempotent too (dangerous).")(command)
+    command = click.option("--cpus", "cpus", type=click.IntRange(min=1), default=None,
+                           help="CPUs of the simulated machine: what os.cpu_count() returns to bridged code "
+                                "(overrides the scenario's [machine] cpus; default 8).")(command)
     return command
 
 
@@ -202,9 +206,13 @@ def find_with_tools(scenario: str, tools_modules: tuple[str, ...]) -> tuple[Scen
 def with_execution(scenario: Scenario, options: dict[str, Any]) -> tuple[Scenario, list[str]]:
     """The scenario with the given execution flags applied, and those flags for the reproduce line."""
     given = {k: v for k, v in options.items() if v is not None}
-    if not given:
-        return scenario, []
     extra: list[str] = []
+    cpus = given.pop("cpus", None)
+    if cpus is not None:  # the simulated machine, not the execution policy (see harness.sim.machine)
+        scenario = replace(scenario, machine=Machine(cpus))
+        extra += ["--cpus", str(cpus)]
+    if not given:
+        return scenario, extra
     for flag, dest, _, _ in EXECUTION_FLAGS:
         if dest in given:
             extra += [flag, str(given[dest])]

@@ -20,6 +20,7 @@ from harness.scenario.model_load import agent_to_data, agents_to_data
 from harness.scenario.spec import Scenario
 from harness.schedulers.execution import ExecutionPolicy
 from harness.sim.kernel import Limits
+from harness.sim.machine import Machine
 from harness.tools.catalogue import Catalogue, base_catalogue
 from harness.tools.modules import module_of
 from harness.tools.script import Script
@@ -186,6 +187,8 @@ def scenario_to_data(scenario: Scenario) -> dict[str, Any]:
         data["event_budget"] = scenario.limits.event_budget
     if scenario.max_concurrency is not None:
         data["max_concurrency"] = scenario.max_concurrency
+    if scenario.machine != Machine():
+        data["machine"] = {"cpus": scenario.machine.cpus}
     if scenario.interrupt is not None:
         data["interrupt"] = {"at_ms": scenario.interrupt.at_ms, "grace_ms": scenario.interrupt.grace_ms}
     default_policy = ExecutionPolicy()

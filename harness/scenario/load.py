@@ -32,6 +32,7 @@ from harness.scenario.tree import Tree, TreeError, read_tree
 from harness.schedulers.approvals import ApprovalScript
 from harness.schedulers.execution import ExecutionPolicy
 from harness.sim.kernel import Limits
+from harness.sim.machine import Machine
 from harness.suggest import FieldError, below, check_keys, did_you_mean
 from harness.tools.catalogue import Catalogue, base_catalogue
 from harness.tools.inputs import ArgsFromError, Source
@@ -63,7 +64,7 @@ def _show(value: Any) -> str:
 _TOP_KEYS = {"name", "description", "source", "time_bound_ms", "event_budget", "max_concurrency", "interrupt",
              "approvals",
              "execution", "faults", "world", "tools", "batches", "unknown_tools", "tools_module", "model", "loop",
-             "agents", OPT_OUT}
+             "agents", "machine", OPT_OUT}
 _WORLD_KEYS = {"cwd", "home", "case_sensitive", "env", "dirs", "files", "symlinks", "hardlinks", "from_dir",
                "users"}
 _TOOL_KEYS = {"latency", "declared", "stops_on_cancel", "max_concurrency", "failure", "file_lock"}
@@ -200,6 +201,7 @@ def scenario_from_data(data: Any, file: str = "<data>", *, tools_modules: tuple[
             raise r.fail("interrupt.at_ms", "a whole number of milliseconds >= 0", has_got=False)
         interrupt = Interrupt(r.non_negative(table["at_ms"], "interrupt.at_ms"),
                               r.non_negative(table.get("grace_ms", 3000), "interrupt.grace_ms"))
+    machine = _machine(r, top["machine"]) if "machine" in top else Machine()
     agents, catalogue = _agents(r, top, catalogue)
     # Fixed batches run first; a [model] after them decides the turns that follow.
     batches, per_call = _batches(r, top.get("batches")) if "batches" in top or not ("model" in top or agents) \
@@ -241,7 +243,18 @@ def scenario_from_data(data: Any, file: str = "<data>", *, tools_modules: tuple[
         agents=agents,
         recorded=per_call.recorded,
         check_arguments=check_arguments,
+        machine=machine,
     )
+
+
+def _machine(r: _Reader, value: Any) -> Machine:
+    """`[machine]`: the host facts bridged code sees (`cpus = N` answers `os.cpu_count()`)."""
+    table = r.table(value, "machine", {"cpus"})
+    cpus = table.get("cpus", Machine().cpus)
+    if not isinstance(cpus, int) or isinstance(cpus, bool) or cpus < 1:
+        raise r.fail("machine.cpus", "a positive whole number of CPUs (what os.cpu_count() returns to the runtime)",
+                     cpus)
+    return Machine(cpus)
 
 
 def _approvals(r: _Reader, top: Mapping[str, Any], catalogue: Catalogue,

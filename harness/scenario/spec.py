@@ -16,6 +16,7 @@ from harness.model import Batch, JSONValue, ToolCall
 from harness.schedulers.approvals import ApprovalScript
 from harness.schedulers.execution import ExecutionPolicy
 from harness.sim.kernel import Limits
+from harness.sim.machine import Machine
 from harness.tools.catalogue import BUILTIN, Catalogue
 from harness.world.state import WorldState
 
@@ -85,6 +86,9 @@ class Scenario:
     #: What calls returned in production (call id -> `Recorded`, from `recorded = ...` on a call):
     #: expectations of the serial reference, which the run never uses as values (`result` is that).
     recorded: Mapping[str, Recorded] = field(default_factory=dict)
+    #: The machine bridged code sees (`[machine]`): `os.cpu_count()` and its relatives answer from it,
+    #: never from the host, so a run is the same on every host (see `harness.sim.machine`).
+    machine: Machine = field(default_factory=Machine)
     #: False: the file said `check_arguments = false`, so its calls' arguments were not checked against
     #: their tools' parameters when it loaded (see `harness.scenario.arguments`).
     check_arguments: bool = True

@@ -29,6 +29,7 @@ from harness.schedulers.checkpoints import Checkpoint, restore, tree_digest
 from harness.schedulers.execution import ExecutionPolicy
 from harness.sim.arbiter import Arbiter
 from harness.sim.kernel import Kernel
+from harness.sim.machine import Machine
 from harness.sim.trace import canonical_bytes
 from harness.tools.catalogue import prepare
 from harness.tools.inputs import Source, resolve
@@ -87,8 +88,8 @@ class SchedulerContext:
 
     Time: `now`, `sleep(ms)`, `all_of`, `any_of`, `resource(capacity)`. Calls: `start`, `cancel`,
     `with_timeout`, `settle` (honours the interrupt), `skip`. Limits: `max_concurrency`, `tool_caps`,
-    `interrupt` (an event), `grace_ms`. Approvals and checkpoints: `needs_approval(call)`,
-    `approval(call)`, `checkpoint(label)`, `rollback(checkpoint)`. Knowledge: `declared(call)`,
+    `interrupt` (an event), `grace_ms`, `machine` (the declared CPUs). Approvals and checkpoints:
+    `needs_approval(call)`, `approval(call)`, `checkpoint(label)`, `rollback(checkpoint)`. Knowledge: `declared(call)`,
     `resource_keys(call)`, and
     where paths lead:
 
@@ -116,8 +117,12 @@ class SchedulerContext:
                  approvals: ApprovalScript | None = None,
                  produced: dict[str, Any] | None = None,
                  file_locks: dict[str, simpy.Resource] | None = None,
-                 delegate: Callable[[Any, Any], simpy.Event] | None = None) -> None:
+                 delegate: Callable[[Any, Any], simpy.Event] | None = None,
+                 machine: Machine | None = None) -> None:
         self.kernel = kernel
+        #: The machine the runtime runs on (the scenario's `[machine]`): what bridged code reads as
+        #: `os.cpu_count()` and its relatives, never the host's.
+        self.machine = machine if machine is not None else Machine()
         #: Starts a subagent of the crew for a `delegate` call (None outside a crew with subagents):
         #: takes the call's `agent` and `task` arguments, returns the event of the subagent's task.
         self._delegate = delegate

@@ -21,6 +21,9 @@ meet calls where real runs would. Deciding takes no time, so the clock after a s
 depend on their order. Among themselves, calls' steps may come in any order (latencies are abstracted
 there: a call may be slower than its model relative to another call, never relative to a timer).
 
+A bridged thread that can run (`@thread:NNN`, offered by the thread bridges) runs before the clock
+moves: while one asks, only entries that can happen now are enabled — no step landing later, no timer.
+
 Faults are choices where the chooser wants them: an attempt the scenario gives a chance (strictly
 between 0 and 1) of failing, of being delivered twice or of tearing its write asks `fault()`; a
 chooser with `choose_fault` decides (exhaustive search enumerates), others keep the seed's draw.
@@ -207,7 +210,11 @@ class Arbiter:
             live.sort(key=lambda r: (self.positions.get(r.call_id, 1 << 30), r.call_id, r.attempt))
             now = self.kernel.now
             timer = self._next_timer()
-            if timer is None:
+            if any(r.entry.startswith(THREAD_PREFIX) for r in live):
+                # A bridged thread is runnable: it runs before the clock moves (running takes no
+                # virtual time), so only what can happen now is enabled, never a later step or a timer.
+                enabled = tuple(r.entry for r in live if r.earliest <= now)
+            elif timer is None:
                 enabled = tuple(r.entry for r in live)
             else:
                 # A step that cannot land before the deadline waits for the timer; a step that must

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures.thread as futures_thread
+import contextvars
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -28,6 +30,9 @@ from harness.schedulers.bridge_threads import patches, primitives
 from harness.schedulers.bridge_threads.patches import Installation
 from harness.schedulers.bridge_threads.turnstile import BridgeThread, ThreadReleased, Turnstile
 from harness.sim.kernel import Kernel
+
+#: The type of `contextvars.Context().run`, which `asyncio.to_thread` wraps the function in.
+_CONTEXT_RUN_TYPE = type(contextvars.Context().run)
 
 #: Turnstile -> the host that owns it, so a tool called in a bridge thread finds its run.
 _hosts: dict[Turnstile, ThreadHost] = {}
@@ -54,7 +59,8 @@ class ThreadHost:
         # straight to the next runnable one, the pump's own rule, with half the OS context switches.
         self.turnstile.yields_switch = choosing
         self.turnstile.direct = not choosing
-        self.patches = Installation()
+        # The run's declared machine: what `os.cpu_count()` answers in the work (`owner.ctx`, the run's context).
+        self.patches = Installation(machine=getattr(getattr(owner, "ctx", None), "machine", None))
         #: Work that ended and whose future the pump has not settled yet: (future, ok, value or error).
         self.finished: list[tuple[asyncio.Future[Any], bool, Any]] = []
         self.closed = False
@@ -68,7 +74,14 @@ class ThreadHost:
         # `run_in_executor(None, time.sleep, 1)`: the function was read on the loop's thread, where it
         # is the real one; in a bridge thread it must be the bridged one.
         func = patches.replacement_of(func)
-        namespace = getattr(getattr(func, "func", func), "__globals__", None)  # a partial's function too
+        if isinstance(func, functools.partial) and func.func.__class__ is _CONTEXT_RUN_TYPE and func.args:
+            # `asyncio.to_thread(os.cpu_count)` hands over `partial(context.run, os.cpu_count)`: the
+            # function inside is the one to replace, and whose module to swap.
+            inner = patches.replacement_of(func.args[0])
+            func = functools.partial(func.func, inner, *func.args[1:], **func.keywords)
+            namespace = getattr(getattr(inner, "func", inner), "__globals__", None)
+        else:
+            namespace = getattr(getattr(func, "func", func), "__globals__", None)  # a partial's function too
         if isinstance(namespace, dict):
             self.patches.swap(namespace)
         finished = self.finished

@@ -151,7 +151,7 @@ class _BatchRun:
             self.outcome.append(execute(calls, self.tools, self.flag) if takes_flag else execute(calls, self.tools))
 
         self.reaper = Reaper(ctx.kernel, self._stopped)
-        self.patches = Installation(owner.namespaces)
+        self.patches = Installation(owner.namespaces, ctx.machine)
         self.closed = False
         self.main = self.turnstile.spawn(main, "MainThread")
         self.stopped_waits: list[Wait] = []
@@ -179,7 +179,8 @@ class _BatchRun:
             waits = [self.wake]
             deadline = turnstile.next_deadline()
             if deadline is not None:
-                waits.append(ctx.sleep(deadline - ctx.now, "thread-wait"))
+                # Never negative: a deadline the clock has already reached (or passed) expires at once.
+                waits.append(ctx.sleep(max(0, deadline - ctx.now), "thread-wait"))
             self.waiting = True
             self.reaper.arm()
             yield waits[0] if len(waits) == 1 else ctx.any_of(waits)

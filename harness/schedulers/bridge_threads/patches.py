@@ -3,7 +3,9 @@
 Owns `Installation`: for as long as any bridged batch is running, `threading.Lock`,
 `RLock`, `Condition`, `Semaphore`, `BoundedSemaphore`, `Event`, `Thread`, `Timer` and
 `current_thread`, `queue.SimpleQueue` (and the clock `queue.Queue` reads), the clock functions of
-`time`, and `concurrent.futures`' `Future` name the bridged versions of `primitives`; so do names the
+`time`, `concurrent.futures`' `Future`, and the host facts (`os.cpu_count`, `os.process_cpu_count`,
+`os.sched_getaffinity`, `threading.active_count` and `enumerate`, answered from the machine each
+installation declares) name the bridged versions of `primitives`; so do names the
 executor's module imported from them (`from time import sleep`). Every replacement decides per call:
 in a bridge thread it is bridged, anywhere else it is the real thing, so the harness, the test runner
 and foreign threads are never affected while patches are in place. A real `threading.Thread` started
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import concurrent.futures._base as futures_base
 import logging
+import os
 import queue
 import threading
 import time
@@ -24,6 +27,7 @@ from typing import Any
 
 from harness.schedulers.bridge_threads import primitives as bridged
 from harness.schedulers.bridge_threads.turnstile import ThreadReleased, current
+from harness.sim.machine import Machine
 
 #: (module, attribute, replacement). The real values are read when patches are installed.
 _TARGETS: tuple[tuple[Any, str, Any], ...] = (
@@ -48,6 +52,22 @@ _TARGETS: tuple[tuple[Any, str, Any], ...] = (
     (time, "time_ns", bridged.time_ns),
     (futures_base, "Future", bridged.Future),
 )
+#: The host facts bridged code reads, answered from the declared machine (`harness.sim.machine`):
+#: `ThreadPoolExecutor()` sizes itself by `os.cpu_count()` (`os.process_cpu_count()` on 3.13), and
+#: `multiprocessing.cpu_count()` asks `os.cpu_count()`. Functions this platform lacks are left out.
+_MACHINE_TARGETS: tuple[tuple[Any, str, Any], ...] = tuple(
+    (module, name, replacement) for module, name, replacement in (
+        (os, "cpu_count", bridged.cpu_count),
+        (os, "process_cpu_count", bridged.process_cpu_count),
+        (os, "sched_getaffinity", bridged.sched_getaffinity),
+        (threading, "active_count", bridged.active_count),
+        (threading, "activeCount", bridged.active_count),
+        (threading, "enumerate", bridged.enumerate_threads),
+    ) if hasattr(module, name))
+_TARGETS += _MACHINE_TARGETS
+#: Each target's value when this module was imported: a name imported from it before a test faked the
+#: host beneath the patches (`from os import cpu_count`, then `os.cpu_count` monkeypatched) is swapped too.
+_ORIGINALS: dict[tuple[int, str], Any] = {(id(module), name): getattr(module, name) for module, name, _ in _TARGETS}
 #: The function `threading.Thread.start` starts an OS thread with (3.11, 3.12; 3.13 renamed it).
 _START_NAMES = ("_start_new_thread", "_start_joinable_thread")
 
@@ -81,6 +101,9 @@ def _install() -> None:
     for module, name, replacement in _TARGETS:
         _saved.append((module, name, getattr(module, name)))
         setattr(module, name, replacement)
+    for module, name, _ in _MACHINE_TARGETS:
+        if name in bridged.HOST:
+            bridged.HOST[name] = _real_of(module, name)
     for name in _START_NAMES:
         real = getattr(threading, name, None)
         if real is not None:
@@ -100,6 +123,8 @@ def _swap_globals(namespace: MutableMapping[str, Any]) -> list[tuple[str, Any]]:
     """Point names the executor's module imported from the patched modules at the replacements."""
     replacements = {id(real): replacement for module, name, replacement in _TARGETS
                     if (real := _real_of(module, name)) is not None}
+    for module, name, replacement in _MACHINE_TARGETS:
+        replacements.setdefault(id(_ORIGINALS[id(module), name]), replacement)
     swapped = []
     for name, value in list(namespace.items()):
         replacement = replacements.get(id(value))
@@ -163,11 +188,14 @@ class Installation:
     installation of the module patches, and of each namespace's swapped names: a batch that ends
     while another still runs (the agents of a crew) restores nothing the other still uses."""
 
-    def __init__(self, namespaces: tuple[MutableMapping[str, Any], ...] = ()) -> None:
+    def __init__(self, namespaces: tuple[MutableMapping[str, Any], ...] = (), machine: Machine | None = None) -> None:
         global _depth
         if _depth == 0:
             _install()
         _depth += 1
+        #: What bridged code reads as the host (`os.cpu_count()`...) while this installation is open.
+        self.machine = machine if machine is not None else Machine()
+        bridged.declare(self.machine)
         self._swapped: list[_Swap] = []
         self._open = True
         for namespace in namespaces:
@@ -185,6 +213,7 @@ class Installation:
         if not self._open:
             return
         self._open = False
+        bridged.undeclare(self.machine)
         for swap in reversed(self._swapped):
             _let_go(swap)
         _depth -= 1

@@ -2,8 +2,10 @@
 to code running in a bridge thread.
 
 Owns `Lock`, `RLock`, `Condition`, `Semaphore`, `BoundedSemaphore`, `Event`, `Thread`, `Timer`,
-`SimpleQueue`, `Future` (a real `concurrent.futures.Future` with a deterministic hash) and the virtual
-clock functions (`sleep`, `monotonic`, `time`, `perf_counter` and their `_ns` forms). Each blocks by
+`SimpleQueue`, `Future` (a real `concurrent.futures.Future` with a deterministic hash), the virtual
+clock functions (`sleep`, `monotonic`, `time`, `perf_counter` and their `_ns` forms) and the declared
+machine's facts (`cpu_count`, `process_cpu_count`, `sched_getaffinity`, `active_count`, `enumerate_threads`:
+the scenario's `[machine]`, never the host's, so a pool sized by them is the same on every host). Each blocks by
 parking its thread on the turnstile, so a wait is a switch point and its timeout is virtual time;
 waiters are served first come, first served. The pure-Python parts of the standard library built on
 these (`queue.Queue`, `threading.Barrier`, `concurrent.futures.wait` / `as_completed`, the real
@@ -17,6 +19,7 @@ from __future__ import annotations
 import _thread
 import concurrent.futures
 import itertools
+import os
 import queue
 import threading
 import time as _time
@@ -25,6 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from harness.schedulers.bridge_threads.turnstile import DONE, BridgeThread, current
+from harness.sim.machine import Machine
 
 _REAL: dict[str, Any] = {
     "Lock": _thread.allocate_lock,
@@ -44,6 +48,16 @@ _REAL: dict[str, Any] = {
     "perf_counter_ns": _time.perf_counter_ns,
     "time": _time.time,
     "time_ns": _time.time_ns,
+}
+#: The host's answers to the machine facts, for callers outside a bridged run: what the patched
+#: attributes held when the patches went in (`patches` records them), so a host faked beneath the
+#: patches (a test's monkeypatch) stays faked for the harness's own code.
+HOST: dict[str, Any] = {
+    "cpu_count": os.cpu_count,
+    "process_cpu_count": getattr(os, "process_cpu_count", os.cpu_count),  # 3.13
+    "sched_getaffinity": getattr(os, "sched_getaffinity", None),  # Linux
+    "active_count": threading.active_count,
+    "enumerate": threading.enumerate,
 }
 _RealFuture = concurrent.futures.Future
 
@@ -501,11 +515,15 @@ def current_thread() -> Any:
     me = current()
     if me is None:
         return _REAL["current_thread"]()
-    if me.owner is None:
-        stand_in = Thread(name=me.name)
-        stand_in._bridge = me
-        me.owner = stand_in
-    return me.owner
+    return _owner_of(me)
+
+
+def _owner_of(thread: BridgeThread) -> Any:
+    if thread.owner is None:
+        stand_in = Thread(name=thread.name)
+        stand_in._bridge = thread
+        thread.owner = stand_in
+    return thread.owner
 
 
 # -- queues and futures -----------------------------------------------------------------------
@@ -625,3 +643,64 @@ def time() -> float:
 def time_ns() -> int:
     me = current()
     return (EPOCH_S * 1000 + _virtual_ms(me)) * 1_000_000 if me is not None else int(_REAL["time_ns"]())
+
+
+# -- the declared machine ---------------------------------------------------------------------
+
+#: The machines of the bridged batches running now, innermost last (`declare` / `undeclare`, by the
+#: patches' installations). Every batch of one run declares the run's machine.
+_machines: list[Machine] = []
+
+
+def declare(machine: Machine) -> None:
+    """Bridged code sees `machine` until `undeclare(machine)`."""
+    _machines.append(machine)
+
+
+def undeclare(machine: Machine) -> None:
+    _machines.remove(machine)
+
+
+def machine() -> Machine:
+    """The machine bridged code sees now: the latest declared, else the default (never the host)."""
+    return _machines[-1] if _machines else Machine()
+
+
+def cpu_count() -> int | None:
+    """`os.cpu_count()`: the declared machine's CPUs in bridged code. `multiprocessing.cpu_count()`
+    asks `os.cpu_count()`, so it answers the same."""
+    if current() is None:
+        return HOST["cpu_count"]()  # type: ignore[no-any-return]
+    return machine().cpus
+
+
+def process_cpu_count() -> int | None:
+    """`os.process_cpu_count()` (3.13; what `ThreadPoolExecutor()` sizes itself by there)."""
+    if current() is None:
+        return HOST["process_cpu_count"]()  # type: ignore[no-any-return]
+    return machine().cpus
+
+
+def sched_getaffinity(pid: int) -> set[int]:
+    """`os.sched_getaffinity(pid)`: CPUs 0..N-1 of the declared machine for this process (pid 0 or
+    its own) in bridged code."""
+    if current() is None or pid not in (0, os.getpid()):
+        return HOST["sched_getaffinity"](pid)  # type: ignore[no-any-return]
+    return set(range(machine().cpus))
+
+
+def active_count() -> int:
+    """`threading.active_count()`: in a bridge thread, the threads of its run still alive (its
+    executor's first thread, named MainThread, included), in every process the same."""
+    me = current()
+    if me is None:
+        return HOST["active_count"]()  # type: ignore[no-any-return]
+    return len(me.turnstile.alive())
+
+
+def enumerate_threads() -> list[Any]:
+    """`threading.enumerate()`: in a bridge thread, its run's threads still alive, in creation order."""
+    me = current()
+    if me is None:
+        return HOST["enumerate"]()  # type: ignore[no-any-return]
+    return [_owner_of(thread) for thread in me.turnstile.alive()]
