@@ -13,7 +13,7 @@ pytest.importorskip("smolagents")
 
 from harness import find_scenario, run
 from harness.sim.machine import Machine
-from tests.runtimes.smolagents_glue import scheduler
+from harness.recipes.smolagents import scheduler
 
 
 def fake_host(monkeypatch: pytest.MonkeyPatch, cpus: int) -> None:
