@@ -33,7 +33,7 @@ from harness.schedulers.bridge_asyncio.toolbox import Registry, Toolbox, current
 from harness.schedulers.bridge_threads.turnstile import BridgeThread
 from harness.schedulers.context import SchedulerContext, SchedulerProcess
 from harness.schedulers.naming import origin_name
-from harness.sim.kernel import Kernel
+from harness.sim.kernel import Kernel, StopReason
 
 Tools = Mapping[str, Callable[..., Awaitable[Any]]]
 Execute = Callable[..., Awaitable[Sequence[Any]]]
@@ -44,6 +44,18 @@ InterruptHook = Literal["cancel"] | asyncio.Event | Callable[[], object] | None
 
 #: Where a session finds the run's state (also read by the hang diagnosis, `harness.schedulers.waits`).
 _SESSION_KEY = "asyncio-bridge"
+
+#: How much virtual time the tasks a runtime left pending get, once the run's batches are over, before
+#: they are cancelled: what an orphaned tool task does later (a call it finishes or starts, its effect
+#: on the world) lands in the run where the oracles see it. Longer than any latency or grace in the
+#: built-in scenarios; a task still waiting then (a timer an hour away, an event nobody sets) is
+#: cancelled as `asyncio.run` would cancel it. Never beyond the run's virtual-time bound.
+RUN_ON_MS = 60_000
+
+#: What the bridge reports for a call the executor never started when the user interrupt cancelled
+#: it: the runtime itself reports nothing (its task died with CancelledError), so the text says whose.
+SKIPPED_BY_BRIDGE = ("skipped (reported by the harness's asyncio bridge: the user interrupt cancelled the runtime's "
+                     "executor before it started this call)")
 
 
 class ExecutorError(RuntimeError):
@@ -71,6 +83,8 @@ class RunState:
         self.use(registry)
         self.wake: simpy.Event = ctx.env.event()
         self._timer: tuple[int, simpy.Event] | None = None
+        #: Batches whose executor task has not ended (a hung or crashed one never does).
+        self.open_batches = 0
         ctx.env.process(self._pump())
 
     @classmethod
@@ -102,10 +116,53 @@ class RunState:
             self.wake.succeed()
 
     def end(self) -> None:
-        """The run's batches are over: tasks its executor left pending are cancelled and drained now
-        (their trace notes land in this run), and the loop waits, empty, for the next run."""
-        if not self.closed and self.loop._release == self.release:
+        """The run's batches are over: tasks its executor left pending first run on in virtual time
+        (up to `RUN_ON_MS`: an orphaned tool task's calls and their effects land in this run, for the
+        oracles to judge), then are cancelled and drained (their trace notes land in this run), and
+        the loop waits, empty, for the next run."""
+        if self.closed or self.loop._release != self.release:
+            return
+        try:
+            if self.open_batches == 0 and not self.ctx.crashed:  # a hung or dead runtime acts no more
+                self._run_on()
+        finally:
             self.loop.reclaim()
+
+    def _run_on(self) -> None:
+        """Step the simulation while tasks the runtime left are pending, until none is or `RUN_ON_MS`
+        of virtual time have passed (or the run's bounds stop the kernel)."""
+        kernel, env = self.kernel, self.kernel.env
+        if not self.loop.pending_since(0):
+            return
+        # The pump first sees what settled in this instant (the run stopped as the last call ended).
+        self.signal()
+        kernel.run_until(kernel.end_of_instant())
+        pending = self.loop.pending_since(0)
+        if not pending:
+            return
+        horizon = kernel.now + RUN_ON_MS
+        self._note(f"the run's batches are over with {len(pending)} task(s) the runtime left pending; they run on "
+                   f"for up to {RUN_ON_MS} ms before they are cancelled")
+        while pending and kernel.now < horizon:
+            changed = env.event()
+
+            def ended(_task: asyncio.Future[Any], changed: simpy.Event = changed) -> None:
+                if not changed.triggered:
+                    changed.succeed()
+
+            for task in pending:
+                task.add_done_callback(ended)
+            self.signal()
+            timer = kernel.delay(horizon - kernel.now, "run-on")
+            stop = kernel.run_until(simpy.AnyOf(env, [changed, timer]))
+            for task in pending:
+                task.remove_done_callback(ended)
+            if stop is not StopReason.DONE or timer.processed:
+                break
+            pending = self.loop.pending_since(0)
+        if pending:
+            self._note(f"{len(pending)} task(s) still pending after the run-on are cancelled: "
+                       + "; ".join(_describe_task(t, None) for t in pending))
 
     def _offload(self, func: Callable[..., Any], args: tuple[Any, ...]) -> asyncio.Future[Any]:
         if self.threads is None:
@@ -203,12 +260,16 @@ class FromAsyncio:
         else:
             ctx.interrupt.callbacks.append(lambda _: self._deliver(task, state))
         state.signal()
+        state.open_batches += 1
         yield done
+        state.open_batches -= 1
         leftovers = loop.pending_since(first_task, toolbox)
         if leftovers:
-            ctx.note(f"asyncio: execute returned with {len(leftovers)} task(s) still pending: "
+            ended = "was cancelled" if task.cancelled() else "returned" if task.exception() is None else "raised"
+            ctx.note(f"asyncio: execute {ended} with {len(leftovers)} task(s) still pending: "
                      + "; ".join(_describe_task(t, toolbox) for t in leftovers)
-                     + " (they run on until the run ends, then are cancelled)")
+                     + f" (the runtime left them running: they run on, up to {RUN_ON_MS} ms after the run's last "
+                     "batch, then are cancelled)")
         else:  # nothing is left that could still await a tool coroutine the executor made
             dropped = toolbox.drop_unawaited()
             if dropped:
@@ -258,21 +319,39 @@ class FromAsyncio:
 
 
 def _interrupted(batch: Batch, ctx: SchedulerContext, toolbox: Toolbox) -> list[CallResult]:
-    """The results a runtime reports after Ctrl-C cancelled its executor: each call started as it
-    ended (abandoned ones `unknown`), the others skipped."""
-    ctx.note("asyncio: the user interrupt cancelled the executor's task; reporting each call as it stands")
+    """The results the bridge reports for a runtime whose executor Ctrl-C cancelled (the runtime
+    itself reports nothing: its task ended with CancelledError): each call started as it ended
+    (abandoned ones `unknown`), the others skipped, in the bridge's words.
+
+    A call whose tool task the runtime left running (it cancelled the executor's task but not the
+    tool tasks it made: pydantic-ai's Ctrl-C bug) is not abandoned for it: it is reported `unknown`
+    and runs on, so the oracles see it outlive the turn (`orphaned-call`), and what it does later.
+    A call no task awaits any more (a tool in a thread, a dead runtime) is abandoned as before."""
+    ctx.note("asyncio: the user interrupt cancelled the executor's task; the bridge reports each call as it stands")
     results = []
+    left: list[str] = []
     for call in batch:
         handles = toolbox.handles.get(call.id, [])
         if not handles:
-            results.append(ctx.skip(call))
+            results.append(ctx.skip(call, SKIPPED_BY_BRIDGE))
             continue
         last = handles[-1]
-        if not last.triggered:  # never settled (e.g. a dead runtime): abandon it now
+        if not last.triggered:
+            waiter = toolbox.waiting.get(last)
+            if waiter is not None and not waiter.done():
+                left.append(call.id)
+                results.append(CallResult(call.id, Outcome.UNKNOWN, None,
+                                          "interrupted: the runtime left its tool task running; effect unknown",
+                                          len(handles), handles[0].started_ms, ctx.now))
+                continue
             ctx.cancel(last, outcome=Outcome.UNKNOWN, reason="interrupted; effect unknown")
         result = last.result
         results.append(CallResult(call.id, result.outcome, result.value, result.error, len(handles),
                                   handles[0].started_ms, result.end_ms))
+    if left:
+        ctx.note(f"asyncio: the runtime left the tool task{'s' if len(left) > 1 else ''} of {', '.join(left)} "
+                 "running after the interrupt cancelled its executor: reported unknown, "
+                 f"{'they run' if len(left) > 1 else 'it runs'} on")
     return results
 
 
@@ -313,11 +392,13 @@ def _check_unstarted(batch: Batch, ctx: SchedulerContext, toolbox: Toolbox, resu
             "allow_unstarted_errors=True to from_asyncio if your runtime refuses calls on purpose")
 
 
-def _describe_task(task: asyncio.Task[Any], toolbox: Toolbox) -> str:
+def _describe_task(task: asyncio.Task[Any], toolbox: Toolbox | None) -> str:
     # Deterministic text only: task names carry a process-wide counter, so the coroutine's name.
     coro = task.get_coro()
     name = getattr(coro, "__qualname__", type(coro).__name__)
-    awaiting = [h.call.id for h, waiter in toolbox.waiting.items() if waiter is task]
+    owner = toolbox if toolbox is not None else getattr(task, "owner", None)
+    waiting = owner.waiting.items() if isinstance(owner, Toolbox) else ()
+    awaiting = [h.call.id for h, waiter in waiting if waiter is task]
     return name + (f" awaiting {', '.join(awaiting)}" if awaiting else "")
 
 
