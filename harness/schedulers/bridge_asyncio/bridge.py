@@ -26,6 +26,7 @@ import simpy
 from harness.model import Batch, CallResult, Outcome, ToolCall
 from harness.realtime import WallClockExceeded
 from harness.schedulers.bridge_asyncio import loop as loops
+from harness.schedulers.bridge_asyncio import start_order
 from harness.schedulers.bridge_asyncio.calls import BridgeToolCall, bridge_calls
 from harness.schedulers.bridge_asyncio.results import to_results
 from harness.schedulers.bridge_asyncio.threads import ThreadHost
@@ -75,6 +76,9 @@ class RunState:
         self.loop = loops.lend(self._now, self.release, self._note)
         self.loop.owner_of = current.get
         self.loop.offload = self._offload
+        # `as_completed` starts coroutines in an order drawn from the seed, not from their addresses.
+        start_order.install()
+        start_order.lend(self.loop, ctx.kernel.streams.stream("asyncio/start-order"))
         #: The bridge threads work handed to a thread runs on (made at the run's first hand-off).
         self.threads: ThreadHost | None = None
         #: The toolbox of the batch that began last: what a tool called in a thread serves when
@@ -173,6 +177,8 @@ class RunState:
         """The run is over (the loop is lent to the next one): its threads are released and joined,
         then what is left on the loop is drained without it."""
         self.closed = True
+        start_order.reclaim(self.loop)
+        start_order.uninstall()
         try:
             if self.threads is not None:
                 stuck = self.threads.close()
@@ -241,10 +247,17 @@ class FromAsyncio:
         self.registry = Registry(registry) if registry is not None else None
         self.allow_unstarted_errors = allow_unstarted_errors
         self._wants_tools = _wants_tools(execute)
+        function = getattr(execute, "__func__", execute)
+        namespace = getattr(function, "__globals__", None)
+        #: The executor module's globals: a `from asyncio import as_completed` there is bound to the
+        #: bridge's (see `start_order`) while a run is open.
+        self._namespace: dict[str, Any] | None = namespace if isinstance(namespace, dict) else None
 
     def __call__(self, batch: Batch, ctx: SchedulerContext) -> SchedulerProcess:
         state = RunState.of(ctx, self.registry)
         loop = state.loop
+        if self._namespace is not None:
+            start_order.bind(self._namespace)
         toolbox = Toolbox(batch, ctx, state)
         state.toolbox = toolbox
         first_task = len(loop.tasks)
