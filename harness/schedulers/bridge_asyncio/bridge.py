@@ -241,8 +241,14 @@ class FromAsyncio:
     """The scheduler `from_asyncio` makes (see its docstring)."""
 
     def __init__(self, execute: Execute, name: str, description: str, *, interrupt: InterruptHook = "cancel",
-                 registry: MutableMapping[str, Any] | None = None, allow_unstarted_errors: bool = False) -> None:
+                 registry: MutableMapping[str, Any] | None = None, allow_unstarted_errors: bool = False,
+                 grace_ms: int | None = None) -> None:
         self.execute, self.name, self.description = execute, name, description
+        if grace_ms is not None and (isinstance(grace_ms, bool) or not isinstance(grace_ms, int) or grace_ms < 0):
+            raise ValueError(f"grace_ms must be a non-negative integer of milliseconds, got {grace_ms!r}")
+        #: The interrupt grace the runtime promises (None: none declared): what swarm's interrupts
+        #: allow it (see `harness.explore.swarm.declared_grace_ms`).
+        self.grace_ms = grace_ms
         self.interrupt = interrupt
         self.registry = Registry(registry) if registry is not None else None
         self.allow_unstarted_errors = allow_unstarted_errors
@@ -428,15 +434,17 @@ def _wants_tools(execute: Execute) -> bool:
 
 def from_asyncio(execute: Execute, *, name: str | None = None, description: str = "",
                  interrupt: InterruptHook = "cancel", registry: MutableMapping[str, Any] | None = None,
-                 allow_unstarted_errors: bool = False) -> FromAsyncio:
+                 allow_unstarted_errors: bool = False, grace_ms: int | None = None) -> FromAsyncio:
     """A scheduler from a runtime's `async def execute(tool_calls, tools)` (or `execute(tool_calls)`
     with `registry=` its module-level tool table), run unchanged on virtual time.
 
     `interrupt` says how the user interrupt reaches it (default: its task is cancelled). With
     `allow_unstarted_errors`, error results for calls the executor never started are accepted as
-    deliberate refusals instead of failing the run. The scheduler is named `name`, else `execute`'s
-    module and qualified name (`acme.runtime.execute`: see `harness.schedulers.naming`).
+    deliberate refusals instead of failing the run. `grace_ms` declares the interrupt grace the
+    runtime promises (its running calls end within it): swarm's interrupts allow it that instead of
+    500 ms (a scenario's own interrupt keeps its grace). The scheduler is named `name`, else
+    `execute`'s module and qualified name (`acme.runtime.execute`: see `harness.schedulers.naming`).
     """
     return FromAsyncio(execute, name or origin_name(execute, "asyncio"),
                        description or "an asyncio executor on the virtual clock", interrupt=interrupt,
-                       registry=registry, allow_unstarted_errors=allow_unstarted_errors)
+                       registry=registry, allow_unstarted_errors=allow_unstarted_errors, grace_ms=grace_ms)
