@@ -34,7 +34,7 @@ from harness.explore import pct as pct_module
 from harness.explore.exhaustive import ExhaustiveSearch
 from harness.explore.footprints import footprints
 from harness.explore.swarm import KINDS as SWARM_KINDS
-from harness.explore.swarm import POLICY_KINDS, swarm_scenario
+from harness.explore.swarm import POLICY_KINDS, declared_grace_ms, swarm_scenario
 from harness.model import Batch
 from harness.oracles import LABELS, Verdict, check
 from harness.realtime import (
@@ -307,7 +307,7 @@ def execute_plan(job: _Job, policy: Scheduler, plan: RunPlan) -> tuple[RunResult
     current, kinds = job.scenario, tuple[str, ...]()
     if plan.swarm:
         current, kinds = swarm_scenario(job.scenario, Random(derive_seed(job.seed, "swarm", "", plan.index)),
-                                        job.kinds)
+                                        job.kinds, grace_ms=declared_grace_ms(policy))
     if plan.mode == "random":
         return run(current, policy, plan.seed), kinds
     rng = Random(derive_seed(job.seed, "pct", "", plan.index))

@@ -3,17 +3,18 @@ fault kinds on, so faults that mask each other also get runs of their own.
 
 Owns the fault kinds swarm mode can switch and how each changes a scenario: `failures` (every tool
 fails transiently 15% of the time), `interrupt` (the user interrupts somewhere in the first 3 s,
-grace 500 ms), `slow-start` (first attempts take 5x longer), `timeout-boundary` (latencies just
-below, at and above the scenario's timeout), `duplicate-delivery` (30% of external requests arrive
-twice), `torn-writes` (half of the writes land in two halves) and `crash` (the runtime dies in the
-first 5 s). The changed scenario is an ordinary scenario, so a
-reproducer of a swarm run needs no swarm logic to replay. Draws come from `swarm/<run>`.
+with the grace the runtime declares, else 500 ms: see `declared_grace_ms`), `slow-start` (first
+attempts take 5x longer), `timeout-boundary` (latencies just below, at and above the scenario's
+timeout), `duplicate-delivery` (30% of external requests arrive twice), `torn-writes` (half of the
+writes land in two halves) and `crash` (the runtime dies in the first 5 s). The changed scenario is
+an ordinary scenario, so a reproducer of a swarm run needs no swarm logic to replay. Draws come from `swarm/<run>`.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 from random import Random
+from typing import Any
 
 from harness.faults.failures import FailureModel
 from harness.faults.latency import PerAttempt, boundary
@@ -25,10 +26,35 @@ KINDS = ("failures", "interrupt", "slow-start", "timeout-boundary", "duplicate-d
 #: sent by the tools' transport defend against a network that delivers twice, not the policy.
 POLICY_KINDS = tuple(kind for kind in KINDS if kind != "duplicate-delivery")
 
+#: The grace of an interrupt swarm adds when neither the scenario nor the runtime says otherwise.
+DEFAULT_GRACE_MS = 500
 
-def swarm_scenario(scenario: Scenario, rng: Random,
-                   kinds: tuple[str, ...] = KINDS) -> tuple[Scenario, tuple[str, ...]]:
-    """The scenario with a random subset of `kinds` switched on (each with probability 1/2)."""
+
+def declared_grace_ms(scheduler: Any) -> int | None:
+    """The interrupt grace a runtime promises, as its scheduler declares it: an int attribute
+    `grace_ms` (`from_asyncio(..., grace_ms=5000)`, `from_threads(..., grace_ms=5000)`, or set on any
+    scheduler object). None when it declares none. A design that notices the interrupt only every 5 s
+    (hermes' `wait(timeout=5)`) is judged against the grace it promises, not against 500 ms.
+
+    Precedence, for a swarm run: a scenario that scripts its own interrupt keeps it, grace and all
+    (swarm adds none: the scenario is the test's statement); otherwise the interrupt swarm adds gets
+    the runtime's declared grace, else `DEFAULT_GRACE_MS`."""
+    try:
+        grace = getattr(scheduler, "grace_ms", None)
+    except Exception:
+        return None
+    if grace is None:
+        return None
+    if isinstance(grace, bool) or not isinstance(grace, int) or grace < 0:
+        raise ValueError(f"the scheduler's grace_ms must be a non-negative integer of milliseconds (the interrupt "
+                         f"grace the runtime promises), got {grace!r}")
+    return grace
+
+
+def swarm_scenario(scenario: Scenario, rng: Random, kinds: tuple[str, ...] = KINDS, *,
+                   grace_ms: int | None = None) -> tuple[Scenario, tuple[str, ...]]:
+    """The scenario with a random subset of `kinds` switched on (each with probability 1/2). An
+    interrupt it adds gets `grace_ms` (the runtime's declared grace), else `DEFAULT_GRACE_MS`."""
     enabled = tuple(kind for kind in KINDS if rng.random() < 0.5 and kind in kinds)
     changed = scenario
     names = sorted({call.name for call in scenario.calls if call.name in scenario.catalogue})
@@ -36,7 +62,8 @@ def swarm_scenario(scenario: Scenario, rng: Random,
         changed = replace(changed, tool_failures={**{n: FailureModel(rate=0.15) for n in names},
                                                    **changed.tool_failures})
     if "interrupt" in enabled and changed.interrupt is None:
-        changed = replace(changed, interrupt=Interrupt(rng.randint(0, 3000), 500))
+        changed = replace(changed, interrupt=Interrupt(rng.randint(0, 3000),
+                                                       DEFAULT_GRACE_MS if grace_ms is None else grace_ms))
     catalogue = changed.catalogue
     if "slow-start" in enabled:
         for name in names:

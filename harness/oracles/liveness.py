@@ -4,8 +4,12 @@ Owns the labels `hang` (the scheduler did not return within the virtual-time bou
 budget, or deadlocked; the witness names the calls started and still pending and the calls that
 never started), `orphaned-call` (the scheduler returned, raised or broke the contract while a call it
 started was still running and had not been abandoned: its result can only arrive in a later turn, or
-never), `start-after-interrupt` and `grace-exceeded` (after a user interrupt, no call may start, and
-running calls must end or be abandoned within the grace period), and `dropped-call` (a call answered
+never; the message says the runtime left it running after its turn ended or was cancelled, and
+when it ended, if it did: a bridge lets what a runtime left behind run on, so its effects land in the
+run), `start-after-interrupt` and `grace-exceeded` (after a user interrupt, no call may start, and
+running calls must end or be abandoned within the grace period; a call that starts after the
+interrupt is that, not also an orphan, even when it starts after its batch answered, as a leftover
+task's call reported skipped does), and `dropped-call` (a call answered
 "cancelled" without ever starting, though nothing had stopped the turn: no user interrupt, no crash,
 no call that failed, was refused or was abandoned before it; a scheduler that skips work for no
 reason would otherwise pass every safety check by doing nothing).
@@ -87,6 +91,7 @@ def _orphans(facts: RunFacts) -> Iterator[Violation]:
     by_batch: dict[int, list[Attempt]] = {}
     for a in facts.attempts:
         by_batch.setdefault(a.batch, []).append(a)
+    interrupted = {batch: (t, seq) for t, seq, batch, _ in facts.interrupts}
     for batch_run in facts.result.batches:
         how = _ENDED.get(batch_run.status)
         if how is None:
@@ -94,25 +99,45 @@ def _orphans(facts: RunFacts) -> Iterator[Violation]:
         # By trace position, not time: a call still running when the scheduler's answer was taken
         # is orphaned even if it ends in the same millisecond.
         returned_seq = facts.batch_end_seq.get(batch_run.index, 1 << 62)
+        interrupt = interrupted.get(batch_run.index)
         for a in by_batch.get(batch_run.index, ()):
-            if a.settled_seq > returned_seq:
-                yield Violation(
-                    "orphaned-call",
-                    f"batch {batch_run.index} {how} at {batch_run.end_ms} ms while {a.call} was still running",
-                    {"batch": batch_run.index, "call": a.call, "status": batch_run.status.value,
-                     "returned_at_ms": batch_run.end_ms,
-                     "call_ended_at_ms": None if a.end_t == math.inf else a.end_t}, Kind.LIVENESS)
+            if a.settled_seq <= returned_seq:
+                continue
+            if interrupt is not None and a.opened and a.start_seq > interrupt[1]:
+                continue  # it started after the user interrupt: `start-after-interrupt` says what happened
+            ended = None if a.end_t == math.inf else a.end_t
+            turn = (f"its turn was cancelled by the user interrupt at {interrupt[0]} ms" if interrupt is not None
+                    else "its turn ended")
+            later = f"it ended at {int(ended)} ms" if ended is not None else "it never ended within the run"
+            witness: dict[str, object] = {"batch": batch_run.index, "call": a.call, "status": batch_run.status.value,
+                                          "returned_at_ms": batch_run.end_ms, "call_ended_at_ms": ended}
+            if interrupt is not None:
+                witness["interrupt_at_ms"] = interrupt[0]
+            if a.opened and a.start_seq > returned_seq:  # started later, by what the runtime left behind
+                witness["started_at_ms"] = a.start_t
+                message = (f"{a.call} was started at {a.start_t} ms by work the runtime left running after {turn} "
+                           f"(batch {batch_run.index} {how} at {batch_run.end_ms} ms); {later}")
+            else:
+                message = (f"{a.call} was left running by the runtime after {turn}: batch {batch_run.index} {how} "
+                           f"at {batch_run.end_ms} ms while {a.call} was still running; {later}")
+            yield Violation("orphaned-call", message, witness, Kind.LIVENESS)
 
 
 def _interrupts(facts: RunFacts) -> Iterator[Violation]:
+    skip_of = {call: (t, seq, reason) for t, seq, call, reason in facts.skips}
     for t, seq, batch, grace in facts.interrupts:
         for a in facts.attempts:
             if a.batch != batch or not a.opened:
                 continue  # an attempt abandoned before it started neither started nor ran
             if a.start_seq > seq:
-                yield Violation("start-after-interrupt",
-                                f"{a.call} started at {a.start_t} ms, after the user interrupt at {t} ms",
-                                {"call": a.call, "interrupt_at_ms": t, "started_at_ms": a.start_t}, Kind.LIVENESS)
+                message = f"{a.call} started at {a.start_t} ms, after the user interrupt at {t} ms"
+                witness: dict[str, object] = {"call": a.call, "interrupt_at_ms": t, "started_at_ms": a.start_t}
+                skipped = skip_of.get(a.call)
+                if skipped is not None and skipped[1] < a.start_seq:
+                    # Reported as never run, then run: the leftover task of a runtime that was told to stop.
+                    message += f", though it had been reported skipped at {skipped[0]} ms ({skipped[2]!r})"
+                    witness["skipped_at_ms"] = skipped[0]
+                yield Violation("start-after-interrupt", message, witness, Kind.LIVENESS)
             elif a.settled_t > t + grace:
                 settled = None if a.settled_t == float("inf") else a.settled_t
                 yield Violation("grace-exceeded",

@@ -428,8 +428,14 @@ _HOW = {"completed": "returned", "scheduler-error": "raised", "contract-error": 
 def _orphaned_call(w: Mapping[str, Any], run: _Run) -> str:
     how = _HOW.get(str(w["status"]), str(w["status"]))
     ended = w.get("call_ended_at_ms")
-    return (f"Batch {w['batch']} {how} at {w['returned_at_ms']} ms while {w['call']} was still running ("
-            + (f"it ended at {ended} ms" if ended is not None else "it never ended")
+    interrupt = w.get("interrupt_at_ms")
+    turn = (f"after the user interrupt at {interrupt} ms cancelled its turn" if interrupt is not None
+            else "after its turn ended")
+    started = w.get("started_at_ms")
+    what = (f"started {w['call']} at {started} ms" if started is not None
+            else f"left {w['call']} running")
+    return (f"The runtime {what} {turn}: batch {w['batch']} {how} at {w['returned_at_ms']} ms ("
+            + (f"the call ended at {ended} ms" if ended is not None else "the call never ended")
             + "): its result can arrive only in a later turn, or never, and what it did goes unreported.")
 
 

@@ -26,6 +26,7 @@ import simpy
 from harness.model import Batch, CallResult, Outcome, ToolCall
 from harness.realtime import WallClockExceeded
 from harness.schedulers.bridge_asyncio import loop as loops
+from harness.schedulers.bridge_asyncio import start_order
 from harness.schedulers.bridge_asyncio.calls import BridgeToolCall, bridge_calls
 from harness.schedulers.bridge_asyncio.results import to_results
 from harness.schedulers.bridge_asyncio.threads import ThreadHost
@@ -33,7 +34,7 @@ from harness.schedulers.bridge_asyncio.toolbox import Registry, Toolbox, current
 from harness.schedulers.bridge_threads.turnstile import BridgeThread
 from harness.schedulers.context import SchedulerContext, SchedulerProcess
 from harness.schedulers.naming import origin_name
-from harness.sim.kernel import Kernel
+from harness.sim.kernel import Kernel, StopReason
 
 Tools = Mapping[str, Callable[..., Awaitable[Any]]]
 Execute = Callable[..., Awaitable[Sequence[Any]]]
@@ -44,6 +45,18 @@ InterruptHook = Literal["cancel"] | asyncio.Event | Callable[[], object] | None
 
 #: Where a session finds the run's state (also read by the hang diagnosis, `harness.schedulers.waits`).
 _SESSION_KEY = "asyncio-bridge"
+
+#: How much virtual time the tasks a runtime left pending get, once the run's batches are over, before
+#: they are cancelled: what an orphaned tool task does later (a call it finishes or starts, its effect
+#: on the world) lands in the run where the oracles see it. Longer than any latency or grace in the
+#: built-in scenarios; a task still waiting then (a timer an hour away, an event nobody sets) is
+#: cancelled as `asyncio.run` would cancel it. Never beyond the run's virtual-time bound.
+RUN_ON_MS = 60_000
+
+#: What the bridge reports for a call the executor never started when the user interrupt cancelled
+#: it: the runtime itself reports nothing (its task died with CancelledError), so the text says whose.
+SKIPPED_BY_BRIDGE = ("skipped (reported by the harness's asyncio bridge: the user interrupt cancelled the runtime's "
+                     "executor before it started this call)")
 
 
 class ExecutorError(RuntimeError):
@@ -63,6 +76,9 @@ class RunState:
         self.loop = loops.lend(self._now, self.release, self._note)
         self.loop.owner_of = current.get
         self.loop.offload = self._offload
+        # `as_completed` starts coroutines in an order drawn from the seed, not from their addresses.
+        start_order.install()
+        start_order.lend(self.loop, ctx.kernel.streams.stream("asyncio/start-order"))
         #: The bridge threads work handed to a thread runs on (made at the run's first hand-off).
         self.threads: ThreadHost | None = None
         #: The toolbox of the batch that began last: what a tool called in a thread serves when
@@ -71,6 +87,8 @@ class RunState:
         self.use(registry)
         self.wake: simpy.Event = ctx.env.event()
         self._timer: tuple[int, simpy.Event] | None = None
+        #: Batches whose executor task has not ended (a hung or crashed one never does).
+        self.open_batches = 0
         ctx.env.process(self._pump())
 
     @classmethod
@@ -102,10 +120,53 @@ class RunState:
             self.wake.succeed()
 
     def end(self) -> None:
-        """The run's batches are over: tasks its executor left pending are cancelled and drained now
-        (their trace notes land in this run), and the loop waits, empty, for the next run."""
-        if not self.closed and self.loop._release == self.release:
+        """The run's batches are over: tasks its executor left pending first run on in virtual time
+        (up to `RUN_ON_MS`: an orphaned tool task's calls and their effects land in this run, for the
+        oracles to judge), then are cancelled and drained (their trace notes land in this run), and
+        the loop waits, empty, for the next run."""
+        if self.closed or self.loop._release != self.release:
+            return
+        try:
+            if self.open_batches == 0 and not self.ctx.crashed:  # a hung or dead runtime acts no more
+                self._run_on()
+        finally:
             self.loop.reclaim()
+
+    def _run_on(self) -> None:
+        """Step the simulation while tasks the runtime left are pending, until none is or `RUN_ON_MS`
+        of virtual time have passed (or the run's bounds stop the kernel)."""
+        kernel, env = self.kernel, self.kernel.env
+        if not self.loop.pending_since(0):
+            return
+        # The pump first sees what settled in this instant (the run stopped as the last call ended).
+        self.signal()
+        kernel.run_until(kernel.end_of_instant())
+        pending = self.loop.pending_since(0)
+        if not pending:
+            return
+        horizon = kernel.now + RUN_ON_MS
+        self._note(f"the run's batches are over with {len(pending)} task(s) the runtime left pending; they run on "
+                   f"for up to {RUN_ON_MS} ms before they are cancelled")
+        while pending and kernel.now < horizon:
+            changed = env.event()
+
+            def ended(_task: asyncio.Future[Any], changed: simpy.Event = changed) -> None:
+                if not changed.triggered:
+                    changed.succeed()
+
+            for task in pending:
+                task.add_done_callback(ended)
+            self.signal()
+            timer = kernel.delay(horizon - kernel.now, "run-on")
+            stop = kernel.run_until(simpy.AnyOf(env, [changed, timer]))
+            for task in pending:
+                task.remove_done_callback(ended)
+            if stop is not StopReason.DONE or timer.processed:
+                break
+            pending = self.loop.pending_since(0)
+        if pending:
+            self._note(f"{len(pending)} task(s) still pending after the run-on are cancelled: "
+                       + "; ".join(_describe_task(t, None) for t in pending))
 
     def _offload(self, func: Callable[..., Any], args: tuple[Any, ...]) -> asyncio.Future[Any]:
         if self.threads is None:
@@ -116,6 +177,8 @@ class RunState:
         """The run is over (the loop is lent to the next one): its threads are released and joined,
         then what is left on the loop is drained without it."""
         self.closed = True
+        start_order.reclaim(self.loop)
+        start_order.uninstall()
         try:
             if self.threads is not None:
                 stuck = self.threads.close()
@@ -178,16 +241,29 @@ class FromAsyncio:
     """The scheduler `from_asyncio` makes (see its docstring)."""
 
     def __init__(self, execute: Execute, name: str, description: str, *, interrupt: InterruptHook = "cancel",
-                 registry: MutableMapping[str, Any] | None = None, allow_unstarted_errors: bool = False) -> None:
+                 registry: MutableMapping[str, Any] | None = None, allow_unstarted_errors: bool = False,
+                 grace_ms: int | None = None) -> None:
         self.execute, self.name, self.description = execute, name, description
+        if grace_ms is not None and (isinstance(grace_ms, bool) or not isinstance(grace_ms, int) or grace_ms < 0):
+            raise ValueError(f"grace_ms must be a non-negative integer of milliseconds, got {grace_ms!r}")
+        #: The interrupt grace the runtime promises (None: none declared): what swarm's interrupts
+        #: allow it (see `harness.explore.swarm.declared_grace_ms`).
+        self.grace_ms = grace_ms
         self.interrupt = interrupt
         self.registry = Registry(registry) if registry is not None else None
         self.allow_unstarted_errors = allow_unstarted_errors
         self._wants_tools = _wants_tools(execute)
+        function = getattr(execute, "__func__", execute)
+        namespace = getattr(function, "__globals__", None)
+        #: The executor module's globals: a `from asyncio import as_completed` there is bound to the
+        #: bridge's (see `start_order`) while a run is open.
+        self._namespace: dict[str, Any] | None = namespace if isinstance(namespace, dict) else None
 
     def __call__(self, batch: Batch, ctx: SchedulerContext) -> SchedulerProcess:
         state = RunState.of(ctx, self.registry)
         loop = state.loop
+        if self._namespace is not None:
+            start_order.bind(self._namespace)
         toolbox = Toolbox(batch, ctx, state)
         state.toolbox = toolbox
         first_task = len(loop.tasks)
@@ -203,12 +279,16 @@ class FromAsyncio:
         else:
             ctx.interrupt.callbacks.append(lambda _: self._deliver(task, state))
         state.signal()
+        state.open_batches += 1
         yield done
+        state.open_batches -= 1
         leftovers = loop.pending_since(first_task, toolbox)
         if leftovers:
-            ctx.note(f"asyncio: execute returned with {len(leftovers)} task(s) still pending: "
+            ended = "was cancelled" if task.cancelled() else "returned" if task.exception() is None else "raised"
+            ctx.note(f"asyncio: execute {ended} with {len(leftovers)} task(s) still pending: "
                      + "; ".join(_describe_task(t, toolbox) for t in leftovers)
-                     + " (they run on until the run ends, then are cancelled)")
+                     + f" (the runtime left them running: they run on, up to {RUN_ON_MS} ms after the run's last "
+                     "batch, then are cancelled)")
         else:  # nothing is left that could still await a tool coroutine the executor made
             dropped = toolbox.drop_unawaited()
             if dropped:
@@ -258,21 +338,39 @@ class FromAsyncio:
 
 
 def _interrupted(batch: Batch, ctx: SchedulerContext, toolbox: Toolbox) -> list[CallResult]:
-    """The results a runtime reports after Ctrl-C cancelled its executor: each call started as it
-    ended (abandoned ones `unknown`), the others skipped."""
-    ctx.note("asyncio: the user interrupt cancelled the executor's task; reporting each call as it stands")
+    """The results the bridge reports for a runtime whose executor Ctrl-C cancelled (the runtime
+    itself reports nothing: its task ended with CancelledError): each call started as it ended
+    (abandoned ones `unknown`), the others skipped, in the bridge's words.
+
+    A call whose tool task the runtime left running (it cancelled the executor's task but not the
+    tool tasks it made: pydantic-ai's Ctrl-C bug) is not abandoned for it: it is reported `unknown`
+    and runs on, so the oracles see it outlive the turn (`orphaned-call`), and what it does later.
+    A call no task awaits any more (a tool in a thread, a dead runtime) is abandoned as before."""
+    ctx.note("asyncio: the user interrupt cancelled the executor's task; the bridge reports each call as it stands")
     results = []
+    left: list[str] = []
     for call in batch:
         handles = toolbox.handles.get(call.id, [])
         if not handles:
-            results.append(ctx.skip(call))
+            results.append(ctx.skip(call, SKIPPED_BY_BRIDGE))
             continue
         last = handles[-1]
-        if not last.triggered:  # never settled (e.g. a dead runtime): abandon it now
+        if not last.triggered:
+            waiter = toolbox.waiting.get(last)
+            if waiter is not None and not waiter.done():
+                left.append(call.id)
+                results.append(CallResult(call.id, Outcome.UNKNOWN, None,
+                                          "interrupted: the runtime left its tool task running; effect unknown",
+                                          len(handles), handles[0].started_ms, ctx.now))
+                continue
             ctx.cancel(last, outcome=Outcome.UNKNOWN, reason="interrupted; effect unknown")
         result = last.result
         results.append(CallResult(call.id, result.outcome, result.value, result.error, len(handles),
                                   handles[0].started_ms, result.end_ms))
+    if left:
+        ctx.note(f"asyncio: the runtime left the tool task{'s' if len(left) > 1 else ''} of {', '.join(left)} "
+                 "running after the interrupt cancelled its executor: reported unknown, "
+                 f"{'they run' if len(left) > 1 else 'it runs'} on")
     return results
 
 
@@ -313,11 +411,13 @@ def _check_unstarted(batch: Batch, ctx: SchedulerContext, toolbox: Toolbox, resu
             "allow_unstarted_errors=True to from_asyncio if your runtime refuses calls on purpose")
 
 
-def _describe_task(task: asyncio.Task[Any], toolbox: Toolbox) -> str:
+def _describe_task(task: asyncio.Task[Any], toolbox: Toolbox | None) -> str:
     # Deterministic text only: task names carry a process-wide counter, so the coroutine's name.
     coro = task.get_coro()
     name = getattr(coro, "__qualname__", type(coro).__name__)
-    awaiting = [h.call.id for h, waiter in toolbox.waiting.items() if waiter is task]
+    owner = toolbox if toolbox is not None else getattr(task, "owner", None)
+    waiting = owner.waiting.items() if isinstance(owner, Toolbox) else ()
+    awaiting = [h.call.id for h, waiter in waiting if waiter is task]
     return name + (f" awaiting {', '.join(awaiting)}" if awaiting else "")
 
 
@@ -334,15 +434,17 @@ def _wants_tools(execute: Execute) -> bool:
 
 def from_asyncio(execute: Execute, *, name: str | None = None, description: str = "",
                  interrupt: InterruptHook = "cancel", registry: MutableMapping[str, Any] | None = None,
-                 allow_unstarted_errors: bool = False) -> FromAsyncio:
+                 allow_unstarted_errors: bool = False, grace_ms: int | None = None) -> FromAsyncio:
     """A scheduler from a runtime's `async def execute(tool_calls, tools)` (or `execute(tool_calls)`
     with `registry=` its module-level tool table), run unchanged on virtual time.
 
     `interrupt` says how the user interrupt reaches it (default: its task is cancelled). With
     `allow_unstarted_errors`, error results for calls the executor never started are accepted as
-    deliberate refusals instead of failing the run. The scheduler is named `name`, else `execute`'s
-    module and qualified name (`acme.runtime.execute`: see `harness.schedulers.naming`).
+    deliberate refusals instead of failing the run. `grace_ms` declares the interrupt grace the
+    runtime promises (its running calls end within it): swarm's interrupts allow it that instead of
+    500 ms (a scenario's own interrupt keeps its grace). The scheduler is named `name`, else
+    `execute`'s module and qualified name (`acme.runtime.execute`: see `harness.schedulers.naming`).
     """
     return FromAsyncio(execute, name or origin_name(execute, "asyncio"),
                        description or "an asyncio executor on the virtual clock", interrupt=interrupt,
-                       registry=registry, allow_unstarted_errors=allow_unstarted_errors)
+                       registry=registry, allow_unstarted_errors=allow_unstarted_errors, grace_ms=grace_ms)

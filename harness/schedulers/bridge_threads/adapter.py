@@ -229,8 +229,12 @@ class _BatchRun:
 
 
 class FromThreads:
-    def __init__(self, execute: Execute, name: str, description: str) -> None:
+    def __init__(self, execute: Execute, name: str, description: str, grace_ms: int | None = None) -> None:
         self.execute, self.name, self.description = execute, name, description
+        if grace_ms is not None and (isinstance(grace_ms, bool) or not isinstance(grace_ms, int) or grace_ms < 0):
+            raise ValueError(f"grace_ms must be a non-negative integer of milliseconds, got {grace_ms!r}")
+        #: The interrupt grace the runtime promises (None: none declared; see `harness.explore.swarm`).
+        self.grace_ms = grace_ms
         self.takes_flag = _positional_count(execute) >= 3
         function = getattr(execute, "__func__", execute)
         namespace = getattr(function, "__globals__", None)
@@ -255,9 +259,11 @@ def _positional_count(execute: Callable[..., Any]) -> int:
     return sum(1 for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
 
 
-def from_threads(execute: Execute, *, name: str | None = None, description: str = "") -> FromThreads:
+def from_threads(execute: Execute, *, name: str | None = None, description: str = "",
+                 grace_ms: int | None = None) -> FromThreads:
     """A scheduler from a runtime's sync `execute(tool_calls, tools[, interrupted])`, run with its
     threads on the turnstile and the virtual clock, named `name`, else `execute`'s module and qualified
-    name (`acme.runtime.execute`: see `harness.schedulers.naming`)."""
+    name (`acme.runtime.execute`: see `harness.schedulers.naming`). `grace_ms` declares the interrupt
+    grace the runtime promises (hermes: 3 s after a poll of up to 5 s), which swarm's interrupts allow."""
     return FromThreads(execute, name or origin_name(execute, "threads"),
-                       description or "a thread-based executor on the virtual clock")
+                       description or "a thread-based executor on the virtual clock", grace_ms)

@@ -1,0 +1,97 @@
+"""The order `asyncio.as_completed` starts coroutines in, during a bridged run: drawn from the run's seed.
+
+`as_completed(coros)` wraps its argument in a set before it makes a task of each coroutine
+(`{ensure_future(f) for f in set(fs)}`), so the tasks start in the order of the coroutines'
+addresses: another order in a fresh process, and a reproducer that replays as "nondeterministic". A
+real process may show any of those orders, so the bridge neither keeps the order the executor gave
+(exploration would never see another) nor lets addresses decide (a run would not be a function of its
+seed): while a run holds the loop, the coroutines (and other awaitables that are not futures yet)
+are made tasks in an order drawn from the run's stream `asyncio/start-order`, one shuffle per call,
+and only then handed to the real `as_completed`, whose set of tasks iterates in creation order (the
+loop hashes its tasks by creation sequence). Futures and tasks given as they are keep the order
+their creator started them in. Different seeds show different start orders; one seed always the same.
+
+Owns `as_completed` (the stand-in), `install` / `uninstall` of it as `asyncio.as_completed`,
+`asyncio.tasks.as_completed` and any name an executor's module bound to the original (`from asyncio
+import as_completed`), and the per-loop stream it draws from. Code in other modules that imported
+the original by name keeps it. It never changes what `as_completed` yields, only the start order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import asyncio.tasks
+import weakref
+from collections.abc import Awaitable, Iterable, Iterator, MutableMapping
+from random import Random
+from typing import Any
+
+#: The real `asyncio.as_completed`, read once at import (before anything here replaced it).
+ORIGINAL = asyncio.tasks.as_completed
+
+#: The stream each lent loop's run draws start orders from (set while a run holds the loop).
+_streams: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Random] = weakref.WeakKeyDictionary()
+#: Open runs that installed the stand-in (runs nest: an executor may start a run of its own).
+_installed = 0
+#: Module namespaces whose name for the original was replaced: (namespace, name), to restore.
+_bound: list[tuple[MutableMapping[str, Any], str]] = []
+
+
+def as_completed(fs: Iterable[Awaitable[Any]], *, timeout: float | None = None) -> Iterator[Any]:
+    """`asyncio.as_completed`, starting the coroutines in an order drawn from the run's seed."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        loop = None
+    rng = _streams.get(loop) if loop is not None else None
+    if rng is None or asyncio.isfuture(fs) or asyncio.iscoroutine(fs):
+        return ORIGINAL(fs, timeout=timeout)  # outside a run, or its own TypeError
+    # One of each, in the order given (a coroutine listed twice is one task, as in the set).
+    given = list(dict.fromkeys(fs))
+    unstarted = [i for i, f in enumerate(given) if not asyncio.isfuture(f)]
+    order = rng.sample(unstarted, len(unstarted))
+    started: dict[int, Any] = {i: asyncio.ensure_future(given[i], loop=loop) for i in order}
+    return ORIGINAL([started.get(i, f) for i, f in enumerate(given)], timeout=timeout)
+
+
+def lend(loop: asyncio.AbstractEventLoop, stream: Random) -> None:
+    """`loop` now runs a run whose start orders come from `stream`."""
+    _streams[loop] = stream
+
+
+def reclaim(loop: asyncio.AbstractEventLoop) -> None:
+    _streams.pop(loop, None)
+
+
+def install() -> None:
+    """Put the stand-in in place of `asyncio.as_completed` (counted: the last `uninstall` restores)."""
+    global _installed
+    if _installed == 0:
+        asyncio.as_completed = as_completed  # type: ignore[assignment]
+        asyncio.tasks.as_completed = as_completed  # type: ignore[assignment]
+    _installed += 1
+
+
+def bind(namespace: MutableMapping[str, Any]) -> None:
+    """Replace the names an executor's module bound to the original (`from asyncio import
+    as_completed`) while the stand-in is installed."""
+    if _installed == 0:
+        return
+    for name, value in list(namespace.items()):
+        if value is ORIGINAL:
+            namespace[name] = as_completed
+            _bound.append((namespace, name))
+
+
+def uninstall() -> None:
+    global _installed
+    if _installed == 0:
+        return
+    _installed -= 1
+    if _installed == 0:
+        asyncio.as_completed = ORIGINAL
+        asyncio.tasks.as_completed = ORIGINAL
+        for namespace, name in _bound:
+            if namespace.get(name) is as_completed:
+                namespace[name] = ORIGINAL
+        _bound.clear()
