@@ -22,5 +22,7 @@ def reported(result: RunResult) -> list[tuple[str, str]]:
 
 
 def named(result: RunResult, label: str) -> set[str]:
-    """The calls that the failing verdicts labelled `label` name (each witness's `call`)."""
-    return {str(v.witness["call"]) for v in check(result) if not v.ok and v.label == label and "call" in v.witness}
+    """The calls that the violations labelled `label` name (each witness's `call`; a verdict may hold
+    several violations of one label, one per call)."""
+    return {str(x.witness["call"]) for v in check(result) for x in v.violations
+            if x.label == label and "call" in x.witness}

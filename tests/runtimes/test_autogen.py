@@ -27,7 +27,6 @@ from harness.scenario import Interrupt
 from tests.runtimes.findings import named, reported, tried
 
 ROOT = Path(__file__).resolve().parents[2]
-ORPHANS = pytest.mark.xfail(strict=True, reason="needs issue 24 item 6 (orphans reported), merged by the lead")
 
 
 def test_the_agent_gathers_the_turn_and_reports_in_model_order() -> None:
@@ -100,13 +99,11 @@ def test_the_tool_task_outlives_the_cancelled_run() -> None:
     assert any("_execute_tool_calls" in e.get("text", "") for e in result.trace if e["ev"] == "note")
 
 
-@ORPHANS
 def test_the_tool_task_left_running_by_the_cancelled_run_is_an_orphan() -> None:
     result, _ = tried("interrupt-midbatch", scheduler)
     assert named(result, "orphaned-call") == {"tests", "metrics"}
 
 
-@ORPHANS
 def test_calls_the_leftover_task_starts_after_the_interrupt_are_caught() -> None:
     # ops-approvals interrupted at 500 ms, every approval still pending: the bridge reports the four
     # waiting calls skipped; AutoGen's tool task goes on, and runs each call once the user answers.
