@@ -169,11 +169,13 @@ def _group(filename: str, function: str) -> str | None:
 
 class ThreadProfiles:
     """cProfile in every thread (3.11's cProfile sees only the thread that enabled it): the main
-    thread's profiler, and one more per bridge thread, started from `threading.setprofile`."""
+    thread's profiler, and one more per thread started meanwhile, by `threading` or by a bare
+    `_thread.start_new_thread` (the turnstile's threads)."""
 
     def __init__(self) -> None:
         self.profiles: list[cProfile.Profile] = []
         self._lock = threading.Lock()
+        self._start_new_thread = _thread.start_new_thread
 
     def _start(self, *_: Any) -> None:
         profile = cProfile.Profile()
@@ -181,8 +183,15 @@ class ThreadProfiles:
             self.profiles.append(profile)
         profile.enable()  # replaces this hook in this thread
 
+    def _bare(self, function: Callable[..., Any], args: tuple[Any, ...], *rest: Any) -> int:
+        def profiled(*inner: Any) -> Any:
+            self._start()
+            return function(*inner)
+        return self._start_new_thread(profiled, args, *rest)  # type: ignore[no-any-return]
+
     def __enter__(self) -> ThreadProfiles:
         threading.setprofile(self._start)
+        _thread.start_new_thread = self._bare  # type: ignore[assignment]
         main = cProfile.Profile()
         self.profiles.append(main)
         main.enable()
@@ -191,6 +200,7 @@ class ThreadProfiles:
     def __exit__(self, *_: Any) -> None:
         self.profiles[0].disable()
         threading.setprofile(None)  # type: ignore[arg-type]
+        _thread.start_new_thread = self._start_new_thread
 
     def breakdown(self, runs: int) -> dict[str, float]:
         """Own time per group, microseconds per run (thread waits left out)."""
