@@ -14,8 +14,10 @@ machine), in interleaved rounds whose median is reported, so ratios are meaningf
     trace: everything a run does);
   - `bridged_over_floor_ratio`: the two as a ratio. Issue 24's target: the bridge costs at most 1.5x
     the runtime's own floor, i.e. a ratio >= 1/1.5 (0.667);
-  - `profile`: where a bridged run's time goes (cProfile, own time by module group: the harness's
-    bridge, its run machinery, SimPy, the runtime and its libraries, asyncio/threading, the rest);
+  - `us_per_run.bridge_overhead`: what the bridge adds to one batch, in microseconds;
+- `where_the_time_goes`: per bridged scheduler, where a run's time goes (cProfile in every thread,
+  own time by module group: the harness's bridges, its run machinery, SimPy, the runtime and its
+  libraries, asyncio, threading, the rest; time a thread waits for the baton is left out);
 - `asyncio_gather_over_parallel_ratio`: a plain `asyncio.gather` executor through `from_asyncio`
   against the built-in `parallel` (target >= 0.7);
 - `threads_pool_over_parallel_ratio`: a plain `ThreadPoolExecutor` through `from_threads` against
@@ -138,6 +140,7 @@ _GROUPS = (
     ("harness scheduler context", "/harness/schedulers/context.py"),
     ("harness world/trace/run (other)", "/harness/"),
     ("simpy", "/simpy/"),
+    ("pyfakefs (the world)", "/pyfakefs/"),
     ("glue (tests/runtimes)", "/tests/runtimes/"),
     ("asyncio", "/asyncio/"),
     ("threading/concurrent.futures/queue", "/threading.py"),
@@ -216,6 +219,8 @@ class ThreadProfiles:
         return {group: round(seconds * 1e6 / runs, 1) for group, seconds in ordered if seconds * 1e6 / runs >= 0.5}
 
 
+# cProfile's clock is real time: under load, a function is charged for the time its thread waited
+# for a core, and profiling slows small calls most. The shares are the figure, not the microseconds.
 def profile_runs(fn: Callable[[int], Any], seconds: float) -> dict[str, Any]:
     with ThreadProfiles() as profiles:
         count, start = 0, time.perf_counter()
@@ -270,8 +275,8 @@ def measure_check(profile: str) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=0.6, help="CPU time per measurement and round")
-    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (the median is reported)")
+    parser.add_argument("--seconds", type=float, default=0.5, help="CPU time per measurement and round")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (the median is reported)")
     parser.add_argument("--profile-seconds", type=float, default=1.0, help="time profiled per bridge (0: none)")
     parser.add_argument("--no-check", action="store_true", help="skip the check_scheduler timing")
     parser.add_argument("--only", nargs="*", default=None, help="only these recipes (by name)")
@@ -341,6 +346,7 @@ def main() -> None:
             "bridged_over_parallel_ratio": round(statistics.median(ratios(f"{name}:bridged", "parallel")), 4),
             "us_per_run": {"floor": round(1e6 / per_s[f"{name}:floor"], 1),
                            "bridged": round(1e6 / per_s[f"{name}:bridged"], 1),
+                           "bridge_overhead": round(1e6 / per_s[f"{name}:bridged"] - 1e6 / per_s[f"{name}:floor"], 1),
                            "parallel": round(1e6 / per_s["parallel"], 1)},
         })
     gather_ratios, pool_ratios = ratios("asyncio_gather", "parallel"), ratios("threads_pool", "parallel")
@@ -359,11 +365,13 @@ def main() -> None:
         "asyncio_gather_ratio_rounds": [round(r, 3) for r in gather_ratios],
         "asyncio_target_ratio": GATHER_TARGET,
         "asyncio_target_met": statistics.median(gather_ratios) >= GATHER_TARGET,
+        "asyncio_gather_overhead_us_per_run": round(1e6 / per_s["asyncio_gather"] - 1e6 / per_s["parallel"], 1),
         "threads_pool_runs_per_s": round(per_s["threads_pool"], 1),
         "threads_pool_over_parallel_ratio": round(statistics.median(pool_ratios), 3),
         "threads_pool_ratio_rounds": [round(r, 3) for r in pool_ratios],
         "threads_target_ratio": POOL_TARGET,
         "threads_target_met": statistics.median(pool_ratios) >= POOL_TARGET,
+        "threads_pool_overhead_us_per_run": round(1e6 / per_s["threads_pool"] - 1e6 / per_s["parallel"], 1),
         "threads_active_after": threading.active_count() + _thread._count(),  # type: ignore[attr-defined]
     }
     if args.profile_seconds > 0:
@@ -371,7 +379,28 @@ def main() -> None:
                                           for name, fn in profiled.items()}
     if not args.no_check and installed(RECIPES[0]):
         figures["check_scheduler_openai_agents"] = measure_check("ci")
+    summary(figures)
     emit("bench_bridges", figures)
+
+
+def summary(figures: dict[str, Any]) -> None:
+    """The figures as a few lines for a reader (stderr; the JSON on stdout is the record)."""
+    lines = [f"parallel {figures['parallel_runs_per_s']} runs/s; "
+             f"gather/parallel {figures['asyncio_gather_over_parallel_ratio']} (target {GATHER_TARGET}); "
+             f"pool/parallel {figures['threads_pool_over_parallel_ratio']} (target {POOL_TARGET})"]
+    for name, entry in figures["recipes"].items():
+        if "skipped" in entry:
+            lines.append(f"{name}: skipped ({entry['skipped']})")
+            continue
+        lines.append(f"{name}: floor {entry['floor_runs_per_s']} runs/s, bridged {entry['bridged_runs_per_s']} runs/s, "
+                     f"ratio {entry['bridged_over_floor_ratio']} (target >= {entry['ratio_target']})")
+    for name, profile in figures.get("where_the_time_goes", {}).items():
+        top = list(profile["own_time_us_per_run"].items())[:5]
+        lines.append(f"where {name}'s time goes (us/run under cProfile): " + ", ".join(f"{g} {us}" for g, us in top))
+    check = figures.get("check_scheduler_openai_agents")
+    if check is not None:
+        lines.append(f"check_scheduler(openai-agents, ci): {check['wall_s']} s wall (target < {CHECK_TARGET_S} s)")
+    print("\n".join(lines), file=sys.stderr)
 
 
 if __name__ == "__main__":
