@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from asyncio.events import _get_running_loop
 from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -34,15 +35,19 @@ class ToolFailed(Exception):
 
 
 def _read(call_id: str) -> None:
-    reading.set((call_id, task_identity()))
+    value = (call_id, task_identity())
+    # A runtime reads a call's fields several times in a row (`tc.function.name`, then its arguments):
+    # setting an equal value again would only copy the context's mapping.
+    if reading.get() != value:
+        reading.set(value)
 
 
 def task_identity() -> int:
     """The running task's identity (0 outside a task); a key for equality only, never ordered."""
-    try:
-        task = asyncio.current_task()
-    except RuntimeError:
+    loop = _get_running_loop()
+    if loop is None:
         return 0
+    task = asyncio.current_task(loop)
     return id(task) if task is not None else 0
 
 

@@ -54,6 +54,13 @@ class Toolbox(Mapping[str, Callable[..., Awaitable[Any]]]):
         #: The task awaiting each unsettled handle (for the leftover report).
         self.waiting: dict[CallHandle, asyncio.Task[Any] | None] = {}
         self._names = sorted({call.name for call in batch})
+        #: The calls of each tool, in model order, and each call's arguments parsed once (read-only:
+        #: every invocation is matched against them, a runtime invokes each call once at least).
+        self._named: dict[str, list[ToolCall]] = {}
+        self._parsed: dict[str, dict[str, Any] | None] = {}
+        for call in batch:
+            self._named.setdefault(call.name, []).append(call)
+            self._parsed[call.id] = call.parsed_arguments()
         self.limits = ScenarioLimits.of(ctx)
         #: Calls the user did not approve: their tool refused them before they started.
         self.refused: set[str] = set()
@@ -90,15 +97,16 @@ class Toolbox(Mapping[str, Callable[..., Awaitable[Any]]]):
         return [call for call, _ in dropped]
 
     def match(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[ToolCall, str | None]:
-        named = [c for c in self.batch if c.name == name]
+        named = self._named.get(name)
         if not named:
             raise KeyError(name)
+        parsed = self._parsed
         key: str | None = None
-        if KEY_ARGUMENT in kwargs and not any(KEY_ARGUMENT in (c.parsed_arguments() or {}) for c in named):
+        if KEY_ARGUMENT in kwargs and not any(KEY_ARGUMENT in (parsed[c.id] or {}) for c in named):
             kwargs = dict(kwargs)
             raw = kwargs.pop(KEY_ARGUMENT)
             key = None if raw is None else str(raw)
-        same = [c for c in named if _binds(c, args, kwargs)] or named
+        same = [c for c in named if _binds(parsed[c.id], args, kwargs)] or named
         # The call this very task last read (a retry reads it again); a value inherited from the task
         # that made this one is not evidence: a runtime that reads every call and then spawns a task
         # per call (LangGraph's ToolNode) hands them all the batch's last call.
@@ -209,12 +217,13 @@ def _value(result: CallResult) -> Any:
     raise ToolFailed(result.error or result.outcome.value)
 
 
-def _binds(call: ToolCall, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
-    """Whether `tool(*args, **kwargs)` asks for exactly this call's arguments (positional ones bound
-    to the argument names in the order the model wrote them)."""
-    parsed = call.parsed_arguments()
+def _binds(parsed: dict[str, Any] | None, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """Whether `tool(*args, **kwargs)` asks for exactly a call's arguments, `parsed` (positional ones
+    bound to the argument names in the order the model wrote them)."""
     if parsed is None:
         return False
+    if not args:  # the common case: keywords only
+        return kwargs == parsed
     names = list(parsed)
     if len(args) > len(names):
         return False
