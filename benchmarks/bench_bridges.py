@@ -79,12 +79,13 @@ class Recipe:
     kind: str
 
 
-#: One line per recipe. The glue lives under tests/runtimes/ today (it moves into the package).
+#: One line per recipe: the glue the package ships (harness/recipes/, behind the `runtimes` extra).
 RECIPES = (
-    Recipe("openai-agents", "agents.testing", "tests.runtimes.openai_agents_glue", "asyncio"),
-    Recipe("langgraph-toolnode", "langgraph.prebuilt", "tests.runtimes.langgraph_glue", "asyncio"),
-    Recipe("pydantic-ai", "pydantic_ai", "tests.runtimes.pydantic_ai_glue", "asyncio"),
-    Recipe("smolagents", "smolagents", "tests.runtimes.smolagents_glue", "threads"),
+    Recipe("openai-agents", "agents.testing", "harness.recipes.openai_agents", "asyncio"),
+    Recipe("langgraph-toolnode", "langgraph.prebuilt", "harness.recipes.langgraph", "asyncio"),
+    Recipe("pydantic-ai", "pydantic_ai", "harness.recipes.pydantic_ai", "asyncio"),
+    Recipe("smolagents", "smolagents", "harness.recipes.smolagents", "threads"),
+    Recipe("autogen", "autogen_agentchat", "harness.recipes.autogen", "asyncio"),
 )
 
 
@@ -138,10 +139,10 @@ _GROUPS = (
     ("harness bridge_threads", "/harness/schedulers/bridge_threads/"),
     ("harness sim", "/harness/sim/"),
     ("harness scheduler context", "/harness/schedulers/context.py"),
+    ("glue (harness/recipes)", "/harness/recipes/"),
     ("harness world/trace/run (other)", "/harness/"),
     ("simpy", "/simpy/"),
     ("pyfakefs (the world)", "/pyfakefs/"),
-    ("glue (tests/runtimes)", "/tests/runtimes/"),
     ("asyncio", "/asyncio/"),
     ("threading/concurrent.futures/queue", "/threading.py"),
     ("threading/concurrent.futures/queue", "/concurrent/futures/"),
