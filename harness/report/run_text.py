@@ -179,6 +179,9 @@ def describe_event(event: TraceEvent) -> str | None:
         return f"abandoned as {event['outcome']}: {event['reason']}{detached}"
     if ev == "note":
         return f"scheduler: {event['text']}"
+    if ev == "blocked":
+        return (f"event loop held {event['held_ms']} ms by {event['what']} (since {event['since']} ms)"
+                + ("; it never returned" if event.get("returned") is False else ""))
     if ev == "batch":
         return f"batch {event['index']} '{event['label']}' begins"
     if ev == "report":

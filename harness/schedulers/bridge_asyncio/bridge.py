@@ -26,10 +26,12 @@ import simpy
 from harness.model import Batch, CallResult, Outcome, ToolCall
 from harness.realtime import WallClockExceeded
 from harness.schedulers.bridge_asyncio import loop as loops
+from harness.schedulers.bridge_asyncio.blocking import Blocker
 from harness.schedulers.bridge_asyncio.calls import BridgeToolCall, bridge_calls
 from harness.schedulers.bridge_asyncio.results import to_results
 from harness.schedulers.bridge_asyncio.threads import ThreadHost
 from harness.schedulers.bridge_asyncio.toolbox import Registry, Toolbox, current
+from harness.schedulers.bridge_threads.patches import Installation
 from harness.schedulers.bridge_threads.turnstile import BridgeThread
 from harness.schedulers.context import SchedulerContext, SchedulerProcess
 from harness.schedulers.naming import origin_name
@@ -60,7 +62,14 @@ class RunState:
         #: the first batch of each scheduler that has one, restored when the run ends).
         self.registries: list[Registry] = []
         self.closed = False
+        # The clocks (and `time.sleep`) bridged code reads are virtual for the whole run, on the loop
+        # too (`bridged_clock`); in place before the lend, so the previous run's drain does not sleep
+        # for real. Closed when the run ends, after its own drain (`end`).
+        self.patches = Installation()
+        self._ending = False
         self.loop = loops.lend(self._now, self.release, self._note)
+        self.blocker = Blocker(self)
+        self.loop.blocker = self.blocker
         self.loop.owner_of = current.get
         self.loop.offload = self._offload
         #: The bridge threads work handed to a thread runs on (made at the run's first hand-off).
@@ -104,8 +113,12 @@ class RunState:
     def end(self) -> None:
         """The run's batches are over: tasks its executor left pending are cancelled and drained now
         (their trace notes land in this run), and the loop waits, empty, for the next run."""
-        if not self.closed and self.loop._release == self.release:
-            self.loop.reclaim()
+        self._ending = True
+        try:
+            if not self.closed and self.loop._release == self.release:
+                self.loop.reclaim()
+        finally:
+            self.patches.close()
 
     def _offload(self, func: Callable[..., Any], args: tuple[Any, ...]) -> asyncio.Future[Any]:
         if self.threads is None:
@@ -124,11 +137,15 @@ class RunState:
         finally:
             for registry in reversed(self.registries):
                 registry.restore()
+            if not self._ending:  # the next run took the loop back: it has patches of its own in place
+                self.patches.close()
 
     def _pump(self) -> Generator[simpy.Event, Any, None]:
         env, kernel, loop = self.kernel.env, self.kernel, self.loop
         while not self.closed:
             loop.run_ready()
+            if self.blocker.frozen is not None:
+                return  # a blocking call never returned: the loop is held for good (a hang)
             threads = self.threads
             if threads is not None and not threads.closed:
                 # Between loop iterations, the threads work was handed to: one at a time, each until
@@ -195,9 +212,14 @@ class FromAsyncio:
             self.interrupt.clear()  # a new turn: the flag the runtime watches starts down
         context = contextvars.copy_context()
         context.run(current.set, toolbox)
+        namespace = getattr(self.execute, "__globals__", None)
+        if isinstance(namespace, dict):  # `from time import sleep` in the executor's module
+            state.patches.swap(namespace)
         task = loop.create_task(self._main(bridge_calls(batch), toolbox), context=context)
         done = ctx.env.event()
-        task.add_done_callback(lambda _: done.succeed() if not done.triggered else None)
+        # A task that ends because its loop froze (`LoopFrozen`) never reports back: the run is a hang.
+        task.add_done_callback(lambda _: done.succeed() if not done.triggered and state.blocker.frozen is None
+                               else None)
         if ctx.interrupt.callbacks is None:  # interrupted before this batch began
             self._deliver(task, state)
         else:

@@ -3,10 +3,12 @@
 Owns `Installation`: for as long as any bridged batch is running, `threading.Lock`,
 `RLock`, `Condition`, `Semaphore`, `BoundedSemaphore`, `Event`, `Thread`, `Timer` and
 `current_thread`, `queue.SimpleQueue` (and the clock `queue.Queue` reads), the clock functions of
-`time`, and `concurrent.futures`' `Future` name the bridged versions of `primitives`; so do names the
-executor's module imported from them (`from time import sleep`). Every replacement decides per call:
-in a bridge thread it is bridged, anywhere else it is the real thing, so the harness, the test runner
-and foreign threads are never affected while patches are in place. A real `threading.Thread` started
+`time`, `datetime.datetime` / `datetime.date` and `concurrent.futures`' `Future` name the bridged
+versions of `primitives` and `bridged_clock`; so do names the executor's module imported from them
+(`from time import sleep`). Every replacement decides per call: in a bridge thread it is bridged (and
+the clocks also on a bridged asyncio loop, while its run steps it), anywhere else it is the real
+thing, so the harness, the test runner and foreign threads are never affected while patches are in
+place. A real `threading.Thread` started
 from a bridge thread (a subclass defined before the run) is refused with the reason, since it would
 run outside the turnstile. Everything is restored when the last bridged batch ends, also on error.
 It never creates threads or decides anything about them.
@@ -22,6 +24,7 @@ import time
 from collections.abc import Callable, MutableMapping
 from typing import Any
 
+from harness.schedulers import bridged_clock
 from harness.schedulers.bridge_threads import primitives as bridged
 from harness.schedulers.bridge_threads.turnstile import ThreadReleased, current
 
@@ -55,12 +58,23 @@ _depth = 0
 _saved: list[tuple[Any, str, Any]] = []
 
 
+def _targets() -> tuple[tuple[Any, str, Any], ...]:
+    """What is installed: the table, with the clocks in their loop-aware form (code on a bridged
+    asyncio loop counts as bridged too: `bridged_clock`), and the datetime stand-ins."""
+    return tuple((module, name, bridged_clock.LOOP_AWARE.get(replacement, replacement))
+                 for module, name, replacement in _TARGETS) + bridged_clock.CLASSES
+
+
 def _refuse_real_threads(real: Callable[..., Any]) -> Callable[..., Any]:
     def start(*args: Any, **kwargs: Any) -> Any:
         if current() is not None:
             raise RuntimeError("a real threading.Thread cannot start inside a bridged run (its class was "
                                "defined before the run, e.g. a subclass at import): it would run outside the "
                                "turnstile; create it with threading.Thread(target=...) instead")
+        blocker = bridged_clock.loop_blocker()
+        if blocker is not None:  # started from the bridged loop: it runs beside the simulation
+            owner = getattr(args[0], "__self__", None) if args else None
+            blocker.real_thread(str(getattr(owner, "name", "a thread")))
         return real(*args, **kwargs)
 
     return start
@@ -78,7 +92,7 @@ _quiet = _QuietRelease()
 
 
 def _install() -> None:
-    for module, name, replacement in _TARGETS:
+    for module, name, replacement in _targets():
         _saved.append((module, name, getattr(module, name)))
         setattr(module, name, replacement)
     for name in _START_NAMES:
@@ -98,7 +112,7 @@ def _restore() -> None:
 
 def _swap_globals(namespace: MutableMapping[str, Any]) -> list[tuple[str, Any]]:
     """Point names the executor's module imported from the patched modules at the replacements."""
-    replacements = {id(real): replacement for module, name, replacement in _TARGETS
+    replacements = {id(real): replacement for module, name, replacement in _targets()
                     if (real := _real_of(module, name)) is not None}
     swapped = []
     for name, value in list(namespace.items()):
@@ -112,7 +126,7 @@ def _swap_globals(namespace: MutableMapping[str, Any]) -> list[tuple[str, Any]]:
 def replacement_of(value: Any) -> Any:
     """The replacement of a real primitive (`time.sleep` read before the patches went in, then handed
     to a thread as a function), else `value` itself. Only while patches are installed."""
-    for module, name, replacement in _TARGETS:
+    for module, name, replacement in _targets():
         if value is _real_of(module, name):
             return replacement
     return value
