@@ -50,7 +50,7 @@ class LoopBlocker(Protocol):
 
     def sleep(self, seconds: float) -> None: ...
 
-    def real_thread(self, name: str) -> None:
+    def real_thread(self, thread: object) -> None:
         """A real OS thread is being started from the loop (it will run outside the virtual clock)."""
 
 

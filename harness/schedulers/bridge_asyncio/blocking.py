@@ -19,7 +19,10 @@ decides an order and never advances time except through the kernel.
 
 from __future__ import annotations
 
+import _thread
 import sys
+import threading
+import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -40,6 +43,23 @@ UNBRIDGED_FIX = ("hand the work to asyncio.to_thread / loop.run_in_executor, whi
                  "clock (pydantic-ai: wrap the run in `using_thread_executor`)")
 
 
+#: Real seconds a thread outside the bridge that called a tool waits for its run to end, at most (a
+#: backstop: a non-daemon thread parked for good would keep the interpreter from exiting).
+FOREIGN_WAIT_S = 30.0
+
+#: The real class (read at import, before any patch: while one is in place `threading.Thread` is the bridge's).
+_RealThread = threading.Thread
+
+#: Real threads started from a bridged loop (anyio's worker), while they live: a pool keeps its
+#: workers from one run to the next, so a later run's witness still names them.
+_real_threads: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
+
+
+def real_threads() -> list[str]:
+    """Names of the live real threads started from a bridged loop, sorted (a set's order is not)."""
+    return sorted(t.name for t in list(_real_threads) if t.is_alive())
+
+
 class LoopFrozen(BaseException):
     """Raised in the code that blocked the loop when the simulation stopped before the blocking call
     could return: the loop never runs again in this run. A BaseException, so `except Exception` in
@@ -51,7 +71,8 @@ class Unbridged:
     """A thread outside the bridge that the run's code reached: started from the loop, or calling a tool."""
 
     thread: str
-    what: str
+    #: Started from the loop (known when it happens, on the loop); else it called a tool (a real-time event).
+    started: bool
 
 
 class Blocker:
@@ -64,10 +85,13 @@ class Blocker:
         #: What froze the loop for good (a hold the simulation could not finish), if anything.
         self.frozen: str | None = None
         self.unbridged: list[Unbridged] = []
+        self._closed = _thread.allocate_lock()
+        self._closed.acquire()  # released when the run ends: threads outside the bridge may go on
+        self.ended = False
 
     @property
     def active(self) -> bool:
-        return not self.holding and not self.state.closed and self.frozen is None
+        return not self.holding and not self.ended and self.frozen is None
 
     def now_ms(self) -> int:
         return self.state.kernel.now
@@ -78,11 +102,25 @@ class Blocker:
         if ms:
             self.hold(self.state.kernel.delay(ms, "blocking"), f"time.sleep({seconds:g}){_caller(2)}")
 
-    def real_thread(self, name: str) -> None:
-        self.unbridged.append(Unbridged(name, "a real thread started from the event loop"))
+    def real_thread(self, thread: object) -> None:
+        if isinstance(thread, _RealThread):
+            _real_threads.add(thread)
+            self.unbridged.append(Unbridged(thread.name, True))
 
     def foreign_call(self, thread: str, tool: str) -> None:
-        self.unbridged.append(Unbridged(thread, f"called the tool {tool} from outside the bridge"))
+        """A thread the bridge does not run called `tool`: noted for the hang witness, and the thread
+        waits until the run is over. Its result could only reach the loop at a real moment the
+        simulation knows nothing of (`call_soon_threadsafe`), so the run hears nothing: a hang, every
+        time, rather than a verdict that depends on how fast a real thread ran."""
+        self.unbridged.append(Unbridged(thread, False))
+        if self._closed.acquire(timeout=FOREIGN_WAIT_S):
+            self._closed.release()
+
+    def close(self) -> None:
+        """The run is over: threads outside the bridge waiting in `foreign_call` go on (idempotent)."""
+        if not self.ended:
+            self.ended = True
+            self._closed.release()
 
     def hold(self, until: simpy.Event, what: str) -> None:
         """Block the loop (the caller is inside one of its callbacks) until `until` is processed."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import inspect
+import threading
 import weakref
 from collections.abc import Awaitable, Callable, Generator, Mapping, MutableMapping, Sequence
 from typing import Any, Literal
@@ -62,6 +63,8 @@ class RunState:
         #: the first batch of each scheduler that has one, restored when the run ends).
         self.registries: list[Registry] = []
         self.closed = False
+        #: The thread the run's pump steps the loop in (any other thread but a bridge thread is foreign).
+        self.thread_ident = threading.get_ident()
         # The clocks (and `time.sleep`) bridged code reads are virtual for the whole run, on the loop
         # too (`bridged_clock`); in place before the lend, so the previous run's drain does not sleep
         # for real. Closed when the run ends, after its own drain (`end`).
@@ -129,6 +132,7 @@ class RunState:
         """The run is over (the loop is lent to the next one): its threads are released and joined,
         then what is left on the loop is drained without it."""
         self.closed = True
+        self.blocker.close()
         try:
             if self.threads is not None:
                 stuck = self.threads.close()

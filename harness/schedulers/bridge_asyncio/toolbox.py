@@ -311,9 +311,9 @@ class BridgedTool:
         if toolbox is None:
             raise RuntimeError(f"tool {self.name!r} was called outside a bridged executor (no batch is running)")
         state = toolbox.state
-        if not state.closed and state.loop._thread_id not in (None, threading.get_ident()):
-            # A real thread beside the stepping loop (anyio's worker): outside the virtual clock, and
-            # nothing would tell the loop when it is done. Named in the hang witness.
+        if not state.closed and threading.get_ident() != state.thread_ident:
+            # A real thread beside the loop (anyio's worker): outside the virtual clock, and nothing
+            # would tell the loop when it is done. Named in the hang witness; waits for the run to end.
             name = threading.current_thread().name
             state.blocker.foreign_call(name, self.name)
             raise RuntimeError(f"tool {self.name!r} was called from the thread {name!r}, which the harness's "

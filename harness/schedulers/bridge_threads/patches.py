@@ -73,8 +73,7 @@ def _refuse_real_threads(real: Callable[..., Any]) -> Callable[..., Any]:
                                "turnstile; create it with threading.Thread(target=...) instead")
         blocker = bridged_clock.loop_blocker()
         if blocker is not None:  # started from the bridged loop: it runs beside the simulation
-            owner = getattr(args[0], "__self__", None) if args else None
-            blocker.real_thread(str(getattr(owner, "name", "a thread")))
+            blocker.real_thread(getattr(args[0], "__self__", None) if args else None)
         return real(*args, **kwargs)
 
     return start
