@@ -16,7 +16,6 @@ milliseconds, the same in every run and on every host. It never advances time it
 from __future__ import annotations
 
 import datetime as _datetime
-import math
 import time as _time
 from asyncio import events
 from typing import Any, Protocol
@@ -33,7 +32,7 @@ _real_time = _time.time
 _real_time_ns = _time.time_ns
 _RealDatetime = _datetime.datetime
 _RealDate = _datetime.date
-_UTC = _datetime.timezone.utc
+_UTC = _datetime.UTC
 #: The virtual epoch as an aware datetime (what `datetime.now()` reads at 0 ms).
 EPOCH = _RealDatetime.fromtimestamp(primitives.EPOCH_S, _UTC)
 
@@ -131,11 +130,6 @@ LOOP_AWARE: dict[Any, Any] = {
     primitives.time: time,
     primitives.time_ns: time_ns,
 }
-
-
-def sleep_ms(seconds: float) -> int:
-    """Whole virtual milliseconds of a sleep of `seconds` (rounded up: never shorter than asked)."""
-    return max(0, math.ceil(seconds * 1000 - 1e-9))
 
 
 # -- datetime ------------------------------------------------------------------------------------

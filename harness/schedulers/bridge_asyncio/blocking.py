@@ -20,6 +20,7 @@ decides an order and never advances time except through the kernel.
 from __future__ import annotations
 
 import _thread
+import math
 import sys
 import threading
 import weakref
@@ -28,7 +29,6 @@ from typing import TYPE_CHECKING
 
 import simpy
 
-from harness.schedulers.bridged_clock import sleep_ms
 from harness.sim.kernel import StopReason
 
 if TYPE_CHECKING:
@@ -98,7 +98,7 @@ class Blocker:
 
     def sleep(self, seconds: float) -> None:
         """`time.sleep(seconds)` on the loop: hold it for that long (a zero sleep takes no time)."""
-        ms = sleep_ms(seconds)
+        ms = max(0, math.ceil(seconds * 1000 - 1e-9))  # whole milliseconds, never shorter than asked
         if ms:
             self.hold(self.state.kernel.delay(ms, "blocking"), f"time.sleep({seconds:g}){_caller(2)}")
 
