@@ -68,7 +68,7 @@ class RunState:
         # The clocks (and `time.sleep`) bridged code reads are virtual for the whole run, on the loop
         # too (`bridged_clock`); in place before the lend, so the previous run's drain does not sleep
         # for real. Closed when the run ends, after its own drain (`end`).
-        self.patches = Installation()
+        self.patches = Installation(clocks_only=True)
         self._ending = False
         self.loop = loops.lend(self._now, self.release, self._note)
         self.blocker = Blocker(self)

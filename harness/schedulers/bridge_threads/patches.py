@@ -56,13 +56,26 @@ _START_NAMES = ("_start_new_thread", "_start_joinable_thread")
 
 _depth = 0
 _saved: list[tuple[Any, str, Any]] = []
+#: The clock tier (the table's clocks in their loop-aware form and the datetime stand-ins, see
+#: `bridged_clock`): installed by every installation, and alone for an asyncio-bridged run, whose code
+#: on the loop reads virtual clocks but must keep real locks and threads (a module imported during the
+#: run would otherwise subclass a bridged `threading.Thread` for good, as anyio's worker does).
+_clock_depth = 0
+_clock_saved: list[tuple[Any, str, Any]] = []
+
+
+def _clock_targets() -> tuple[tuple[Any, str, Any], ...]:
+    return tuple((module, name, bridged_clock.LOOP_AWARE[replacement]) for module, name, replacement in _TARGETS
+                 if replacement in bridged_clock.LOOP_AWARE) + bridged_clock.CLASSES
+
+
+def _thread_targets() -> tuple[tuple[Any, str, Any], ...]:
+    return tuple(target for target in _TARGETS if target[2] not in bridged_clock.LOOP_AWARE)
 
 
 def _targets() -> tuple[tuple[Any, str, Any], ...]:
-    """What is installed: the table, with the clocks in their loop-aware form (code on a bridged
-    asyncio loop counts as bridged too: `bridged_clock`), and the datetime stand-ins."""
-    return tuple((module, name, bridged_clock.LOOP_AWARE.get(replacement, replacement))
-                 for module, name, replacement in _TARGETS) + bridged_clock.CLASSES
+    """Everything that may be installed (each tier installs its own part)."""
+    return _thread_targets() + _clock_targets()
 
 
 def _refuse_real_threads(real: Callable[..., Any]) -> Callable[..., Any]:
@@ -91,14 +104,9 @@ _quiet = _QuietRelease()
 
 
 def _install() -> None:
-    for module, name, replacement in _targets():
+    for module, name, replacement in _thread_targets():
         _saved.append((module, name, getattr(module, name)))
         setattr(module, name, replacement)
-    for name in _START_NAMES:
-        real = getattr(threading, name, None)
-        if real is not None:
-            _saved.append((threading, name, real))
-            setattr(threading, name, _refuse_real_threads(real))
     futures_base.LOGGER.addFilter(_quiet)
 
 
@@ -109,10 +117,27 @@ def _restore() -> None:
     futures_base.LOGGER.removeFilter(_quiet)
 
 
-def _swap_globals(namespace: MutableMapping[str, Any]) -> list[tuple[str, Any]]:
+def _install_clocks() -> None:
+    for module, name, replacement in _clock_targets():
+        _clock_saved.append((module, name, getattr(module, name)))
+        setattr(module, name, replacement)
+    for name in _START_NAMES:  # with the clocks: a thread started from a bridged loop is noted
+        real = getattr(threading, name, None)
+        if real is not None:
+            _clock_saved.append((threading, name, real))
+            setattr(threading, name, _refuse_real_threads(real))
+
+
+def _restore_clocks() -> None:
+    while _clock_saved:
+        module, name, real = _clock_saved.pop()
+        setattr(module, name, real)
+
+
+def _swap_globals(namespace: MutableMapping[str, Any], clocks_only: bool = False) -> list[tuple[str, Any]]:
     """Point names the executor's module imported from the patched modules at the replacements."""
-    replacements = {id(real): replacement for module, name, replacement in _targets()
-                    if (real := _real_of(module, name)) is not None}
+    replacements = {id(real): replacement for module, name, replacement in
+                    (_clock_targets() if clocks_only else _targets()) if (real := _real_of(module, name)) is not None}
     swapped = []
     for name, value in list(namespace.items()):
         replacement = replacements.get(id(value))
@@ -132,7 +157,7 @@ def replacement_of(value: Any) -> Any:
 
 
 def _real_of(module: Any, name: str) -> Any:
-    for saved_module, saved_name, real in _saved:
+    for saved_module, saved_name, real in (*_saved, *_clock_saved):
         if saved_module is module and saved_name == name:
             return real
     return None
@@ -142,11 +167,11 @@ class _Swap:
     """One namespace's swapped names, shared by every installation that swapped it (two batches of one
     executor running at once, the agents of a crew): restored when the last of them closes."""
 
-    __slots__ = ("names", "namespace", "users")
+    __slots__ = ("clocks_only", "names", "namespace", "users")
 
-    def __init__(self, namespace: MutableMapping[str, Any]) -> None:
-        self.namespace = namespace
-        self.names = _swap_globals(namespace)
+    def __init__(self, namespace: MutableMapping[str, Any], clocks_only: bool) -> None:
+        self.namespace, self.clocks_only = namespace, clocks_only
+        self.names = _swap_globals(namespace, clocks_only)
         self.users = 0
 
 
@@ -154,10 +179,10 @@ class _Swap:
 _swaps: list[_Swap] = []
 
 
-def _hold(namespace: MutableMapping[str, Any]) -> _Swap:
-    swap = next((s for s in _swaps if s.namespace is namespace), None)
+def _hold(namespace: MutableMapping[str, Any], clocks_only: bool) -> _Swap:
+    swap = next((s for s in _swaps if s.namespace is namespace and s.clocks_only == clocks_only), None)
     if swap is None:
-        swap = _Swap(namespace)
+        swap = _Swap(namespace, clocks_only)
         _swaps.append(swap)
     swap.users += 1
     return swap
@@ -176,11 +201,16 @@ class Installation:
     installation of the module patches, and of each namespace's swapped names: a batch that ends
     while another still runs (the agents of a crew) restores nothing the other still uses."""
 
-    def __init__(self, namespaces: tuple[MutableMapping[str, Any], ...] = ()) -> None:
-        global _depth
-        if _depth == 0:
-            _install()
-        _depth += 1
+    def __init__(self, namespaces: tuple[MutableMapping[str, Any], ...] = (), *, clocks_only: bool = False) -> None:
+        global _depth, _clock_depth
+        if _clock_depth == 0:
+            _install_clocks()
+        _clock_depth += 1
+        self.clocks_only = clocks_only
+        if not clocks_only:
+            if _depth == 0:
+                _install()
+            _depth += 1
         self._swapped: list[_Swap] = []
         self._open = True
         for namespace in namespaces:
@@ -191,15 +221,19 @@ class Installation:
         work handed to a thread later in the run (`asyncio.to_thread(tool)` with `from time import
         sleep` in the tool's module). A namespace already swapped is left alone."""
         if self._open and all(namespace is not swapped.namespace for swapped in self._swapped):
-            self._swapped.append(_hold(namespace))
+            self._swapped.append(_hold(namespace, self.clocks_only))
 
     def close(self) -> None:
-        global _depth
+        global _depth, _clock_depth
         if not self._open:
             return
         self._open = False
         for swap in reversed(self._swapped):
             _let_go(swap)
-        _depth -= 1
-        if _depth == 0:
-            _restore()
+        if not self.clocks_only:
+            _depth -= 1
+            if _depth == 0:
+                _restore()
+        _clock_depth -= 1
+        if _clock_depth == 0:
+            _restore_clocks()
