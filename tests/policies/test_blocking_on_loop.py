@@ -331,3 +331,17 @@ def test_a_sync_tool_on_a_real_worker_thread_is_a_hang_that_names_the_thread() -
     assert "asyncio.to_thread / loop.run_in_executor" in lines and "using_thread_executor" in lines
     fixed = run(find_scenario("sync-tool-on-loop"), from_asyncio(sync_to_thread), 1)
     assert fixed.status is RunStatus.COMPLETED and "unbridged" not in "\n".join(hang_lines(fixed))
+
+
+def test_a_blocking_call_that_never_returns_freezes_the_loop_and_the_witness_names_it() -> None:
+    sc = _scenario({"query_service_logs": {"sync": True, "latency": {"fixed": 700_000}}})  # past the time bound
+    frozen = run(sc, from_asyncio(sync_on_loop), 1)
+    assert frozen.status is RunStatus.HANG and frozen.makespan_ms == 0
+    assert starts(frozen) == {"a": 0}  # the other tasks never got the loop back: they started nothing
+    lines = "\n".join(hang_lines(frozen))
+    assert ("event loop (held): held by the sync tool query_service_logs (a), which never returned" in lines)
+    assert loop_holds(frozen.trace) == [{"what": "the sync tool query_service_logs (a)", "at_ms": 0, "held_ms": 0,
+                                         "returned": False}]
+    offloaded = run(sc, from_asyncio(sync_to_thread), 1)  # the other calls go on; only the thread waits
+    assert offloaded.status is RunStatus.HANG and set(starts(offloaded)) == {"a", "b", "c"}
+    assert "event loop (held)" not in "\n".join(hang_lines(offloaded))

@@ -31,7 +31,7 @@ import simpy
 
 from harness.model import Batch, CallResult, Outcome, ToolCall
 from harness.schedulers.bridge_asyncio.asking import Asking
-from harness.schedulers.bridge_asyncio.blocking import UNBRIDGED_FIX
+from harness.schedulers.bridge_asyncio.blocking import UNBRIDGED_FIX, LoopFrozen
 from harness.schedulers.bridge_asyncio.calls import ScenarioLimits, ToolFailed, reading, task_identity
 from harness.schedulers.bridge_asyncio.threads import host_of
 from harness.schedulers.bridge_threads.turnstile import BridgeThread
@@ -166,11 +166,19 @@ class Toolbox(Mapping[str, Callable[..., Awaitable[Any]]]):
                 self.waiting.pop(handle, None)
         return _value(handle.result)
 
+    def _check_frozen(self) -> None:
+        """A task of the same loop iteration as a blocking call that never returned would, on a real
+        loop, never run: it starts nothing either."""
+        frozen = self.state.blocker.frozen
+        if frozen is not None:
+            raise LoopFrozen(f"the event loop is held for good by {frozen}")
+
     def invoke_on_loop(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """A sync tool called directly on the event loop: start the matching call and hold the loop
         until it ends (`Blocker.hold`: the simulation goes on, the loop's other tasks and timers
         wait), then return its value or raise its failure, as the runtime's plain function would."""
         ctx, blocker = self.ctx, self.state.blocker
+        self._check_frozen()
         call, key = self.match(name, args, kwargs)
         self._claimed[call.id] = self._claimed.get(call.id, 0) + 1
         what = f"the sync tool {name} ({call.id})"
@@ -196,6 +204,7 @@ class Toolbox(Mapping[str, Callable[..., Awaitable[Any]]]):
 
     async def _run(self, call: ToolCall, key: str | None) -> Any:
         ctx, state = self.ctx, self.state
+        self._check_frozen()
         blocking_ms = self._blocking_ms(call.name)
         if blocking_ms and self.on_loop():  # synchronous work before the tool's first await: holds the loop
             state.blocker.hold(ctx.kernel.delay(blocking_ms, "blocking"),
