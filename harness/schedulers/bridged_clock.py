@@ -41,6 +41,10 @@ class LoopBlocker(Protocol):
     """What a bridged loop carries while a run holds it (`bridge_asyncio.blocking.Blocker`)."""
 
     @property
+    def holding(self) -> bool:
+        """Whether the simulation is running inside a hold (code on the loop's thread is the harness's)."""
+
+    @property
     def active(self) -> bool:
         """Whether code stepping on the loop now is the run's bridged code (not the simulation
         running while the loop is held, not the drain of a finished run)."""
@@ -80,13 +84,16 @@ def sleep(seconds: float) -> None:
     if current() is not None:
         primitives.sleep(seconds)
         return
-    blocker = loop_blocker()
-    if blocker is None:
+    loop = events._get_running_loop()
+    blocker: LoopBlocker | None = getattr(loop, "blocker", None) if loop is not None else None
+    if blocker is None or blocker.holding:  # not a bridged loop, or the simulation running in a hold
         _real_sleep(seconds)
         return
     if seconds < 0:
         raise ValueError("sleep length must be non-negative")
-    blocker.sleep(seconds)
+    if blocker.active:
+        blocker.sleep(seconds)
+    # else: the loop of a finished run, draining its leftover tasks: its virtual time is over
 
 
 def monotonic() -> float:

@@ -345,3 +345,20 @@ def test_a_blocking_call_that_never_returns_freezes_the_loop_and_the_witness_nam
     offloaded = run(sc, from_asyncio(sync_to_thread), 1)  # the other calls go on; only the thread waits
     assert offloaded.status is RunStatus.HANG and set(starts(offloaded)) == {"a", "b", "c"}
     assert "event loop (held)" not in "\n".join(hang_lines(offloaded))
+
+
+def test_a_leftover_task_sleeping_in_the_drain_takes_no_time() -> None:
+    async def execute(tool_calls: list[Any], tools: Any) -> list[dict[str, Any]]:
+        async def leftover() -> None:
+            try:
+                await asyncio.sleep(100)
+            finally:
+                time.sleep(30)  # cleanup that blocks, run by the end-of-run drain: the run's time is over
+
+        asyncio.get_running_loop().create_task(leftover())
+        return [{"id": tc.id, "result": await tools[tc.function.name](**json.loads(tc.function.arguments))}
+                for tc in tool_calls]
+
+    started = time.monotonic()
+    result = run(find_scenario("incident-triage"), from_asyncio(execute), 1)
+    assert result.status is RunStatus.COMPLETED and time.monotonic() - started < 10
