@@ -65,17 +65,28 @@ _clock_saved: list[tuple[Any, str, Any]] = []
 
 
 def _clock_targets() -> tuple[tuple[Any, str, Any], ...]:
-    return tuple((module, name, bridged_clock.LOOP_AWARE[replacement]) for module, name, replacement in _TARGETS
-                 if replacement in bridged_clock.LOOP_AWARE) + bridged_clock.CLASSES
+    global _clock_table
+    if _clock_table is None:  # computed once: installed for every asyncio-bridged run
+        _clock_table = tuple((module, name, bridged_clock.LOOP_AWARE[replacement])
+                             for module, name, replacement in _TARGETS
+                             if replacement in bridged_clock.LOOP_AWARE) + bridged_clock.CLASSES
+    return _clock_table
 
 
 def _thread_targets() -> tuple[tuple[Any, str, Any], ...]:
-    return tuple(target for target in _TARGETS if target[2] not in bridged_clock.LOOP_AWARE)
+    global _thread_table
+    if _thread_table is None:
+        _thread_table = tuple(target for target in _TARGETS if target[2] not in bridged_clock.LOOP_AWARE)
+    return _thread_table
 
 
 def _targets() -> tuple[tuple[Any, str, Any], ...]:
     """Everything that may be installed (each tier installs its own part)."""
     return _thread_targets() + _clock_targets()
+
+
+_clock_table: tuple[tuple[Any, str, Any], ...] | None = None
+_thread_table: tuple[tuple[Any, str, Any], ...] | None = None
 
 
 def _refuse_real_threads(real: Callable[..., Any]) -> Callable[..., Any]:
@@ -136,8 +147,9 @@ def _restore_clocks() -> None:
 
 def _swap_globals(namespace: MutableMapping[str, Any], clocks_only: bool = False) -> list[tuple[str, Any]]:
     """Point names the executor's module imported from the patched modules at the replacements."""
-    replacements = {id(real): replacement for module, name, replacement in
-                    (_clock_targets() if clocks_only else _targets()) if (real := _real_of(module, name)) is not None}
+    saved = _clock_saved if clocks_only else (*_saved, *_clock_saved)
+    replacements = {id(real): getattr(module, name) for module, name, real in saved
+                    if not (module is threading and name in _START_NAMES)}
     swapped = []
     for name, value in list(namespace.items()):
         replacement = replacements.get(id(value))
