@@ -362,3 +362,26 @@ def test_a_leftover_task_sleeping_in_the_drain_takes_no_time() -> None:
     started = time.monotonic()
     result = run(find_scenario("incident-triage"), from_asyncio(execute), 1)
     assert result.status is RunStatus.COMPLETED and time.monotonic() - started < 10
+
+
+async def plain_function_tools(tool_calls: list[Any], tools: Any) -> list[dict[str, Any]]:
+    """Glue that hands the runtime a plain function for every tool, which the runtime calls on the loop."""
+
+    def tool_function(name: str, arguments: dict[str, Any]) -> Any:
+        return tools[name](**arguments)
+
+    async def one(tc: Any) -> dict[str, Any]:
+        return {"id": tc.id, "result": tool_function(tc.function.name, json.loads(tc.function.arguments))}
+
+    return list(await asyncio.gather(*(one(tc) for tc in tool_calls)))
+
+
+def test_an_async_tool_called_like_a_plain_function_says_to_declare_it_sync() -> None:
+    broken = run(find_scenario("incident-triage"), from_asyncio(plain_function_tools), 1)
+    assert broken.status is RunStatus.SCHEDULER_ERROR
+    assert "un-awaited coroutine of the tool query_service_logs" in str(broken.error)
+    assert "`[tools.query_service_logs] sync = true`" in str(broken.error)
+    declared = _scenario({name: {"sync": True} for name in
+                          ("query_service_logs", "query_service_metrics", "query_deployment_history")})
+    fixed = run(declared, from_asyncio(plain_function_tools), 1)
+    assert fixed.status is RunStatus.COMPLETED and not failed(fixed) and fixed.makespan_ms == 9000

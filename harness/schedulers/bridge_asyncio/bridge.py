@@ -274,6 +274,7 @@ class FromAsyncio:
         if not isinstance(items, Sequence) or isinstance(items, str | bytes | Mapping):
             raise ExecutorError(f"execute returned {type(items).__name__}, not a list with one item per call")
         results = to_results(batch, toolbox, items)
+        _check_unawaited_values(toolbox, results)
         results = _approval_waits(batch, ctx, toolbox, results)
         if not self.allow_unstarted_errors:
             registry = self.registry
@@ -281,6 +282,21 @@ class FromAsyncio:
                      else (lambda call: ctx.declared(call) is not None))
             _check_unstarted(batch, ctx, toolbox, results, known)
         return results
+
+
+def _check_unawaited_values(toolbox: Toolbox, results: list[CallResult]) -> None:
+    """A result whose value is a tool's coroutine: the runtime called an async tool like a plain
+    function (a sync tool function run on the event loop) and reported what it got back."""
+    made = {id(coroutine): call for call, coroutine in toolbox.made}
+    for result in results:
+        call = made.get(id(result.value)) if inspect.iscoroutine(result.value) else None
+        if call is not None:
+            raise ExecutorError(
+                f"the executor reported an un-awaited coroutine of the tool {call.name} as the result of "
+                f"{result.call_id}: it called the async tool like a plain function (a sync tool function run on "
+                f"the event loop?). If the real tool is a plain function (blocking I/O), declare it "
+                f"`[tools.{call.name}] sync = true` in the scenario: called on the loop it then holds the loop for "
+                "the call and returns its value (docs/asyncio.md, \"Clocks and blocking on the loop\"); else await it")
 
 
 def _interrupted(batch: Batch, ctx: SchedulerContext, toolbox: Toolbox) -> list[CallResult]:
