@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,8 @@ def run_to_json(result: RunResult, *, version: str, verdicts: Sequence[Verdict] 
         "status": result.status.value,
         "error": result.error,
         "makespan_ms": result.makespan_ms,
+        # Blocking calls that held a bridged runtime's event loop (nothing else on it ran meanwhile).
+        "blocking": loop_holds(result.trace),
         "fingerprint": result.fingerprint,
         "trace_sha256": result.trace_sha256,
         "world_digest": result.final.digest(),
@@ -61,6 +63,14 @@ def run_to_json(result: RunResult, *, version: str, verdicts: Sequence[Verdict] 
         # expectations, which return them as fixed values, and where the serial reference disagrees.
         "fidelity": production.to_json() if (production := fidelity.of(scenario)) is not None else None,
     }
+
+
+def loop_holds(trace: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The `blocked` events of a run's trace (`harness.schedulers.bridge_asyncio.blocking`): which
+    blocking call held the event loop, from when and for how long; `returned` is false for one that
+    never returned (the run hung in it)."""
+    return [{"what": e["what"], "at_ms": e["since"], "held_ms": e["held_ms"], "returned": e.get("returned", True)}
+            for e in trace if e["ev"] == "blocked"]
 
 
 def verdict_json(verdict: Verdict, result: RunResult | None = None, origins: Origins | None = None) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from harness.report.agent_events import describe_agent, describe_input
 from harness.report.gate_events import GATE_EVENTS, describe_gate
 from harness.report.hang import hang_lines
 from harness.report.plural import count
-from harness.report.run_json import reproduce_command
+from harness.report.run_json import loop_holds, reproduce_command
 from harness.run import RunResult
 from harness.schedulers.origins import Origins
 from harness.sim.trace import TraceEvent
@@ -84,6 +84,9 @@ def render_run(result: RunResult, console: Console, *, version: str, verdicts: S
     for line in hang_lines(result):  # a hang: what each unfinished call waited on
         console.print(line, markup=False, soft_wrap=True)
     console.print(f"makespan     {result.makespan_ms} ms")
+    for hold in loop_holds(result.trace):
+        console.print(f"blocking     {hold['what']} held the event loop {hold['held_ms']} ms from {hold['at_ms']} ms"
+                      + ("" if hold["returned"] else " and never returned"), markup=False, soft_wrap=True)
     if result.agent is not None:
         outcome = result.agent
         console.print(f"agent        {outcome.status} after {count(outcome.rounds, 'round')}, "
@@ -179,6 +182,9 @@ def describe_event(event: TraceEvent) -> str | None:
         return f"abandoned as {event['outcome']}: {event['reason']}{detached}"
     if ev == "note":
         return f"scheduler: {event['text']}"
+    if ev == "blocked":
+        return (f"event loop held {event['held_ms']} ms by {event['what']} (since {event['since']} ms)"
+                + ("; it never returned" if event.get("returned") is False else ""))
     if ev == "batch":
         return f"batch {event['index']} '{event['label']}' begins"
     if ev == "report":

@@ -87,7 +87,8 @@ def _tools(scenario: Scenario, base: Catalogue) -> dict[str, Any]:
                                           "file cannot say: its parameters = {...} are all it takes")
                 override["parameters"] = spec.parameters.to_data()
             override["declared"] = _declared_changes(NEW_TOOL_DECLARED, spec.declared, name)
-            origin = replace(spec, latency=DEFAULT_LATENCY, stops_on_cancel=True, file_lock=False)
+            origin = replace(spec, latency=DEFAULT_LATENCY, stops_on_cancel=True, file_lock=False, sync=False,
+                             blocking_ms=0)
         elif spec.behaviour is not origin.behaviour:
             raise NotSerializable(f"tool {name!r} has a behaviour other than its catalogue's; data cannot carry "
                                   "it (declare a tool under a new name instead)")
@@ -101,6 +102,10 @@ def _tools(scenario: Scenario, base: Catalogue) -> dict[str, Any]:
             override["stops_on_cancel"] = spec.stops_on_cancel
         if spec.file_lock != origin.file_lock:
             override["file_lock"] = spec.file_lock
+        if spec.sync != origin.sync:
+            override["sync"] = spec.sync
+        if spec.blocking_ms != origin.blocking_ms:
+            override["blocking_ms"] = spec.blocking_ms
         if name in scenario.tool_failures:
             override["failure"] = _failure(scenario.tool_failures[name])
         if name in scenario.tool_caps:

@@ -67,7 +67,8 @@ _TOP_KEYS = {"name", "description", "source", "time_bound_ms", "event_budget", "
              "agents", "machine", OPT_OUT}
 _WORLD_KEYS = {"cwd", "home", "case_sensitive", "env", "dirs", "files", "symlinks", "hardlinks", "from_dir",
                "users"}
-_TOOL_KEYS = {"latency", "declared", "stops_on_cancel", "max_concurrency", "failure", "file_lock"}
+_TOOL_KEYS = {"latency", "declared", "stops_on_cancel", "max_concurrency", "failure", "file_lock", "sync",
+              "blocking_ms"}
 #: A tool the catalogue does not have is declared whole: its behaviour (`does`) is what makes it one.
 _NEW_TOOL_KEYS = _TOOL_KEYS | {"description", "does", "result", "parameters"}
 #: What a declared tool claims when its scenario does not say: it may change things, and not safely twice.
@@ -493,6 +494,10 @@ def _tools(r: _Reader, value: Any, base: Catalogue) -> Catalogue:
                                                     spec.parameters if tool_name not in base else None))
         if "file_lock" in o:
             spec = replace(spec, file_lock=r.boolean(o["file_lock"], f"{field}.file_lock"))
+        if "sync" in o:  # the real tool is a plain function: a bridged runtime blocks while it runs
+            spec = replace(spec, sync=r.boolean(o["sync"], f"{field}.sync"))
+        if "blocking_ms" in o:
+            spec = replace(spec, blocking_ms=r.non_negative(o["blocking_ms"], f"{field}.blocking_ms"))
         catalogue = catalogue.replace_tool(spec)
     return catalogue
 

@@ -426,7 +426,7 @@ class _Inspector:
         state = self.ctx.session.get("asyncio-bridge")
         loop = getattr(state, "loop", None)
         if loop is not None and not getattr(state, "closed", True):
-            waits = _asyncio_waits(loop, state, self.calls)
+            waits = _asyncio_waits(loop, state, self.calls) + _loop_blocked(state)
             if waits:
                 return waits, "asyncio executor"
         for entry in self.order:
@@ -498,6 +498,31 @@ def _asyncio_waits(loop: Any, state: Any, calls: Mapping[str, ToolCall]) -> list
         key = _user_at(frames) or qualname
         described.append((key, Wait(who, "task", on, _user_at(frames), _stack(frames))))
     return [wait for _, wait in sorted(described, key=lambda item: (item[1].who, item[0], item[1].on))]
+
+
+def _loop_blocked(state: Any) -> list[Wait]:
+    """What held the loop for good, and the threads outside the bridge the run's code reached (a sync
+    tool on anyio's worker thread): each named, with the fix."""
+    from harness.schedulers.bridge_asyncio.blocking import UNBRIDGED_FIX, real_threads
+
+    blocker = getattr(state, "blocker", None)
+    if blocker is None:
+        return []
+    waits = []
+    if blocker.frozen is not None:
+        waits.append(Wait("event loop", "held", f"held by {blocker.frozen}, which never returned: nothing else on "
+                          "the loop can run"))
+    # Which tool a real thread called, and whether it did before the run stopped, depends on real
+    # timing: the witness names the thread and how the run's code reached it, no more.
+    started = {u.thread for u in blocker.unbridged if u.started}
+    named = sorted({u.thread for u in blocker.unbridged} | set(real_threads()))
+    for name in named:
+        how = "a real thread started from the event loop" if name in started else (
+            "a real thread (started from a bridged event loop) that called a harness tool")
+        waits.append(Wait(f"thread {name!r}", "unbridged",
+                          f"{how}: it runs outside the bridge and the virtual clock, and the loop never hears "
+                          f"back from it; {UNBRIDGED_FIX}"))
+    return waits
 
 
 def _global_name(obj: object, frames: Iterable[FrameType]) -> tuple[str, object] | None:

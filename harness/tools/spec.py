@@ -156,7 +156,11 @@ class ToolSpec:
     loads; None: not known, not checked. `file_lock`: the tool holds
     an exclusive lock (flock) on every file its resource keys name for the whole call, so two calls
     locking one file run one after the other whoever scheduled them (seed 004's fix for tasks writing
-    one report file).
+    one report file). `sync`: the real tool is a plain function (blocking I/O such as `requests.get`),
+    not a coroutine function: a bridged asyncio runtime that calls it on its event loop blocks the
+    loop for the whole call. `blocking_ms`: synchronous work (CPU-bound, a blocking client) the tool
+    does on its caller's thread before its call begins, sync or not: on an event loop it holds the loop.
+    Both only matter to bridged runtimes (`harness.schedulers.bridge_asyncio`).
     """
 
     name: str
@@ -169,6 +173,8 @@ class ToolSpec:
     #: The call runs a subagent of the crew to the end of its task (see `harness.agent.delegate`).
     delegates: bool = False
     parameters: Parameters | None = None
+    sync: bool = False
+    blocking_ms: int = 0
 
     def with_declared(self, **changes: Any) -> ToolSpec:
         return replace(self, declared=replace(self.declared, **changes))

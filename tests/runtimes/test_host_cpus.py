@@ -12,8 +12,8 @@ import pytest
 pytest.importorskip("smolagents")
 
 from harness import find_scenario, run
-from harness.sim.machine import Machine
 from harness.recipes.smolagents import scheduler
+from harness.sim.machine import Machine
 
 
 def fake_host(monkeypatch: pytest.MonkeyPatch, cpus: int) -> None:

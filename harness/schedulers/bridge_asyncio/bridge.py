@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import inspect
+import threading
 import weakref
 from collections.abc import Awaitable, Callable, Generator, Mapping, MutableMapping, Sequence
 from typing import Any, Literal
@@ -27,10 +28,12 @@ from harness.model import Batch, CallResult, Outcome, ToolCall
 from harness.realtime import WallClockExceeded
 from harness.schedulers.bridge_asyncio import loop as loops
 from harness.schedulers.bridge_asyncio import start_order
+from harness.schedulers.bridge_asyncio.blocking import Blocker
 from harness.schedulers.bridge_asyncio.calls import BridgeToolCall, bridge_calls
 from harness.schedulers.bridge_asyncio.results import to_results
 from harness.schedulers.bridge_asyncio.threads import ThreadHost
 from harness.schedulers.bridge_asyncio.toolbox import Registry, Toolbox, current
+from harness.schedulers.bridge_threads.patches import Installation
 from harness.schedulers.bridge_threads.turnstile import BridgeThread
 from harness.schedulers.context import SchedulerContext, SchedulerProcess
 from harness.schedulers.naming import origin_name
@@ -73,7 +76,16 @@ class RunState:
         #: the first batch of each scheduler that has one, restored when the run ends).
         self.registries: list[Registry] = []
         self.closed = False
+        #: The thread the run's pump steps the loop in (any other thread but a bridge thread is foreign).
+        self.thread_ident = threading.get_ident()
+        # The clocks (and `time.sleep`) bridged code reads are virtual for the whole run, on the loop
+        # too (`bridged_clock`); in place before the lend, so the previous run's drain does not sleep
+        # for real. Closed when the run ends, after its own drain (`end`).
+        self.patches = Installation(machine=ctx.machine, clocks_only=True)
+        self._ending = False
         self.loop = loops.lend(self._now, self.release, self._note)
+        self.blocker = Blocker(self)
+        self.loop.blocker = self.blocker
         self.loop.owner_of = current.get
         self.loop.offload = self._offload
         # `as_completed` starts coroutines in an order drawn from the seed, not from their addresses.
@@ -123,14 +135,18 @@ class RunState:
         """The run's batches are over: tasks its executor left pending first run on in virtual time
         (up to `RUN_ON_MS`: an orphaned tool task's calls and their effects land in this run, for the
         oracles to judge), then are cancelled and drained (their trace notes land in this run), and
-        the loop waits, empty, for the next run."""
-        if self.closed or self.loop._release != self.release:
-            return
+        the loop waits, empty, for the next run. The run's clock patches come off last."""
+        self._ending = True
         try:
-            if self.open_batches == 0 and not self.ctx.crashed:  # a hung or dead runtime acts no more
-                self._run_on()
+            if self.closed or self.loop._release != self.release:
+                return
+            try:
+                if self.open_batches == 0 and not self.ctx.crashed:  # a hung or dead runtime acts no more
+                    self._run_on()
+            finally:
+                self.loop.reclaim()
         finally:
-            self.loop.reclaim()
+            self.patches.close()
 
     def _run_on(self) -> None:
         """Step the simulation while tasks the runtime left are pending, until none is or `RUN_ON_MS`
@@ -179,6 +195,7 @@ class RunState:
         self.closed = True
         start_order.reclaim(self.loop)
         start_order.uninstall()
+        self.blocker.close()
         try:
             if self.threads is not None:
                 stuck = self.threads.close()
@@ -187,11 +204,15 @@ class RunState:
         finally:
             for registry in reversed(self.registries):
                 registry.restore()
+            if not self._ending:  # the next run took the loop back: it has patches of its own in place
+                self.patches.close()
 
     def _pump(self) -> Generator[simpy.Event, Any, None]:
         env, kernel, loop = self.kernel.env, self.kernel, self.loop
         while not self.closed:
             loop.run_ready()
+            if self.blocker.frozen is not None:
+                return  # a blocking call never returned: the loop is held for good (a hang)
             threads = self.threads
             if threads is not None and not threads.closed:
                 # Between loop iterations, the threads work was handed to: one at a time, each until
@@ -271,9 +292,14 @@ class FromAsyncio:
             self.interrupt.clear()  # a new turn: the flag the runtime watches starts down
         context = contextvars.copy_context()
         context.run(current.set, toolbox)
+        namespace = getattr(self.execute, "__globals__", None)
+        if isinstance(namespace, dict):  # `from time import sleep` in the executor's module
+            state.patches.swap(namespace)
         task = loop.create_task(self._main(bridge_calls(batch), toolbox), context=context)
         done = ctx.env.event()
-        task.add_done_callback(lambda _: done.succeed() if not done.triggered else None)
+        # A task that ends because its loop froze (`LoopFrozen`) never reports back: the run is a hang.
+        task.add_done_callback(lambda _: done.succeed() if not done.triggered and state.blocker.frozen is None
+                               else None)
         if ctx.interrupt.callbacks is None:  # interrupted before this batch began
             self._deliver(task, state)
         else:
@@ -328,6 +354,7 @@ class FromAsyncio:
         if not isinstance(items, Sequence) or isinstance(items, str | bytes | Mapping):
             raise ExecutorError(f"execute returned {type(items).__name__}, not a list with one item per call")
         results = to_results(batch, toolbox, items)
+        _check_unawaited_values(toolbox, results)
         results = _approval_waits(batch, ctx, toolbox, results)
         if not self.allow_unstarted_errors:
             registry = self.registry
@@ -335,6 +362,21 @@ class FromAsyncio:
                      else (lambda call: ctx.declared(call) is not None))
             _check_unstarted(batch, ctx, toolbox, results, known)
         return results
+
+
+def _check_unawaited_values(toolbox: Toolbox, results: list[CallResult]) -> None:
+    """A result whose value is a tool's coroutine: the runtime called an async tool like a plain
+    function (a sync tool function run on the event loop) and reported what it got back."""
+    made = {id(coroutine): call for call, coroutine in toolbox.made}
+    for result in results:
+        call = made.get(id(result.value)) if inspect.iscoroutine(result.value) else None
+        if call is not None:
+            raise ExecutorError(
+                f"the executor reported an un-awaited coroutine of the tool {call.name} as the result of "
+                f"{result.call_id}: it called the async tool like a plain function (a sync tool function run on "
+                f"the event loop?). If the real tool is a plain function (blocking I/O), declare it "
+                f"`[tools.{call.name}] sync = true` in the scenario: called on the loop it then holds the loop for "
+                "the call and returns its value (docs/asyncio.md, \"Clocks and blocking on the loop\"); else await it")
 
 
 def _interrupted(batch: Batch, ctx: SchedulerContext, toolbox: Toolbox) -> list[CallResult]:

@@ -83,6 +83,9 @@ class VirtualLoop(asyncio.BaseEventLoop):
         #: Read in the context a task is created in: what it belongs to (the bridge's batch, so the
         #: batches of a run's concurrent agents each see their own leftover tasks). None: nothing.
         self.owner_of: Callable[[], object] | None = None
+        #: The borrowing run's blocking (`blocking.Blocker`): what `time.sleep` and a sync tool called on
+        #: the loop hold the loop with, and what tells `bridged_clock` that code on it is bridged.
+        self.blocker: Any = None
         self.set_exception_handler(_handler)
 
     def time(self) -> float:

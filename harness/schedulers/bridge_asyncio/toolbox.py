@@ -7,7 +7,12 @@ idempotency key an executor passes (`idempotency_key=...`, when no call has an a
 name) and the awaiting of a started call from asyncio. A cancelled await abandons the call (a
 `wait_for` timeout: `cancelled`; after the user interrupt: `unknown`, since the effect may land).
 Called in a bridge thread the loop handed work to (a sync tool under `asyncio.to_thread`), a tool
-blocks that thread until the call ends and returns the value instead of an awaitable. Also owns
+blocks that thread until the call ends and returns the value instead of an awaitable. A tool the
+scenario declares `sync` (a plain function, like `requests.get`) called directly on the event loop
+blocks the loop for the whole call and returns the value (see `blocking`); declared `blocking_ms` of
+synchronous work is done on the caller's thread (the loop: held) before the call begins. A tool
+called from a thread the bridge does not run (anyio's worker) fails with the fix, and the hang
+witness names the thread. Also owns
 the registry dispatchers that stand in for a runtime's module-level tool table. It never
 decides an order or reports results.
 """
@@ -16,6 +21,8 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import threading
+from asyncio import events
 from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping, MutableMapping
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
@@ -24,6 +31,7 @@ import simpy
 
 from harness.model import Batch, CallResult, Outcome, ToolCall
 from harness.schedulers.bridge_asyncio.asking import Asking
+from harness.schedulers.bridge_asyncio.blocking import UNBRIDGED_FIX, LoopFrozen
 from harness.schedulers.bridge_asyncio.calls import ScenarioLimits, ToolFailed, reading, task_identity
 from harness.schedulers.bridge_asyncio.threads import host_of
 from harness.schedulers.bridge_threads.turnstile import BridgeThread
@@ -73,6 +81,23 @@ class Toolbox(Mapping[str, Callable[..., Awaitable[Any]]]):
         if name not in self._names:
             raise KeyError(name)
         return BridgedTool(name, self)
+
+    def is_sync(self, name: str) -> bool:
+        """Whether the real tool `name` is a plain function (the scenario declares it `sync`): then
+        `tools[name](...)` returns its value, blocking the caller (on the loop: the whole loop), and a
+        runtime's glue should hand the runtime a plain function for it."""
+        spec = self.ctx._catalogue.get(name)
+        return spec is not None and spec.sync
+
+    def _blocking_ms(self, name: str) -> int:
+        spec = self.ctx._catalogue.get(name)
+        return spec.blocking_ms if spec is not None else 0
+
+    def on_loop(self) -> bool:
+        """Whether the caller is the run's bridged code stepping on its loop (not the simulation
+        running while the loop is held)."""
+        state = self.state
+        return events._get_running_loop() is state.loop and state.blocker.active
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._names)
@@ -127,6 +152,9 @@ class Toolbox(Mapping[str, Callable[..., Awaitable[Any]]]):
         turnstile.check(thread)  # the run is over: unwind rather than start a call
         call, key = self.match(name, args, kwargs)
         self._claimed[call.id] = self._claimed.get(call.id, 0) + 1
+        blocking_ms = self._blocking_ms(name)
+        if blocking_ms:  # the tool's synchronous work: this thread only is busy meanwhile
+            turnstile.park(thread, self.ctx.now + blocking_ms)
         if self.ctx.needs_approval(call):  # the tool asks the user first (harness.schedulers.approvals)
             asking = self.asking[call.id] = Asking(self.ctx, call)
             refused = asking.wait_in_thread(turnstile, thread)
@@ -146,8 +174,49 @@ class Toolbox(Mapping[str, Callable[..., Awaitable[Any]]]):
                 self.waiting.pop(handle, None)
         return _value(handle.result)
 
+    def _check_frozen(self) -> None:
+        """A task of the same loop iteration as a blocking call that never returned would, on a real
+        loop, never run: it starts nothing either."""
+        frozen = self.state.blocker.frozen
+        if frozen is not None:
+            raise LoopFrozen(f"the event loop is held for good by {frozen}")
+
+    def invoke_on_loop(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """A sync tool called directly on the event loop: start the matching call and hold the loop
+        until it ends (`Blocker.hold`: the simulation goes on, the loop's other tasks and timers
+        wait), then return its value or raise its failure, as the runtime's plain function would."""
+        ctx, blocker = self.ctx, self.state.blocker
+        self._check_frozen()
+        call, key = self.match(name, args, kwargs)
+        self._claimed[call.id] = self._claimed.get(call.id, 0) + 1
+        what = f"the sync tool {name} ({call.id})"
+        blocking_ms = self._blocking_ms(name)
+        if blocking_ms:
+            blocker.hold(ctx.kernel.delay(blocking_ms, "blocking"), f"{what}: its blocking work")
+        if ctx.needs_approval(call):  # the tool asks the user first (harness.schedulers.approvals)
+            asking = self.asking[call.id] = Asking(ctx, call)
+            blocker.hold(asking.process, f"{what} asking the user")
+            refused = asking.process.value
+            if isinstance(refused, CallResult):
+                self.refused.add(call.id)
+                raise ToolFailed(refused.error or "denied by the user")
+        handles = self.handles.setdefault(call.id, [])
+        handle = ctx.start(call, attempt=len(handles) + 1, idempotency_key=key)
+        handles.append(handle)
+        self.waiting[handle] = asyncio.current_task()
+        try:
+            blocker.hold(handle, what)
+        finally:
+            self.waiting.pop(handle, None)
+        return _value(handle.result)
+
     async def _run(self, call: ToolCall, key: str | None) -> Any:
         ctx, state = self.ctx, self.state
+        self._check_frozen()
+        blocking_ms = self._blocking_ms(call.name)
+        if blocking_ms and self.on_loop():  # synchronous work before the tool's first await: holds the loop
+            state.blocker.hold(ctx.kernel.delay(blocking_ms, "blocking"),
+                               f"the tool {call.name} ({call.id}): its blocking work")
         if ctx.needs_approval(call):  # the tool asks the user first (harness.schedulers.approvals)
             asking = self.asking[call.id] = Asking(ctx, call)
             try:
@@ -259,6 +328,17 @@ class BridgedTool:
                     return toolbox.invoke_blocking(self.name, args, kwargs, thread)
         if toolbox is None:
             raise RuntimeError(f"tool {self.name!r} was called outside a bridged executor (no batch is running)")
+        state = toolbox.state
+        if not state.closed and threading.get_ident() != state.thread_ident:
+            # A real thread beside the loop (anyio's worker): outside the virtual clock, and nothing
+            # would tell the loop when it is done. Named in the hang witness; waits for the run to end.
+            name = threading.current_thread().name
+            state.blocker.foreign_call(name, self.name)
+            raise RuntimeError(f"tool {self.name!r} was called from the thread {name!r}, which the harness's "
+                               f"bridge does not run (a real thread, outside the virtual clock): {UNBRIDGED_FIX}")
+        if toolbox.is_sync(self.name) and toolbox.on_loop():
+            # A plain function called on the event loop: it blocks the loop until the call ends.
+            return toolbox.invoke_on_loop(self.name, args, kwargs)
         return toolbox.invoke(self.name, args, kwargs)
 
     def __repr__(self) -> str:

@@ -3,12 +3,14 @@
 Owns `Installation`: for as long as any bridged batch is running, `threading.Lock`,
 `RLock`, `Condition`, `Semaphore`, `BoundedSemaphore`, `Event`, `Thread`, `Timer` and
 `current_thread`, `queue.SimpleQueue` (and the clock `queue.Queue` reads), the clock functions of
-`time`, `concurrent.futures`' `Future`, and the host facts (`os.cpu_count`, `os.process_cpu_count`,
-`os.sched_getaffinity`, `threading.active_count` and `enumerate`, answered from the machine each
-installation declares) name the bridged versions of `primitives`; so do names the
-executor's module imported from them (`from time import sleep`). Every replacement decides per call:
-in a bridge thread it is bridged, anywhere else it is the real thing, so the harness, the test runner
-and foreign threads are never affected while patches are in place. A real `threading.Thread` started
+`time`, `datetime.datetime` / `datetime.date`, `concurrent.futures`' `Future`, and the host facts
+(`os.cpu_count`, `os.process_cpu_count`, `os.sched_getaffinity`, `threading.active_count` and
+`enumerate`, answered from the machine each installation declares) name the bridged versions of
+`primitives` and `bridged_clock`; so do names the executor's module imported from them
+(`from time import sleep`). Every replacement decides per call: in a bridge thread it is bridged (and
+the clocks also on a bridged asyncio loop, while its run steps it), anywhere else it is the real
+thing, so the harness, the test runner and foreign threads are never affected while patches are in
+place. A real `threading.Thread` started
 from a bridge thread (a subclass defined before the run) is refused with the reason, since it would
 run outside the turnstile. Everything is restored when the last bridged batch ends, also on error.
 It never creates threads or decides anything about them.
@@ -25,6 +27,7 @@ import time
 from collections.abc import Callable, MutableMapping
 from typing import Any
 
+from harness.schedulers import bridged_clock
 from harness.schedulers.bridge_threads import primitives as bridged
 from harness.schedulers.bridge_threads.turnstile import ThreadReleased, current
 from harness.sim.machine import Machine
@@ -55,6 +58,8 @@ _TARGETS: tuple[tuple[Any, str, Any], ...] = (
 #: The host facts bridged code reads, answered from the declared machine (`harness.sim.machine`):
 #: `ThreadPoolExecutor()` sizes itself by `os.cpu_count()` (`os.process_cpu_count()` on 3.13), and
 #: `multiprocessing.cpu_count()` asks `os.cpu_count()`. Functions this platform lacks are left out.
+#: The CPU counts are loop-aware (`bridged_clock`): they join the clock tier, so code on a bridged
+#: loop sees the declared machine too; the thread counts need a bridge thread.
 _MACHINE_TARGETS: tuple[tuple[Any, str, Any], ...] = tuple(
     (module, name, replacement) for module, name, replacement in (
         (os, "cpu_count", bridged.cpu_count),
@@ -73,6 +78,37 @@ _START_NAMES = ("_start_new_thread", "_start_joinable_thread")
 
 _depth = 0
 _saved: list[tuple[Any, str, Any]] = []
+#: The clock tier (the table's clocks in their loop-aware form and the datetime stand-ins, see
+#: `bridged_clock`): installed by every installation, and alone for an asyncio-bridged run, whose code
+#: on the loop reads virtual clocks but must keep real locks and threads (a module imported during the
+#: run would otherwise subclass a bridged `threading.Thread` for good, as anyio's worker does).
+_clock_depth = 0
+_clock_saved: list[tuple[Any, str, Any]] = []
+
+
+def _clock_targets() -> tuple[tuple[Any, str, Any], ...]:
+    global _clock_table
+    if _clock_table is None:  # computed once: installed for every asyncio-bridged run
+        _clock_table = tuple((module, name, bridged_clock.LOOP_AWARE[replacement])
+                             for module, name, replacement in _TARGETS
+                             if replacement in bridged_clock.LOOP_AWARE) + bridged_clock.CLASSES
+    return _clock_table
+
+
+def _thread_targets() -> tuple[tuple[Any, str, Any], ...]:
+    global _thread_table
+    if _thread_table is None:
+        _thread_table = tuple(target for target in _TARGETS if target[2] not in bridged_clock.LOOP_AWARE)
+    return _thread_table
+
+
+def _targets() -> tuple[tuple[Any, str, Any], ...]:
+    """Everything that may be installed (each tier installs its own part)."""
+    return _thread_targets() + _clock_targets()
+
+
+_clock_table: tuple[tuple[Any, str, Any], ...] | None = None
+_thread_table: tuple[tuple[Any, str, Any], ...] | None = None
 
 
 def _refuse_real_threads(real: Callable[..., Any]) -> Callable[..., Any]:
@@ -81,6 +117,9 @@ def _refuse_real_threads(real: Callable[..., Any]) -> Callable[..., Any]:
             raise RuntimeError("a real threading.Thread cannot start inside a bridged run (its class was "
                                "defined before the run, e.g. a subclass at import): it would run outside the "
                                "turnstile; create it with threading.Thread(target=...) instead")
+        blocker = bridged_clock.loop_blocker()
+        if blocker is not None:  # started from the bridged loop: it runs beside the simulation
+            blocker.real_thread(getattr(args[0], "__self__", None) if args else None)
         return real(*args, **kwargs)
 
     return start
@@ -98,18 +137,19 @@ _quiet = _QuietRelease()
 
 
 def _install() -> None:
-    for module, name, replacement in _TARGETS:
+    for module, name, replacement in _thread_targets():
         _saved.append((module, name, getattr(module, name)))
         setattr(module, name, replacement)
-    for module, name, _ in _MACHINE_TARGETS:
-        if name in bridged.HOST:
-            bridged.HOST[name] = _real_of(module, name)
-    for name in _START_NAMES:
-        real = getattr(threading, name, None)
-        if real is not None:
-            _saved.append((threading, name, real))
-            setattr(threading, name, _refuse_real_threads(real))
+    _read_host(_saved)
     futures_base.LOGGER.addFilter(_quiet)
+
+
+def _read_host(saved: list[tuple[Any, str, Any]]) -> None:
+    """What the host facts really are now (a test may have faked them beneath the patches): what
+    the replacements answer code that is not bridged."""
+    for module, name, real in saved:
+        if name in bridged.HOST and (module is os or module is threading):
+            bridged.HOST[name] = real
 
 
 def _restore() -> None:
@@ -119,12 +159,33 @@ def _restore() -> None:
     futures_base.LOGGER.removeFilter(_quiet)
 
 
-def _swap_globals(namespace: MutableMapping[str, Any]) -> list[tuple[str, Any]]:
+def _install_clocks() -> None:
+    for module, name, replacement in _clock_targets():
+        _clock_saved.append((module, name, getattr(module, name)))
+        setattr(module, name, replacement)
+    for name in _START_NAMES:  # with the clocks: a thread started from a bridged loop is noted
+        real = getattr(threading, name, None)
+        if real is not None:
+            _clock_saved.append((threading, name, real))
+            setattr(threading, name, _refuse_real_threads(real))
+    _read_host(_clock_saved)
+
+
+def _restore_clocks() -> None:
+    while _clock_saved:
+        module, name, real = _clock_saved.pop()
+        setattr(module, name, real)
+
+
+def _swap_globals(namespace: MutableMapping[str, Any], clocks_only: bool = False) -> list[tuple[str, Any]]:
     """Point names the executor's module imported from the patched modules at the replacements."""
-    replacements = {id(real): replacement for module, name, replacement in _TARGETS
-                    if (real := _real_of(module, name)) is not None}
-    for module, name, replacement in _MACHINE_TARGETS:
-        replacements.setdefault(id(_ORIGINALS[id(module), name]), replacement)
+    saved = _clock_saved if clocks_only else (*_saved, *_clock_saved)
+    replacements = {id(real): getattr(module, name) for module, name, real in saved
+                    if not (module is threading and name in _START_NAMES)}
+    for module, name, _ in saved:
+        original = _ORIGINALS.get((id(module), name))
+        if original is not None:
+            replacements.setdefault(id(original), getattr(module, name))
     swapped = []
     for name, value in list(namespace.items()):
         replacement = replacements.get(id(value))
@@ -137,14 +198,14 @@ def _swap_globals(namespace: MutableMapping[str, Any]) -> list[tuple[str, Any]]:
 def replacement_of(value: Any) -> Any:
     """The replacement of a real primitive (`time.sleep` read before the patches went in, then handed
     to a thread as a function), else `value` itself. Only while patches are installed."""
-    for module, name, replacement in _TARGETS:
+    for module, name, replacement in _targets():
         if value is _real_of(module, name):
             return replacement
     return value
 
 
 def _real_of(module: Any, name: str) -> Any:
-    for saved_module, saved_name, real in _saved:
+    for saved_module, saved_name, real in (*_saved, *_clock_saved):
         if saved_module is module and saved_name == name:
             return real
     return None
@@ -154,11 +215,11 @@ class _Swap:
     """One namespace's swapped names, shared by every installation that swapped it (two batches of one
     executor running at once, the agents of a crew): restored when the last of them closes."""
 
-    __slots__ = ("names", "namespace", "users")
+    __slots__ = ("clocks_only", "names", "namespace", "users")
 
-    def __init__(self, namespace: MutableMapping[str, Any]) -> None:
-        self.namespace = namespace
-        self.names = _swap_globals(namespace)
+    def __init__(self, namespace: MutableMapping[str, Any], clocks_only: bool) -> None:
+        self.namespace, self.clocks_only = namespace, clocks_only
+        self.names = _swap_globals(namespace, clocks_only)
         self.users = 0
 
 
@@ -166,10 +227,10 @@ class _Swap:
 _swaps: list[_Swap] = []
 
 
-def _hold(namespace: MutableMapping[str, Any]) -> _Swap:
-    swap = next((s for s in _swaps if s.namespace is namespace), None)
+def _hold(namespace: MutableMapping[str, Any], clocks_only: bool) -> _Swap:
+    swap = next((s for s in _swaps if s.namespace is namespace and s.clocks_only == clocks_only), None)
     if swap is None:
-        swap = _Swap(namespace)
+        swap = _Swap(namespace, clocks_only)
         _swaps.append(swap)
     swap.users += 1
     return swap
@@ -188,11 +249,17 @@ class Installation:
     installation of the module patches, and of each namespace's swapped names: a batch that ends
     while another still runs (the agents of a crew) restores nothing the other still uses."""
 
-    def __init__(self, namespaces: tuple[MutableMapping[str, Any], ...] = (), machine: Machine | None = None) -> None:
-        global _depth
-        if _depth == 0:
-            _install()
-        _depth += 1
+    def __init__(self, namespaces: tuple[MutableMapping[str, Any], ...] = (), machine: Machine | None = None, *,
+                 clocks_only: bool = False) -> None:
+        global _depth, _clock_depth
+        if _clock_depth == 0:
+            _install_clocks()
+        _clock_depth += 1
+        self.clocks_only = clocks_only
+        if not clocks_only:
+            if _depth == 0:
+                _install()
+            _depth += 1
         #: What bridged code reads as the host (`os.cpu_count()`...) while this installation is open.
         self.machine = machine if machine is not None else Machine()
         bridged.declare(self.machine)
@@ -206,16 +273,20 @@ class Installation:
         work handed to a thread later in the run (`asyncio.to_thread(tool)` with `from time import
         sleep` in the tool's module). A namespace already swapped is left alone."""
         if self._open and all(namespace is not swapped.namespace for swapped in self._swapped):
-            self._swapped.append(_hold(namespace))
+            self._swapped.append(_hold(namespace, self.clocks_only))
 
     def close(self) -> None:
-        global _depth
+        global _depth, _clock_depth
         if not self._open:
             return
         self._open = False
         bridged.undeclare(self.machine)
         for swap in reversed(self._swapped):
             _let_go(swap)
-        _depth -= 1
-        if _depth == 0:
-            _restore()
+        if not self.clocks_only:
+            _depth -= 1
+            if _depth == 0:
+                _restore()
+        _clock_depth -= 1
+        if _clock_depth == 0:
+            _restore_clocks()

@@ -1,0 +1,176 @@
+"""Blocking calls on the bridged event loop: they take virtual time and hold the loop meanwhile.
+
+Owns the `Blocker` a run of `from_asyncio` hangs on its loop. Code the pump steps on the loop that
+blocks — `time.sleep` (through `bridged_clock`), a sync tool called directly on the loop (see
+`Toolbox.invoke_on_loop`) — calls `hold(event)`: from inside the loop's callback, the simulation is
+run on (`Kernel.run_until`, the same stepping the run's driver does, so calls, timers, other agents,
+the order-first arbiter and the threads work was handed to all go on) until the event is processed,
+while the loop itself stays frozen in that callback: no other task runs, no timer fires, and whatever
+the blocked code does next happens at the later virtual time. Exact in every strategy, since nothing
+is estimated: the loop simply is not stepped while the kernel advances.
+
+Each hold is traced (`blocked`: what blocked, since when, how long), so reports name it and the
+fingerprint covers it. A hold the simulation cannot finish (it went idle, or hit its time bound or
+event budget, while the loop was held) freezes the loop for good: the run ends as a hang whose
+witness names the blocking call. Also records real threads started from the loop and harness tools
+called from threads the bridge does not run (anyio's worker thread), for the hang witness. It never
+decides an order and never advances time except through the kernel.
+"""
+
+from __future__ import annotations
+
+import _thread
+import math
+import sys
+import threading
+import weakref
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import simpy
+
+from harness.sim.kernel import StopReason
+
+if TYPE_CHECKING:
+    from harness.schedulers.bridge_asyncio.bridge import RunState
+    from harness.schedulers.bridge_threads.turnstile import BridgeThread
+
+#: The trace event of a hold: fields `what`, `since` (ms) and `held_ms`.
+BLOCKED_EVENT = "blocked"
+
+#: The fix a hang witness gives for work run in a thread the bridge does not run.
+UNBRIDGED_FIX = ("hand the work to asyncio.to_thread / loop.run_in_executor, which the bridge runs on the virtual "
+                 "clock (pydantic-ai: wrap the run in `using_thread_executor`)")
+
+
+#: Real seconds a thread outside the bridge that called a tool waits for its run to end, at most (a
+#: backstop: a non-daemon thread parked for good would keep the interpreter from exiting).
+FOREIGN_WAIT_S = 30.0
+
+#: The real class (read at import, before any patch: while one is in place `threading.Thread` is the bridge's).
+_RealThread = threading.Thread
+
+#: Real threads started from a bridged loop (anyio's worker), while they live: a pool keeps its
+#: workers from one run to the next, so a later run's witness still names them.
+_real_threads: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
+
+
+def real_threads() -> list[str]:
+    """Names of the live real threads started from a bridged loop, sorted (a set's order is not)."""
+    return sorted(t.name for t in list(_real_threads) if t.is_alive())
+
+
+class LoopFrozen(BaseException):
+    """Raised in the code that blocked the loop when the simulation stopped before the blocking call
+    could return: the loop never runs again in this run. A BaseException, so `except Exception` in
+    the runtime does not swallow it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Unbridged:
+    """A thread outside the bridge that the run's code reached: started from the loop, or calling a tool."""
+
+    thread: str
+    #: Started from the loop (known when it happens, on the loop); else it called a tool (a real-time event).
+    started: bool
+
+
+class Blocker:
+    """One run's blocking on its loop (`VirtualLoop.blocker` while the run holds the loop)."""
+
+    def __init__(self, state: RunState) -> None:
+        self.state = state
+        #: The simulation is running inside a hold: code now on the loop's thread is the harness's.
+        self.holding = False
+        #: What froze the loop for good (a hold the simulation could not finish), if anything.
+        self.frozen: str | None = None
+        self.unbridged: list[Unbridged] = []
+        self._closed = _thread.allocate_lock()
+        self._closed.acquire()  # released when the run ends: threads outside the bridge may go on
+        self.ended = False
+
+    @property
+    def active(self) -> bool:
+        return not self.holding and not self.ended and self.frozen is None
+
+    def now_ms(self) -> int:
+        return self.state.kernel.now
+
+    def sleep(self, seconds: float) -> None:
+        """`time.sleep(seconds)` on the loop: hold it for that long (a zero sleep takes no time)."""
+        ms = max(0, math.ceil(seconds * 1000 - 1e-9))  # whole milliseconds, never shorter than asked
+        if ms:
+            self.hold(self.state.kernel.delay(ms, "blocking"), f"time.sleep({seconds:g}){_caller(2)}")
+
+    def real_thread(self, thread: object) -> None:
+        if isinstance(thread, _RealThread):
+            _real_threads.add(thread)
+            self.unbridged.append(Unbridged(thread.name, True))
+
+    def foreign_call(self, thread: str, tool: str) -> None:
+        """A thread the bridge does not run called `tool`: noted for the hang witness, and the thread
+        waits until the run is over. Its result could only reach the loop at a real moment the
+        simulation knows nothing of (`call_soon_threadsafe`), so the run hears nothing: a hang, every
+        time, rather than a verdict that depends on how fast a real thread ran."""
+        self.unbridged.append(Unbridged(thread, False))
+        if self._closed.acquire(timeout=FOREIGN_WAIT_S):
+            self._closed.release()
+
+    def close(self) -> None:
+        """The run is over: threads outside the bridge waiting in `foreign_call` go on (idempotent)."""
+        if not self.ended:
+            self.ended = True
+            self._closed.release()
+
+    def hold(self, until: simpy.Event, what: str) -> None:
+        """Block the loop (the caller is inside one of its callbacks) until `until` is processed."""
+        state = self.state
+        kernel = state.kernel
+        since = kernel.now
+        self.holding = True
+        try:
+            while until.callbacks is not None:
+                threads = state.threads
+                if threads is not None and not threads.closed:
+                    # Threads work was handed to are not held: they go on as the pump would run them.
+                    threads.expire()
+                    runnable = threads.runnable()
+                    if runnable:
+                        threads.run(runnable[0] if state.ctx._arbiter is None else self._choose(runnable))
+                        continue
+                if state.wake.triggered:
+                    state.wake = kernel.env.event()
+                waits = [until, state.wake]
+                due = threads.next_deadline() if threads is not None and not threads.closed else None
+                if due is not None:
+                    waits.append(kernel.delay(max(0, due - kernel.now), "thread-wait"))
+                stop = kernel.run_until(simpy.AnyOf(kernel.env, waits))
+                if stop is not StopReason.DONE:
+                    self.frozen = what
+                    kernel.record(BLOCKED_EVENT, what=what, since=since, held_ms=kernel.now - since, returned=False)
+                    raise LoopFrozen(f"{what} held the event loop from {since} ms and never returned "
+                                     f"(the simulation stopped: {stop.value})")
+        finally:
+            self.holding = False
+        kernel.record(BLOCKED_EVENT, what=what, since=since, held_ms=kernel.now - since)
+
+    def _choose(self, runnable: list[BridgeThread]) -> BridgeThread:
+        """Order-first runs: the arbiter picks the next thread, as in the pump (`RunState._choose`)."""
+        arbiter = self.state.ctx._arbiter
+        assert arbiter is not None
+        kernel = self.state.kernel
+        now = kernel.now
+        asks = [(thread, arbiter.step(thread.entry, 1, earliest=now, latest=now)) for thread in runnable]
+        kernel.run_until(simpy.AnyOf(kernel.env, [granted for _, granted in asks]))
+        return next((thread for thread, granted in asks if granted.triggered), runnable[0])
+
+
+def _caller(depth: int) -> str:
+    """` in <function>`: the code that blocked (its qualified name only: paths differ between hosts
+    and would change the fingerprint)."""
+    frame = sys._getframe(depth + 1)
+    while frame is not None and frame.f_code.co_filename == __file__:
+        frame = frame.f_back  # type: ignore[assignment]
+    name = frame.f_code.co_qualname if frame is not None else ""
+    return f" in {name}" if name and name != "<module>" else ""
+
