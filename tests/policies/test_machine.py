@@ -192,3 +192,26 @@ def test_a_function_asyncio_to_thread_wraps_is_the_bridged_one() -> None:
     result = run(find_scenario("incident-triage"), from_asyncio(sleeps_on_a_thread), seed=1)
     assert result.status is RunStatus.COMPLETED and result.makespan_ms == 10000
     assert time.perf_counter() - started < 0.9  # the test's own real clock: no real second slept
+
+
+async def loop_facts(tool_calls: list[Any], tools: Any) -> list[dict[str, Any]]:
+    """An asyncio runtime reading the host on the event loop (sizing a semaphore by the CPUs)."""
+    facts: dict[str, Any] = {"os.cpu_count": os.cpu_count(), "imported cpu_count": imported_cpu_count(),
+                             "multiprocessing.cpu_count": multiprocessing.cpu_count()}
+    if hasattr(os, "sched_getaffinity"):
+        facts["sched_getaffinity"] = len(os.sched_getaffinity(0))
+    if hasattr(os, "process_cpu_count"):
+        facts["process_cpu_count"] = os.process_cpu_count()
+    seen.append(facts)
+    values = await asyncio.gather(*(tools[tc.function.name](**json.loads(tc.function.arguments)) for tc in tool_calls))
+    return [{"id": tc.id, "result": value} for tc, value in zip(tool_calls, values, strict=True)]
+
+
+@pytest.mark.parametrize("host", [2, 16])
+def test_code_on_the_bridged_loop_sees_the_declared_machine(monkeypatch: pytest.MonkeyPatch, host: int) -> None:
+    fake_host(monkeypatch, host)
+    seen.clear()
+    declared = replace(find_scenario("incident-triage"), machine=Machine(3))
+    run(declared, from_asyncio(loop_facts), seed=1)
+    assert set(seen[0].values()) == {3}
+    assert os.cpu_count() == host  # the harness's own code, outside the run, sees the host
