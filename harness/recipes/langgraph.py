@@ -28,12 +28,18 @@ except ImportError as error:
 
 
 def lc_tool(name: str, tools: Toolbox) -> StructuredTool:
-    """One harness tool as LangChain's own `StructuredTool` (any JSON object as arguments)."""
+    """One harness tool as LangChain's own `StructuredTool` (any JSON object as arguments); a sync tool as
+    the plain function it is (`func=`), so LangChain decides where it runs."""
 
     async def invoke(**arguments: Any) -> Any:
         return await tools[name](**arguments)
 
-    return StructuredTool.from_function(coroutine=invoke, name=name, description=f"harness tool {name}",
+    def call(**arguments: Any) -> Any:
+        return tools[name](**arguments)
+
+    sync = tools.is_sync(name)
+    return StructuredTool.from_function(func=call if sync else None, coroutine=None if sync else invoke, name=name,
+                                        description=f"harness tool {name}",
                                         args_schema={"type": "object", "additionalProperties": True})
 
 
