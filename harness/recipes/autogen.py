@@ -7,7 +7,8 @@ decides how the calls run (`asyncio.gather` over all of them, in a task of its o
 tool gives the model (an error result; its siblings run on) and what a value becomes: `str(value)`,
 the text the model reads, which the glue reports as it is, in the agent's order. `scheduler` is
 interrupted as Ctrl-C interrupts `asyncio.run` (the run's task is cancelled); `with_token` cancels
-the run's `CancellationToken` instead, AutoGen's own way to stop a run.
+the run's `CancellationToken` instead, AutoGen's own way to stop a run. A tool the scenario declares
+`sync` is a plain function in AutoGen's own `FunctionTool`, which runs it in the loop's executor.
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@ The model's turn is an `AIMessage` carrying the batch as `tool_calls` (LangGraph
 `ToolNode` this way); each harness tool is a LangChain `StructuredTool` whose coroutine awaits the
 simulated call. `ToolNode` alone decides how the calls run (`asyncio.gather` over all of them),
 what a failing tool does (its default `handle_tool_errors` re-raises anything but a bad-arguments
-error) and the order of its `ToolMessage`s.
+error) and the order of its `ToolMessage`s. A tool the scenario declares `sync` is a plain function
+(`func=`), which LangChain runs in the loop's executor under `ainvoke`.
 """
 
 from __future__ import annotations

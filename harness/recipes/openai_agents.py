@@ -5,7 +5,9 @@ as `function_call` items and the second with a message. Each harness tool is an 
 whose `on_invoke_tool` awaits the simulated call and, on failure, answers as `@function_tool` does by
 default. The SDK alone decides how the turn's calls run, times them out (`timeout_seconds`, read
 from the scenario's `[execution] timeout_ms`) and orders its output items; the glue reads back which
-calls failed or timed out, since the SDK gives both to the model as text.
+calls failed or timed out, since the SDK gives both to the model as text. A tool the scenario
+declares `sync` is a plain function made a tool by `function_tool`, as a user writes one; the SDK
+decides where it runs (since 0.8 with `asyncio.to_thread`; before, on the event loop).
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@
 pydantic-ai alone decides how the calls run: all at once by default, and a tool marked
 `sequential=True` as a barrier that runs alone. A failing tool raises, as a plain tool function
 does; the glue reads the `ToolReturnPart`s back in the order the agent put them in its messages.
+A tool the scenario declares `sync` is a plain function, which pydantic-ai runs on a thread: the
+recipe's `POOL`, given with `Agent.using_thread_executor` (without it, anyio's worker threads).
 """
 
 from __future__ import annotations
