@@ -1,6 +1,7 @@
 """pydantic-ai 2.68 through `from_asyncio`: by default a turn's calls run all at once (a lost update
 on `config-clobber`); with `sequential=True` on the writing tools every writer runs alone and the
-same batches pass, in the serial makespan. Results come back in model order."""
+same batches pass, in the serial makespan. Results come back in model order. Sync tools run on the
+recipe's thread executor; on pydantic-ai's default anyio worker threads the run is a hang."""
 
 from __future__ import annotations
 
