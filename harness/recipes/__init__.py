@@ -15,7 +15,19 @@ naming the module does. The recipes own no harness behaviour: they only use the 
 
 from __future__ import annotations
 
-__all__ = ["runtime_missing"]
+import json
+from typing import Any
+
+__all__ = ["json_object", "runtime_missing"]
+
+
+def json_object(arguments: str) -> dict[str, Any]:
+    """The model's arguments as a JSON object; `{}` for text that is not one (the runtime's to judge)."""
+    try:
+        parsed = json.loads(arguments)
+    except ValueError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
 
 
 def runtime_missing(module: str, error: ImportError, *requirements: str) -> ImportError:

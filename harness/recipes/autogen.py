@@ -7,15 +7,17 @@ decides how the calls run (`asyncio.gather` over all of them, in a task of its o
 tool gives the model (an error result; its siblings run on) and what a value becomes: `str(value)`,
 the text the model reads, which the glue reports as it is, in the agent's order. `scheduler` is
 interrupted as Ctrl-C interrupts `asyncio.run` (the run's task is cancelled); `with_token` cancels
-the run's `CancellationToken` instead, AutoGen's own way to stop a run.
+the run's `CancellationToken` instead, AutoGen's own way to stop a run. A tool the scenario declares
+`sync` is a plain function in AutoGen's own `FunctionTool`, which runs it in the loop's executor.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from inspect import Parameter, Signature
 from typing import Any
 
-from harness.recipes import runtime_missing
+from harness.recipes import json_object, runtime_missing
 from harness.schedulers import from_asyncio
 from harness.schedulers.bridge_asyncio import Toolbox
 
@@ -24,7 +26,7 @@ try:
     from autogen_agentchat.messages import ToolCallExecutionEvent
     from autogen_core import CancellationToken, FunctionCall
     from autogen_core.models import CreateResult, ModelInfo, RequestUsage
-    from autogen_core.tools import BaseTool
+    from autogen_core.tools import BaseTool, FunctionTool
     from autogen_ext.models.replay import ReplayChatCompletionClient
     from pydantic import BaseModel, ConfigDict
 except ImportError as error:
@@ -50,6 +52,18 @@ class HarnessTool(BaseTool[Arguments, BaseModel]):
         return await self.tools[self.name](**args.model_dump())
 
 
+def sync_tool(name: str, tools: Toolbox, tool_calls: Sequence[Any]) -> FunctionTool:
+    """A sync tool as a plain function for AutoGen's own `FunctionTool`, which decides where it runs."""
+
+    def call(**arguments: Any) -> Any:  # a parameter per argument the batch gives the tool; None: not given
+        return tools[name](**{key: value for key, value in arguments.items() if value is not None})
+
+    given = sorted({a for tc in tool_calls if tc.function.name == name for a in json_object(tc.function.arguments)})
+    call.__signature__ = Signature([Parameter(a, Parameter.KEYWORD_ONLY, default=None) for a in given])  # type: ignore
+    call.__annotations__ = dict.fromkeys([*given, "return"], Any)
+    return FunctionTool(call, f"harness tool {name}", name=name)
+
+
 TOKENS: list[CancellationToken] = []  # the open runs' tokens (agents of one run share its loop)
 
 
@@ -58,7 +72,8 @@ async def execute(tool_calls: Sequence[Any], tools: Toolbox) -> list[dict[str, A
     calls = [FunctionCall(id=tc.id, name=tc.function.name, arguments=tc.function.arguments) for tc in tool_calls]
     turn = CreateResult(finish_reason="function_calls", content=calls, usage=RequestUsage(0, 0), cached=False)
     agent = AssistantAgent("harness", model_client=ReplayChatCompletionClient([turn], model_info=MODEL),
-                           tools=[HarnessTool(name, tools) for name in tools])
+                           tools=[sync_tool(n, tools, tool_calls) if tools.is_sync(n) else HarnessTool(n, tools)
+                                  for n in tools])
     token = CancellationToken()
     TOKENS.append(token)
     try:

@@ -4,7 +4,8 @@ The model's turn is an `AIMessage` carrying the batch as `tool_calls` (LangGraph
 `ToolNode` this way); each harness tool is a LangChain `StructuredTool` whose coroutine awaits the
 simulated call. `ToolNode` alone decides how the calls run (`asyncio.gather` over all of them),
 what a failing tool does (its default `handle_tool_errors` re-raises anything but a bad-arguments
-error) and the order of its `ToolMessage`s.
+error) and the order of its `ToolMessage`s. A tool the scenario declares `sync` is a plain function
+(`func=`), which LangChain runs in the loop's executor under `ainvoke`.
 """
 
 from __future__ import annotations
@@ -28,12 +29,18 @@ except ImportError as error:
 
 
 def lc_tool(name: str, tools: Toolbox) -> StructuredTool:
-    """One harness tool as LangChain's own `StructuredTool` (any JSON object as arguments)."""
+    """One harness tool as LangChain's own `StructuredTool` (any JSON object as arguments); a sync tool as
+    the plain function it is (`func=`), so LangChain decides where it runs."""
 
     async def invoke(**arguments: Any) -> Any:
         return await tools[name](**arguments)
 
-    return StructuredTool.from_function(coroutine=invoke, name=name, description=f"harness tool {name}",
+    def call(**arguments: Any) -> Any:
+        return tools[name](**arguments)
+
+    sync = tools.is_sync(name)
+    return StructuredTool.from_function(func=call if sync else None, coroutine=None if sync else invoke, name=name,
+                                        description=f"harness tool {name}",
                                         args_schema={"type": "object", "additionalProperties": True})
 
 

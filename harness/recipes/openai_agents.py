@@ -5,7 +5,9 @@ as `function_call` items and the second with a message. Each harness tool is an 
 whose `on_invoke_tool` awaits the simulated call and, on failure, answers as `@function_tool` does by
 default. The SDK alone decides how the turn's calls run, times them out (`timeout_seconds`, read
 from the scenario's `[execution] timeout_ms`) and orders its output items; the glue reads back which
-calls failed or timed out, since the SDK gives both to the model as text.
+calls failed or timed out, since the SDK gives both to the model as text. A tool the scenario
+declares `sync` is a plain function made a tool by `function_tool`, as a user writes one; the SDK
+decides where it runs (since 0.8 with `asyncio.to_thread`; before, on the event loop).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from harness.schedulers import from_asyncio
 from harness.schedulers.bridge_asyncio import Toolbox
 
 try:
-    from agents import Agent, FunctionTool, RunConfig, Runner, default_tool_error_function
+    from agents import Agent, FunctionTool, RunConfig, Runner, default_tool_error_function, function_tool
     from agents.items import ToolCallOutputItem
     from agents.testing import ScriptedModel, assistant_message, function_call
     from agents.tool_context import ToolContext
@@ -28,19 +30,30 @@ except ImportError as error:
 
 
 def sdk_tool(name: str, tools: Toolbox, errors: dict[str, Exception]) -> FunctionTool:
-    """One harness tool as the SDK's own `FunctionTool` (any JSON object as arguments)."""
+    """One harness tool as the SDK's own `FunctionTool` (any JSON object as arguments); a sync tool as the
+    plain function it is, made a tool by `function_tool`, so the SDK decides where it runs."""
+
+    def failed(ctx: Any, error: Exception) -> Any:
+        errors[ctx.tool_call_id] = error
+        return default_tool_error_function(ctx, error)
 
     async def invoke(ctx: ToolContext[Any], arguments: str) -> Any:
         try:
             return await tools[name](**json.loads(arguments))
         except Exception as error:
-            errors[ctx.tool_call_id] = error
-            return default_tool_error_function(ctx, error)
+            return failed(ctx, error)
+
+    def call(ctx: ToolContext[Any]) -> Any:
+        return tools[name](**json.loads(ctx.tool_arguments))
 
     def timed_out(ctx: Any, error: Exception) -> str:
         errors[ctx.tool_call_id] = TimeoutError(str(error))
         return str(error)
 
+    if tools.is_sync(name):
+        return function_tool(call, name_override=name, description_override=f"harness tool {name}",
+                             strict_mode=False, failure_error_function=failed, timeout=tools.limits.timeout_s,
+                             timeout_error_function=timed_out)
     return FunctionTool(name=name, description=f"harness tool {name}", on_invoke_tool=invoke,
                         params_json_schema={"type": "object", "additionalProperties": True},
                         strict_json_schema=False, timeout_seconds=tools.limits.timeout_s,

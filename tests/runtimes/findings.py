@@ -26,3 +26,26 @@ def named(result: RunResult, label: str) -> set[str]:
     several violations of one label, one per call)."""
     return {str(x.witness["call"]) for v in check(result) for x in v.violations
             if x.label == label and "call" in x.witness}
+
+
+def holds(result: RunResult) -> list[tuple[str, int, int]]:
+    """Each hold of the event loop by a blocking call (the report's `blocking` lines): what, from, how long."""
+    return [(e["what"], e["since"], e["held_ms"]) for e in result.trace if e["ev"] == "blocked"]
+
+
+def starts(result: RunResult) -> dict[str, int]:
+    """When each call started (its first attempt), by call id."""
+    return {str(e["call"]): int(e["t"]) for e in reversed(result.trace) if e["ev"] == "start"}
+
+
+#: sync-tool-on-loop, logs and metrics sync, deploys async: a runtime calling sync tools on its loop.
+ON_LOOP = {"makespan": 9000, "starts": {"call-logs": 0, "call-metrics": 3000, "call-deploys": 7000},
+           "holds": [("the sync tool query_service_logs (call-logs)", 0, 3000),
+                     ("the sync tool query_service_metrics (call-metrics)", 3000, 4000)]}
+#: ... and one handing them to a thread: the parallel makespan, nothing holds the loop.
+OFFLOADED = {"makespan": 4000, "starts": {"call-logs": 0, "call-metrics": 0, "call-deploys": 0}, "holds": []}
+
+
+def sync_tools_run(result: RunResult) -> dict[str, Any]:
+    """What `sync-tool-on-loop` shows of a run: makespan, when each call started, the loop's holds."""
+    return {"makespan": result.makespan_ms, "starts": starts(result), "holds": holds(result)}

@@ -24,7 +24,7 @@ from harness import find_scenario, get_scheduler, run
 from harness.recipes.autogen import scheduler, with_token
 from harness.run import RunStatus
 from harness.scenario import Interrupt
-from tests.runtimes.findings import named, reported, tried
+from tests.runtimes.findings import OFFLOADED, named, reported, sync_tools_run, tried
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -136,3 +136,11 @@ def test_fresh_processes_agree_and_print_nothing_on_stderr() -> None:
     assert [done.stderr for done in runs] == ["", ""]  # the exit code is the verdict's (items 4 and 6 change it)
     first, second = (json.loads(done.stdout) for done in runs)
     assert first["fingerprint"] == second["fingerprint"] and first["status"] == "completed"
+
+
+def test_sync_tools_go_to_the_loops_executor() -> None:
+    # The glue gives AutoGen the two sync tools as plain functions in its own `FunctionTool`, which runs
+    # them with `loop.run_in_executor(None, ...)`: the three queries at once, nothing holds the loop.
+    result, found = tried("sync-tool-on-loop", scheduler)
+    assert found == {} and sync_tools_run(result) == OFFLOADED
+    assert reported(result) == [("call-logs", "ok"), ("call-metrics", "ok"), ("call-deploys", "ok")]

@@ -10,7 +10,7 @@ pytest.importorskip("langgraph.prebuilt")
 
 from harness import get_scheduler
 from harness.recipes.langgraph import scheduler
-from tests.runtimes.findings import reported, tried
+from tests.runtimes.findings import OFFLOADED, reported, sync_tools_run, tried
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -51,3 +51,11 @@ def test_identical_calls_with_different_ids_each_run_once() -> None:
     result, found = tried("restart-rollback-restart", scheduler)
     assert sorted(r.call_id for r in result.results if r.attempts == 1) == ["restart-1", "restart-2", "rollback"]
     assert set(found) == {"reordered-effect"}  # what pydantic-ai and smolagents show: parallel effects reorder
+
+
+def test_toolnode_runs_sync_tools_in_the_loops_executor() -> None:
+    # The glue gives LangChain the two sync tools as plain functions (`StructuredTool(func=...)`); under
+    # `ainvoke` LangChain runs them with `loop.run_in_executor`: the three queries at once.
+    result, found = tried("sync-tool-on-loop", scheduler)
+    assert found == {} and sync_tools_run(result) == OFFLOADED
+    assert reported(result) == [("call-logs", "ok"), ("call-metrics", "ok"), ("call-deploys", "ok")]

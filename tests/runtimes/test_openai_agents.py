@@ -1,8 +1,11 @@
 """openai-agents 0.24 through `from_asyncio`: the SDK's `Runner` runs a turn's function tools all at
 once (a lost update on `config-clobber`, as the built-in `parallel`), reports them in model order,
-keeps a failing tool's siblings, and a tool timeout leaves a ghost ticket behind."""
+keeps a failing tool's siblings, and a tool timeout leaves a ghost ticket behind. Sync function tools
+go to a thread (4 s on sync-tool-on-loop); before 0.8 they ran on the loop (9 s, the loop held)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 
@@ -11,7 +14,7 @@ pytest.importorskip("agents.testing")
 from harness import get_scheduler
 from harness.recipes.openai_agents import scheduler
 from harness.testing import SchedulerCheckFailed, check_scheduler
-from tests.runtimes.findings import reported, tried
+from tests.runtimes.findings import OFFLOADED, ON_LOOP, reported, sync_tools_run, tried
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -59,3 +62,34 @@ def test_identical_calls_with_different_ids_each_run_once() -> None:
     result, found = tried("restart-rollback-restart", scheduler)
     assert sorted(r.call_id for r in result.results if r.attempts == 1) == ["restart-1", "restart-2", "rollback"]
     assert set(found) == {"reordered-effect"}  # what pydantic-ai and smolagents show: parallel effects reorder
+
+
+def test_sync_function_tools_go_to_a_thread_as_since_0_8() -> None:
+    # sync-tool-on-loop: the glue gives the SDK the two sync tools as plain functions (`function_tool`),
+    # which since 0.8 runs them with `asyncio.to_thread`: the three queries at once, nothing holds the loop.
+    result, found = tried("sync-tool-on-loop", scheduler)
+    assert found == {} and sync_tools_run(result) == OFFLOADED
+    assert reported(result) == [("call-logs", "ok"), ("call-metrics", "ok"), ("call-deploys", "ok")]
+
+
+def test_before_0_8_sync_function_tools_froze_the_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 0.7.0's `function_tool` called a sync function in place (`result = the_func(...)`) where 0.8 has
+    # `await asyncio.to_thread(the_func, ...)`, the only change to that path: here 0.24 with that line
+    # put back. (docs/recipes/openai-agents.md: 0.7.0 itself, in a venv of its own, gives the same run.)
+    import asyncio
+
+    import agents.tool
+
+    class InPlace:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(asyncio, name)
+
+        @staticmethod
+        async def to_thread(func: Any, /, *args: Any, **kwargs: Any) -> Any:
+            return func(*args, **kwargs)
+
+    monkeypatch.setattr(agents.tool, "asyncio", InPlace())
+    result, found = tried("sync-tool-on-loop", scheduler)
+    assert sync_tools_run(result) == ON_LOOP
+    # No oracle fails on a frozen loop: the slowdown shows in the makespan and the blocking lines only.
+    assert found == {} and reported(result) == [("call-logs", "ok"), ("call-metrics", "ok"), ("call-deploys", "ok")]

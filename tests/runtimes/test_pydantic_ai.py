@@ -1,6 +1,7 @@
 """pydantic-ai 2.68 through `from_asyncio`: by default a turn's calls run all at once (a lost update
 on `config-clobber`); with `sequential=True` on the writing tools every writer runs alone and the
-same batches pass, in the serial makespan. Results come back in model order."""
+same batches pass, in the serial makespan. Results come back in model order. Sync tools run on the
+recipe's thread executor; on pydantic-ai's default anyio worker threads the run is a hang."""
 
 from __future__ import annotations
 
@@ -8,10 +9,13 @@ import pytest
 
 pytest.importorskip("pydantic_ai.models.function")
 
-from harness import get_scheduler
-from harness.recipes.pydantic_ai import scheduler, writers_sequential
+from harness import find_scenario, get_scheduler, run
+from harness.oracles import check
+from harness.recipes.pydantic_ai import anyio_worker, scheduler, writers_sequential
+from harness.report.hang import hang_lines
+from harness.run import RunStatus
 from harness.testing import check_scheduler
-from tests.runtimes.findings import reported, tried
+from tests.runtimes.findings import OFFLOADED, reported, starts, sync_tools_run, tried
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -90,3 +94,23 @@ def test_sync_tool_functions_on_its_thread_executor_run_on_bridge_threads() -> N
     assert found == {} and triage.makespan_ms == 4000  # three sync queries on threads, at once
     _, found = tried("config-clobber", from_asyncio(execute), 3)
     assert set(found) == {"lost-update"}
+
+
+def test_sync_tools_go_to_the_recipes_thread_executor() -> None:
+    # The glue gives pydantic-ai the two sync tools as plain functions and runs the agent inside
+    # `Agent.using_thread_executor`: pydantic-ai hands them to `loop.run_in_executor`, a bridge thread each.
+    result, found = tried("sync-tool-on-loop", scheduler)
+    assert found == {} and sync_tools_run(result) == OFFLOADED
+    assert reported(result) == [("call-logs", "ok"), ("call-metrics", "ok"), ("call-deploys", "ok")]
+
+
+def test_without_a_thread_executor_sync_tools_go_to_anyio_worker_threads_and_the_run_hangs() -> None:
+    # pydantic-ai's default: `anyio.to_thread.run_sync`, a real thread outside the virtual clock. The
+    # async query ends at 2000 ms; the loop never hears back from the worker threads.
+    result = run(find_scenario("sync-tool-on-loop"), anyio_worker, seed=1)
+    assert result.status is RunStatus.HANG and result.makespan_ms == 2000
+    assert not result.results and starts(result) == {"call-deploys": 0}  # neither sync tool's call began
+    lines = "\n".join(hang_lines(result))
+    assert "thread 'AnyIO worker thread' (unbridged): a real thread started from the event loop" in lines
+    assert "pydantic-ai: wrap the run in `using_thread_executor`" in lines
+    assert {v.label for v in check(result) if not v.ok} == {"hang"}

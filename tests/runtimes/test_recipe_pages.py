@@ -79,3 +79,11 @@ def test_importing_harness_imports_no_recipe_and_no_runtime() -> None:
             f"{sorted({n for _, names in RECIPES.values() for n in names})!r}))")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stdout, done.stderr) == (0, "[]\n", "")
+
+
+def test_json_object_reads_the_models_arguments_and_leaves_anything_else_to_the_runtime() -> None:
+    from harness.recipes import json_object
+
+    assert json_object('{"service_name": "order-service", "minutes": 30}') == {"service_name": "order-service",
+                                                                                 "minutes": 30}
+    assert json_object("[1, 2]") == json_object('{"service_name": ') == json_object("null") == {}

@@ -18,7 +18,7 @@ pytest.importorskip("smolagents")
 from harness import get_scheduler
 from harness.recipes.smolagents import scheduler
 from harness.run import RunStatus
-from tests.runtimes.findings import reported, tried
+from tests.runtimes.findings import OFFLOADED, reported, sync_tools_run, tried
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -67,3 +67,11 @@ print(run(find_scenario("config-clobber"), scheduler, seed=1).makespan_ms)
 def test_no_stderr_noise_and_the_process_exits() -> None:
     done = subprocess.run([sys.executable, "-c", _QUIET], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stdout.split(), done.stderr) == (0, ["825"], "")
+
+
+def test_sync_tools_block_only_the_agents_pool_threads() -> None:
+    # smolagents' tools are plain functions anyway (`Tool.forward`), run on the agent's pool: the `sync`
+    # declaration changes nothing here. The three queries at once, reported in completion order.
+    result, found = tried("sync-tool-on-loop", scheduler)
+    assert sync_tools_run(result) == OFFLOADED and set(found) == {"out-of-order"}
+    assert reported(result) == [("call-deploys", "ok"), ("call-logs", "ok"), ("call-metrics", "ok")]
