@@ -47,7 +47,7 @@ LABELS = (
     "hang", "orphaned-call", "start-after-interrupt", "grace-exceeded", "dropped-call", "order-dependent",
     "missing-input", "unapproved-effect", "rollback-mismatch",
     "cross-agent-lost-update", "cross-agent-stale-read", "misreported-outcome",
-    "round-limit-exceeded", "retry-limit-exceeded", "tool-disabled-silently", "loop-error",
+    "round-limit-exceeded", "retry-limit-exceeded", "tool-disabled-silently", "loop-error", "loop-blocked",
 )
 
 

@@ -48,7 +48,8 @@ ORACLE_LABELS: dict[str, tuple[str, ...]] = {
     exclusivity.EXCLUSIVITY: ("exclusivity",),
     exclusivity.CAPS: ("cap-exceeded",),
     exactly_once.NAME: ("duplicate-effect",),
-    liveness.NAME: ("hang", "orphaned-call", "start-after-interrupt", "grace-exceeded", "dropped-call"),
+    liveness.NAME: ("hang", "orphaned-call", "start-after-interrupt", "grace-exceeded", "dropped-call",
+                    "loop-blocked"),
     loop_policy.NAME: loop_policy.LABELS,
 }
 

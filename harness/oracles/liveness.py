@@ -12,7 +12,11 @@ interrupt is that, not also an orphan, even when it starts after its batch answe
 task's call reported skipped does), and `dropped-call` (a call answered
 "cancelled" without ever starting, though nothing had stopped the turn: no user interrupt, no crash,
 no call that failed, was refused or was abandoned before it; a scheduler that skips work for no
-reason would otherwise pass every safety check by doing nothing).
+reason would otherwise pass every safety check by doing nothing), and `loop-blocked` (the runtime held
+its asyncio event loop, calling a sync tool on it or `time.sleep`, while other work on the loop was
+ready: every other task of the turn, and of every session on that loop, waited; the bridge traces
+each hold as `blocked`, see `harness.schedulers.bridge_asyncio.blocking`. A tool's own synchronous
+work before its first await is the tool's doing, not the runtime's, and is not judged).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ def check(result: RunResult) -> Verdict:
     violations.extend(_orphans(facts))
     violations.extend(_interrupts(facts))
     violations.extend(_dropped(facts))
+    violations.extend(_loop_holds(result))
     return Verdict.of(NAME, violations)
 
 
@@ -144,6 +149,21 @@ def _interrupts(facts: RunFacts) -> Iterator[Violation]:
                                 f"{a.call} was still running {grace} ms after the interrupt at {t} ms",
                                 {"call": a.call, "interrupt_at_ms": t, "grace_ms": grace, "settled_at_ms": settled},
                                 Kind.LIVENESS)
+
+
+def _loop_holds(result: RunResult) -> Iterator[Violation]:
+    """Holds of the event loop by the runtime (a sync tool called on it, `time.sleep`) that kept other
+    work of the loop waiting."""
+    for event in result.trace:
+        if event["ev"] != "blocked" or event.get("by") not in ("sync-tool", "sleep") or not event.get("delayed"):
+            continue
+        what, since, held = event["what"], event["since"], event["held_ms"]
+        ended = f"for {held} ms" if event.get("returned", True) else "and never returned"
+        yield Violation(
+            "loop-blocked",
+            f"{what} held the event loop from {since} ms {ended} while other work on the loop was ready to run: "
+            "every other task of the turn (and of every session on that loop) waited",
+            {"what": what, "since_ms": since, "held_ms": held, "by": event["by"]}, Kind.LIVENESS)
 
 
 def _dropped(facts: RunFacts) -> Iterator[Violation]:

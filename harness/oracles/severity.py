@@ -22,6 +22,7 @@ GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "tool-disabled-silently")),
     ("the turn never ends or leaves work behind", (
         "hang", "orphaned-call", "start-after-interrupt", "grace-exceeded", "dropped-call", "order-dependent")),
+    ("the event loop is frozen", ("loop-blocked",)),
     ("a limit is overrun", ("exclusivity", "cap-exceeded", "round-limit-exceeded", "retry-limit-exceeded")),
     ("the scheduler broke its contract", ("scheduler-error", "contract-error", "loop-error")),
 )

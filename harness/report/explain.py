@@ -464,6 +464,15 @@ def _dropped_call(w: Mapping[str, Any], run: _Run) -> str:
     return text + "."
 
 
+def _loop_blocked(w: Mapping[str, Any], run: _Run) -> str:
+    how = ("called a sync tool directly on the event loop" if w["by"] == "sync-tool"
+           else "called time.sleep on the event loop")
+    return (f"The runtime {how}: {w['what']} held the loop from {w['since_ms']} ms for {w['held_ms']} ms while other "
+            "tasks were ready to run. Nothing else on that loop moved meanwhile, neither the turn's other tool calls "
+            "(they ran after it, serially) nor any other session the process serves. Offload blocking work with "
+            "asyncio.to_thread or loop.run_in_executor, or make the tool async.")
+
+
 def _order_dependent(w: Mapping[str, Any], run: _Run) -> str:
     a, b = w["seeds"]
     first, second = w["completion_orders"]
@@ -574,6 +583,7 @@ TEMPLATES: dict[str, Template] = {
     "scheduler-error": _scheduler_error, "contract-error": _contract_error, "exclusivity": _exclusivity,
     "cap-exceeded": _cap_exceeded, "hang": _hang, "orphaned-call": _orphaned_call,
     "start-after-interrupt": _start_after_interrupt, "grace-exceeded": _grace_exceeded, "dropped-call": _dropped_call,
+    "loop-blocked": _loop_blocked,
     "order-dependent": _order_dependent, "missing-input": _missing_input,
     "unapproved-effect": _unapproved_effect, "rollback-mismatch": _rollback_mismatch,
     "cross-agent-lost-update": _across_agents(_lost_update, "which task's update survives"),

@@ -19,12 +19,13 @@ from harness.oracles.verdict import Violation
 from harness.report.explain import TEMPLATES, explain, explain_witness, racing_touches
 from harness.run import RunResult
 from harness.scenario import Scenario, scenario_from_data
-from harness.schedulers import Parallel, SchedulerContext
+from harness.schedulers import Parallel, SchedulerContext, from_asyncio
 from tests.catalogue import buggy
 from tests.catalogue.cases import local
 from tests.helpers import scenario
 from tests.oracles import schedulers as broken
 from tests.oracles import test_loop_policy as loop_policy
+from tests.policies import test_blocking_on_loop as blocking
 
 TICKET = scenario([("t", "create_ticket", {"title": "outage"})])
 INTERRUPTED = scenario([(f"q{i}", "query_service_logs", {"service_name": "api"}) for i in range(3)],
@@ -121,6 +122,8 @@ CASES: dict[str, Case] = {
     "grace-exceeded": of(lambda: named("interrupt-midbatch", "parallel"), "grace-exceeded"),
     "dropped-call": of(lambda: run(find_scenario("incident-triage"), buggy.CapsByCancelling(), 1), "dropped-call"),
     "order-dependent": order_dependent,
+    "loop-blocked": of(lambda: run(find_scenario("sync-tool-on-loop"), from_asyncio(blocking.sync_on_loop), 1),
+                       "loop-blocked"),
     "missing-input": missing_input,
     "unapproved-effect": of(lambda: run(find_scenario("ops-approvals"), buggy.OptimisticApproval(), 1),
                             "unapproved-effect"),

@@ -35,8 +35,13 @@ if TYPE_CHECKING:
     from harness.schedulers.bridge_asyncio.bridge import RunState
     from harness.schedulers.bridge_threads.turnstile import BridgeThread
 
-#: The trace event of a hold: fields `what`, `since` (ms) and `held_ms`.
+#: The trace event of a hold: fields `what`, `since` (ms), `held_ms`, `by` (who blocked: one of
+#: `BLOCKERS`) and `delayed` (whether other work on the loop was waiting: see `Blocker.hold`).
 BLOCKED_EVENT = "blocked"
+#: Who blocked the loop: the runtime's code (`time.sleep` on the loop), the runtime calling a sync tool
+#: on the loop (`sync-tool`), or a tool's own synchronous work before its first await (`tool-work`:
+#: the tool author's doing, which no scheduler can avoid).
+BLOCKERS = ("sleep", "sync-tool", "tool-work")
 
 #: The fix a hang witness gives for work run in a thread the bridge does not run.
 UNBRIDGED_FIX = ("hand the work to asyncio.to_thread / loop.run_in_executor, which the bridge runs on the virtual "
@@ -100,7 +105,7 @@ class Blocker:
         """`time.sleep(seconds)` on the loop: hold it for that long (a zero sleep takes no time)."""
         ms = max(0, math.ceil(seconds * 1000 - 1e-9))  # whole milliseconds, never shorter than asked
         if ms:
-            self.hold(self.state.kernel.delay(ms, "blocking"), f"time.sleep({seconds:g}){_caller(2)}")
+            self.hold(self.state.kernel.delay(ms, "blocking"), f"time.sleep({seconds:g}){_caller(2)}", "sleep")
 
     def real_thread(self, thread: object) -> None:
         if isinstance(thread, _RealThread):
@@ -122,11 +127,16 @@ class Blocker:
             self.ended = True
             self._closed.release()
 
-    def hold(self, until: simpy.Event, what: str) -> None:
-        """Block the loop (the caller is inside one of its callbacks) until `until` is processed."""
+    def hold(self, until: simpy.Event, what: str, by: str) -> None:
+        """Block the loop (the caller is inside one of its callbacks) until `until` is processed.
+
+        The trace says whether the hold `delayed` other work of the loop: another callback (a task
+        step) was ready when the hold began, or an asyncio timer fell due before it ended. A hold
+        with nothing else to do on the loop costs the run nothing."""
         state = self.state
         kernel = state.kernel
         since = kernel.now
+        ready = bool(state.loop._ready)  # type: ignore[attr-defined]
         self.holding = True
         try:
             while until.callbacks is not None:
@@ -147,12 +157,18 @@ class Blocker:
                 stop = kernel.run_until(simpy.AnyOf(kernel.env, waits))
                 if stop is not StopReason.DONE:
                     self.frozen = what
-                    kernel.record(BLOCKED_EVENT, what=what, since=since, held_ms=kernel.now - since, returned=False)
+                    kernel.record(BLOCKED_EVENT, what=what, since=since, held_ms=kernel.now - since, by=by,
+                                  delayed=self._delayed(ready), returned=False)
                     raise LoopFrozen(f"{what} held the event loop from {since} ms and never returned "
                                      f"(the simulation stopped: {stop.value})")
         finally:
             self.holding = False
-        kernel.record(BLOCKED_EVENT, what=what, since=since, held_ms=kernel.now - since)
+        kernel.record(BLOCKED_EVENT, what=what, since=since, held_ms=kernel.now - since, by=by,
+                      delayed=self._delayed(ready))
+
+    def _delayed(self, ready: bool) -> bool:
+        due = self.state.loop.next_timer_ms()
+        return ready or (due is not None and due < self.state.kernel.now)
 
     def _choose(self, runnable: list[BridgeThread]) -> BridgeThread:
         """Order-first runs: the arbiter picks the next thread, as in the pump (`RunState._choose`)."""

@@ -192,10 +192,10 @@ class Toolbox(Mapping[str, Callable[..., Awaitable[Any]]]):
         what = f"the sync tool {name} ({call.id})"
         blocking_ms = self._blocking_ms(name)
         if blocking_ms:
-            blocker.hold(ctx.kernel.delay(blocking_ms, "blocking"), f"{what}: its blocking work")
+            blocker.hold(ctx.kernel.delay(blocking_ms, "blocking"), f"{what}: its blocking work", "sync-tool")
         if ctx.needs_approval(call):  # the tool asks the user first (harness.schedulers.approvals)
             asking = self.asking[call.id] = Asking(ctx, call)
-            blocker.hold(asking.process, f"{what} asking the user")
+            blocker.hold(asking.process, f"{what} asking the user", "sync-tool")
             refused = asking.process.value
             if isinstance(refused, CallResult):
                 self.refused.add(call.id)
@@ -205,7 +205,7 @@ class Toolbox(Mapping[str, Callable[..., Awaitable[Any]]]):
         handles.append(handle)
         self.waiting[handle] = asyncio.current_task()
         try:
-            blocker.hold(handle, what)
+            blocker.hold(handle, what, "sync-tool")
         finally:
             self.waiting.pop(handle, None)
         return _value(handle.result)
@@ -216,7 +216,7 @@ class Toolbox(Mapping[str, Callable[..., Awaitable[Any]]]):
         blocking_ms = self._blocking_ms(call.name)
         if blocking_ms and self.on_loop():  # synchronous work before the tool's first await: holds the loop
             state.blocker.hold(ctx.kernel.delay(blocking_ms, "blocking"),
-                               f"the tool {call.name} ({call.id}): its blocking work")
+                               f"the tool {call.name} ({call.id}): its blocking work", "tool-work")
         if ctx.needs_approval(call):  # the tool asks the user first (harness.schedulers.approvals)
             asking = self.asking[call.id] = Asking(ctx, call)
             try:
