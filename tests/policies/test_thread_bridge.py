@@ -83,7 +83,9 @@ def test_seed000_notices_an_interrupt_only_at_its_five_second_poll() -> None:
 
 def test_seed000_gives_running_calls_three_seconds_of_grace() -> None:
     """An interrupt just before the 5 s poll: the tests still running get exactly 3 s, then are
-    reported with their effect unknown (abandoned at 8 s, within the scenario's 3 s of grace)."""
+    reported with their effect unknown at 8 s. The pool is shut down without waiting, so its worker
+    goes on running them, as in a real process: they end at 20 s, long after the turn (an orphan
+    beyond the grace), which the thread bridge no longer hides by abandoning them for the runtime."""
     sc = scenario([("search", "web_search", {"query": "q"}), ("tests", "run_tests", {"path": "."})],
                   files={"/repo/src/app.py": "ok\n", "/repo/tests/test_app.py": "requires src/app.py ok\n"},
                   tools={"run_tests": {"latency": {"fixed": 20000}}},
@@ -92,7 +94,9 @@ def test_seed000_gives_running_calls_three_seconds_of_grace() -> None:
     assert result.makespan_ms == 8000
     assert [(r.call_id, r.outcome, r.end_ms) for r in result.results] == [
         ("search", Outcome.OK, result.results[0].end_ms), ("tests", Outcome.UNKNOWN, 8000)]
-    assert failed(result) == []
+    assert [(e["call"], e["t"], e["outcome"]) for e in result.trace if e["ev"] == "end"] == [
+        ("search", result.results[0].end_ms, "ok"), ("tests", 20000, "ok")]
+    assert sorted(failed(result)) == ["grace-exceeded", "orphaned-call"]
 
 
 _FRESH = """
