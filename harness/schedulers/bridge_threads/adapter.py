@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import concurrent.futures.thread as futures_thread
 import inspect
+import itertools
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -140,6 +141,43 @@ class ThreadTools(Mapping[str, Callable[..., Any]]):
         return result.value
 
 
+class _PoolNumbers:
+    """`ThreadPoolExecutor._counter` while `from_threads` batches are open: a pool made in a bridge thread
+    is numbered by its run (`ThreadPoolExecutor-0_0` for the run's first pool, in every process and on
+    every run), so worker names a runtime writes into results or traces replay; anywhere else, the
+    process-wide counter it replaces. Not a function: the class attribute must not bind as a method."""
+
+    def __init__(self, real: Callable[[], int]) -> None:
+        self.real = real
+
+    def __call__(self) -> int:
+        me = current()
+        numbers = _pool_numbers.get(me.turnstile) if me is not None else None
+        return next(numbers) if numbers is not None else self.real()
+
+
+#: Each open batch's turnstile -> its run's pool numbers (one counter per run, in `ctx.session`).
+_pool_numbers: dict[Turnstile, Iterator[int]] = {}
+_SESSION_POOLS = "threads:pool-numbers"
+
+
+def _number_pools(turnstile: Turnstile, ctx: SchedulerContext) -> None:
+    numbers = ctx.session.get(_SESSION_POOLS)
+    if numbers is None:
+        numbers = ctx.session[_SESSION_POOLS] = itertools.count()
+    if not _pool_numbers:
+        futures_thread.ThreadPoolExecutor._counter = _PoolNumbers(  # type: ignore[attr-defined]
+            futures_thread.ThreadPoolExecutor._counter)  # type: ignore[attr-defined]
+    _pool_numbers[turnstile] = numbers
+
+
+def _stop_numbering(turnstile: Turnstile) -> None:
+    if _pool_numbers.pop(turnstile, None) is not None and not _pool_numbers:
+        numbering: Any = futures_thread.ThreadPoolExecutor._counter  # type: ignore[attr-defined]
+        if isinstance(numbering, _PoolNumbers):
+            futures_thread.ThreadPoolExecutor._counter = numbering.real  # type: ignore[attr-defined]
+
+
 class _BatchRun:
     """One batch: the turnstile, its patches and the SimPy process that drives it."""
 
@@ -169,6 +207,7 @@ class _BatchRun:
 
         self.reaper = Reaper(ctx.kernel, self._stopped)
         self.patches = Installation(owner.namespaces, ctx.machine)
+        _number_pools(self.turnstile, ctx)
         self.closed = False
         self.main = self.turnstile.spawn(main, "MainThread")
         self.stopped_waits: list[Wait] = []
@@ -307,6 +346,7 @@ class _BatchRun:
                 self.ctx.note(f"threads: {', '.join(stuck)} would not end; left as daemon threads")
         finally:
             self.patches.close()
+            _stop_numbering(self.turnstile)
             # The real pool registers its workers for an exit-time join; these are over already.
             registry: Any = futures_thread._threads_queues
             for worker in [t for t in registry if isinstance(t, primitives.Thread)]:
