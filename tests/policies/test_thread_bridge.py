@@ -29,7 +29,7 @@ from harness.oracles import check
 from harness.run import RunStatus
 from harness.schedulers.bridge_threads import from_threads
 from harness.sim.arbiter import Tape
-from harness.testing import check_scheduler
+from harness.testing import check_scheduler, default_scenarios
 from tests.helpers import scenario
 from tests.policies import seed000_executor
 from tests.policies.seed000_executor import execute as seed000
@@ -83,7 +83,9 @@ def test_seed000_notices_an_interrupt_only_at_its_five_second_poll() -> None:
 
 def test_seed000_gives_running_calls_three_seconds_of_grace() -> None:
     """An interrupt just before the 5 s poll: the tests still running get exactly 3 s, then are
-    reported with their effect unknown (abandoned at 8 s, within the scenario's 3 s of grace)."""
+    reported with their effect unknown at 8 s. The pool is shut down without waiting, so its worker
+    goes on running them, as in a real process: they end at 20 s, long after the turn (an orphan
+    beyond the grace), which the thread bridge no longer hides by abandoning them for the runtime."""
     sc = scenario([("search", "web_search", {"query": "q"}), ("tests", "run_tests", {"path": "."})],
                   files={"/repo/src/app.py": "ok\n", "/repo/tests/test_app.py": "requires src/app.py ok\n"},
                   tools={"run_tests": {"latency": {"fixed": 20000}}},
@@ -92,7 +94,9 @@ def test_seed000_gives_running_calls_three_seconds_of_grace() -> None:
     assert result.makespan_ms == 8000
     assert [(r.call_id, r.outcome, r.end_ms) for r in result.results] == [
         ("search", Outcome.OK, result.results[0].end_ms), ("tests", Outcome.UNKNOWN, 8000)]
-    assert failed(result) == []
+    assert [(e["call"], e["t"], e["outcome"]) for e in result.trace if e["ev"] == "end"] == [
+        ("search", result.results[0].end_ms, "ok"), ("tests", 20000, "ok")]
+    assert sorted(failed(result)) == ["grace-exceeded", "orphaned-call"]
 
 
 _FRESH = """
@@ -174,8 +178,12 @@ def test_an_executor_deaf_to_interrupts_is_caught() -> None:
     assert "start-after-interrupt" in failed(result)
 
 
-def test_a_serial_attentive_executor_passes_check_scheduler() -> None:
-    check_scheduler(from_threads(serial_and_attentive), profile="quick")
+def test_a_serial_attentive_executor_passes_check_scheduler_where_no_user_interrupts() -> None:
+    # Under an interrupt it gives up its running call without waiting, and the call runs on in its
+    # worker (no thread can be stopped): an orphan, reported (tests/policies/test_thread_orphans.py).
+    interrupted = [n for n in default_scenarios(generated=False) if find_scenario(n).interrupt is not None]
+    assert interrupted  # the built-in interrupt scenarios exist: skipping them is a real choice
+    check_scheduler(from_threads(serial_and_attentive), profile="quick", swarm=False, skip=interrupted)
 
 
 def test_threading_thread_queue_and_lock_work_as_in_production() -> None:

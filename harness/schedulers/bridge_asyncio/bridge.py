@@ -36,6 +36,7 @@ from harness.schedulers.bridge_asyncio.toolbox import Registry, Toolbox, current
 from harness.schedulers.bridge_threads.patches import Installation
 from harness.schedulers.bridge_threads.turnstile import BridgeThread
 from harness.schedulers.context import SchedulerContext, SchedulerProcess
+from harness.schedulers.leftovers import RUN_ON_MS, left_running
 from harness.schedulers.naming import origin_name
 from harness.sim.kernel import Kernel, StopReason
 
@@ -48,13 +49,6 @@ InterruptHook = Literal["cancel"] | asyncio.Event | Callable[[], object] | None
 
 #: Where a session finds the run's state (also read by the hang diagnosis, `harness.schedulers.waits`).
 _SESSION_KEY = "asyncio-bridge"
-
-#: How much virtual time the tasks a runtime left pending get, once the run's batches are over, before
-#: they are cancelled: what an orphaned tool task does later (a call it finishes or starts, its effect
-#: on the world) lands in the run where the oracles see it. Longer than any latency or grace in the
-#: built-in scenarios; a task still waiting then (a timer an hour away, an event nobody sets) is
-#: cancelled as `asyncio.run` would cancel it. Never beyond the run's virtual-time bound.
-RUN_ON_MS = 60_000
 
 #: What the bridge reports for a call the executor never started when the user interrupt cancelled
 #: it: the runtime itself reports nothing (its task died with CancelledError), so the text says whose.
@@ -313,8 +307,7 @@ class FromAsyncio:
             ended = "was cancelled" if task.cancelled() else "returned" if task.exception() is None else "raised"
             ctx.note(f"asyncio: execute {ended} with {len(leftovers)} task(s) still pending: "
                      + "; ".join(_describe_task(t, toolbox) for t in leftovers)
-                     + f" (the runtime left them running: they run on, up to {RUN_ON_MS} ms after the run's last "
-                     "batch, then are cancelled)")
+                     + f" ({left_running('cancelled')})")
         else:  # nothing is left that could still await a tool coroutine the executor made
             dropped = toolbox.drop_unawaited()
             if dropped:

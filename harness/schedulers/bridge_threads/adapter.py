@@ -9,9 +9,14 @@ flag set at the user interrupt's virtual time. Inside, `threading`, `queue`, `ti
 one thread runs at a time and switches only where it blocks, timeouts count virtual time. Which
 runnable thread goes next is the lowest in creation order in plain runs and a choice of the run's
 arbiter (`@thread:NNN` on the tape) in order-first runs, so explore, PCT and exhaustive search order
-thread switches like call steps, and tapes replay them. When the executor returns, raises, the run
-hangs or the runtime crashes, every thread still alive is released (`ThreadReleased` unwinds it) and
-its OS thread joined: no real thread outlives its batch. It never decides an order itself.
+thread switches like call steps, and tapes replay them. Threads the executor leaves behind when it
+returns or raises (a pool shut down without waiting: the call a worker runs, the queued calls it starts
+next) are not tidied away: they run on in virtual time, as in a real process, while the run's later
+batches run and up to `RUN_ON_MS` after its last one (`harness.schedulers.leftovers`), so what they do
+lands in the run and the oracles judge it (`orphaned-call`, `start-after-interrupt`). Then, or at once
+when no thread left can do anything more (idle workers waiting for work nobody submits), or when the
+run hangs or the runtime crashes, every thread still alive is released (`ThreadReleased` unwinds it)
+and its OS thread joined: no real thread outlives its run. It never decides an order itself.
 
     def execute(tool_calls, tools, interrupted):            # seed 000's shape, plain concurrent.futures
         with ThreadPoolExecutor(max_workers=8) as pool:
@@ -26,7 +31,8 @@ from __future__ import annotations
 
 import concurrent.futures.thread as futures_thread
 import inspect
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import itertools
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from typing import Any
 
 import simpy
@@ -41,6 +47,7 @@ from harness.schedulers.bridge_threads.reaper import Reaper
 from harness.schedulers.bridge_threads.results import read_results
 from harness.schedulers.bridge_threads.turnstile import DONE, BridgeThread, Turnstile, current
 from harness.schedulers.context import CallHandle, SchedulerContext, SchedulerProcess
+from harness.schedulers.leftovers import RUN_ON_MS, left_running
 from harness.schedulers.naming import origin_name
 from harness.schedulers.waits import Wait, thread_waits
 
@@ -70,6 +77,9 @@ class ThreadTools(Mapping[str, Callable[..., Any]]):
         self.handles: dict[str, list[CallHandle]] = {}
         #: Each call's latest approval request, made by its tool (see `harness.schedulers.bridge_asyncio.asking`).
         self.asking: dict[str, Asking] = {}
+        #: The calls a thread is inside (running, or asking the user), in the order they went in: the
+        #: simulation will wake their threads.
+        self.in_flight: list[str] = []
         self._names = sorted({call.name for call in batch})
         self._by_id = {call.id: call for call in batch}
 
@@ -106,21 +116,66 @@ class ThreadTools(Mapping[str, Callable[..., Any]]):
         me = current()
         if me is None or me.turnstile is not self.turnstile:
             raise RuntimeError("bridged tools are called from the executor's own threads")
-        if self.ctx.needs_approval(call):  # the tool asks the user first (harness.schedulers.approvals)
-            asking = self.asking[call.id] = Asking(self.ctx, call)
-            refused = asking.wait_in_thread(self.turnstile, me)
-            if refused is not None:
-                raise ToolFailed(refused.error or "denied by the user")
-        handle = self.ctx.start(call, attempt=len(self.handles.get(call.id, [])) + 1)
-        self.handles.setdefault(call.id, []).append(handle)
-        if not handle.triggered:
-            handle.callbacks.append(lambda _event: self.turnstile.wake(me))
-            while not handle.triggered:
-                self.turnstile.park(me)
+        # A thread released at the end of its run starts nothing more (a pool worker catches
+        # `ThreadReleased` into its future and would take the next queued call).
+        self.turnstile.check(me)
+        self.in_flight.append(call.id)
+        try:
+            if self.ctx.needs_approval(call):  # the tool asks the user first (harness.schedulers.approvals)
+                asking = self.asking[call.id] = Asking(self.ctx, call)
+                refused = asking.wait_in_thread(self.turnstile, me)
+                if refused is not None:
+                    raise ToolFailed(refused.error or "denied by the user")
+            self.turnstile.check(me)
+            handle = self.ctx.start(call, attempt=len(self.handles.get(call.id, [])) + 1)
+            self.handles.setdefault(call.id, []).append(handle)
+            if not handle.triggered:
+                handle.callbacks.append(lambda _event: self.turnstile.wake(me))
+                while not handle.triggered:
+                    self.turnstile.park(me)
+        finally:
+            self.in_flight.remove(call.id)
         result = handle.result
         if result.outcome is not Outcome.OK:
             raise ToolFailed(result.error or result.outcome.value)
         return result.value
+
+
+class _PoolNumbers:
+    """`ThreadPoolExecutor._counter` while `from_threads` batches are open: a pool made in a bridge thread
+    is numbered by its run (`ThreadPoolExecutor-0_0` for the run's first pool, in every process and on
+    every run), so worker names a runtime writes into results or traces replay; anywhere else, the
+    process-wide counter it replaces. Not a function: the class attribute must not bind as a method."""
+
+    def __init__(self, real: Callable[[], int]) -> None:
+        self.real = real
+
+    def __call__(self) -> int:
+        me = current()
+        numbers = _pool_numbers.get(me.turnstile) if me is not None else None
+        return next(numbers) if numbers is not None else self.real()
+
+
+#: Each open batch's turnstile -> its run's pool numbers (one counter per run, in `ctx.session`).
+_pool_numbers: dict[Turnstile, Iterator[int]] = {}
+_SESSION_POOLS = "threads:pool-numbers"
+
+
+def _number_pools(turnstile: Turnstile, ctx: SchedulerContext) -> None:
+    numbers = ctx.session.get(_SESSION_POOLS)
+    if numbers is None:
+        numbers = ctx.session[_SESSION_POOLS] = itertools.count()
+    if not _pool_numbers:
+        futures_thread.ThreadPoolExecutor._counter = _PoolNumbers(  # type: ignore[attr-defined]
+            futures_thread.ThreadPoolExecutor._counter)  # type: ignore[attr-defined]
+    _pool_numbers[turnstile] = numbers
+
+
+def _stop_numbering(turnstile: Turnstile) -> None:
+    if _pool_numbers.pop(turnstile, None) is not None and not _pool_numbers:
+        numbering: Any = futures_thread.ThreadPoolExecutor._counter  # type: ignore[attr-defined]
+        if isinstance(numbering, _PoolNumbers):
+            futures_thread.ThreadPoolExecutor._counter = numbering.real  # type: ignore[attr-defined]
 
 
 class _BatchRun:
@@ -152,9 +207,12 @@ class _BatchRun:
 
         self.reaper = Reaper(ctx.kernel, self._stopped)
         self.patches = Installation(owner.namespaces, ctx.machine)
+        _number_pools(self.turnstile, ctx)
         self.closed = False
         self.main = self.turnstile.spawn(main, "MainThread")
         self.stopped_waits: list[Wait] = []
+        #: The process that drives the threads the executor left behind (see `hand_on`).
+        self.running_on: simpy.Process | None = None
 
     def _signal(self) -> None:
         # Not once released: the reaper releases threads because the run is stopping, and waking
@@ -169,8 +227,23 @@ class _BatchRun:
         self.close()
 
     def drive(self) -> SchedulerProcess:
+        ctx = self.ctx
+        yield from self._drive_until(lambda: self.main.state == DONE)
+        if self.closed:
+            yield ctx.env.event()  # released by the reaper: the run is over, nothing more happens here
+        for thread in self.turnstile.threads:
+            if thread.error is not None and thread is not self.main:
+                ctx.note(f"thread {thread.name} died: {type(thread.error).__name__}: {thread.error}")
+        if self.main.error is not None:
+            raise self.main.error
+        return read_results(self.outcome[0], self.tools.batch, ctx, self.tools.handles,  # type: ignore[no-any-return]
+                            self.tools.asking)
+
+    def _drive_until(self, done: Callable[[], bool]) -> Generator[simpy.Event, Any, None]:
+        """Run the batch's threads, one at a time, waiting on the simulation (a call, a timeout) when
+        none is runnable, until `done()` or the threads are released."""
         ctx, turnstile = self.ctx, self.turnstile
-        while self.main.state != DONE and not self.closed:
+        while not done() and not self.closed:
             runnable = turnstile.runnable()
             if runnable:
                 thread = runnable[0] if self.arbiter is None else (yield from self._choose(runnable))
@@ -189,15 +262,66 @@ class _BatchRun:
             if self.wake.triggered:
                 self.wake = ctx.env.event()
             turnstile.expire()
+
+    # -- what the executor left behind ----------------------------------------------------------
+
+    def hand_on(self) -> None:
+        """The executor's thread has ended (it returned or raised): threads it left that can still do
+        something run on in a process of their own, else everything is released now. A hung batch
+        (the executor never ended), a crashed runtime or released threads run on no more."""
+        if self.closed or self.main.state != DONE or self.ctx.crashed or not self._could_act():
+            self.close()
+            return
+        self.ctx.at_end_of_run(self.end)
+        self.running_on = self.ctx.env.process(self._run_on())
+
+    def _could_act(self) -> bool:
+        """Whether a thread still alive can do anything more: it is runnable, waits with a timeout, is
+        inside a tool (its call will end and wake it), or waits on the interrupt flag before the
+        interrupt. The rest (idle pool workers on their work queue) wait for good."""
+        turnstile = self.turnstile
+        if not turnstile.alive():
+            return False
+        if turnstile.runnable() or turnstile.next_deadline() is not None or self.tools.in_flight:
+            return True
+        return bool(self.flag._waiters) and not self.ctx.interrupt.triggered
+
+    def _run_on(self) -> Generator[simpy.Event, Any, None]:
+        # What they do in this very instant first (workers told to exit by `shutdown` just end); the
+        # note, once one of them is still at work when time would pass.
+        noted = False
+
+        def done() -> bool:
+            nonlocal noted
+            if not self._could_act():
+                return True
+            if not noted and not self.turnstile.runnable():
+                noted = True
+                self._note_left()
+            return False
+
+        yield from self._drive_until(done)
+        self.close()
+
+    def _note_left(self) -> None:
+        # Calls, not thread names: a pool's worker names carry a process-wide counter.
+        ended = "raised" if self.main.error is not None else "returned"
+        inside = self.tools.in_flight
+        self.ctx.note(f"threads: execute {ended} with {len(self.turnstile.alive())} thread(s) still alive"
+                      + (f", inside {', '.join(inside)}" if inside else "") + f" ({left_running('released')})")
+
+    def end(self) -> None:
+        """The run's batches are over: the threads still running on get up to `RUN_ON_MS` of virtual
+        time more (or until the run's bounds stop the kernel), then are released."""
         if self.closed:
-            yield ctx.env.event()  # released by the reaper: the run is over, nothing more happens here
-        for thread in turnstile.threads:
-            if thread.error is not None and thread is not self.main:
-                ctx.note(f"thread {thread.name} died: {type(thread.error).__name__}: {thread.error}")
-        if self.main.error is not None:
-            raise self.main.error
-        return read_results(self.outcome[0], self.tools.batch, ctx, self.tools.handles,  # type: ignore[no-any-return]
-                            self.tools.asking)
+            return
+        kernel = self.ctx.kernel
+        try:
+            if not self.ctx.crashed and self.running_on is not None:
+                timer = kernel.delay(RUN_ON_MS, "run-on")
+                kernel.run_until(simpy.AnyOf(kernel.env, [self.running_on, timer]))
+        finally:
+            self.close()
 
     def _choose(self, runnable: list[BridgeThread]) -> Any:
         """Ask the arbiter which runnable thread goes next: a step that takes no time and must come
@@ -222,6 +346,7 @@ class _BatchRun:
                 self.ctx.note(f"threads: {', '.join(stuck)} would not end; left as daemon threads")
         finally:
             self.patches.close()
+            _stop_numbering(self.turnstile)
             # The real pool registers its workers for an exit-time join; these are over already.
             registry: Any = futures_thread._threads_queues
             for worker in [t for t in registry if isinstance(t, primitives.Thread)]:
@@ -246,7 +371,7 @@ class FromThreads:
         try:
             return (yield from batch_run.drive())
         finally:
-            batch_run.close()
+            batch_run.hand_on()
 
 
 def _positional_count(execute: Callable[..., Any]) -> int:

@@ -5,13 +5,13 @@ running when it returns. An item is a `CallResult`; an exception (`concurrent.fu
 -> cancelled, `TimeoutError` -> timeout, anything else -> error); a mapping with envelope keys —
 `id` / `tool_call_id` / `call_id`, `success`, `result` / `content`, `error`, and optionally `outcome`
 (`ok`, `error`, `timeout`, `cancelled`, `unknown`) — like seed 003's dicts or hermes' tool messages;
-or the tool's value itself. Without an id, items pair with calls by position. A call the executor
-reports as failed, timed out, cancelled or unknown while its thread is still inside the tool is
-abandoned now with that outcome (the runtime stopped waiting for it; a tool that ignores cancellation
-keeps running detached); a call whose tool still waits for the user's approval is given up there
-and then (it never runs; what the executor reports for it is kept as reported); a call it never
-started and reports cancelled is a skip. A call still running that the executor says nothing about,
-or says succeeded, is left running: the oracles name it. It never judges the results.
+or the tool's value itself. Without an id, items pair with calls by position. A call still running
+in one of the executor's threads when it returns is left running, whatever the executor reports for
+it (failed, timed out, cancelled, unknown, succeeded or nothing): no thread can be made to stop, so
+the tool runs on in the thread the runtime left behind, and the oracles name the orphan
+(`harness.schedulers.leftovers`); the result is kept as reported. A call whose tool still waits for
+the user's approval is given up there and then (it never runs; what the executor reports for it is
+kept as reported); a call it never started and reports cancelled is a skip. It never judges the results.
 """
 
 from __future__ import annotations
@@ -72,15 +72,15 @@ def read_results(items: Any, batch: Batch, ctx: SchedulerContext,
         if outcome is not Outcome.OK:
             if asked is not None and not started:
                 asked.give_up()
-            for handle in started:
-                if not handle.triggered:
-                    ctx.cancel(handle, outcome=outcome, reason=error or outcome.value)
+            # A call still running is not abandoned for the runtime: its thread runs on (see above).
             if not started and outcome is Outcome.CANCELLED and call_id in calls:
                 skipped = ctx.skip(calls[call_id], error or "cancelled before it started")
                 results.append(CallResult(call_id, outcome, None, skipped.error, 0, skipped.start_ms, skipped.end_ms))
                 continue
         start = started[0].started_ms if started else ctx.now
-        end = max((h.result.end_ms for h in started if h.triggered), default=start)
+        # A call still running ends, as far as the runtime knows, when it reports it (now).
+        end = (ctx.now if any(not h.triggered for h in started)
+               else max((h.result.end_ms for h in started), default=start))
         result = CallResult(call_id, outcome, value, error, len(started), start, max(end, start))
         results.append(result)
     return results
