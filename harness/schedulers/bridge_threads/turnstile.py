@@ -13,7 +13,11 @@ the wall clock, except in the backstop that frees threads of a run nobody drives
 from __future__ import annotations
 
 import _thread
+import contextlib
+import contextvars
+import ctypes
 import math
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -104,26 +108,122 @@ class BridgeThread:
 
 
 class _OSThread:
-    """A bare OS thread (`_thread.start_new_thread`): no start handshake and no registry entry, a
-    context switch less per thread than `threading.Thread.start`. `join` waits for its body to end."""
+    """The OS thread one bridge thread runs on: a parked worker of `_workers`, reused across bridge
+    threads and runs (starting an OS thread costs more than a whole baton pass), or a new bare one
+    (`_thread.start_new_thread`: no start handshake, no registry entry) when none is parked. `join`
+    waits until this bridge thread's body has ended on it, as a real join waits for the thread's end.
+
+    Each body starts as on a fresh thread: no `threading.local` data (the worker's thread-state dict,
+    where every `threading.local` keeps its per-thread data, is emptied when a body ends) and an empty
+    `contextvars` context. `threading.get_ident()` may repeat an ended thread's ident, as the OS may."""
 
     __slots__ = ("_done",)
 
     def __init__(self, body: Callable[[], None]) -> None:
         self._done = _allocate_lock()
         self._done.acquire()
-
-        def main() -> None:
-            try:
-                body()
-            finally:
-                self._done.release()
-
-        _thread.start_new_thread(main, ())
+        worker = _workers.pop() if _workers else _Worker()
+        worker.job = (body, self._done)
+        worker.go.release()
 
     def join(self) -> None:
         self._done.acquire()
         self._done.release()
+
+
+class _Worker:
+    """A reusable OS thread: runs one body at a time, then parks on `go` in `_workers` for the next."""
+
+    __slots__ = ("_gone", "go", "job")
+
+    def __init__(self) -> None:
+        self.go = _allocate_lock()
+        self.go.acquire()
+        self.job: tuple[Callable[[], None], Any] | None = None
+        #: What tells that the OS thread is gone (`_count()` no longer counts it): 3.13's joinable
+        #: handle, else (3.11, 3.12) the thread-state sentinel lock the thread takes when it starts.
+        self._gone: Any = None
+        if _start_joinable is not None:
+            self._gone = _start_joinable(self._loop)
+        else:
+            _thread.start_new_thread(self._loop, ())
+
+    def wait_gone(self) -> None:
+        if hasattr(self._gone, "join"):
+            self._gone.join()
+        elif self._gone is not None:
+            self._gone.acquire()
+            self._gone.release()
+
+    def _loop(self) -> None:
+        if _start_joinable is None:
+            self._gone = _thread._set_sentinel()  # type: ignore[attr-defined]  # released once the thread is gone
+            self._gone.acquire()
+        generation = _generation[0]
+        state = _thread_state_dict()
+        while True:
+            self.go.acquire()
+            job, self.job = self.job, None
+            if job is None:
+                return  # retired (`retire_parked`)
+            body, done = job
+            with contextlib.suppress(BaseException):  # `BridgeThread._main` keeps every error: none gets here
+                contextvars.Context().run(body)
+            # Its `threading.local` data dies with the body, on this thread, as at a real thread's end.
+            state.clear()
+            # Parked again before `done` is released: whoever joins this body and then starts the next
+            # thread finds this worker ready. Not after a fork (the pool is another process's).
+            keep = len(_workers) < MAX_PARKED and generation == _generation[0]
+            if keep:
+                _workers.append(self)
+            done.release()
+            if not keep:
+                return
+
+
+def _thread_state_dict() -> dict[str, Any]:
+    """The calling thread's state dict (`PyThreadState_GetDict`), where every `threading.local` keeps
+    this thread's data (`asyncio` its running-loop cache, `repr` its recursion guard): emptied between
+    bodies, the thread reads as fresh. One dict for the thread's life: a worker reads it once."""
+    # The C function returns a borrowed reference: read as an address, then as the object (which
+    # takes a reference of its own); a `py_object` restype would steal one and free the dict.
+    address = _PyThreadState_GetDict()
+    return ctypes.cast(address, ctypes.py_object).value  # type: ignore[no-any-return]
+
+
+# A prototype of our own (holding the GIL, as `pythonapi`'s do), leaving `pythonapi`'s shared one alone.
+_PyThreadState_GetDict = ctypes.PYFUNCTYPE(ctypes.c_void_p)(("PyThreadState_GetDict", ctypes.pythonapi))
+
+
+def retire_parked() -> None:
+    """End every parked worker's OS thread and return once they are gone: a test that counts OS
+    threads then sees only the threads that are not parked, and a profiler that hooks thread starts
+    sees the next bridge threads start."""
+    retired = []
+    while _workers:
+        worker = _workers.pop()
+        worker.job = None
+        worker.go.release()
+        retired.append(worker)
+    for worker in retired:
+        worker.wait_gone()
+
+
+_start_joinable: Callable[..., Any] | None = getattr(_thread, "start_joinable_thread", None)  # 3.13
+#: Parked workers, ready for the next bridge thread (list append/pop are atomic under the GIL).
+_workers: list[_Worker] = []
+#: At most this many workers stay parked; more end when their body does.
+MAX_PARKED = 64
+#: Bumped in a forked child, whose parked workers do not exist: the parent's pool is forgotten.
+_generation = [0]
+
+
+def _after_fork() -> None:
+    _workers.clear()
+    _generation[0] += 1
+
+
+os.register_at_fork(after_in_child=_after_fork)
 
 
 class Turnstile:
