@@ -119,12 +119,23 @@ class _OSThread:
 
     __slots__ = ("_done",)
 
-    def __init__(self, body: Callable[[], None]) -> None:
+    def __init__(self, body: Callable[[], None], worker: _Worker | None = None) -> None:
         self._done = _allocate_lock()
         self._done.acquire()
-        worker = _workers.pop() if _workers else _Worker()
+        if worker is None:
+            worker = _workers.pop() if _workers else _Worker()
         worker.job = (body, self._done)
         worker.go.release()
+
+    @staticmethod
+    def parked(body: Callable[[], None]) -> _OSThread | None:
+        """`body` on a parked worker, or None if none is parked. Unlike starting an OS thread, this is
+        safe from inside a bridge thread: the worker is past its bootstrap, waiting on its own lock."""
+        try:
+            worker = _workers.pop()
+        except IndexError:
+            return None
+        return _OSThread(body, worker)
 
     def join(self) -> None:
         self._done.acquire()
@@ -390,14 +401,18 @@ class Turnstile:
 
     def _pass_baton(self, leaving: BridgeThread) -> None:
         """Hand the baton on: directly to the next runnable thread when the driver would pick it anyway
-        (plain run, same instant, its OS thread already running), else back to the driver. The first
-        thread (the executor itself) ending always goes back: the batch is over."""
+        (plain run, same instant, its OS thread running or a parked one free for it), else back to the
+        driver (which alone starts new OS threads). The first thread (the executor itself) ending always
+        goes back: the batch is over."""
         if self.direct and not self.closed and not (leaving.index == 0 and leaving.state == DONE):
             following = next((t for t in self.threads if t.state == RUNNABLE), None)
-            if following is not None and following is not leaving and following.os_thread is not None:
-                following.state = RUNNING
-                following.go.release()
-                return
+            if following is not None and following is not leaving:
+                if following.os_thread is None:
+                    following.os_thread = _OSThread.parked(following._main)
+                if following.os_thread is not None:
+                    following.state = RUNNING
+                    following.go.release()
+                    return
         self.back.release()
 
     def _wait_for_baton(self, thread: BridgeThread) -> None:
