@@ -180,6 +180,8 @@ class _Worker:
             body, done = job
             with contextlib.suppress(BaseException):  # `BridgeThread._main` keeps every error: none gets here
                 contextvars.Context().run(body)
+            # A parked worker holds nothing of the run it served (the body's thread, turnstile, run).
+            job = body = None  # type: ignore[assignment]
             # Its `threading.local` data dies with the body, on this thread, as at a real thread's end.
             state.clear()
             # Parked again before `done` is released: whoever joins this body and then starts the next
@@ -235,6 +237,10 @@ def _after_fork() -> None:
 
 
 os.register_at_fork(after_in_child=_after_fork)
+
+
+def _ended() -> None:
+    """What an ended thread's target and a released turnstile's wake callback become."""
 
 
 class Turnstile:
@@ -332,7 +338,24 @@ class Turnstile:
                 stuck.append(thread.name)
                 continue
             thread.os_thread.join()
+        if not stuck:
+            self._untie()
         return stuck
+
+    def _untie(self) -> None:
+        """Once every thread has ended: drop the references that tie this batch into cycles (the
+        turnstile <-> its threads; a thread -> its target -> its `Thread` -> the thread; the turnstile
+        -> the driver's wake callback -> the driver -> the turnstile), so a run is freed as soon as its
+        last reference goes, not by the cyclic garbage collector (each thread-bridged run was a whole
+        run of cyclic garbage: a collection every other run). Not while a thread is stuck: it still
+        runs on this turnstile."""
+        for thread in self.threads:
+            thread.target = _ended
+            thread.owner = None
+            thread.watchers.clear()
+            thread.on_timeout = None
+        self.threads = []
+        self.on_wake = _ended
 
     # -- the threads' side -------------------------------------------------------------------
 
