@@ -86,11 +86,11 @@ class BridgeThread:
         return f"{THREAD_PREFIX}{self.index:03d}"
 
     def _main(self) -> None:
-        """Body of the OS thread: wait for the baton, run the target, hand the baton back."""
+        """Body of the OS thread, which starts it holding the baton (see `_OSThread`): run the target,
+        hand the baton back."""
         ident = _get_ident()
         _by_ident[ident] = self
         try:
-            self.turnstile._wait_for_baton(self)
             if self.killed:
                 raise ThreadReleased
             self.target()
@@ -112,6 +112,8 @@ class _OSThread:
     threads and runs (starting an OS thread costs more than a whole baton pass), or a new bare one
     (`_thread.start_new_thread`: no start handshake, no registry entry) when none is parked. `join`
     waits until this bridge thread's body has ended on it, as a real join waits for the thread's end.
+    The bridge thread's baton lock is its worker's own lock: the first hand-over of the baton starts
+    the body, one wake-up instead of two (the job, then the baton).
 
     Each body starts as on a fresh thread: no `threading.local` data (the worker's thread-state dict,
     where every `threading.local` keeps its per-thread data, is emptied when a body ends) and an empty
@@ -119,23 +121,23 @@ class _OSThread:
 
     __slots__ = ("_done",)
 
-    def __init__(self, body: Callable[[], None], worker: _Worker | None = None) -> None:
+    def __init__(self, thread: BridgeThread, worker: _Worker | None = None) -> None:
         self._done = _allocate_lock()
         self._done.acquire()
         if worker is None:
             worker = _workers.pop() if _workers else _Worker()
-        worker.job = (body, self._done)
-        worker.go.release()
+        worker.job = (thread._main, self._done)
+        thread.go = worker.go  # held: released by whoever hands `thread` the baton, which starts it
 
     @staticmethod
-    def parked(body: Callable[[], None]) -> _OSThread | None:
-        """`body` on a parked worker, or None if none is parked. Unlike starting an OS thread, this is
-        safe from inside a bridge thread: the worker is past its bootstrap, waiting on its own lock."""
+    def parked(thread: BridgeThread) -> _OSThread | None:
+        """`thread` on a parked worker, or None if none is parked. Unlike starting an OS thread, this
+        is safe from inside a bridge thread: the worker is past its bootstrap, waiting on its own lock."""
         try:
             worker = _workers.pop()
         except IndexError:
             return None
-        return _OSThread(body, worker)
+        return _OSThread(thread, worker)
 
     def join(self) -> None:
         self._done.acquire()
@@ -306,7 +308,7 @@ class Turnstile:
     def run(self, thread: BridgeThread) -> None:
         """Hand `thread` the baton; return once it blocks, yields or ends."""
         if thread.os_thread is None:
-            thread.os_thread = _OSThread(thread._main)
+            thread.os_thread = _OSThread(thread)
         thread.state = RUNNING
         self.driving = True
         try:
@@ -431,7 +433,7 @@ class Turnstile:
             following = next((t for t in self.threads if t.state == RUNNABLE), None)
             if following is not None and following is not leaving:
                 if following.os_thread is None:
-                    following.os_thread = _OSThread.parked(following._main)
+                    following.os_thread = _OSThread.parked(following)
                 if following.os_thread is not None:
                     following.state = RUNNING
                     following.go.release()
