@@ -1,8 +1,10 @@
 """The turnstile: real OS threads of which exactly one runs at a time, on the virtual clock.
 
-Owns `BridgeThread` (one user thread, backed by a real OS thread that waits for its baton on a lock
-of its own), `Turnstile` (which threads are runnable, blocked or done; handing the baton to one and
-taking it back when that thread blocks; virtual deadlines; releasing every thread at the end) and
+Owns `BridgeThread` (one user thread, backed by a real OS thread that waits for its baton on that OS
+thread's lock), the parked OS threads reused across bridge threads and runs (`_OSThread`: each body
+starts as on a fresh thread), `Turnstile` (which threads are runnable, blocked or done; handing the
+baton to one and taking it back when that thread blocks; virtual deadlines; releasing every thread
+at the end) and
 `current()` (the bridge thread the caller runs in, if any). A thread gives the baton back only at a
 controlled point: when it blocks (`park`), yields (`yield_now`) or ends. Whoever holds the baton — the
 driving SimPy process or one bridge thread — is the only code touching this state, so it needs no
@@ -117,7 +119,8 @@ class _OSThread:
 
     Each body starts as on a fresh thread: no `threading.local` data (the worker's thread-state dict,
     where every `threading.local` keeps its per-thread data, is emptied when a body ends) and an empty
-    `contextvars` context. `threading.get_ident()` may repeat an ended thread's ident, as the OS may."""
+    `contextvars` context. `threading.get_ident()` may repeat an ended thread's ident, as the OS may.
+    Where emptying that dict does not reset `threading.local` (3.13), no worker is parked."""
 
     __slots__ = ("_done",)
 
@@ -174,6 +177,8 @@ class _Worker:
             self._gone.acquire()
         generation = _generation[0]
         state = _thread_state_dict()
+        if _resets_locals[0] is None:
+            _resets_locals[0] = _emptying_resets_locals(state)
         while True:
             self.go.acquire()
             job, self.job = self.job, None
@@ -188,7 +193,7 @@ class _Worker:
             state.clear()
             # Parked again before `done` is released: whoever joins this body and then starts the next
             # thread finds this worker ready. Not after a fork (the pool is another process's).
-            keep = len(_workers) < MAX_PARKED and generation == _generation[0]
+            keep = len(_workers) < MAX_PARKED and generation == _generation[0] and _resets_locals[0] is True
             if keep:
                 _workers.append(self)
             done.release()
@@ -208,6 +213,20 @@ def _thread_state_dict() -> dict[str, Any]:
 
 # A prototype of our own (holding the GIL, as `pythonapi`'s do), leaving `pythonapi`'s shared one alone.
 _PyThreadState_GetDict = ctypes.PYFUNCTYPE(ctypes.c_void_p)(("PyThreadState_GetDict", ctypes.pythonapi))
+
+
+def _emptying_resets_locals(state: dict[str, Any]) -> bool:
+    """Whether emptying the thread-state dict resets `threading.local` here (3.11, 3.12; 3.13 keeps
+    locals elsewhere): asked once, by the first worker before its first body. If not, workers are
+    never parked and every bridge thread gets a new OS thread, as before."""
+    probe = _thread._local()
+    probe.mark = True
+    state.clear()
+    return not hasattr(probe, "mark")
+
+
+#: Whether workers may be parked and reused (None: not asked yet).
+_resets_locals: list[bool | None] = [None]
 
 
 def retire_parked() -> None:
