@@ -12,13 +12,19 @@ from collections.abc import Iterator
 
 import pytest
 
+from harness.schedulers.bridge_threads.turnstile import retire_parked
+
 
 @pytest.fixture
 def no_threads_left_and_quiet(capfd: pytest.CaptureFixture[str]) -> Iterator[None]:
     """The test leaves no thread behind (bare `_thread` threads included: `threading` does not see
-    them), every patched primitive is the real one again, and nothing reached stderr."""
+    them), every patched primitive is the real one again, and nothing reached stderr. The bridge's
+    parked OS threads (kept for the next bridge threads) are retired first: only a thread that did not
+    end and park counts as left behind."""
+    retire_parked()
     before = (threading.active_count(), _thread._count())  # type: ignore[attr-defined]
     yield
+    retire_parked()
     assert (threading.active_count(), _thread._count()) == before  # type: ignore[attr-defined]
     assert threading.Lock is _thread.allocate_lock and time.sleep.__module__ == "time"
     assert queue.SimpleQueue.__module__ == "_queue" and concurrent.futures._base.Future is concurrent.futures.Future

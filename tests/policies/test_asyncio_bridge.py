@@ -433,10 +433,14 @@ def test_work_handed_to_a_thread_runs_on_a_bridge_thread_on_virtual_time() -> No
     import _thread
     import threading
 
+    from harness.schedulers.bridge_threads.turnstile import retire_parked
+
+    retire_parked()  # the bridge's parked OS threads are kept for reuse: count only the others
     before = (threading.active_count(), _thread._count())  # type: ignore[attr-defined]
     results = [run(find_scenario("incident-triage"), from_asyncio(_hands_work_to_threads), 1) for _ in range(2)]
     assert [r.makespan_ms for r in results] == [4000, 4000] and not _labels(results[0])
     assert results[0].fingerprint == results[1].fingerprint
+    retire_parked()
     assert (threading.active_count(), _thread._count()) == before  # type: ignore[attr-defined]
 
 

@@ -18,16 +18,19 @@ pytest.importorskip("smolagents")
 from harness import get_scheduler
 from harness.recipes.smolagents import scheduler
 from harness.run import RunStatus
+from harness.schedulers.bridge_threads.turnstile import retire_parked
 from tests.runtimes.findings import OFFLOADED, reported, sync_tools_run, tried
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_parallel_tool_calls_run_on_threads_without_a_false_hang() -> None:
+    retire_parked()  # the bridge's parked OS threads are kept for reuse: count only the others
     before = (threading.active_count(), _thread._count())  # type: ignore[attr-defined]
     result, found = tried("incident-triage", scheduler)
     assert result.status is RunStatus.COMPLETED and "hang" not in found
     assert result.makespan_ms == 4000 and [r.start_ms for r in result.results] == [0, 0, 0]
+    retire_parked()
     assert (threading.active_count(), _thread._count()) == before  # type: ignore[attr-defined]  # all joined
 
 

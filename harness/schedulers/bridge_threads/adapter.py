@@ -196,7 +196,7 @@ class _BatchRun:
         if ctx.interrupt.triggered:
             self.flag._flag = True
         else:
-            ctx.interrupt.callbacks.append(lambda _event: self.flag.set())
+            ctx.interrupt.callbacks.append(self._interrupted)
         self.outcome: list[Any] = []
         calls = openai_tool_calls(batch)
         takes_flag = owner.takes_flag
@@ -213,6 +213,9 @@ class _BatchRun:
         self.stopped_waits: list[Wait] = []
         #: The process that drives the threads the executor left behind (see `hand_on`).
         self.running_on: simpy.Process | None = None
+
+    def _interrupted(self, _event: simpy.Event) -> None:
+        self.flag.set()
 
     def _signal(self) -> None:
         # Not once released: the reaper releases threads because the run is stopping, and waking
@@ -347,10 +350,18 @@ class _BatchRun:
         finally:
             self.patches.close()
             _stop_numbering(self.turnstile)
+            # Untie the batch from the run's cycles (the turnstile unties its own): refcounting frees it.
+            self.reaper.on_stop = _no_stop
+            if self.ctx.interrupt.callbacks and self._interrupted in self.ctx.interrupt.callbacks:
+                self.ctx.interrupt.callbacks.remove(self._interrupted)
             # The real pool registers its workers for an exit-time join; these are over already.
             registry: Any = futures_thread._threads_queues
             for worker in [t for t in registry if isinstance(t, primitives.Thread)]:
                 registry.pop(worker, None)
+
+
+def _no_stop(_why: str) -> None:
+    """A closed batch's reaper callback."""
 
 
 class FromThreads:

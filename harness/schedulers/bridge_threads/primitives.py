@@ -27,7 +27,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from harness.schedulers.bridge_threads.turnstile import DONE, BridgeThread, current
+from harness.schedulers.bridge_threads.turnstile import DONE, BridgeThread, _by_ident, _get_ident, current
 from harness.sim.machine import Machine
 
 _REAL: dict[str, Any] = {
@@ -81,7 +81,7 @@ class _Hashed:
     __slots__ = ("__weakref__", "_serial")
 
     def _number(self) -> None:
-        thread = current()
+        thread = _by_ident.get(_get_ident())  # `current()`, inlined: every primitive made comes here
         self._serial = thread.turnstile.next_serial() if thread is not None else next(_foreign_ids)
 
     def __hash__(self) -> int:
@@ -100,10 +100,10 @@ class _BridgeLock(_Hashed):
         self._waiters: deque[BridgeThread] = deque()
 
     def _owner_token(self) -> object:
-        return current() or _thread.get_ident()
+        return _by_ident.get(_get_ident()) or _get_ident()  # `current()`, inlined: a hot path
 
     def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
-        me = current()
+        me = _by_ident.get(_get_ident())  # `current()`, inlined: a hot path
         if self._owner is None:
             self._owner = me or _thread.get_ident()
             return True

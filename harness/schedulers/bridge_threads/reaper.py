@@ -48,7 +48,7 @@ class Reaper:
         self.fired = False
         watch = _watches.get(kernel.env)
         if watch is None:
-            watch = _watches[kernel.env] = _Watch(kernel)
+            watch = _watches[kernel.env] = _Watch()
         self._watch = watch
 
     def arm(self) -> None:
@@ -66,8 +66,10 @@ class _Watch:
     """The run's one reaper event: at each instant that has anything scheduled, after its other events,
     it looks whether the run is over and, if so, stops every armed reaper, in the order they armed."""
 
-    def __init__(self, kernel: Kernel) -> None:
-        self.kernel = kernel
+    def __init__(self) -> None:
+        # No reference to the kernel of its own: this watch is the value of `_watches`, whose key (the
+        # kernel's environment) is weak, and a strong reference back would keep every run's kernel,
+        # environment and trace alive for good. The armed reapers' kernel is the one it watches.
         self.armed: list[Reaper] = []
         self._scheduled = False
 
@@ -75,14 +77,14 @@ class _Watch:
         if reaper not in self.armed:
             self.armed.append(reaper)
         if not self._scheduled:
-            self._schedule(self.kernel.now)
+            self._schedule(reaper.kernel, reaper.kernel.now)
 
     def disarm(self, reaper: Reaper) -> None:
         if reaper in self.armed:
             self.armed.remove(reaper)
 
-    def _schedule(self, at: float) -> None:
-        env = self.kernel.env
+    def _schedule(self, kernel: Kernel, at: float) -> None:
+        env = kernel.env
         event = simpy.Event(env)
         event._ok = True  # how SimPy readies an event it schedules itself (as Timeout does)
         event._value = None
@@ -94,7 +96,7 @@ class _Watch:
         self._scheduled = False
         if not self.armed:
             return
-        kernel = self.kernel
+        kernel = self.armed[0].kernel
         upcoming = kernel.env.peek()
         if upcoming == math.inf:
             why = "nothing left to happen (deadlock)"
@@ -103,7 +105,7 @@ class _Watch:
         elif kernel.steps + 1 >= kernel.limits.event_budget:
             why = f"the event budget ({kernel.limits.event_budget}) is spent"
         else:
-            self._schedule(upcoming)
+            self._schedule(kernel, upcoming)
             return
         stopping, self.armed = self.armed, []
         for reaper in stopping:

@@ -1,8 +1,10 @@
 """The turnstile: real OS threads of which exactly one runs at a time, on the virtual clock.
 
-Owns `BridgeThread` (one user thread, backed by a real OS thread that waits for its baton on a lock
-of its own), `Turnstile` (which threads are runnable, blocked or done; handing the baton to one and
-taking it back when that thread blocks; virtual deadlines; releasing every thread at the end) and
+Owns `BridgeThread` (one user thread, backed by a real OS thread that waits for its baton on that OS
+thread's lock), the parked OS threads reused across bridge threads and runs (`_OSThread`: each body
+starts as on a fresh thread), `Turnstile` (which threads are runnable, blocked or done; handing the
+baton to one and taking it back when that thread blocks; virtual deadlines; releasing every thread
+at the end) and
 `current()` (the bridge thread the caller runs in, if any). A thread gives the baton back only at a
 controlled point: when it blocks (`park`), yields (`yield_now`) or ends. Whoever holds the baton — the
 driving SimPy process or one bridge thread — is the only code touching this state, so it needs no
@@ -13,7 +15,11 @@ the wall clock, except in the backstop that frees threads of a run nobody drives
 from __future__ import annotations
 
 import _thread
+import contextlib
+import contextvars
+import ctypes
 import math
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -82,11 +88,11 @@ class BridgeThread:
         return f"{THREAD_PREFIX}{self.index:03d}"
 
     def _main(self) -> None:
-        """Body of the OS thread: wait for the baton, run the target, hand the baton back."""
+        """Body of the OS thread, which starts it holding the baton (see `_OSThread`): run the target,
+        hand the baton back."""
         ident = _get_ident()
         _by_ident[ident] = self
         try:
-            self.turnstile._wait_for_baton(self)
             if self.killed:
                 raise ThreadReleased
             self.target()
@@ -104,26 +110,158 @@ class BridgeThread:
 
 
 class _OSThread:
-    """A bare OS thread (`_thread.start_new_thread`): no start handshake and no registry entry, a
-    context switch less per thread than `threading.Thread.start`. `join` waits for its body to end."""
+    """The OS thread one bridge thread runs on: a parked worker of `_workers`, reused across bridge
+    threads and runs (starting an OS thread costs more than a whole baton pass), or a new bare one
+    (`_thread.start_new_thread`: no start handshake, no registry entry) when none is parked. `join`
+    waits until this bridge thread's body has ended on it, as a real join waits for the thread's end.
+    The bridge thread's baton lock is its worker's own lock: the first hand-over of the baton starts
+    the body, one wake-up instead of two (the job, then the baton).
+
+    Each body starts as on a fresh thread: no `threading.local` data (the worker's thread-state dict,
+    where every `threading.local` keeps its per-thread data, is emptied when a body ends) and an empty
+    `contextvars` context. `threading.get_ident()` may repeat an ended thread's ident, as the OS may.
+    Where emptying that dict does not reset `threading.local` (3.13), no worker is parked."""
 
     __slots__ = ("_done",)
 
-    def __init__(self, body: Callable[[], None]) -> None:
+    def __init__(self, thread: BridgeThread, worker: _Worker | None = None) -> None:
         self._done = _allocate_lock()
         self._done.acquire()
+        if worker is None:
+            worker = _workers.pop() if _workers else _Worker()
+        worker.job = (thread._main, self._done)
+        thread.go = worker.go  # held: released by whoever hands `thread` the baton, which starts it
 
-        def main() -> None:
-            try:
-                body()
-            finally:
-                self._done.release()
-
-        _thread.start_new_thread(main, ())
+    @staticmethod
+    def parked(thread: BridgeThread) -> _OSThread | None:
+        """`thread` on a parked worker, or None if none is parked. Unlike starting an OS thread, this
+        is safe from inside a bridge thread: the worker is past its bootstrap, waiting on its own lock."""
+        try:
+            worker = _workers.pop()
+        except IndexError:
+            return None
+        return _OSThread(thread, worker)
 
     def join(self) -> None:
         self._done.acquire()
         self._done.release()
+
+
+class _Worker:
+    """A reusable OS thread: runs one body at a time, then parks on `go` in `_workers` for the next."""
+
+    __slots__ = ("_gone", "go", "job")
+
+    def __init__(self) -> None:
+        self.go = _allocate_lock()
+        self.go.acquire()
+        self.job: tuple[Callable[[], None], Any] | None = None
+        #: What tells that the OS thread is gone (`_count()` no longer counts it): 3.13's joinable
+        #: handle, else (3.11, 3.12) the thread-state sentinel lock the thread takes when it starts.
+        self._gone: Any = None
+        if _start_joinable is not None:
+            self._gone = _start_joinable(self._loop)
+        else:
+            _thread.start_new_thread(self._loop, ())
+
+    def wait_gone(self) -> None:
+        if hasattr(self._gone, "join"):
+            self._gone.join()
+        elif self._gone is not None:
+            self._gone.acquire()
+            self._gone.release()
+
+    def _loop(self) -> None:
+        if _start_joinable is None:
+            self._gone = _thread._set_sentinel()  # type: ignore[attr-defined]  # released once the thread is gone
+            self._gone.acquire()
+        generation = _generation[0]
+        state = _thread_state_dict()
+        if _resets_locals[0] is None:
+            _resets_locals[0] = _emptying_resets_locals(state)
+        while True:
+            self.go.acquire()
+            job, self.job = self.job, None
+            if job is None:
+                return  # retired (`retire_parked`)
+            body, done = job
+            with contextlib.suppress(BaseException):  # `BridgeThread._main` keeps every error: none gets here
+                contextvars.Context().run(body)
+            # A parked worker holds nothing of the run it served (the body's thread, turnstile, run).
+            job = body = None  # type: ignore[assignment]
+            # Its `threading.local` data dies with the body, on this thread, as at a real thread's end.
+            state.clear()
+            # Parked again before `done` is released: whoever joins this body and then starts the next
+            # thread finds this worker ready. Not after a fork (the pool is another process's).
+            keep = len(_workers) < MAX_PARKED and generation == _generation[0] and _resets_locals[0] is True
+            if keep:
+                _workers.append(self)
+            done.release()
+            if not keep:
+                return
+
+
+def _thread_state_dict() -> dict[str, Any]:
+    """The calling thread's state dict (`PyThreadState_GetDict`), where every `threading.local` keeps
+    this thread's data (`asyncio` its running-loop cache, `repr` its recursion guard): emptied between
+    bodies, the thread reads as fresh. One dict for the thread's life: a worker reads it once."""
+    # The C function returns a borrowed reference: read as an address, then as the object (which
+    # takes a reference of its own); a `py_object` restype would steal one and free the dict.
+    address = _PyThreadState_GetDict()
+    return ctypes.cast(address, ctypes.py_object).value  # type: ignore[no-any-return]
+
+
+# A prototype of our own (holding the GIL, as `pythonapi`'s do), leaving `pythonapi`'s shared one alone.
+_PyThreadState_GetDict = ctypes.PYFUNCTYPE(ctypes.c_void_p)(("PyThreadState_GetDict", ctypes.pythonapi))
+
+
+def _emptying_resets_locals(state: dict[str, Any]) -> bool:
+    """Whether emptying the thread-state dict resets `threading.local` here (3.11, 3.12; 3.13 keeps
+    locals elsewhere): asked once, by the first worker before its first body. If not, workers are
+    never parked and every bridge thread gets a new OS thread, as before."""
+    probe = _thread._local()
+    probe.mark = True
+    state.clear()
+    return not hasattr(probe, "mark")
+
+
+#: Whether workers may be parked and reused (None: not asked yet).
+_resets_locals: list[bool | None] = [None]
+
+
+def retire_parked() -> None:
+    """End every parked worker's OS thread and return once they are gone: a test that counts OS
+    threads then sees only the threads that are not parked, and a profiler that hooks thread starts
+    sees the next bridge threads start."""
+    retired = []
+    while _workers:
+        worker = _workers.pop()
+        worker.job = None
+        worker.go.release()
+        retired.append(worker)
+    for worker in retired:
+        worker.wait_gone()
+
+
+_start_joinable: Callable[..., Any] | None = getattr(_thread, "start_joinable_thread", None)  # 3.13
+#: Parked workers, ready for the next bridge thread (list append/pop are atomic under the GIL).
+_workers: list[_Worker] = []
+#: At most this many workers stay parked; more end when their body does.
+MAX_PARKED = 64
+#: Bumped in a forked child, whose parked workers do not exist: the parent's pool is forgotten.
+_generation = [0]
+
+
+def _after_fork() -> None:
+    _workers.clear()
+    _generation[0] += 1
+
+
+os.register_at_fork(after_in_child=_after_fork)
+
+
+def _ended() -> None:
+    """What an ended thread's target and a released turnstile's wake callback become."""
 
 
 class Turnstile:
@@ -189,7 +327,7 @@ class Turnstile:
     def run(self, thread: BridgeThread) -> None:
         """Hand `thread` the baton; return once it blocks, yields or ends."""
         if thread.os_thread is None:
-            thread.os_thread = _OSThread(thread._main)
+            thread.os_thread = _OSThread(thread)
         thread.state = RUNNING
         self.driving = True
         try:
@@ -221,7 +359,24 @@ class Turnstile:
                 stuck.append(thread.name)
                 continue
             thread.os_thread.join()
+        if not stuck:
+            self._untie()
         return stuck
+
+    def _untie(self) -> None:
+        """Once every thread has ended: drop the references that tie this batch into cycles (the
+        turnstile <-> its threads; a thread -> its target -> its `Thread` -> the thread; the turnstile
+        -> the driver's wake callback -> the driver -> the turnstile), so a run is freed as soon as its
+        last reference goes, not by the cyclic garbage collector (each thread-bridged run was a whole
+        run of cyclic garbage: a collection every other run). Not while a thread is stuck: it still
+        runs on this turnstile."""
+        for thread in self.threads:
+            thread.target = _ended
+            thread.owner = None
+            thread.watchers.clear()
+            thread.on_timeout = None
+        self.threads = []
+        self.on_wake = _ended
 
     # -- the threads' side -------------------------------------------------------------------
 
@@ -290,20 +445,26 @@ class Turnstile:
 
     def _pass_baton(self, leaving: BridgeThread) -> None:
         """Hand the baton on: directly to the next runnable thread when the driver would pick it anyway
-        (plain run, same instant, its OS thread already running), else back to the driver. The first
-        thread (the executor itself) ending always goes back: the batch is over."""
+        (plain run, same instant, its OS thread running or a parked one free for it), else back to the
+        driver (which alone starts new OS threads). The first thread (the executor itself) ending always
+        goes back: the batch is over."""
         if self.direct and not self.closed and not (leaving.index == 0 and leaving.state == DONE):
             following = next((t for t in self.threads if t.state == RUNNABLE), None)
-            if following is not None and following is not leaving and following.os_thread is not None:
-                following.state = RUNNING
-                following.go.release()
-                return
+            if following is not None and following is not leaving:
+                if following.os_thread is None:
+                    following.os_thread = _OSThread.parked(following)
+                if following.os_thread is not None:
+                    following.state = RUNNING
+                    following.go.release()
+                    return
         self.back.release()
 
     def _wait_for_baton(self, thread: BridgeThread) -> None:
         """Wait for the baton. The backstop: if the run stopped without releasing its threads (the
         kernel gave up on an event budget while no thread was driving), the kernel stops moving; after
         BACKSTOP_S of that, the first thread to notice releases the others and unwinds itself."""
+        if thread.go.acquire(timeout=0.25):
+            return  # the common case: no clock read, no progress read
         seen, since = self._progress(), _real_monotonic()
         while not thread.go.acquire(timeout=0.25):
             progress = self._progress()
