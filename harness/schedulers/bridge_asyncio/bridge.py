@@ -106,10 +106,11 @@ class RunState:
     @classmethod
     def of(cls, ctx: SchedulerContext, registry: Registry | None) -> RunState:
         """The run's state: made by its first batch, shared by every batch of the run (every agent's)."""
-        state = _runs.get(ctx.env)
+        held = _runs.get(ctx.env)
+        state = held() if held is not None else None
         if state is None or state.closed:
             state = cls(ctx, registry)
-            _runs[ctx.env] = state
+            _runs[ctx.env] = weakref.ref(state)
         state.use(registry)
         state.ctx = ctx
         ctx.session[_SESSION_KEY] = state
@@ -137,6 +138,7 @@ class RunState:
         oracles to judge), then are cancelled and drained (their trace notes land in this run), and
         the loop waits, empty, for the next run. The run's clock patches come off last."""
         self._ending = True
+        _runs.pop(self.kernel.env, None)
         try:
             if self.closed or self.loop._release != self.release:
                 return
@@ -254,8 +256,11 @@ class RunState:
         return next(thread for thread, granted in asks if granted.triggered)
 
 
-#: The state of each run (by its SimPy environment, which ends with the run).
-_runs: weakref.WeakKeyDictionary[simpy.Environment, RunState] = weakref.WeakKeyDictionary()
+#: The state of each open run (by its SimPy environment), held weakly: the run's sessions hold it while
+#: the run lasts. A strong value would keep its key alive (the state holds the run's kernel, hence
+#: its environment), so every run's world, trace and tasks would stay in memory for good: besides the
+#: leak, the full collections over that ever larger heap were a third of a bridged run's time.
+_runs: weakref.WeakKeyDictionary[simpy.Environment, weakref.ref[RunState]] = weakref.WeakKeyDictionary()
 
 
 class FromAsyncio:
