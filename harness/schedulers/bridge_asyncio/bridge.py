@@ -15,6 +15,7 @@ except through the kernel.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import inspect
 import threading
@@ -101,7 +102,20 @@ class RunState:
         self._timer: tuple[int, simpy.Event] | None = None
         #: Batches whose executor task has not ended (a hung or crashed one never does).
         self.open_batches = 0
-        ctx.env.process(self._pump())
+        #: The sessions that hold this state (each batch's, every agent's), let go when the run ends.
+        self._sessions: list[dict[str, Any]] = []
+        # The end-of-run hook holds the state weakly: the sessions hold the hook, and the state holds
+        # the last batch's context, which holds its session (see `_let_go`).
+        alive = weakref.ref(self)
+
+        def end_of_run() -> None:
+            state = alive()
+            if state is not None:
+                state.end()
+
+        self.end_of_run = end_of_run
+        self._pump_steps = self._pump()
+        ctx.env.process(self._pump_steps)
 
     @classmethod
     def of(cls, ctx: SchedulerContext, registry: Registry | None) -> RunState:
@@ -113,8 +127,10 @@ class RunState:
             _runs[ctx.env] = weakref.ref(state)
         state.use(registry)
         state.ctx = ctx
-        ctx.session[_SESSION_KEY] = state
-        ctx.at_end_of_run(state.end)
+        if ctx.session.get(_SESSION_KEY) is not state:
+            ctx.session[_SESSION_KEY] = state
+            state._sessions.append(ctx.session)
+        ctx.at_end_of_run(state.end_of_run)
         return state
 
     def use(self, registry: Registry | None) -> None:
@@ -149,6 +165,22 @@ class RunState:
                 self.loop.reclaim()
         finally:
             self.patches.close()
+            self._let_go()
+
+    def _let_go(self) -> None:
+        """The run is over: nothing of it refers to this state any more, so that reference counting
+        frees the run (its world, trace, tasks and results) as soon as its caller drops it, as after
+        a run of a built-in policy. Left to the cycle collector, a run's ~200 objects made young
+        collections 20 times as frequent as for `parallel`, each over the live run: ~100 us a run."""
+        self.toolbox = None
+        self.threads = None  # closed by now (`release`); its host holds this state
+        for session in self._sessions:
+            if session.get(_SESSION_KEY) is self:
+                del session[_SESSION_KEY]
+        self._sessions.clear()
+        # The pump waits on an event for good: closing its generator drops its frame (and this state).
+        with contextlib.suppress(ValueError):  # it is running: the run ended inside a loop step
+            self._pump_steps.close()
 
     def _run_on(self) -> None:
         """Step the simulation while tasks the runtime left are pending, until none is or `RUN_ON_MS`
@@ -305,14 +337,20 @@ class FromAsyncio:
         # A task that ends because its loop froze (`LoopFrozen`) never reports back: the run is a hang.
         task.add_done_callback(lambda _: done.succeed() if not done.triggered and state.blocker.frozen is None
                                else None)
+        deliver: Callable[[simpy.Event], None] | None = None
         if ctx.interrupt.callbacks is None:  # interrupted before this batch began
             self._deliver(task, state)
         else:
-            ctx.interrupt.callbacks.append(lambda _: self._deliver(task, state))
+            deliver = lambda _: self._deliver(task, state)  # noqa: E731
+            ctx.interrupt.callbacks.append(deliver)
         state.signal()
         state.open_batches += 1
         yield done
         state.open_batches -= 1
+        if deliver is not None and ctx.interrupt.callbacks is not None:
+            # An interrupt after the batch ended finds its task done and does nothing; dropped now, so
+            # the context's interrupt does not hold the task (and through it the run) in a cycle.
+            ctx.interrupt.callbacks.remove(deliver)
         leftovers = loop.pending_since(first_task, toolbox)
         if leftovers:
             ended = "was cancelled" if task.cancelled() else "returned" if task.exception() is None else "raised"
