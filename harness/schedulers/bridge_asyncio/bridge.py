@@ -121,10 +121,12 @@ class RunState:
     def of(cls, ctx: SchedulerContext, registry: Registry | None) -> RunState:
         """The run's state: made by its first batch, shared by every batch of the run (every agent's)."""
         held = _runs.get(ctx.env)
-        state = held() if held is not None else None
-        if state is None or state.closed:
+        found = held() if held is not None else None
+        if found is None or found.closed:
             state = cls(ctx, registry)
             _runs[ctx.env] = weakref.ref(state)
+        else:
+            state = found
         state.use(registry)
         state.ctx = ctx
         if ctx.session.get(_SESSION_KEY) is not state:
