@@ -84,7 +84,9 @@ class Blocker:
     """One run's blocking on its loop (`VirtualLoop.blocker` while the run holds the loop)."""
 
     def __init__(self, state: RunState) -> None:
-        self.state = state
+        # Weakly: the loop keeps its blocker after the run, and the run's state holds it (a cycle
+        # that would keep the whole run for the cycle collector, see `RunState._let_go`).
+        self._state = weakref.ref(state)
         #: The simulation is running inside a hold: code now on the loop's thread is the harness's.
         self.holding = False
         #: What froze the loop for good (a hold the simulation could not finish), if anything.
@@ -93,6 +95,12 @@ class Blocker:
         self._closed = _thread.allocate_lock()
         self._closed.acquire()  # released when the run ends: threads outside the bridge may go on
         self.ended = False
+
+    @property
+    def state(self) -> RunState:
+        state = self._state()
+        assert state is not None, "a blocker outlived its run while still in use"
+        return state
 
     @property
     def active(self) -> bool:
