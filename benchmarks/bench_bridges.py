@@ -126,6 +126,10 @@ class InstantTools(Mapping[str, Callable[..., Any]]):
             return {"tool": name, "ok": True}
         return instant_sync
 
+    def is_sync(self, name: str) -> bool:
+        """The bench's tools are all async (recipes hand a runtime a plain function for a sync one)."""
+        return False
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._names)
 

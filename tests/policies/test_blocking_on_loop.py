@@ -14,6 +14,7 @@ import datetime
 import json
 import threading
 import time
+from dataclasses import replace
 from time import monotonic as imported_monotonic  # swapped in this module's globals during a run
 from typing import Any
 
@@ -26,6 +27,7 @@ from harness.report.hang import hang_lines
 from harness.report.run_json import loop_holds
 from harness.run import RunStatus
 from harness.scenario import ScenarioError, scenario_from_data
+from harness.scenario.spec import Interrupt
 from harness.schedulers import from_asyncio
 from harness.schedulers.bridge_threads.primitives import EPOCH_S
 
@@ -394,3 +396,21 @@ def test_an_async_tool_called_like_a_plain_function_says_to_declare_it_sync() ->
     fixed = run(declared, from_asyncio(plain_function_tools), 1)
     # Declared sync, the calls run: serially, the loop frozen by each (what the oracle names).
     assert fixed.status is RunStatus.COMPLETED and failed(fixed) == ["loop-blocked"] and fixed.makespan_ms == 9000
+
+
+def test_a_thread_the_interrupt_cannot_stop_runs_on_and_is_an_orphan() -> None:
+    # Ctrl-C cancels the executor and the futures it awaited, never the threads running the sync
+    # tools: in a real process logs and metrics go on to 3000 and 4000 ms. The bridge reports them
+    # unknown and lets them run, so the oracles see them outlive the turn (before, it abandoned them
+    # at the interrupt for the runtime and every oracle passed).
+    sc = replace(find_scenario("sync-tool-on-loop"), interrupt=Interrupt(1000, 500))
+    result = run(sc, from_asyncio(sync_to_thread), 5)
+    ends = {e["call"]: e["t"] for e in result.trace if e["ev"] == "end"}
+    assert ends["call-logs"] == 3000 and ends["call-metrics"] == 4000
+    # The async deploys query was cancelled with the task awaiting it; only the threads run on.
+    assert [e["call"] for e in result.trace if e["ev"] == "abandon"] == ["call-deploys"]
+    orphans = {str(x.witness["call"]) for verdict in check(result) for x in verdict.violations
+               if x.label == "orphaned-call"}
+    assert {"call-logs", "call-metrics"} <= orphans
+    assert {r.call_id: r.error for r in result.results}["call-logs"] == (
+        "interrupted: the runtime stopped awaiting it, but the thread running it cannot be cancelled; effect unknown")

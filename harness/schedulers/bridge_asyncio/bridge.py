@@ -36,7 +36,7 @@ from harness.schedulers.bridge_asyncio.threads import ThreadHost
 from harness.schedulers.bridge_asyncio.toolbox import Registry, Toolbox, current
 from harness.schedulers.bridge_threads.patches import Installation
 from harness.schedulers.bridge_threads.turnstile import BridgeThread
-from harness.schedulers.context import SchedulerContext, SchedulerProcess
+from harness.schedulers.context import CallHandle, SchedulerContext, SchedulerProcess
 from harness.schedulers.leftovers import RUN_ON_MS, left_running
 from harness.schedulers.naming import origin_name
 from harness.sim.kernel import Kernel, StopReason
@@ -96,6 +96,9 @@ class RunState:
         self._timer: tuple[int, simpy.Event] | None = None
         #: Batches whose executor task has not ended (a hung or crashed one never does).
         self.open_batches = 0
+        #: Calls a bridge thread started and waits on (a sync tool under `asyncio.to_thread`): a thread
+        #: cannot be cancelled, so a runtime that stops awaiting it leaves the call running.
+        self.thread_calls: list[CallHandle] = []
         #: The sessions that hold this state (each batch's, every agent's), let go when the run ends.
         self._sessions: list[dict[str, Any]] = []
         # The end-of-run hook holds the state weakly: the sessions hold the hook, and the state holds
@@ -169,6 +172,7 @@ class RunState:
         a run of a built-in policy. Left to the cycle collector, a run's ~200 objects made young
         collections 20 times as frequent as for `parallel`, each over the live run: ~100 us a run."""
         self.toolbox = None
+        self.thread_calls.clear()
         self.threads = None  # closed by now (`release`); its host holds this state
         for session in self._sessions:
             if session.get(_SESSION_KEY) is self:
@@ -178,30 +182,38 @@ class RunState:
         with contextlib.suppress(ValueError):  # it is running: the run ended inside a loop step
             self._pump_steps.close()
 
+    def _running_thread_calls(self) -> list[CallHandle]:
+        return [handle for handle in self.thread_calls if not handle.triggered]
+
     def _run_on(self) -> None:
-        """Step the simulation while tasks the runtime left are pending, until none is or `RUN_ON_MS`
-        of virtual time have passed (or the run's bounds stop the kernel)."""
+        """Step the simulation while tasks the runtime left are pending, or calls bridge threads
+        started are running, until none is or `RUN_ON_MS` of virtual time have passed (or the run's
+        bounds stop the kernel)."""
         kernel, env = self.kernel, self.kernel.env
-        if not self.loop.pending_since(0):
+        if not self.loop.pending_since(0) and not self._running_thread_calls():
             return
         # The pump first sees what settled in this instant (the run stopped as the last call ended).
         self.signal()
         kernel.run_until(kernel.end_of_instant())
-        pending = self.loop.pending_since(0)
-        if not pending:
+        pending, calls = self.loop.pending_since(0), self._running_thread_calls()
+        if not pending and not calls:
             return
         horizon = kernel.now + RUN_ON_MS
-        self._note(f"the run's batches are over with {len(pending)} task(s) the runtime left pending; they run on "
+        left = [f"{len(pending)} task(s)"] if pending else []
+        left += [f"the call(s) {', '.join(h.call.id for h in calls)} in threads"] if calls else []
+        self._note(f"the run's batches are over with {' and '.join(left)} the runtime left running; they run on "
                    f"for up to {RUN_ON_MS} ms before they are cancelled")
-        while pending and kernel.now < horizon:
+        while (pending or calls) and kernel.now < horizon:
             changed = env.event()
 
-            def ended(_task: asyncio.Future[Any], changed: simpy.Event = changed) -> None:
+            def ended(_done: object, changed: simpy.Event = changed) -> None:
                 if not changed.triggered:
                     changed.succeed()
 
             for task in pending:
                 task.add_done_callback(ended)
+            for handle in calls:
+                handle.callbacks.append(ended)
             self.signal()
             timer = kernel.delay(horizon - kernel.now, "run-on")
             stop = kernel.run_until(simpy.AnyOf(env, [changed, timer]))
@@ -209,7 +221,7 @@ class RunState:
                 task.remove_done_callback(ended)
             if stop is not StopReason.DONE or timer.processed:
                 break
-            pending = self.loop.pending_since(0)
+            pending, calls = self.loop.pending_since(0), self._running_thread_calls()
         if pending:
             self._note(f"{len(pending)} task(s) still pending after the run-on are cancelled: "
                        + "; ".join(_describe_task(t, None) for t in pending))
@@ -460,7 +472,9 @@ def _interrupted(batch: Batch, ctx: SchedulerContext, toolbox: Toolbox) -> list[
     A call whose tool task the runtime left running (it cancelled the executor's task but not the
     tool tasks it made: pydantic-ai's Ctrl-C bug) is not abandoned for it: it is reported `unknown`
     and runs on, so the oracles see it outlive the turn (`orphaned-call`), and what it does later.
-    A call no task awaits any more (a tool in a thread, a dead runtime) is abandoned as before."""
+    So is a call a bridge thread is running (a sync tool under `asyncio.to_thread`): cancelling the
+    executor cancels the future the runtime awaited, never the thread. A call nothing awaits any more
+    (a dead runtime) is abandoned as before."""
     ctx.note("asyncio: the user interrupt cancelled the executor's task; the bridge reports each call as it stands")
     results = []
     left: list[str] = []
@@ -472,10 +486,12 @@ def _interrupted(batch: Batch, ctx: SchedulerContext, toolbox: Toolbox) -> list[
         last = handles[-1]
         if not last.triggered:
             waiter = toolbox.waiting.get(last)
-            if waiter is not None and not waiter.done():
+            in_thread = last in toolbox.waiting and waiter is None  # a thread cannot be cancelled
+            if in_thread or (waiter is not None and not waiter.done()):
                 left.append(call.id)
-                results.append(CallResult(call.id, Outcome.UNKNOWN, None,
-                                          "interrupted: the runtime left its tool task running; effect unknown",
+                what = ("the runtime stopped awaiting it, but the thread running it cannot be cancelled" if in_thread
+                        else "the runtime left its tool task running")
+                results.append(CallResult(call.id, Outcome.UNKNOWN, None, f"interrupted: {what}; effect unknown",
                                           len(handles), handles[0].started_ms, ctx.now))
                 continue
             ctx.cancel(last, outcome=Outcome.UNKNOWN, reason="interrupted; effect unknown")

@@ -167,6 +167,7 @@ class Toolbox(Mapping[str, Callable[..., Awaitable[Any]]]):
         if not handle.triggered:
             handle.callbacks.append(lambda _event: turnstile.wake(thread))
             self.waiting[handle] = None
+            self.state.thread_calls.append(handle)
             try:
                 while not handle.triggered:
                     turnstile.park(thread)
