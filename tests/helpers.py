@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from harness import Scenario, get_scheduler, run
 from harness.model import Batch
 from harness.run import RunResult
@@ -60,3 +62,12 @@ def as_printed(line: str, where: Path) -> subprocess.CompletedProcess[str]:
     PYTHONPATH but what the line sets)."""
     return subprocess.run(["bash", "-c", line], cwd=where, capture_output=True, text=True, timeout=300, check=False,
                           env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+
+
+def fake_host(monkeypatch: pytest.MonkeyPatch, cpus: int) -> None:
+    """The host has `cpus` CPUs: the real functions beneath the bridge's patches say so."""
+    monkeypatch.setattr(os, "cpu_count", lambda: cpus)
+    if hasattr(os, "process_cpu_count"):
+        monkeypatch.setattr(os, "process_cpu_count", lambda: cpus)
+    if hasattr(os, "sched_getaffinity"):
+        monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cpus)))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import _thread
 import concurrent.futures
 import concurrent.futures._base
+import gc
 import queue
 import threading
 import time
@@ -29,3 +30,15 @@ def no_threads_left_and_quiet(capfd: pytest.CaptureFixture[str]) -> Iterator[Non
     assert threading.Lock is _thread.allocate_lock and time.sleep.__module__ == "time"
     assert queue.SimpleQueue.__module__ == "_queue" and concurrent.futures._base.Future is concurrent.futures.Future
     assert capfd.readouterr().err == ""
+
+
+@pytest.fixture
+def no_cycle_collector() -> Iterator[None]:
+    """The cycle collector off for the test: what is left of a run after it is dropped is what
+    reference counting alone failed to free."""
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()

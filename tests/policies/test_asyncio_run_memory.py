@@ -12,10 +12,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
-from collections.abc import Iterator
 from typing import Any
-
-import pytest
 
 from harness import find_scenario, run
 from harness.schedulers import from_asyncio
@@ -26,16 +23,6 @@ async def gather_executor(tool_calls: list[Any], tools: Any) -> list[dict[str, A
     values = await asyncio.gather(*(tools[tc.function.name](**json.loads(tc.function.arguments))
                                     for tc in tool_calls))
     return [{"id": tc.id, "result": value} for tc, value in zip(tool_calls, values, strict=True)]
-
-
-@pytest.fixture
-def no_cycle_collector() -> Iterator[None]:
-    gc.collect()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def _states() -> list[bridge.RunState]:

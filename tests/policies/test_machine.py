@@ -31,7 +31,7 @@ from harness.scenario.dump import scenario_to_data
 from harness.schedulers.bridge_asyncio import from_asyncio
 from harness.schedulers.bridge_threads import from_threads
 from harness.sim.machine import DEFAULT_CPUS, Machine
-from tests.helpers import scenario
+from tests.helpers import fake_host, scenario
 
 pytestmark = pytest.mark.usefixtures("no_threads_left_and_quiet")
 
@@ -59,15 +59,6 @@ def pool_defaults(tool_calls: list[Any], tools: Any) -> list[dict[str, Any]]:
 
 
 scheduler = from_threads(pool_defaults)
-
-
-def fake_host(monkeypatch: pytest.MonkeyPatch, cpus: int) -> None:
-    """The host has `cpus` CPUs: the real functions beneath the bridge's patches say so."""
-    monkeypatch.setattr(os, "cpu_count", lambda: cpus)
-    if hasattr(os, "process_cpu_count"):
-        monkeypatch.setattr(os, "process_cpu_count", lambda: cpus)
-    if hasattr(os, "sched_getaffinity"):
-        monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cpus)))
 
 
 @pytest.mark.parametrize("cpus", [2, 16])

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import gc
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -29,16 +28,6 @@ def _pool(tool_calls: list[Any], run_tool: Any) -> list[Any]:
     return [{"id": tc.id, "result": future.result()} for tc, future in zip(tool_calls, futures, strict=True)]
 
 
-@pytest.fixture
-def no_collector() -> Iterator[None]:
-    gc.collect()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
-
-
 def _cyclic_garbage_of(scheduler: Any, seed: int) -> list[str]:
     """The types of what one run leaves to the cyclic collector (refcounting cannot free it)."""
     gc.collect()  # what earlier runs left, freed for good
@@ -54,7 +43,7 @@ def _cyclic_garbage_of(scheduler: Any, seed: int) -> list[str]:
         gc.garbage.clear()
 
 
-@pytest.mark.usefixtures("no_collector")
+@pytest.mark.usefixtures("no_cycle_collector")
 def test_a_thread_bridged_run_leaves_only_the_simulations_own_cycle() -> None:
     parallel = _cyclic_garbage_of(get_scheduler("parallel"), 1)
     assert "simpy.core.Environment" in parallel  # SimPy's environment is a cycle of its own

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 
 import pytest
@@ -14,15 +13,7 @@ pytest.importorskip("smolagents")
 from harness import find_scenario, run
 from harness.recipes.smolagents import scheduler
 from harness.sim.machine import Machine
-
-
-def fake_host(monkeypatch: pytest.MonkeyPatch, cpus: int) -> None:
-    """The host has `cpus` CPUs: the real functions beneath the bridge's patches say so."""
-    monkeypatch.setattr(os, "cpu_count", lambda: cpus)
-    if hasattr(os, "process_cpu_count"):
-        monkeypatch.setattr(os, "process_cpu_count", lambda: cpus)
-    if hasattr(os, "sched_getaffinity"):
-        monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cpus)))
+from tests.helpers import fake_host
 
 
 @pytest.mark.parametrize("name", ["fanout-100", "interrupt-search-fanout"])
