@@ -27,8 +27,8 @@ import simpy
 
 from harness.model import Batch, CallResult, Outcome, ToolCall
 from harness.realtime import WallClockExceeded
+from harness.schedulers import start_order
 from harness.schedulers.bridge_asyncio import loop as loops
-from harness.schedulers.bridge_asyncio import start_order
 from harness.schedulers.bridge_asyncio.blocking import Blocker
 from harness.schedulers.bridge_asyncio.calls import BridgeToolCall, bridge_calls
 from harness.schedulers.bridge_asyncio.results import to_results
@@ -84,7 +84,6 @@ class RunState:
         self.loop.owner_of = current.get
         self.loop.offload = self._offload
         # `as_completed` starts coroutines in an order drawn from the seed, not from their addresses.
-        start_order.install()
         start_order.lend(self.loop, ctx.kernel.streams.stream("asyncio/start-order"))
         #: The bridge threads work handed to a thread runs on (made at the run's first hand-off).
         self.threads: ThreadHost | None = None
@@ -236,7 +235,6 @@ class RunState:
         then what is left on the loop is drained without it."""
         self.closed = True
         start_order.reclaim(self.loop)
-        start_order.uninstall()
         self.blocker.close()
         try:
             if self.threads is not None:
@@ -356,15 +354,13 @@ class FromAsyncio:
         self._wants_tools = _wants_tools(execute)
         function = getattr(execute, "__func__", execute)
         namespace = getattr(function, "__globals__", None)
-        #: The executor module's globals: a `from asyncio import as_completed` there is bound to the
-        #: bridge's (see `start_order`) while a run is open.
+        #: The executor module's globals: names it imported from patched modules (`from time import
+        #: sleep`, `from asyncio import as_completed`) point at the bridge's while a run is open.
         self._namespace: dict[str, Any] | None = namespace if isinstance(namespace, dict) else None
 
     def __call__(self, batch: Batch, ctx: SchedulerContext) -> SchedulerProcess:
         state = RunState.of(ctx, self.registry)
         loop = state.loop
-        if self._namespace is not None:
-            start_order.bind(self._namespace)
         toolbox = Toolbox(batch, ctx, state)
         state.toolbox = toolbox
         first_task = len(loop.tasks)
@@ -372,9 +368,8 @@ class FromAsyncio:
             self.interrupt.clear()  # a new turn: the flag the runtime watches starts down
         context = contextvars.copy_context()
         context.run(current.set, toolbox)
-        namespace = getattr(self.execute, "__globals__", None)
-        if isinstance(namespace, dict):  # `from time import sleep` in the executor's module
-            state.patches.swap(namespace)
+        if self._namespace is not None:
+            state.patches.swap(self._namespace)
         task = loop.create_task(self._main(bridge_calls(batch), toolbox), context=context)
         done = ctx.env.event()
         # A task that ends because its loop froze (`LoopFrozen`) never reports back: the run is a hang.

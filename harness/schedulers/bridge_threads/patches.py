@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable, MutableMapping
 from typing import Any
 
-from harness.schedulers import bridged_clock
+from harness.schedulers import bridged_clock, start_order
 from harness.schedulers.bridge_threads import primitives as bridged
 from harness.schedulers.bridge_threads.turnstile import ThreadReleased, current
 from harness.sim.machine import Machine
@@ -78,8 +78,8 @@ _START_NAMES = ("_start_new_thread", "_start_joinable_thread")
 
 _depth = 0
 _saved: list[tuple[Any, str, Any]] = []
-#: The clock tier (the table's clocks in their loop-aware form and the datetime stand-ins, see
-#: `bridged_clock`): installed by every installation, and alone for an asyncio-bridged run, whose code
+#: The clock tier (the table's clocks in their loop-aware form, the datetime stand-ins, see
+#: `bridged_clock`, and the seeded `as_completed`, see `start_order`): installed by every installation, and alone for an asyncio-bridged run, whose code
 #: on the loop reads virtual clocks but must keep real locks and threads (a module imported during the
 #: run would otherwise subclass a bridged `threading.Thread` for good, as anyio's worker does).
 _clock_depth = 0
@@ -89,9 +89,10 @@ _clock_saved: list[tuple[Any, str, Any]] = []
 def _clock_targets() -> tuple[tuple[Any, str, Any], ...]:
     global _clock_table
     if _clock_table is None:  # computed once: installed for every asyncio-bridged run
-        _clock_table = tuple((module, name, bridged_clock.LOOP_AWARE[replacement])
-                             for module, name, replacement in _TARGETS
-                             if replacement in bridged_clock.LOOP_AWARE) + bridged_clock.CLASSES
+        _clock_table = (tuple((module, name, bridged_clock.LOOP_AWARE[replacement])
+                              for module, name, replacement in _TARGETS
+                              if replacement in bridged_clock.LOOP_AWARE)
+                        + bridged_clock.CLASSES + start_order.TARGETS)
     return _clock_table
 
 

@@ -11,10 +11,11 @@ and only then handed to the real `as_completed`, whose set of tasks iterates in 
 loop hashes its tasks by creation sequence). Futures and tasks given as they are keep the order
 their creator started them in. Different seeds show different start orders; one seed always the same.
 
-Owns `as_completed` (the stand-in), `install` / `uninstall` of it as `asyncio.as_completed`,
-`asyncio.tasks.as_completed` and any name an executor's module bound to the original (`from asyncio
-import as_completed`), and the per-loop stream it draws from. Code in other modules that imported
-the original by name keeps it. It never changes what `as_completed` yields, only the start order.
+Owns `as_completed` (the stand-in) and the per-loop stream it draws from. `bridge_threads.patches`
+installs it with the clocks, as `asyncio.as_completed`, `asyncio.tasks.as_completed` and any name
+the executor's module bound to the original (`from asyncio import as_completed`); code in other
+modules that imported the original by name keeps it. Outside a run's loop it is the original. It
+never changes what `as_completed` yields, only the start order.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import asyncio.tasks
 import weakref
-from collections.abc import Awaitable, Iterable, Iterator, MutableMapping
+from collections.abc import Awaitable, Iterable, Iterator
 from random import Random
 from typing import Any
 
@@ -31,10 +32,6 @@ ORIGINAL = asyncio.tasks.as_completed
 
 #: The stream each lent loop's run draws start orders from (set while a run holds the loop).
 _streams: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Random] = weakref.WeakKeyDictionary()
-#: Open runs that installed the stand-in (runs nest: an executor may start a run of its own).
-_installed = 0
-#: Module namespaces whose name for the original was replaced: (namespace, name), to restore.
-_bound: list[tuple[MutableMapping[str, Any], str]] = []
 
 
 def as_completed(fs: Iterable[Awaitable[Any]], *, timeout: float | None = None) -> Iterator[Any]:
@@ -63,35 +60,6 @@ def reclaim(loop: asyncio.AbstractEventLoop) -> None:
     _streams.pop(loop, None)
 
 
-def install() -> None:
-    """Put the stand-in in place of `asyncio.as_completed` (counted: the last `uninstall` restores)."""
-    global _installed
-    if _installed == 0:
-        asyncio.as_completed = as_completed  # type: ignore[assignment]
-        asyncio.tasks.as_completed = as_completed  # type: ignore[assignment]
-    _installed += 1
-
-
-def bind(namespace: MutableMapping[str, Any]) -> None:
-    """Replace the names an executor's module bound to the original (`from asyncio import
-    as_completed`) while the stand-in is installed."""
-    if _installed == 0:
-        return
-    for name, value in list(namespace.items()):
-        if value is ORIGINAL:
-            namespace[name] = as_completed
-            _bound.append((namespace, name))
-
-
-def uninstall() -> None:
-    global _installed
-    if _installed == 0:
-        return
-    _installed -= 1
-    if _installed == 0:
-        asyncio.as_completed = ORIGINAL
-        asyncio.tasks.as_completed = ORIGINAL
-        for namespace, name in _bound:
-            if namespace.get(name) is as_completed:
-                namespace[name] = ORIGINAL
-        _bound.clear()
+#: Where `patches` installs the stand-in, with the clocks: (module, attribute, replacement).
+TARGETS: tuple[tuple[Any, str, Any], ...] = (
+    (asyncio, "as_completed", as_completed), (asyncio.tasks, "as_completed", as_completed))
