@@ -3,7 +3,7 @@ the order differs, else the entry that holds something else (never a reorder of 
 
 from __future__ import annotations
 
-from harness.oracles.serializability import _ledger_violations
+from harness.oracles.anomalies import ledger_violations
 from harness.world.ledger import LedgerEntry
 from harness.world.state import WorldState
 
@@ -15,7 +15,7 @@ def world(*entries: LedgerEntry) -> WorldState:
 def test_same_order_other_payload_is_a_divergent_entry_not_a_reorder() -> None:
     expected = world(LedgerEntry("e1", "put", "users"), LedgerEntry("e2", "log-it", "bob"))
     final = world(LedgerEntry("e1", "put", "users"), LedgerEntry("e2", "log-it", None))
-    (found,) = _ledger_violations(None, expected, final, set())  # type: ignore[arg-type]
+    (found,) = ledger_violations(None, expected, final, set())  # type: ignore[arg-type]
     assert found.label == "divergent-world"
     assert found.witness["call"] == "log-it" and found.witness["field"] == "payload"
     assert found.witness["entry"] is None and found.witness["expected_entry"] == "bob"
@@ -25,6 +25,6 @@ def test_same_order_other_payload_is_a_divergent_entry_not_a_reorder() -> None:
 def test_another_order_is_a_reorder() -> None:
     expected = world(LedgerEntry("e1", "a", 1), LedgerEntry("e2", "b", 2))
     final = world(LedgerEntry("e1", "b", 2), LedgerEntry("e2", "a", 1))
-    (found,) = _ledger_violations(None, expected, final, set())  # type: ignore[arg-type]
+    (found,) = ledger_violations(None, expected, final, set())  # type: ignore[arg-type]
     assert found.label == "reordered-effect"
     assert found.witness["expected_order"] == ["a", "b"] and found.witness["final_order"] == ["b", "a"]
