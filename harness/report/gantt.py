@@ -16,7 +16,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from harness.oracles.verdict import Verdict
-from harness.report.explain import explain, racing_touches
+from harness.report.explain import explain
+from harness.report.races import racing_touches
 from harness.run import RunResult
 
 #: Lanes drawn at most; a run with more calls packs them (see the module docstring).

@@ -58,7 +58,7 @@ from harness.faults.latency import Fixed, LatencyModel
 from harness.faults.tails import describe_model, in_ms, median, tail_at_least, tail_at_most
 from harness.oracles.facts import Attempt, RunFacts
 from harness.oracles.verdict import Violation
-from harness.report.explain import racing_touches
+from harness.report.races import racing_touches
 from harness.run import RunResult
 from harness.scenario.spec import Scenario
 from harness.sim.streams import RandomStreams

@@ -16,7 +16,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness.oracles.verdict import Verdict, Violation
-from harness.report.explain import explain, racing_touches
+from harness.report.explain import explain
+from harness.report.races import racing_touches
 from harness.run import RunResult
 
 _US = 1000  # trace-event timestamps are microseconds; virtual time is milliseconds

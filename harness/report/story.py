@@ -1,7 +1,7 @@
 """The interleaving story of a violation: the few steps that matter, in the order they happened.
 
 Owns `story(violation, result, origins)`: the racing touches the witness is about
-(`harness.report.explain.racing_touches`) and the starts, ends and abandons of the calls involved,
+(`harness.report.races.racing_touches`) and the starts, ends and abandons of the calls involved,
 in trace order; a `*` on each step that ran before a call earlier in model order had ended (where
 the schedule deviated from model order). A witness may name only some of the calls behind a violation
 (a divergent world names the calls that wrote the file, not the one whose torn read made it skip its
@@ -25,8 +25,8 @@ from typing import Any
 from harness.diagnosis.origins import Origins
 from harness.oracles.facts import spelled
 from harness.oracles.verdict import Kind, Violation, calls_named
-from harness.report.explain import racing_touches
 from harness.report.plural import count
+from harness.report.races import racing_touches
 from harness.run import RunResult
 from harness.sim.trace import TraceEvent
 

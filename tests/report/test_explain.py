@@ -18,7 +18,8 @@ from harness.oracles import LABELS, check, reorder
 from harness.oracles.loop_policy import loop_conformance_scenarios
 from harness.oracles.verdict import Violation
 from harness.policies import Parallel
-from harness.report.explain import TEMPLATES, explain, explain_witness, racing_touches
+from harness.report.explain import TEMPLATES, explain, explain_witness
+from harness.report.races import racing_touches
 from harness.run import RunResult
 from harness.scenario import Scenario, scenario_from_data
 from harness.scheduling import SchedulerContext
