@@ -31,7 +31,8 @@ from harness.faults.latency import (
 from harness.faults.tails import median, tail_at_least, tail_at_most
 from harness.oracles import check
 from harness.oracles.verdict import Violation
-from harness.report.likelihood import UNLIKELY_BELOW, Likelihood, _share, likelihood_line, likelihood_of
+from harness.report.likelihood import likelihood_line, likelihood_of
+from harness.report.likelihood_values import UNLIKELY_BELOW, Likelihood, _share
 from harness.run import RunResult
 from harness.scenario.spec import Scenario
 from harness.sim.streams import RandomStreams
@@ -418,7 +419,7 @@ def test_every_need_is_a_fact_of_its_run(scheduler: str) -> None:
     """Across the built-in scenarios: each latency need of a random run was met by the draw the run
     made (a need is what the witness rests on, never a guess), each failure need by a failure the run
     injected; only labels with a rule compute anything."""
-    from harness.report.likelihood import RULED
+    from harness.report.witness_needs import RULED
     from harness.scenario.library import scenario_names
 
     checked = 0
