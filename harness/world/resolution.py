@@ -46,7 +46,6 @@ def _object_path(obj: FakeFile) -> str:
     return "/" + "/".join(reversed(names))
 
 
-
 class PathResolution:
     """The tree of a world and what its paths resolve to; `World` is the whole world."""
 

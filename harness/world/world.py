@@ -193,6 +193,4 @@ class World(WorldFiles):
         self._restructured()
 
 
-
-
 _TEMPLATES = Templates()
