@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from harness.scenario.spec import Scenario
 from harness.tools.catalogue import prepare
 from harness.tools.spec import MUTATING_OPS, ToolError, ToolIO
-from harness.world.world import World, WorldError
+from harness.world.errors import WorldError
+from harness.world.world import World
 
 
 @dataclass(frozen=True, slots=True)

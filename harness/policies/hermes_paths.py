@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from pathlib import PurePosixPath
 
-from harness.world.world import absolute_path
+from harness.world.paths import absolute_path
 
 #: Tier 1: read-only, no shared state — may always run in parallel (seed 000's 11 tools, and
 #: `image_generate`, which hermes' list has too).

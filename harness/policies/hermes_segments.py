@@ -34,7 +34,7 @@ from harness.policies.hermes_paths import (
 )
 from harness.scheduling.context import SchedulerContext
 from harness.scheduling.plan import Plan, PlanScheduler
-from harness.world.world import WorldError
+from harness.world.errors import WorldError
 
 PATH_SCOPED = PATH_SCOPED_READERS | PATH_SCOPED_WRITERS
 READER_DEFAULT_PATHS = {"search_files": "."}

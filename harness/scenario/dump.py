@@ -15,9 +15,9 @@ from harness.faults.failures import FailureModel
 from harness.model import ToolCall
 from harness.scenario.approvals_load import approvals_to_data
 from harness.scenario.arguments import OPT_OUT, fits
-from harness.scenario.load import NEW_TOOL_DECLARED
 from harness.scenario.model_load import agent_to_data, agents_to_data
 from harness.scenario.spec import Scenario
+from harness.scenario.tools_load import NEW_TOOL_DECLARED
 from harness.scheduling.execution import ExecutionPolicy
 from harness.sim.kernel import Limits
 from harness.sim.machine import Machine

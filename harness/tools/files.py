@@ -23,7 +23,8 @@ from harness.faults.latency import Fixed
 from harness.model import JSONValue
 from harness.tools.params import Parameters
 from harness.tools.spec import Args, Declared, ResourceKeys, SideEffect, ToolError, ToolIO, ToolSpec, require_str
-from harness.world.world import WorldError
+from harness.tools.v4a import Operation, already_applied, apply_hunks, header_paths, parse_v4a
+from harness.world.errors import WorldError
 
 _PATH_KEY = ResourceKeys(path_args=("path",))
 
@@ -67,11 +68,9 @@ def write_file_atomic(args: Args, io: ToolIO) -> Generator[float, None, JSONValu
 # `tools/fuzzy_match.py` (`fuzzy_find_and_replace`, `is_already_applied`). What it takes:
 #   {"mode": "replace" (the default), "path", "old_string", "new_string", "replace_all": false}
 #   {"mode": "patch", "patch": "*** Begin Patch\n*** Update File: p\n@@ hint @@\n ctx\n-old\n+new\n..."}
-# Headers match `***\s*(Update|Add|Delete)\s+File:\s*p` and `***\s*Move\s+File:\s*a\s*->\s*b` at the
-# start of a line, so `***Update File:p` and `*** Update  File:  p` count; `*** Move to:` is a parse
-# error in hermes ("not supported; rename with '*** Move File: a -> b'"). A V4A patch is validated
-# whole against the files as read when it starts (nothing is written if any part fails), then applied
-# operation by operation, each re-reading its file just before writing it.
+# A V4A patch (its format: `harness.tools.v4a`) is validated whole against the files as read when it
+# starts (nothing is written if any part fails), then applied operation by operation, each re-reading
+# its file just before writing it.
 # Where the mock is simpler, on purpose: matching is exact (hermes falls back through eight fuzzy
 # strategies), CRLF/BOM preservation, lint and the sensitive-path guards are left out, and a read
 # failure keeps its errno text where hermes words it "Failed to read file: ...".
@@ -84,19 +83,6 @@ def write_file_atomic(args: Args, io: ToolIO) -> Generator[float, None, JSONValu
 # mode "v4a", the OpenAI apply_patch dialect (`*** Move to: q` inside an Update, `+` lines of an Add
 # each ending in a newline). hermes itself ignores `old`/`new` ("old_string and new_string
 # required") and answers "Unknown mode: v4a", and its planner scopes such a call by `path`.
-
-_OP_HEADERS = (
-    ("update", re.compile(r"\*\*\*\s*Update\s+File:\s*(.+)")),
-    ("add", re.compile(r"\*\*\*\s*Add\s+File:\s*(.+)")),
-    ("delete", re.compile(r"\*\*\*\s*Delete\s+File:\s*(.+)")),
-    ("move", re.compile(r"\*\*\*\s*Move\s+File:\s*(.+?)\s*->\s*(.+)")),
-)
-_BEGIN = re.compile(r"^\*\*\*\s*Begin\s+Patch\s*$")
-_END = re.compile(r"^\*\*\*\s*End\s+Patch\s*$")
-_END_OF_FILE = re.compile(r"^\*\*\*\s*End\s+of\s+File\s*$")
-_MOVE_TO = re.compile(r"^\*\*\*\s*Move\s+to:\s*(.*)$")
-_HINT = re.compile(r"@@\s*(.+?)\s*@@")
-
 
 def patch(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
     mode = args.get("mode", "replace")  # hermes' handler: args.get("mode", "replace")
@@ -131,7 +117,7 @@ def _patch_replace(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
         raise ToolError("old_string and new_string are identical")
     count = text.count(old)
     if count == 0:
-        if _already_applied(text, old, new):  # hermes answers a re-sent edit with a no-op success
+        if already_applied(text, old, new):  # hermes answers a re-sent edit with a no-op success
             return {"path": io.path(path), "replacements": 0, "no_change": True}
         raise ToolError("Could not find a match for old_string in the file")
     if count > 1 and not replace_all:
@@ -156,11 +142,6 @@ def _patch_replace_legacy(args: Args, io: ToolIO) -> Generator[float, None, JSON
     return {"path": io.path(path), "replacements": count}
 
 
-def _already_applied(content: str, old: str, new: str) -> bool:
-    """`is_already_applied`: a non-trivial `new` is present and `old` is gone."""
-    return len(new.strip()) >= 8 and new in content and (old == new or old not in content)
-
-
 def _locations(content: str, text: str, cap: int = 5) -> str:
     """Where `text` occurs, as hermes lists ambiguous matches (`  L<line>: <line>`)."""
     rows: list[str] = []
@@ -174,143 +155,13 @@ def _locations(content: str, text: str, cap: int = 5) -> str:
     return "\n".join(rows[:cap] + ([f"  ... and {len(rows) - cap} more"] if len(rows) > cap else []))
 
 
-class _Hunk:
-    """One `@@` hunk: its context hint and its ` `/`-`/`+` lines as (prefix, text)."""
-
-    __slots__ = ("hint", "lines")
-
-    def __init__(self, hint: str | None = None) -> None:
-        self.hint = hint
-        self.lines: list[tuple[str, str]] = []
-
-    def search(self) -> str:
-        return "\n".join(text for prefix, text in self.lines if prefix != "+")
-
-    def replacement(self) -> str:
-        return "\n".join(text for prefix, text in self.lines if prefix != "-")
-
-
-class _Operation:
-    """One `*** ... File:` section of a V4A patch."""
-
-    __slots__ = ("hunks", "kind", "move_to", "path")
-
-    def __init__(self, kind: str, path: str, move_to: str | None = None) -> None:
-        self.kind = kind
-        self.path = path
-        self.move_to = move_to  # Move File's destination; Move to's, in the apply_patch dialect
-        self.hunks: list[_Hunk] = []
-
-    def added(self, hermes: bool) -> str:
-        lines = [text for hunk in self.hunks for prefix, text in hunk.lines if prefix == "+"]
-        return "\n".join(lines) if hermes else "".join(line + "\n" for line in lines)
-
-
-def parse_v4a(body: str, *, hermes: bool = True) -> list[_Operation]:
-    """`parse_v4a_patch`: the operations between `*** Begin Patch` and `*** End Patch` (both
-    optional). Raises ToolError with hermes' "Failed to parse patch: Parse error: ..." text."""
-    lines = [line[:-1] if line.endswith("\r") else line for line in body.split("\n")]
-    start, end = -1, len(lines)
-    for index, line in enumerate(lines):
-        if _BEGIN.match(line):
-            start = index
-        elif _END.match(line):
-            end = index
-            break
-    operations: list[_Operation] = []
-    errors: list[str] = []
-    current: _Operation | None = None
-    hunk: _Hunk | None = None
-
-    def flush() -> None:
-        if current is not None and hunk is not None and hunk.lines:
-            current.hunks.append(hunk)
-
-    for line in lines[start + 1:end]:
-        header = next(((kind, m) for kind, rx in _OP_HEADERS if (m := rx.match(line))), None)
-        if header is not None:
-            flush()
-            kind, match = header
-            current = _Operation(kind, match.group(1).strip(),
-                                 match.group(2).strip() if kind == "move" else None)
-            operations.append(current)
-            hunk = _Hunk() if kind == "add" else None
-            if kind in ("delete", "move"):
-                current = None  # complete: any lines that follow belong to nothing
-        elif _END_OF_FILE.match(line):
-            continue
-        elif (move_to := _MOVE_TO.match(line)) and current is not None:
-            if hermes:
-                errors.append(f"'*** Move to: {move_to.group(1).strip()}' is not supported; rename with "
-                              f"'*** Move File: {current.path} -> {move_to.group(1).strip()}' and put any "
-                              "edits in their own '*** Update File:' block")
-            else:
-                current.move_to = move_to.group(1).strip()
-        elif line.startswith("@@"):
-            if current is not None:
-                flush()
-                hint = _HINT.match(line)
-                hunk = _Hunk(hint.group(1) if hint else None)
-        elif current is not None and line:  # hermes skips blank lines
-            if hunk is None:
-                hunk = _Hunk()
-            if line[0] in "+- ":
-                hunk.lines.append((line[0], line[1:]))
-            elif line[0] != "\\":  # "\ No newline at end of file"
-                hunk.lines.append((" ", line))  # an implicit context line
-    flush()
-    for operation in operations:
-        if not operation.path:
-            errors.append("Operation with empty file path")
-        if operation.kind == "update" and not operation.hunks:
-            errors.append(f"UPDATE {operation.path!r}: no hunks found")
-    if not hermes and not operations:
-        raise ToolError("patch: no *** Add/Update/Delete File: sections in the V4A patch")
-    if errors:
-        raise ToolError("Failed to parse patch: Parse error: " + "; ".join(errors))
-    return operations
-
-
-def _apply_hunks(content: str, operation: _Operation) -> tuple[str, str | None]:
-    """The content after the operation's hunks, in order, or the first failure (hermes' wording)."""
-    for number, hunk in enumerate(operation.hunks, start=1):
-        search, replacement = hunk.search(), hunk.replacement()
-        if search == replacement:
-            continue  # a context-only anchor: inert
-        if not search:  # addition only: after the hint's line, else at the end
-            if hunk.hint:
-                occurrences = content.count(hunk.hint)
-                if occurrences == 0:
-                    return content, f"addition-only hunk context hint '{hunk.hint}' not found"
-                if occurrences > 1:
-                    return content, (f"addition-only hunk context hint '{hunk.hint}' is ambiguous "
-                                     f"({occurrences} occurrences)")
-                eol = content.find("\n", content.find(hunk.hint))
-                content = (content + "\n" + replacement if eol == -1 else
-                           content[:eol + 1] + replacement + "\n" + content[eol + 1:])
-            else:
-                content = content.rstrip("\n") + "\n" + replacement + "\n"
-            continue
-        count = content.count(search)
-        if count == 1:
-            content = content.replace(search, replacement, 1)
-        elif count == 0 and _already_applied(content, search, replacement):
-            continue  # hermes skips a hunk that already landed
-        else:
-            label = f"'{hunk.hint}'" if hunk.hint else "(no hint)"
-            why = ("Could not find a match for old_string in the file" if count == 0 else
-                   f"Found {count} matches for old_string. Provide more context to make it unique")
-            return content, f"hunk {number} {label} not found — {why}"
-    return content, None
-
-
 def _patch_v4a(body: str, io: ToolIO, *, hermes: bool) -> Generator[float, None, JSONValue]:
     """V4A mode, as `apply_v4a_operations`: every operation validated against the files as read when
     the call starts (an overlay carries earlier operations' results to later ones), nothing written
     if anything fails; then each applied in order, re-reading its file just before its atomic
     write, the apply phase spread over the second half of the call."""
     if hermes:
-        for header in _header_paths(body):
+        for header in header_paths(body):
             if ".." in PurePosixPath(header).parts:  # `has_traversal_component` on V4A headers
                 raise ToolError(f"V4A patch header contains '..' traversal: {header!r}. Use the agent's "
                                 "cwd-relative path (no '..') or an absolute path in '*** Update File:' / "
@@ -345,7 +196,7 @@ def _patch_v4a(body: str, io: ToolIO, *, hermes: bool) -> Generator[float, None,
                 errors.append(f"{path}: {error}")
                 continue
             changes += sum(1 for hunk in operation.hunks if any(p in "+-" for p, _ in hunk.lines))
-            content, error = _apply_hunks(content, operation)
+            content, error = apply_hunks(content, operation)
             if error is not None:
                 errors.append(f"{path}: {error}" if hermes else f"patch: hunk does not apply to {io.path(path)}")
                 continue
@@ -408,7 +259,7 @@ def _patch_v4a(body: str, io: ToolIO, *, hermes: bool) -> Generator[float, None,
     return {"files_modified": resolved, "files_created": created, "files_deleted": deleted}
 
 
-def _apply_one(operation: _Operation, io: ToolIO, *, hermes: bool,
+def _apply_one(operation: Operation, io: ToolIO, *, hermes: bool,
                write_at: float) -> Generator[float, None, str | None]:
     """Apply one validated operation: re-check its file, wait until `write_at`, write. Returns the
     failure, or None."""
@@ -433,7 +284,7 @@ def _apply_one(operation: _Operation, io: ToolIO, *, hermes: bool,
         yield write_at
         io.rename(path, operation.move_to)
     else:
-        content, error = _apply_hunks(io.read(path), operation)
+        content, error = apply_hunks(io.read(path), operation)
         if error is not None:
             return f"Could not apply hunk: {error}"
         yield write_at
@@ -451,18 +302,6 @@ def _make_parent(path: str, io: ToolIO) -> None:
     parent = posixpath.dirname(path)
     if parent and not io.exists(parent):
         io.make_dir(parent)
-
-
-_HEADER_PATHS = re.compile(r"^\*\*\*\s*(?:Update|Add|Delete)\s+File:\s*(.+)$", re.MULTILINE)
-_MOVE_PATHS = re.compile(r"^\*\*\*\s*Move\s+File:\s*(.+?)\s*->\s*(.+)$", re.MULTILINE)
-
-
-def _header_paths(body: str) -> list[str]:
-    """Every path the headers of a V4A body name (both sides of a move), as `patch_tool` finds them
-    for its traversal and sensitive-path guards."""
-    paths = [m.group(1).strip() for m in _HEADER_PATHS.finditer(body)]
-    paths += [m.group(i).strip() for m in _MOVE_PATHS.finditer(body) for i in (1, 2)]
-    return [path for path in paths if path]
 
 
 def search_files(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from harness.model import JSONValue, Outcome, ToolCall
 from harness.tools.catalogue import BUILTIN, prepare
 from harness.tools.spec import ToolError, ToolIO, ToolSpec, TouchSink
+from harness.world.errors import WorldError
 from harness.world.state import WorldState
-from harness.world.world import World, WorldError
+from harness.world.world import World
 
 
 @dataclass(frozen=True, slots=True)

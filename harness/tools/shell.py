@@ -20,7 +20,7 @@ from harness.faults.latency import Fixed
 from harness.model import JSONValue
 from harness.tools.params import Parameters
 from harness.tools.spec import Args, Declared, ResourceKeys, SideEffect, ToolError, ToolIO, ToolSpec, require_str
-from harness.world.world import WorldError
+from harness.world.errors import WorldError
 
 
 def run_tests(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:

@@ -20,8 +20,9 @@ from harness.faults.latency import Fixed, LatencyModel
 from harness.model import JSONValue
 from harness.tools.params import Parameters
 from harness.world.ledger import LedgerEntry
+from harness.world.paths import absolute_path
 from harness.world.state import content_digest
-from harness.world.world import World, absolute_path
+from harness.world.world import World
 
 Args = Mapping[str, Any]
 

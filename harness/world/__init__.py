@@ -1,7 +1,8 @@
 """The simulated world: pyfakefs filesystem, external ledgers, shared session state."""
 
+from harness.world.errors import WorldError
 from harness.world.ledger import Ledger, LedgerEntry
 from harness.world.state import WorldState, content_digest, diff
-from harness.world.world import World, WorldError
+from harness.world.world import World
 
 __all__ = ["Ledger", "LedgerEntry", "World", "WorldError", "WorldState", "content_digest", "diff"]

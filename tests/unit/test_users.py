@@ -14,7 +14,7 @@ from harness.bridges import from_gate, from_plan
 from harness.oracles import check
 from harness.scenario import ScenarioError, scenario_from_data
 from harness.scenario.dump import scenario_to_data
-from harness.world.world import absolute_path, expand_user
+from harness.world.paths import absolute_path, expand_user
 
 WORLD = {"cwd": "/repo", "home": "/home/me", "users": {"alice": "/home/alice"},
          "files": {"/home/alice/notes.md": "- one\n", "/home/me/todo": "x"}}
@@ -31,7 +31,7 @@ def scenario(calls: list[tuple[str, str, dict[str, Any]]]) -> Any:
     ("a/~alice", "a/~alice"),
 ])
 def test_expansion_matches_pythons_rules(raw: str, expanded: str) -> None:
-    from harness.world.world import default_users
+    from harness.world.paths import default_users
 
     assert expand_user(raw, "/home/me", default_users("/home/me", {"alice": "/home/alice"})) == expanded
 

@@ -228,6 +228,7 @@ def test_worlds_built_from_one_state_are_equal_and_independent() -> None:
     state describes (symlinks, hard links, case folding, ledgers, fds) and share nothing with another."""
     from harness.world import world as world_module
     from harness.world.state import WorldState
+    from harness.world.templates import Templates
 
     source = World(cwd="/repo", case_sensitive=False)
     source.populate(dirs=["/repo/empty"], files=[("/repo/a.txt", "a\n"), ("/repo/b.txt", "b\n")],
@@ -245,18 +246,19 @@ def test_worlds_built_from_one_state_are_equal_and_independent() -> None:
     assert first.state() == state and third.state() == state
     assert World.from_state(state).state() == state
     # Bounded: a long sweep over many worlds keeps only the most recent templates.
-    for i in range(world_module._Templates.MAX + 5):
+    for i in range(Templates.MAX + 5):
         World.from_state(WorldState(cwd=f"/w{i}"))
-    assert len(world_module._TEMPLATES._entries) == world_module._Templates.MAX
+    assert len(world_module._TEMPLATES._entries) == Templates.MAX
 
 
 def test_world_templates_are_bounded_in_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
     from harness.world import world as world_module
     from harness.world.state import WorldState
+    from harness.world.templates import Templates
 
-    templates = world_module._Templates()
+    templates = Templates()
     monkeypatch.setattr(world_module, "_TEMPLATES", templates)
-    monkeypatch.setattr(world_module._Templates, "MAX_BYTES", 40_000)
+    monkeypatch.setattr(Templates, "MAX_BYTES", 40_000)
     states = [WorldState(files=((f"/f{i}", "x" * 4_000),)) for i in range(30)]
     for state in states:
         assert World.from_state(state).state() == state
