@@ -39,7 +39,7 @@ from harness.run import RunResult
 from harness.sim.realtime import wall_limit_per_run
 
 if TYPE_CHECKING:
-    from harness.explore.engine import Finding
+    from harness.explore.findings import Finding
     from harness.scenario.spec import Scenario
 
 

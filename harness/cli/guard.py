@@ -49,7 +49,7 @@ def guarded(command: F) -> F:
         except WallClockExceeded as exc:  # outside a run (oracles, reorder runs, an import): still a hang
             out_of_time(exc)
         except Exception as exc:
-            from harness.explore.engine import NondeterministicScheduler
+            from harness.explore.findings import NondeterministicScheduler
 
             if isinstance(exc, NondeterministicScheduler):
                 click.echo(f"harness: nondeterministic: {exc}", err=True)

@@ -31,7 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.agent.runtime import LoopPolicy
-from harness.explore.engine import Exploration, Finding, ShrinkMemo, explore, first_violation, shrink_finding
+from harness.explore.engine import explore
+from harness.explore.findings import Exploration, Finding, first_violation
+from harness.explore.shrink import ShrinkMemo, shrink_finding
 from harness.explore.swarm import POLICY_KINDS
 from harness.oracles.loop_policy import CONFORMANCE_SCENARIOS, loop_conformance_scenarios
 from harness.oracles.severity import rank

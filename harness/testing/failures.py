@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.explore.engine import Finding
+from harness.explore.findings import Finding
 from harness.scenario import Scenario
 from harness.scheduling import Scheduler
 
