@@ -20,7 +20,7 @@ import click
 
 from harness.exitcodes import ExitCode
 from harness.policies import UnknownSchedulerError
-from harness.reproducers.replay import ReproducerError
+from harness.reproducers.file import ReproducerError
 from harness.scenario import ScenarioError, UnknownScenarioError
 from harness.sim.realtime import ImportTimeout, WallClockExceeded
 

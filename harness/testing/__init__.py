@@ -422,7 +422,7 @@ def _replay_stored(policy: Scheduler, spec: str | None, scenarios: list[Scenario
     test's fixed entries; a fixed entry is replayed too, and one whose label fires again is reported as
     a regression and moves back."""
     from harness import __version__
-    from harness.reproducers.replay import reproducer_of
+    from harness.reproducers.file import reproducer_of
     from harness.scenario.model_load import loop_modules
     from harness.testing import example_db
 
