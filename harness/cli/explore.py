@@ -1,7 +1,7 @@
 """`harness explore`: search for a violation, shrink it, save a verified reproducer.
 
 Owns the command's options, the exploration document (text and JSON) and the exit code of what was
-found. The search lives in harness.explore; reproducers in harness.reproducers.replay. It writes only the
+found. The search lives in harness.explore; reproducers in harness.reproducers. It writes only the
 reproducer under `--save-dir`.
 """
 
@@ -39,7 +39,7 @@ from harness.run import RunResult
 from harness.sim.realtime import wall_limit_per_run
 
 if TYPE_CHECKING:
-    from harness.explore.engine import Finding
+    from harness.explore.findings import Finding
     from harness.scenario.spec import Scenario
 
 
@@ -87,7 +87,8 @@ def explore_command(scenario: str, scheduler_name: str, strategy: str, runs: int
     Every result says what it covered (scope)."""
     from harness.explore.engine import explore
     from harness.explore.swarm import KINDS
-    from harness.reproducers.replay import reproducer_of, save_verified, verify
+    from harness.reproducers.file import reproducer_of
+    from harness.reproducers.replay import save_verified, verify
     from harness.scenario.dump import NotSerializable
 
     loop_name = execution.pop("loop_name", None)

@@ -20,7 +20,7 @@ import click
 
 from harness.exitcodes import ExitCode
 from harness.policies import UnknownSchedulerError
-from harness.reproducers.replay import ReproducerError
+from harness.reproducers.file import ReproducerError
 from harness.scenario import ScenarioError, UnknownScenarioError
 from harness.sim.realtime import ImportTimeout, WallClockExceeded
 
@@ -49,7 +49,7 @@ def guarded(command: F) -> F:
         except WallClockExceeded as exc:  # outside a run (oracles, reorder runs, an import): still a hang
             out_of_time(exc)
         except Exception as exc:
-            from harness.explore.engine import NondeterministicScheduler
+            from harness.explore.findings import NondeterministicScheduler
 
             if isinstance(exc, NondeterministicScheduler):
                 click.echo(f"harness: nondeterministic: {exc}", err=True)

@@ -6,7 +6,7 @@ diverges; with the code changed (the files are named): 0 when every oracle holds
 verdicts' (still fails); a file with no identity (an older harness's) compares traces only (5 when it
 diverges). Under another (`--scheduler OTHER`): the verdicts' alone (another policy runs another
 schedule: the trace is not compared). With `--expect fixed|fails|reproduces`: 0 when the expectation
-held, 1 when not, 5 for nondeterminism (see `harness.reproducers.replay.judge`).
+held, 1 when not, 5 for nondeterminism (see `harness.reproducers.judgement.judge`).
 A reproducer is data: code it names is imported only with `--trust-module` or `--scheduler`. It
 writes only under `--out`.
 """
@@ -58,7 +58,9 @@ def replay_command(file: Path, out: Path | None, fmt: str, trust: tuple[str, ...
     code say whether that held (0) or not (1; 5 for nondeterminism). A reproducer is data: code it
     names is imported only with --trust-module (or --scheduler)."""
     from harness.report.run_json import dumps, run_to_json
-    from harness.reproducers.replay import judge, load, replay_command
+    from harness.reproducers.command import replay_command
+    from harness.reproducers.file import load
+    from harness.reproducers.judgement import judge
 
     if file.exists() and not file.is_file():
         raise click.UsageError(f"{file} is not a regular file")

@@ -88,7 +88,7 @@ def call_of(frames: list[FrameType], batch_ids: Mapping[str, ToolCall]) -> str |
         local = frame.f_locals
         ordered = sorted(local.items(), key=lambda item: (item[0] != "call", item[0]))
         for _, value in ordered:
-            # A call's handle (`harness.scheduling.context.CallHandle`, read duck-typed: this layer is
+            # A call's handle (`harness.scheduling.attempt.CallHandle`, read duck-typed: this layer is
             # below the contract) holds its ToolCall as `call`.
             held = getattr(value, "call", None) if isinstance(value, simpy.Event) else None
             call = held if isinstance(held, ToolCall) else value

@@ -120,7 +120,7 @@ def reproduce_command(result: RunResult, scheduler: str | None = None, extra_arg
     target = scenario.name if builtin or scenario.path is None else os.path.abspath(scenario.path)
     extra = "".join(f" {shlex.quote(arg)}" for arg in extra_args)
     spec = scheduler or result.scheduler
-    from harness.reproducers.replay import modules_named, search_path_prefix  # a report only: not on `import harness`
+    from harness.reproducers.command import modules_named, search_path_prefix  # a report only: not on `import harness`
 
     prefix = search_path_prefix(modules_named(spec, scenario.tools_modules))
     return (f"{prefix}harness run {shlex.quote(target)} --scheduler {shlex.quote(spec)} --seed {result.seed}"

@@ -11,14 +11,15 @@ from typing import TYPE_CHECKING
 from harness.lazy import install
 
 install(__name__, {
-    **dict.fromkeys(("CallHandle", "Scheduler", "SchedulerContext", "SchedulerProcess"),
-                    "harness.scheduling.context"),
+    "CallHandle": "harness.scheduling.attempt",
+    **dict.fromkeys(("Scheduler", "SchedulerContext", "SchedulerProcess"), "harness.scheduling.context"),
     "ExecutionPolicy": "harness.scheduling.execution",
     **dict.fromkeys(("Plan", "PlanScheduler"), "harness.scheduling.plan"),
 })
 
 if TYPE_CHECKING:
-    from harness.scheduling.context import CallHandle, Scheduler, SchedulerContext, SchedulerProcess
+    from harness.scheduling.attempt import CallHandle
+    from harness.scheduling.context import Scheduler, SchedulerContext, SchedulerProcess
     from harness.scheduling.execution import ExecutionPolicy
     from harness.scheduling.plan import Plan, PlanScheduler
 

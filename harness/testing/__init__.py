@@ -31,7 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.agent.runtime import LoopPolicy
-from harness.explore.engine import Exploration, Finding, ShrinkMemo, explore, first_violation, shrink_finding
+from harness.explore.engine import explore
+from harness.explore.findings import Exploration, Finding, first_violation
+from harness.explore.shrink import ShrinkMemo, shrink_finding
 from harness.explore.swarm import POLICY_KINDS
 from harness.oracles.loop_policy import CONFORMANCE_SCENARIOS, loop_conformance_scenarios
 from harness.oracles.severity import rank
@@ -420,7 +422,7 @@ def _replay_stored(policy: Scheduler, spec: str | None, scenarios: list[Scenario
     test's fixed entries; a fixed entry is replayed too, and one whose label fires again is reported as
     a regression and moves back."""
     from harness import __version__
-    from harness.reproducers.replay import reproducer_of
+    from harness.reproducers.file import reproducer_of
     from harness.scenario.model_load import loop_modules
     from harness.testing import example_db
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from harness.explore.engine import Exploration
+from harness.explore.findings import Exploration
 from harness.explore.scope import fault_sources
 from harness.oracles.applicable import applicable, labels_of
 from harness.scenario import Scenario

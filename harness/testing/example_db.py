@@ -32,7 +32,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.reproducers.replay import Reproducer, ReproducerError, loads, to_json
+from harness.reproducers.file import Reproducer, ReproducerError, loads, to_json
 
 #: The database's directory under the rootdir, and the examples' under it.
 DIRECTORY = ".harness"

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from random import Random
 
-from harness.explore.engine import Exploration, Finding, add_started, first_violation, hypothesis_home_elsewhere
-from harness.explore.engine import started_tools as started_in
+from harness.explore.by_hypothesis import hypothesis_home_elsewhere
+from harness.explore.findings import Exploration, Finding, add_started, first_violation
+from harness.explore.findings import started_tools as started_in
 from harness.explore.pct import PCT
 from harness.model import Batch
 from harness.run import run

@@ -2,7 +2,7 @@
 
 Owns finding a folder's reproducers (its `*.json` files, by name), judging each against an
 expectation (`fixed` by default: the code changed since it was recorded and no oracle fails; see
-`harness.reproducers.replay.judge` for `fails` and `reproduces`), the `AssertionError` that lists every file that
+`harness.reproducers.judgement.judge` for `fails` and `reproduces`), the `AssertionError` that lists every file that
 does not meet it with its verdict, its story and the command that replays it, and the pytest
 parametrisation that makes each file its own test item. It never explores and never writes.
 
@@ -31,7 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.reproducers.replay import EXPECTATIONS, Judgement, ReproducerError, judge, load, replay_command
+from harness.reproducers.command import replay_command
+from harness.reproducers.file import ReproducerError, load
+from harness.reproducers.judgement import EXPECTATIONS, Judgement, judge
 
 
 @dataclass(frozen=True)
@@ -85,7 +87,8 @@ def reproducers(folder: str | os.PathLike[str]) -> list[Any]:
 
 
 def judge_file(path: str | os.PathLike[str], *, trust: Iterable[str] = (), expect: str = "fixed") -> Outcome:
-    """Replay one reproducer file and judge it against `expect` (one of `harness.reproducers.replay.EXPECTATIONS`)."""
+    """Replay one reproducer file and judge it against `expect` (one of
+    `harness.reproducers.judgement.EXPECTATIONS`)."""
     from harness.diagnosis.origins import recording
     from harness.report.hang import hang_lines
     from harness.report.story import story_lines

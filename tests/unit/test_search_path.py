@@ -57,7 +57,7 @@ def test_what_a_fresh_interpreter_finds_adds_nothing() -> None:
 
 def test_without_a_fresh_interpreter_to_ask_the_pythonpath_entries_stand_in(tmp_path: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    from harness.reproducers import replay
+    from harness.reproducers import command
 
     def unavailable(*args: object, **kwargs: object) -> None:
         raise OSError("no interpreter")
@@ -65,8 +65,8 @@ def test_without_a_fresh_interpreter_to_ask_the_pythonpath_entries_stand_in(tmp_
     here = tmp_path / "lib"
     here.mkdir()
     _package(here, "acme_sp4")
-    monkeypatch.setattr(replay, "_FRESH", [])
-    monkeypatch.setattr(replay.subprocess, "run", unavailable)
+    monkeypatch.setattr(command, "_FRESH", [])
+    monkeypatch.setattr(command.subprocess, "run", unavailable)
     monkeypatch.setenv("PYTHONPATH", str(here))
     monkeypatch.syspath_prepend(str(here))
     monkeypatch.delitem(sys.modules, "acme_sp4", raising=False)

@@ -1,0 +1,324 @@
+"""One call attempt on the virtual clock: the `CallHandle` a scheduler yields, and what runs behind it.
+
+Owns `CallHandle` (a SimPy event that a started attempt settles with its `CallResult`) and
+`AttemptExecution`, the execution of one attempt: `args_from` read when it starts, latency drawn from
+`latency/<call id>/<attempt>` (or steps ordered by the arbiter), injected failures and the fault
+plan's rate limits, duplicate deliveries and torn writes, `file_lock` flocks, a `delegate` call's
+subagent, the behaviour stepped through its touch points, and the `start`, `touch` and `end` events
+it writes to the trace. It never decides when a call starts (the scheduler does, through
+`SchedulerContext.start`) and never judges a result (the oracles do).
+
+`AttemptExecution` is the base class of `SchedulerContext`, not an object beside it: an attempt's
+process is started for every call of every run, and a base class adds no step between `start` and
+its attempt. Its frames' `self` is the context, as the hang diagnosis reads them. It uses only the
+state it declares below, which `SchedulerContext.__init__` sets.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Callable, Generator, Mapping
+from typing import Any
+
+import simpy
+from simpy.resources.resource import Request
+
+from harness.faults.failures import FailureModel
+from harness.faults.latency import Fixed, LatencyModel
+from harness.faults.plan import FaultPlan
+from harness.model import CallResult, Outcome, ToolCall
+from harness.sim.arbiter import Arbiter
+from harness.sim.kernel import Kernel
+from harness.sim.trace import canonical_bytes
+from harness.tools.catalogue import prepare
+from harness.tools.inputs import resolve
+from harness.tools.spec import ToolError, ToolIO, ToolSpec
+from harness.world.world import World, WorldError
+
+
+class CallHandle(simpy.Event):
+    """A started call. Yield it to wait for its `CallResult`.
+
+    It settles when the attempt finishes, or earlier when the scheduler abandons it (cancel or
+    timeout); in that case the attempt may keep running detached if the tool ignores cancellation.
+    """
+
+    def __init__(self, env: simpy.Environment, call: ToolCall, attempt: int, started_ms: int) -> None:
+        super().__init__(env)
+        self.call = call
+        self.attempt = attempt
+        self.started_ms = started_ms
+        self.process: simpy.Process | None = None
+        self.stops_on_cancel = True
+        self.finished = False  # the attempt itself has ended (not merely been abandoned)
+
+    @property
+    def result(self) -> CallResult:
+        if not self.triggered:
+            raise RuntimeError(f"call {self.call.id} has not settled yet")
+        value = self.value
+        assert isinstance(value, CallResult)
+        return value
+
+
+class AttemptExecution:
+    """Runs the attempts `SchedulerContext.start` starts (the base class of the context)."""
+
+    kernel: Kernel
+    env: simpy.Environment
+    _world: World
+    _catalogue: Mapping[str, ToolSpec]
+    _call_latency: Mapping[str, LatencyModel]
+    _jitter: float
+    _failures: Callable[[ToolCall], FailureModel | None] | None
+    _faults: FaultPlan
+    _may_duplicate: bool
+    _may_tear: bool
+    _rate_windows: dict[str, list[int]]
+    _arbiter: Arbiter | None
+    _args_from: Mapping[str, Mapping[str, str]]
+    _produced: dict[str, Any]
+    _file_locks: dict[str, simpy.Resource]
+    _delegate: Callable[[Any, Any], simpy.Event] | None
+
+    def _execute(self, handle: CallHandle, idempotency_key: str | None) -> Generator[simpy.Event, Any, None]:
+        kernel, call, attempt = self.kernel, handle.call, handle.attempt
+        if handle.triggered:
+            # Abandoned in the instant it was started (a task cancelled before its first step, as
+            # asyncio does): it never runs.
+            handle.finished = True
+            return
+        # args_from is read now, when the attempt starts: a consumer started before its producer
+        # settled runs with a missing (null) input, as a runtime that does not wait would send it.
+        resolved, inputs = resolve(call, self._args_from.get(call.id), self._read_produced)
+        prepared = prepare(resolved, self._catalogue)
+        # The trace event built here directly, key for key what `kernel.record` builds (as `_TouchSink`
+        # does): every attempt has one.
+        events = kernel.trace.events
+        started: dict[str, Any] = {"t": int(self.env._now), "seq": len(events), "ev": "start", "call": call.id,
+                                   "tool": call.name, "attempt": attempt}
+        if idempotency_key is not None:
+            started["key"] = idempotency_key
+        events.append(started)
+        for read in inputs:
+            kernel.record("input", call=call.id, attempt=attempt, arg=read.arg, producers=list(read.producers),
+                          found=read.found, vd=value_digest(read.value) if read.found else None)
+        if isinstance(prepared, str):
+            self._finish(handle, Outcome.ERROR, None, prepared)
+            return
+        spec, args = prepared
+        handle.stops_on_cancel = spec.stops_on_cancel
+        model = self._call_latency.get(call.id, spec.latency)
+        # A fixed latency draws nothing: its stream is not even made (making one has no other effect).
+        latency = (model.ms if type(model) is Fixed
+                   else model.sample(kernel.streams.stream("latency", call.id, attempt), attempt))
+        if self._jitter:
+            # Exploration only: scale by a log-uniform factor from the call's own stream, so
+            # completion orders vary even when the scenario's latencies are fixed.
+            factor = math.exp(kernel.streams.stream("jitter", call.id, attempt).uniform(-self._jitter, self._jitter))
+            latency = round(latency * factor)
+        failure = self._failures(call) if self._failures is not None else None
+        behaviour: Generator[float, None, Any] | None = None
+        locks: list[Request] = []
+        try:
+            limited = self._rate_limited(call.name)
+            if limited is not None:
+                self._finish(handle, Outcome.ERROR, None, limited, fault="rate-limit")
+                return
+            if failure is not None and self._fails(failure, call.id, attempt):
+                # An injected failure: the request dies half way, before the tool touched anything.
+                low, high = _support(model, attempt)
+                yield (self._arbiter.step(call.id, attempt, final=True, earliest=self.kernel.now + math.ceil(low / 2),
+                                          latest=self.kernel.now + high / 2) if self._arbiter
+                       else kernel.delay(round(latency / 2)))
+                self._finish(handle, Outcome.ERROR, None, failure.error_text(), fault="failure")
+                return
+            io = ToolIO(self._world, call.id, _TouchSink(kernel, call.id, attempt), idempotency_key,
+                        duplicate_delivery=self._may_duplicate and self._hits("duplicate_delivery", call.id, attempt),
+                        torn_write=self._may_tear and self._hits("torn_writes", call.id, attempt))
+            if io.duplicate_delivery or io.torn_write:
+                kernel.record("faults", call=call.id, attempt=attempt,
+                              kinds=[k for k, on in (("duplicate_delivery", io.duplicate_delivery),
+                                                     ("torn_write", io.torn_write)) if on])
+            if spec.file_lock:
+                locks = self._lock_requests(spec, args, call.id, attempt)
+                for request in locks:
+                    yield request
+            if spec.delegates:
+                value = yield from self._delegated(args, call.id, attempt)
+            else:
+                behaviour = spec.behaviour(args, io)
+                value = yield from self._steps(behaviour, call.id, attempt, latency, model)
+        except _Refused as exc:
+            self._finish(handle, Outcome.ERROR, None, str(exc), fault="refused")
+        except (ToolError, WorldError) as exc:
+            self._finish(handle, Outcome.ERROR, None, str(exc))
+        except simpy.Interrupt as interrupt:
+            # Cancelled while waiting anywhere in the attempt: what has not happened yet never will.
+            if behaviour is not None:
+                behaviour.close()
+            handle.finished = True
+            kernel.record("end", call=call.id, attempt=attempt, outcome="cancelled", reason=str(interrupt.cause))
+        else:
+            self._finish(handle, Outcome.OK, value, None)
+        finally:
+            for request in locks:
+                if request.triggered:
+                    request.resource.release(request)
+                else:
+                    request.cancel()
+
+    def _delegated(self, args: Any, call_id: str, attempt: int) -> Generator[simpy.Event, Any, Any]:
+        """A `delegate` call: start the subagent it names and wait for the end of its task."""
+        try:
+            if self._delegate is None:
+                raise ToolError("there is no subagent to delegate to (no [[agents]] entry is delegated = true)")
+            task = self._delegate(args.get("agent"), args.get("task"))  # raises ToolError for a wrong name
+        except ToolError as exc:  # refused before anything ran: no effect, like a rate limit
+            raise _Refused(str(exc)) from None
+        self.kernel.record("delegate", call=call_id, attempt=attempt, agent=args.get("agent"))
+        outcome = yield task
+        return outcome
+
+    def _lock_requests(self, spec: ToolSpec, args: Any, call_id: str, attempt: int) -> list[Request]:
+        """Requests for the flocks of a `file_lock` tool: one per file its resource keys name, taken
+        in path order (as careful code does, so two such calls cannot deadlock)."""
+        keys = spec.declared.resource_keys.compute(args, self._world.cwd, self._world.home, self._world.users)
+        files = sorted({key for key in keys if key.startswith("file:")})
+        requests: list[Request] = []
+        for key in files:
+            lock = self._file_locks.get(key)
+            if lock is None:
+                lock = self._file_locks[key] = simpy.Resource(self.env, 1)
+            requests.append(lock.request())
+        self.kernel.record("lock", call=call_id, attempt=attempt, files=[key[5:] for key in files])
+        return requests
+
+    def _fails(self, failure: FailureModel, call_id: str, attempt: int) -> bool:
+        """The injected-failure draw; order-first, a choice the chooser may take over."""
+        drawn = failure.fails(self.kernel.streams, call_id, attempt)
+        if self._arbiter is None or not failure.uncertain(attempt):
+            return drawn
+        return self._arbiter.fault("failure", call_id, 0 if failure.permanent else attempt, drawn)
+
+    def _hits(self, kind: str, call_id: str, attempt: int) -> bool:
+        """A fault plan's per-attempt draw; order-first, a choice the chooser may take over."""
+        drawn = self._faults.hits(kind, self.kernel.streams, call_id, attempt)
+        if self._arbiter is None or not self._faults.uncertain(kind):
+            return drawn
+        return self._arbiter.fault(kind, call_id, attempt, drawn)
+
+    def _rate_limited(self, tool: str) -> str | None:
+        """The 429 error if starting a call of `tool` now breaks a rate limit of the fault plan."""
+        for limit in self._faults.rate_limits:
+            if limit.tool != tool:
+                continue
+            starts = self._rate_windows.setdefault(tool, [])
+            recent = [t for t in starts if t > self.kernel.now - limit.window_ms]
+            self._rate_windows[tool] = recent
+            if len(recent) >= limit.limit:
+                return f"429 Too Many Requests: {tool} allows {limit.limit} calls per {limit.window_ms} ms"
+            recent.append(self.kernel.now)
+        return None
+
+    def _steps(self, behaviour: Generator[float, None, Any], call_id: str, attempt: int,
+               latency: int, model: LatencyModel) -> Generator[simpy.Event, Any, Any]:
+        """Drive a behaviour through its touch points: after a latency fraction each, or when the
+        arbiter says (order-first; the latency model's range orders the steps against timers).
+        Returns the behaviour's value; a behaviour that returns early still takes its whole latency."""
+        kernel = self.kernel
+        env = self.env
+        begin = int(env._now)  # what `self.kernel.now` reads, without two property hops (a few per call)
+        # A call that would outlast the run hangs in order-first runs too: only timers end it.
+        arbiter = self._arbiter if latency < kernel.limits.time_bound_ms else None
+        low, high = _support(model, attempt) if arbiter is not None else (0, math.inf)
+        try:
+            fraction = next(behaviour)
+            while True:
+                if arbiter is not None:
+                    share = min(max(fraction, 0.0), 1.0)
+                    yield arbiter.step(call_id, attempt, earliest=begin + math.floor(share * low),
+                                       latest=begin + share * high)
+                else:
+                    target = begin + round(latency * min(max(fraction, 0.0), 1.0))
+                    now = int(env._now)
+                    if target > now:
+                        yield kernel.delay(target - now, "call")
+                fraction = next(behaviour)
+        except StopIteration as stop:
+            value = stop.value
+        if arbiter is not None and arbiter.timer_pending():
+            # The call ends (and its caller hears of it) at the whole latency, after its last
+            # touch: with a timer pending, that moment is a step of its own to order against it.
+            yield arbiter.step(call_id, attempt, final=True, earliest=begin + low, latest=begin + high)
+        if arbiter is None and int(env._now) < begin + latency:
+            yield kernel.delay(begin + latency - int(env._now), "call")
+        return value
+
+    def _finish(self, handle: CallHandle, outcome: Outcome, value: Any, error: str | None,
+                fault: str | None = None) -> None:
+        handle.finished = True
+        detached = handle.triggered
+        # Built directly, key for key what `kernel.record` would build (see `_execute`).
+        events = self.kernel.trace.events
+        ended: dict[str, Any] = {"t": int(self.env._now), "seq": len(events), "ev": "end", "call": handle.call.id,
+                                 "attempt": handle.attempt, "outcome": outcome.value}
+        if error is not None:
+            ended["error"] = error
+        if detached:
+            ended["detached"] = True
+        if fault is not None:
+            ended["fault"] = fault
+        if outcome is Outcome.OK:
+            ended["vd"] = value_digest(value)
+        events.append(ended)
+        if not detached:
+            if outcome is Outcome.OK:
+                self._produced[handle.call.id] = value
+            handle.succeed(CallResult(handle.call.id, outcome, value, error, handle.attempt,
+                                      handle.started_ms, self.kernel.now))
+
+    def _read_produced(self, call_id: str) -> tuple[bool, Any]:
+        return (True, self._produced[call_id]) if call_id in self._produced else (False, None)
+
+
+class _Refused(Exception):
+    """The runtime refused a call before its tool ran (a `delegate` naming no free subagent)."""
+
+
+def _support(model: LatencyModel, attempt: int) -> tuple[int, float]:
+    """The latency model's range for this attempt; unbounded for a model that does not say."""
+    support = getattr(model, "support", None)
+    return support(attempt) if support is not None else (0, math.inf)
+
+
+def value_digest(value: Any) -> str:
+    """A short digest of a returned value, so a result can be matched to the attempt that made it."""
+    return hashlib.sha256(canonical_bytes(value)).hexdigest()[:16]
+
+
+class _TouchSink:
+    """Writes a behaviour's world touches into the trace, stamped with call and attempt."""
+
+    __slots__ = ("attempt", "call_id", "kernel")
+
+    def __init__(self, kernel: Kernel, call_id: str, attempt: int) -> None:
+        self.kernel, self.call_id, self.attempt = kernel, call_id, attempt
+
+    def __call__(self, op: str, target: str, digest: str | None) -> None:
+        # The trace event built here directly (what `kernel.record` would build, key for key, in the
+        # same order): a run has a few dozen touches and this is their hot path.
+        kernel = self.kernel
+        events = kernel.trace.events
+        event: dict[str, Any] = {"t": int(kernel.env._now), "seq": len(events), "ev": "touch",
+                                 "call": self.call_id, "attempt": self.attempt, "op": op, "target": target}
+        if digest is not None:
+            event["digest"] = digest
+        if "\x00" in target:
+            identity, _, alias = target.partition("\x00")
+            event["target"] = identity
+            if alias:
+                event["as"] = alias
+        events.append(event)
+
