@@ -1,0 +1,169 @@
+"""Every example in the docs runs, so none goes stale: the README and every page under docs/.
+
+- Each ```python (or ```py) block runs; the blocks of one page run in order in one namespace, as a
+  reader pastes them one after another. A line `print(...)  # TEXT` promises that it prints TEXT: the
+  promised lines must be the block's first printed lines. A block that must not run is preceded by
+  `<!-- not-run: why -->`; a block whose import needs a real runtime of the `runtimes` extra that is
+  not installed is skipped (as tests/runtimes skips it).
+- Each `$ harness ...` line of a console or shell block that ends in `# exit N` runs through the CLI
+  and must exit with N. These are the label catalogue's commands, the getting-started page's and the
+  README's; other command lines are prose (long explorations, `--out` directories, clusters).
+- Every label an oracle can give has a story in the label catalogue, and the README stays a newcomer
+  page (under 250 lines).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+FENCE = re.compile(r"^(?P<indent>[ \t]*)```(?P<lang>[\w-]*)[ \t]*$")
+NOT_RUN = re.compile(r"<!--\s*not-run:\s*\S.*-->")
+EXIT = re.compile(r"^\s*(?:\S*\$\s+)(?P<command>harness\s.*?)\s+#\s*exit\s+(?P<code>\d+)\s*$")
+PROMISE = re.compile(r"^print\(.*\)\s+# (.+)$", flags=re.M)
+# The real runtimes the recipes glue (the `runtimes` extra): a page's block that imports one of them is
+# skipped where it is absent, as tests/runtimes skips it.
+RUNTIMES = {"agents", "langgraph", "langchain_core", "pydantic_ai", "pydantic", "smolagents", "autogen_agentchat",
+            "autogen_core", "autogen_ext"}
+
+
+@dataclass(frozen=True)
+class Block:
+    page: Path
+    line: int  # of the opening fence, 1-based
+    lang: str
+    code: str
+    run: bool
+
+    @property
+    def where(self) -> str:
+        return f"{self.page.relative_to(ROOT)}:{self.line}"
+
+
+def blocks(page: Path) -> list[Block]:
+    """The fenced blocks of a page, dedented, each with whether it is meant to run."""
+    lines = page.read_text().splitlines()
+    found: list[Block] = []
+    i = 0
+    while i < len(lines):
+        opening = FENCE.match(lines[i])
+        if opening is None or not opening["lang"]:
+            i += 1
+            continue
+        indent = opening["indent"]
+        end = i + 1
+        while end < len(lines) and lines[end].strip() != "```":
+            end += 1
+        assert end < len(lines), f"{page.relative_to(ROOT)}:{i + 1}: a fenced block that never closes"
+        body = "\n".join(line[len(indent):] if line.startswith(indent) else line.lstrip() for line in lines[i + 1:end])
+        previous = next((line for line in reversed(lines[:i]) if line.strip()), "")
+        found.append(Block(page, i + 1, opening["lang"], body + "\n", NOT_RUN.search(previous) is None))
+        i = end + 1
+    return found
+
+
+def runtime_missing(error: BaseException | None) -> str | None:
+    """The real runtime whose absence raised `error` (a recipe raises its own ImportError from it), if any."""
+    while error is not None:
+        if isinstance(error, ModuleNotFoundError) and (error.name or "").split(".")[0] in RUNTIMES:
+            return error.name
+        error = error.__cause__ or error.__context__
+    return None
+
+
+def python_pages() -> list[Path]:
+    return [page for page in PAGES if any(b.lang in ("python", "py") and b.run for b in blocks(page))]
+
+
+def commands() -> list[tuple[str, str, int]]:
+    """(where, command line, expected exit code) of every `$ harness ... # exit N` line."""
+    found = []
+    for page in PAGES:
+        for block in blocks(page):
+            if block.lang not in ("console", "bash", "shell", "sh") or not block.run:
+                continue
+            for offset, line in enumerate(block.code.splitlines(), start=1):
+                match = EXIT.match(line)
+                if match:
+                    found.append((f"{block.where}+{offset}", match["command"], int(match["code"])))
+    return found
+
+
+@pytest.mark.parametrize("page", python_pages(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_python_examples_of_a_page_run_and_print_what_they_promise(page: Path, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    # A page's examples run in a scratch directory (they may write reports or reproducers) as a file of
+    # the reader's project there (`__file__`: the regression-test example lists its folder beside it).
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "tests" / "regressions").mkdir(parents=True)
+    namespace: dict[str, object] = {"__name__": "__docs__", "__file__": str(tmp_path / "tests" / "test_docs.py")}
+    ran = 0
+    for block in blocks(page):
+        if block.lang not in ("python", "py") or not block.run:
+            continue
+        out = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(out):
+                exec(compile(block.code, block.where, "exec"), namespace)
+        except ImportError as error:
+            missing = runtime_missing(error)
+            if missing:
+                pytest.skip(f"{block.where} needs {missing} (pip install -e '.[runtimes]')")
+            raise
+        promised = PROMISE.findall(block.code)
+        printed = out.getvalue().splitlines()
+        assert printed[: len(promised)] == promised, f"{block.where} printed {printed}, its comments promise {promised}"
+        ran += 1
+    assert ran, f"{page.relative_to(ROOT)}: every python block is marked not-run"
+
+
+@pytest.mark.parametrize(("where", "command", "code"), commands(), ids=[w for w, _, _ in commands()])
+def test_a_documented_command_exits_as_documented(where: str, command: str, code: int, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.cli import main
+
+    # From a scratch directory that sees the repository's tests/ (the label catalogue's deliberately broken
+    # schedulers and scenarios are named from the root of a clone) and nothing else of it.
+    (tmp_path / "tests").symlink_to(ROOT / "tests", target_is_directory=True)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "120")
+    argv = shlex.split(command)
+    assert argv[0] == "harness"
+    result = CliRunner().invoke(main, argv[1:])
+    assert result.exit_code == code, f"{where}: `{command}` exited {result.exit_code}, the docs say {code}\n" + (
+        result.output[-3000:])
+    assert "Traceback" not in result.output, result.output
+
+
+def test_commands_and_blocks_were_found() -> None:
+    """The checks above must have something to check: a broken parser would pass them vacuously."""
+    assert len(commands()) >= 30
+    assert {p.name for p in python_pages()} >= {"README.md", "write-a-scheduler.md", "bridges.md", "oracles.md"}
+    not_run = [b.where for page in PAGES for b in blocks(page) if b.lang in ("python", "py") and not b.run]
+    assert len(not_run) <= 8, not_run  # few, each with its reason beside it
+
+
+def test_every_label_has_a_story_in_the_catalogue() -> None:
+    from harness.oracles import LABELS
+
+    text = (ROOT / "docs" / "oracles.md").read_text()
+    catalogue = text[text.index("## The label catalogue"):]
+    told = re.findall(r"^#### `([a-z-]+)`$", catalogue, flags=re.M)
+    assert sorted(told) == sorted(LABELS), set(told) ^ set(LABELS)
+    assert len(told) == len(set(told))
+
+
+def test_the_readme_is_a_newcomer_page() -> None:
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) < 250
+    for page in re.findall(r"\]\((docs/[^)#]+)", readme):
+        assert (ROOT / page).is_file(), page
