@@ -167,3 +167,10 @@ def test_the_readme_is_a_newcomer_page() -> None:
     assert len(readme.splitlines()) < 250
     for page in re.findall(r"\]\((docs/[^)#]+)", readme):
         assert (ROOT / page).is_file(), page
+
+
+def test_the_ci_page_counts_check_schedulers_default_scenarios() -> None:
+    from harness.testing import DEFAULT_SCENARIOS
+
+    text = " ".join((ROOT / "docs" / "ci.md").read_text().split())
+    assert f"`check_scheduler` explores {len(DEFAULT_SCENARIOS)} default scenarios" in text
