@@ -57,10 +57,10 @@ from _figures import emit
 from bench_run import bench_scenario, rate
 
 from harness import __version__, get_scheduler, run
-from harness.schedulers import from_asyncio
-from harness.schedulers.adapters import openai_tool_calls
-from harness.schedulers.bridge_threads import from_threads
-from harness.schedulers.bridge_threads.turnstile import retire_parked
+from harness.bridges import from_asyncio
+from harness.bridges.planners.adapters import openai_tool_calls
+from harness.bridges.threads import from_threads
+from harness.bridges.threads.turnstile import retire_parked
 
 #: Issue 24's targets.
 RECIPE_TARGET = 1 / 1.5
@@ -140,10 +140,10 @@ class InstantTools(Mapping[str, Callable[..., Any]]):
 # -- where the time goes -------------------------------------------------------------------------
 
 _GROUPS = (
-    ("harness bridge_asyncio", "/harness/schedulers/bridge_asyncio/"),
-    ("harness bridge_threads", "/harness/schedulers/bridge_threads/"),
+    ("harness bridge_asyncio", "/harness/bridges/asyncio/"),
+    ("harness bridge_threads", "/harness/bridges/threads/"),
     ("harness sim", "/harness/sim/"),
-    ("harness scheduler context", "/harness/schedulers/context.py"),
+    ("harness scheduler context", "/harness/scheduling/context.py"),
     ("glue (harness/recipes)", "/harness/recipes/"),
     ("harness world/trace/run (other)", "/harness/"),
     ("simpy", "/simpy/"),

@@ -27,8 +27,8 @@ from _figures import emit
 import harness.testing.generated
 from harness import __version__
 from harness.explore.engine import explore
+from harness.policies import get_scheduler
 from harness.scenario import find_scenario
-from harness.schedulers import get_scheduler
 
 RANDOM_TARGET = 3000.0  # random runs/s per core on config-clobber (issue 13)
 HYPOTHESIS_TARGET = 500.0  # check_scheduler's Hypothesis examples/s (issue 13)

@@ -26,8 +26,8 @@ from typing import Any
 from _figures import emit
 
 from harness import __version__
+from harness.distribute.workers import cores
 from harness.sweep import grid, sweep
-from harness.workers import cores
 
 SCENARIOS = ["incident-triage", "config-clobber", "edit-then-test", "code-review"]
 SCHEDULERS = ["serial", "parallel", "resource_keys", "partition"]
@@ -105,7 +105,7 @@ def main() -> None:
             identical &= rows == reference
         if args.no_dask:
             continue
-        from harness.cluster import connect
+        from harness.distribute.cluster import connect
 
         for workers in (1, 2):
             start = time.perf_counter()

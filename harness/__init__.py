@@ -14,6 +14,7 @@ never imports pandas or matplotlib.
 
 from typing import TYPE_CHECKING
 
+from harness import moved
 from harness.lazy import install
 
 __version__ = "0.1.0"
@@ -25,14 +26,17 @@ install(__name__, {
     **dict.fromkeys(("RunResult", "RunStatus", "run"), "harness.run"),
     **dict.fromkeys(("Scenario", "ScenarioError", "find_scenario", "load_scenario", "scenario_names"),
                     "harness.scenario"),
-    **dict.fromkeys(("Scheduler", "SchedulerContext", "get_scheduler", "scheduler_names"), "harness.schedulers"),
+    **dict.fromkeys(("Scheduler", "SchedulerContext"), "harness.scheduling"),
+    **dict.fromkeys(("get_scheduler", "scheduler_names"), "harness.policies"),
 })
+moved.install()  # old module paths still import, with a DeprecationWarning (see harness.moved)
 
 if TYPE_CHECKING:
     from harness.model import Batch, CallResult, Outcome, ToolCall
+    from harness.policies import get_scheduler, scheduler_names
     from harness.run import RunResult, RunStatus, run
     from harness.scenario import Scenario, ScenarioError, find_scenario, load_scenario, scenario_names
-    from harness.schedulers import Scheduler, SchedulerContext, get_scheduler, scheduler_names
+    from harness.scheduling import Scheduler, SchedulerContext
 
 __all__ = [
     "Batch",

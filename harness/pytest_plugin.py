@@ -11,7 +11,7 @@ the same exploration (with nothing cached, `last` is a usage error). As Hypothes
 fails with `SchedulerCheckFailed` leaves its verified reproducer in `.harness/examples/` in the
 rootdir (every failure of the check); the next run of that test replays them first, before exploring;
 once one passes it is kept as a regression test, replayed first on every run and reported again if
-it fails again (`harness.example_db`). It never runs anything by itself.
+it fails again (`harness.testing.example_db`). It never runs anything by itself.
 
     def test_my_policy(harness):
         harness.check(MyPolicy())       # or harness.check("mypackage.policies:MyPolicy")
@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from harness.example_db import ExampleDatabase, HarnessDatabaseWarning, bound
-from harness.schedulers import Scheduler
+from harness.scheduling import Scheduler
+from harness.testing.example_db import ExampleDatabase, HarnessDatabaseWarning, bound
 
 if TYPE_CHECKING:
     from harness.testing import CheckReport

@@ -1,8 +1,8 @@
 """Sweeps: many (scenario, scheduler, seed) cells, on one process, a local pool or a Dask cluster,
 into a table.
 
-Owns the cell grid, the worker function, handing chunks to a local process pool (harness.workers:
-how many processes and how they start) or to a Dask cluster (harness.cluster) in large chunks,
+Owns the cell grid, the worker function, handing chunks to a local process pool (harness.distribute.workers:
+how many processes and how they start) or to a Dask cluster (harness.distribute.cluster) in large chunks,
 resumption (every finished cell is appended to a JSONL file at once; a restarted sweep skips the
 cells already there, and a torn last line is ignored) and the final table, sorted by cell so that the
 result does not depend on the number of processes or the order work finished in. Only `to_frame`
@@ -19,24 +19,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.distribute.workers import pool_context, processes_for
 from harness.oracles import check
-from harness.realtime import (
+from harness.policies.registry import build_scheduler
+from harness.run import run
+from harness.scenario import find_scenario
+from harness.sim.collector import long_search
+from harness.sim.realtime import (
     WallClockExceeded,
     resolve_import_timeout,
     resolve_wall_timeout,
     wall_limit_per_run,
     watching_user_interrupts,
 )
-from harness.run import run
-from harness.scenario import find_scenario
-from harness.schedulers.registry import build_scheduler
-from harness.sim.collector import long_search
-from harness.workers import pool_context, processes_for
 
 if TYPE_CHECKING:
     import pandas
 
-    from harness.cluster import Cluster
+    from harness.distribute.cluster import Cluster
 
 #: Columns of one row, in order.
 COLUMNS = ("scenario", "scheduler", "seed", "makespan_ms", "status", "passed", "labels", "calls", "fingerprint")
@@ -120,7 +120,7 @@ def sweep(cells: Sequence[Cell], *, processes: int | None = 1, out: Path | None 
     """Run every cell not already in `out` and return all rows, sorted by cell.
 
     `processes`: local worker processes (None: every core, but this process alone for fewer than
-    harness.workers.AUTO_POOL_MIN_RUNS cells); with `cluster` the cells run on its workers instead.
+    harness.distribute.workers.AUTO_POOL_MIN_RUNS cells); with `cluster` the cells run on its workers instead.
     The rows are the same either way.
 
     With `out`, finished rows are appended to it as they arrive, so an interrupted sweep called again
@@ -172,7 +172,7 @@ def _execute(todo: list[Cell], processes: int, chunk_size: int | None, wall_time
         return
     work = functools.partial(_run_chunk, wall_timeout_s=wall_timeout_s, import_timeout_s=import_timeout_s)
     if cluster is not None:  # rows come back as chunks finish: resumable, and the progress bar follows the cluster
-        from harness.cluster import chunk_size as cluster_chunk
+        from harness.distribute.cluster import chunk_size as cluster_chunk
 
         size = chunk_size or cluster_chunk(len(todo), cluster.workers)
         yield from cluster.as_completed(work, [todo[i:i + size] for i in range(0, len(todo), size)])

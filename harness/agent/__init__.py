@@ -5,7 +5,8 @@ so every oracle reads it as it reads any other.
 
 Layers: `spec` (actions, transcript, AgentSpec), `model` (scripted rules, Python models), `runtime`
 (what a policy works with: Task, requests, events), `taskloop` and `run_agent` (the policies),
-`registry` (names), `runner` (turns for `run()`). Nothing here imports `harness.run`.
+`registry` (names). Nothing here imports `harness.run` or `harness.scenario`: the runner reads a
+loop scenario's turns (`harness.run.turns`), and `--loop` is a CLI option (`harness.cli.loop`).
 """
 
 from harness.agent.registry import BUILTIN_LOOPS, get_loop, loop_names

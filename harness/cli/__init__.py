@@ -1,7 +1,7 @@
 """The `harness` command line: the command group and where each command lives.
 
 One module per command (`list` in listing, `run`, `compare`, `sweep`, `explore`, `replay`,
-`matrix`; `import` in harness.transcripts.command), the option groups and validators they share in
+`matrix`; `import` in harness.cli.transcripts), the option groups and validators they share in
 options, and the exception-to-exit-code wrapper every command wears in guard. Usage errors
 (unknown scenario or scheduler, malformed scenario file) are one line on stderr and exit 2, never a
 traceback. Commands write files only under the `--out` directory the user chose. `harness --help`
@@ -16,7 +16,7 @@ import importlib
 import click
 
 from harness import __version__
-from harness.realtime import watching_user_interrupts
+from harness.sim.realtime import watching_user_interrupts
 
 __all__ = ["COMMANDS", "main"]
 
@@ -28,7 +28,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
                 "percentiles, speedup over serial, ratio to optimal, violations by label."),
     "explore": ("harness.cli.explore", "explore_command", "Search for a violation: auto (the default), random "
                 "latencies, PCT, bounded exhaustive search or Hypothesis."),
-    "import": ("harness.transcripts.command", "import_command", "Turn a model transcript into a scenario: one batch "
+    "import": ("harness.cli.transcripts", "import_command", "Turn a model transcript into a scenario: one batch "
                "per assistant turn with tool calls."),
     "list": ("harness.cli.listing", "list_command", "List the built-in scenarios, schedulers or mock tools (with "
              "--tools, a module's tools too; the catalogues installed packages ship are listed by name)."),

@@ -49,9 +49,9 @@ def compare_command(scenario: str | None, scenario_list: str | None, scheduler_l
                     wall_timeout: float, import_timeout: float) -> None:
     """Compare schedulers on the same seeds: makespan percentiles, speedup over serial, ratio to
     optimal, violations by label."""
+    from harness.policies import scheduler_names
     from harness.report import compare
     from harness.report.run_json import dumps
-    from harness.schedulers import scheduler_names
     from harness.sweep import grid, sweep
 
     if (scenario is None) == (scenario_list is None):

@@ -1,7 +1,7 @@
 """`harness explore`: search for a violation, shrink it, save a verified reproducer.
 
 Owns the command's options, the exploration document (text and JSON) and the exit code of what was
-found. The search lives in harness.explore; reproducers in harness.replay. It writes only the
+found. The search lives in harness.explore; reproducers in harness.reproducers.replay. It writes only the
 reproducer under `--save-dir`.
 """
 
@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from harness import __version__
-from harness.agent.options import loop_option, with_loop
 from harness.cli.guard import guarded
+from harness.cli.loop import loop_option, with_loop
 from harness.cli.options import (
     MAX_RUNS,
     check_schedulers,
@@ -32,11 +32,11 @@ from harness.cli.options import (
     wall_timeout_option,
     with_execution,
 )
+from harness.diagnosis.origins import Origins, recording
 from harness.exitcodes import ExitCode
-from harness.realtime import wall_limit_per_run
 from harness.report.plural import count
 from harness.run import RunResult
-from harness.schedulers.origins import Origins, recording
+from harness.sim.realtime import wall_limit_per_run
 
 if TYPE_CHECKING:
     from harness.explore.engine import Finding
@@ -87,7 +87,7 @@ def explore_command(scenario: str, scheduler_name: str, strategy: str, runs: int
     Every result says what it covered (scope)."""
     from harness.explore.engine import explore
     from harness.explore.swarm import KINDS
-    from harness.replay import reproducer_of, save_verified, verify
+    from harness.reproducers.replay import reproducer_of, save_verified, verify
     from harness.scenario.dump import NotSerializable
 
     loop_name = execution.pop("loop_name", None)

@@ -19,10 +19,10 @@ from typing import Any, TypeVar
 import click
 
 from harness.exitcodes import ExitCode
-from harness.realtime import ImportTimeout, WallClockExceeded
-from harness.replay import ReproducerError
+from harness.policies import UnknownSchedulerError
+from harness.reproducers.replay import ReproducerError
 from harness.scenario import ScenarioError, UnknownScenarioError
-from harness.schedulers import UnknownSchedulerError
+from harness.sim.realtime import ImportTimeout, WallClockExceeded
 
 F = TypeVar("F", bound=Callable[..., Any])
 

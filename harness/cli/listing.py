@@ -9,8 +9,8 @@ import click
 
 from harness.cli.guard import guarded
 from harness.cli.options import tools_option
+from harness.policies import BUILTIN_SCHEDULERS
 from harness.scenario import find_scenario, scenario_names
-from harness.schedulers import BUILTIN_SCHEDULERS
 
 
 @click.command("list")

@@ -11,8 +11,8 @@ import click
 from harness.cli.console import report_console
 from harness.cli.guard import guarded
 from harness.cli.options import check_schedulers, wall_timeout_option
-from harness.realtime import wall_limit_per_run
 from harness.scenario import scenario_names
+from harness.sim.realtime import wall_limit_per_run
 
 
 @click.command("matrix")
@@ -29,9 +29,9 @@ from harness.scenario import scenario_names
 def matrix_command(scenario_list: str, scheduler_list: str, seed: int, fmt: str, markdown: bool,
                    wall_timeout: float, import_timeout: float) -> None:
     """Run every scenario under every scheduler once: verdict and makespan per cell."""
+    from harness.policies import scheduler_names
     from harness.report import matrix
     from harness.report.run_json import dumps
-    from harness.schedulers import scheduler_names
 
     scenarios = scenario_names() if scenario_list == "all" else scenario_list.split(",")
     schedulers = scheduler_names() if scheduler_list == "all" else scheduler_list.split(",")

@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 from rich.console import Console
 
-from harness.realtime import DEFAULT_IMPORT_TIMEOUT_S
+from harness.policies.registry import build_scheduler
 from harness.scenario import Scenario, find_scenario
-from harness.schedulers.registry import build_scheduler
 from harness.sim.machine import Machine
+from harness.sim.realtime import DEFAULT_IMPORT_TIMEOUT_S
 
 if TYPE_CHECKING:
-    from harness.cluster import Cluster
+    from harness.distribute.cluster import Cluster
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -64,7 +64,7 @@ def wall_timeout_option(command: F) -> F:
 
 def processes_option(what: str) -> Callable[[F], F]:
     """`--processes N`: local worker processes (default: every core, but one for small jobs)."""
-    from harness.workers import AUTO_POOL_MIN_RUNS
+    from harness.distribute.workers import AUTO_POOL_MIN_RUNS
 
     def decorate(command: F) -> F:
         return click.option(
@@ -91,7 +91,7 @@ def cluster_for(address: str | None, processes: int | None) -> Iterator[Cluster 
     if address is None:
         yield None
         return
-    from harness.cluster import DaskUnavailable, connect
+    from harness.distribute.cluster import DaskUnavailable, connect
 
     if processes is not None and address != "local":
         raise click.UsageError("--processes chooses the workers of --dask local only (a cluster has its own)")

@@ -6,7 +6,7 @@ diverges; with the code changed (the files are named): 0 when every oracle holds
 verdicts' (still fails); a file with no identity (an older harness's) compares traces only (5 when it
 diverges). Under another (`--scheduler OTHER`): the verdicts' alone (another policy runs another
 schedule: the trace is not compared). With `--expect fixed|fails|reproduces`: 0 when the expectation
-held, 1 when not, 5 for nondeterminism (see `harness.replay.judge`).
+held, 1 when not, 5 for nondeterminism (see `harness.reproducers.replay.judge`).
 A reproducer is data: code it names is imported only with `--trust-module` or `--scheduler`. It
 writes only under `--out`.
 """
@@ -23,10 +23,10 @@ from harness import __version__
 from harness.cli.guard import guarded
 from harness.cli.options import directory_option, wall_timeout_option
 from harness.cli.run_dir import write_run
+from harness.diagnosis.origins import recording
 from harness.exitcodes import ExitCode
-from harness.realtime import wall_clock_watchdog, wall_limit_per_run, watched_build
-from harness.schedulers.origins import recording
-from harness.schedulers.registry import build_scheduler, preload
+from harness.policies.registry import build_scheduler, preload
+from harness.sim.realtime import wall_clock_watchdog, wall_limit_per_run, watched_build
 
 
 @click.command("replay")
@@ -57,8 +57,8 @@ def replay_command(file: Path, out: Path | None, fmt: str, trust: tuple[str, ...
     is judged by the oracles and exits with their code. --expect fixed|fails|reproduces makes the exit
     code say whether that held (0) or not (1; 5 for nondeterminism). A reproducer is data: code it
     names is imported only with --trust-module (or --scheduler)."""
-    from harness.replay import judge, load, replay_command
     from harness.report.run_json import dumps, run_to_json
+    from harness.reproducers.replay import judge, load, replay_command
 
     if file.exists() and not file.is_file():
         raise click.UsageError(f"{file} is not a regular file")

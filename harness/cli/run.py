@@ -13,8 +13,8 @@ from typing import Any
 import click
 
 from harness import __version__
-from harness.agent.options import loop_option, with_loop
 from harness.cli.guard import guarded
+from harness.cli.loop import loop_option, with_loop
 from harness.cli.options import (
     directory_option,
     execution_options,
@@ -24,10 +24,10 @@ from harness.cli.options import (
     with_execution,
 )
 from harness.cli.run_dir import write_run
-from harness.realtime import wall_clock_watchdog
+from harness.diagnosis.origins import recording
+from harness.policies.registry import build_scheduler
 from harness.run import run
-from harness.schedulers.origins import recording
-from harness.schedulers.registry import build_scheduler
+from harness.sim.realtime import wall_clock_watchdog
 
 
 @click.command("run")

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.oracles.verdict import Verdict
+from harness.policies import get_scheduler
 from harness.run import RunResult, run
-from harness.schedulers import get_scheduler
 
 
 def write_run(out: Path, result: RunResult, document: dict[str, Any], verdicts: list[Verdict]) -> None:

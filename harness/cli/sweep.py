@@ -45,7 +45,7 @@ def sweep_command(scenario_list: str, scheduler_list: str, runs: int, seed_start
                   dask_address: str | None, out: Path | None, csv_path: Path | None, wall_timeout: float,
                   import_timeout: float) -> None:
     """Run many (scenario, scheduler, seed) cells on every core or a Dask cluster; resumable."""
-    from harness.schedulers import scheduler_names
+    from harness.policies import scheduler_names
     from harness.sweep import grid, sweep, to_frame
 
     scenarios = names(scenario_list, scenario_names)

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from random import Random
 from typing import TYPE_CHECKING, Any
 
+from harness.distribute.workers import pool_context, processes_for
 from harness.explore import crew_shrink, scope
 from harness.explore import pct as pct_module
 from harness.explore.exhaustive import ExhaustiveSearch
@@ -37,24 +38,23 @@ from harness.explore.swarm import KINDS as SWARM_KINDS
 from harness.explore.swarm import POLICY_KINDS, declared_grace_ms, swarm_scenario
 from harness.model import Batch
 from harness.oracles import LABELS, Verdict, check
-from harness.realtime import (
+from harness.policies.registry import build_scheduler
+from harness.run import RunResult, run, scheduler_label
+from harness.scenario.spec import Scenario
+from harness.scheduling import Scheduler
+from harness.sim.arbiter import FAULT, NO_FAULT, THREAD_PREFIX, TIME, Tape
+from harness.sim.collector import long_search
+from harness.sim.realtime import (
     WallClockExceeded,
     resolve_import_timeout,
     resolve_wall_timeout,
     wall_limit_per_run,
     watching_user_interrupts,
 )
-from harness.run import RunResult, run, scheduler_label
-from harness.scenario.spec import Scenario
-from harness.schedulers import Scheduler
-from harness.schedulers.registry import build_scheduler
-from harness.sim.arbiter import FAULT, NO_FAULT, THREAD_PREFIX, TIME, Tape
-from harness.sim.collector import long_search
 from harness.sim.streams import derive_seed
-from harness.workers import pool_context, processes_for
 
 if TYPE_CHECKING:
-    from harness.cluster import Cluster
+    from harness.distribute.cluster import Cluster
 
 STRATEGIES = ("auto", "random", "pct", "exhaustive", "hypothesis")
 
@@ -189,7 +189,7 @@ def explore(scenario: Scenario, scheduler: str | Scheduler, strategy: str = "aut
     faults per run. `processes` > 1 runs random, pct and auto runs on a process pool, and `cluster` on
     a Dask cluster, with the same result as one process (the scheduler must then be a name, or
     picklable); None means every core, but one process for fewer than
-    harness.workers.AUTO_POOL_MIN_RUNS runs. `labels` restricts
+    harness.distribute.workers.AUTO_POOL_MIN_RUNS runs. `labels` restricts
     what counts as a finding to violations with those labels.
 
     `wall_timeout_s` is the real time each run may take (0: no limit; None: the limit already in
@@ -424,7 +424,7 @@ def _chunks(job: _Job, todo: list[RunPlan], processes: int, cluster: Cluster | N
     """Outcomes chunk by chunk, in run order (a pool or a cluster works ahead; results are consumed
     in order), each with its run when it was made in this process."""
     if cluster is not None:
-        from harness.cluster import chunk_size
+        from harness.distribute.cluster import chunk_size
 
         # Larger chunks than a local pool's (a task is a network round trip), still small enough that
         # stopping at an early finding cancels most of the work.

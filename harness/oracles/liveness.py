@@ -15,7 +15,7 @@ no call that failed, was refused or was abandoned before it; a scheduler that sk
 reason would otherwise pass every safety check by doing nothing), and `loop-blocked` (the runtime held
 its asyncio event loop, calling a sync tool on it or `time.sleep`, while other work on the loop was
 ready: every other task of the turn, and of every session on that loop, waited; the bridge traces
-each hold as `blocked`, see `harness.schedulers.bridge_asyncio.blocking`. A tool's own synchronous
+each hold as `blocked`, see `harness.bridges.asyncio.blocking`. A tool's own synchronous
 work before its first await is the tool's doing, not the runtime's, and is not judged).
 """
 
@@ -49,7 +49,7 @@ def _hang(facts: RunFacts) -> Violation:
     unsettled when the run stopped; `never_started`, calls of the batch that never started and got
     no result (a deadlock before a call is the usual cause); `skipped`, calls the scheduler decided
     not to run but never reported; `waits`, what each unfinished call waited on, and `deadlock`, the
-    lock cycle among them if any (harness.schedulers.waits).
+    lock cycle among them if any (harness.run.hang).
 
     A run hangs in one batch, or, with several agents, in each agent's turn still running when it
     stopped (a deadlock between agents hangs both): `batches` lists them, `batch` is the first, and
@@ -68,7 +68,7 @@ def _hang(facts: RunFacts) -> Violation:
         unstarted = [c for c in batch_run.batch.ids if not facts.started(c) and c not in reported]
         never_started += [c for c in unstarted if c not in facts.skipped]
         skipped += [c for c in unstarted if c in facts.skipped]
-        if batch_run.waits is not None:  # read from the live simulation at the hang (harness.schedulers.waits)
+        if batch_run.waits is not None:  # read from the live simulation at the hang (harness.run.hang)
             where = f"batch {batch_run.index}: " if len(hung) > 1 else ""
             waits += [where + wait.line() for wait in batch_run.waits.waits]
             deadlock = deadlock or list(batch_run.waits.cycle)  # a cycle across batches: each read the same

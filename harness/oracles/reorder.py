@@ -13,10 +13,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from harness.oracles.verdict import Verdict, Violation
-from harness.realtime import WallClockExceeded
 from harness.run import RunResult, RunStatus, run
 from harness.scenario.spec import Scenario
-from harness.schedulers.context import Scheduler
+from harness.scheduling.context import Scheduler
+from harness.sim.realtime import WallClockExceeded
 from harness.world.state import diff
 
 NAME = "reorder-invariance"

@@ -33,7 +33,7 @@ import functools
 import json
 from typing import Any
 
-from harness.schedulers.context import value_digest
+from harness.scheduling.context import value_digest
 
 
 def readings(reported: Any) -> tuple[Any, ...]:

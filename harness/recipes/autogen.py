@@ -17,9 +17,9 @@ from collections.abc import Sequence
 from inspect import Parameter, Signature
 from typing import Any
 
+from harness.bridges import from_asyncio
+from harness.bridges.asyncio import Toolbox
 from harness.recipes import json_object, runtime_missing
-from harness.schedulers import from_asyncio
-from harness.schedulers.bridge_asyncio import Toolbox
 
 try:
     from autogen_agentchat.agents import AssistantAgent

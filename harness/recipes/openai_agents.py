@@ -16,9 +16,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from harness.bridges import from_asyncio
+from harness.bridges.asyncio import Toolbox
 from harness.recipes import runtime_missing
-from harness.schedulers import from_asyncio
-from harness.schedulers.bridge_asyncio import Toolbox
 
 try:
     from agents import Agent, FunctionTool, RunConfig, Runner, default_tool_error_function, function_tool

@@ -17,9 +17,9 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from typing import Any
 
+from harness.bridges import from_asyncio
+from harness.bridges.asyncio import FromAsyncio, Toolbox
 from harness.recipes import runtime_missing
-from harness.schedulers import from_asyncio
-from harness.schedulers.bridge_asyncio import FromAsyncio, Toolbox
 
 try:
     from pydantic_ai import Agent, Tool

@@ -15,9 +15,9 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from harness.bridges import from_threads
+from harness.bridges.threads import ThreadTools
 from harness.recipes import runtime_missing
-from harness.schedulers import from_threads
-from harness.schedulers.bridge_threads import ThreadTools
 
 try:
     from smolagents import ChatMessage, Model, Tool, ToolCallingAgent

@@ -417,7 +417,7 @@ def _hang(w: Mapping[str, Any], run: _Run) -> str:
         text += f" Never started: {_and(w['never_started'])}."
     if w.get("skipped"):
         text += f" Skipped but never reported: {_and(w['skipped'])}."
-    if w.get("deadlock"):  # read from the live simulation at the hang (harness.schedulers.waits)
+    if w.get("deadlock"):  # read from the live simulation at the hang (harness.run.hang)
         text += f" It is a deadlock: {'; '.join(map(str, w['deadlock']))}."
     return text + " The model waits for results that never come."
 

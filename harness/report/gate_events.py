@@ -1,7 +1,7 @@
 """Words for the trace events of approvals and checkpoints, as timelines show them.
 
 Owns one line per `approval_requested`, `approval`, `checkpoint` and `rollback` event (see
-`harness.schedulers.approvals` and `harness.schedulers.checkpoints`). It never judges them: the
+`harness.scheduling.approvals` and `harness.scheduling.checkpoints`). It never judges them: the
 `approvals` and `checkpoints` oracles do.
 """
 

@@ -3,7 +3,7 @@
 Owns the text every report prints for a hang (`harness run`, `replay` and `explore` text, a failing
 `check_scheduler`, the run page) and the JSON of it (run JSON's `batches[i].waits`, the liveness
 oracle's `hang` witness). The diagnosis itself is read from the live simulation by
-`harness.schedulers.waits` at the hang point and kept on the hung `BatchRun`; this module only lays
+`harness.run.hang` at the hang point and kept on the hung `BatchRun`; this module only lays
 it out. It never re-runs anything.
 """
 

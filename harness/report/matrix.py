@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from harness.oracles import check
+from harness.policies import get_scheduler
 from harness.run import run
 from harness.scenario import find_scenario
-from harness.schedulers import get_scheduler
 
 if TYPE_CHECKING:
     from rich.table import Table

@@ -12,13 +12,13 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+from harness.diagnosis.origins import Origins
 from harness.oracles.verdict import Verdict, Violation, exit_code
 from harness.report.explain import explain
 from harness.report.hang import waits_json
 from harness.report.story import story
 from harness.run import RunResult
 from harness.scenario.library import builtin_dir
-from harness.schedulers.origins import Origins
 from harness.sim.trace import canonical_json
 from harness.transcripts import fidelity
 
@@ -66,7 +66,7 @@ def run_to_json(result: RunResult, *, version: str, verdicts: Sequence[Verdict] 
 
 
 def loop_holds(trace: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The `blocked` events of a run's trace (`harness.schedulers.bridge_asyncio.blocking`): which
+    """The `blocked` events of a run's trace (`harness.bridges.asyncio.blocking`): which
     blocking call held the event loop, from when and for how long; `returned` is false for one that
     never returned (the run hung in it)."""
     return [{"what": e["what"], "at_ms": e["since"], "held_ms": e["held_ms"], "returned": e.get("returned", True)}
@@ -120,7 +120,7 @@ def reproduce_command(result: RunResult, scheduler: str | None = None, extra_arg
     target = scenario.name if builtin or scenario.path is None else os.path.abspath(scenario.path)
     extra = "".join(f" {shlex.quote(arg)}" for arg in extra_args)
     spec = scheduler or result.scheduler
-    from harness.replay import modules_named, search_path_prefix  # a report only: not on `import harness`
+    from harness.reproducers.replay import modules_named, search_path_prefix  # a report only: not on `import harness`
 
     prefix = search_path_prefix(modules_named(spec, scenario.tools_modules))
     return (f"{prefix}harness run {shlex.quote(target)} --scheduler {shlex.quote(spec)} --seed {result.seed}"

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from rich.console import Console
 from rich.table import Table
 
+from harness.diagnosis.origins import Origins
 from harness.oracles.facts import spelled
 from harness.oracles.verdict import Verdict, exit_code
 from harness.report.agent_events import describe_agent, describe_input
@@ -20,7 +21,6 @@ from harness.report.hang import hang_lines
 from harness.report.plural import count
 from harness.report.run_json import loop_holds, reproduce_command
 from harness.run import RunResult
-from harness.schedulers.origins import Origins
 from harness.sim.trace import TraceEvent
 from harness.transcripts import fidelity
 

@@ -10,7 +10,7 @@ in the other violations of the run on the same file, ledger or session value wit
 touches; if still no step ran out of order but the run has a race elsewhere, the note names it; only
 a story in a run with no race at all gets the note that the bug needs no reordering. For a
 misreported outcome, the call's end is marked and a last step says what the model was told. And,
-for a user's own scheduler run under `harness.schedulers.origins.recording`, the user's source line
+for a user's own scheduler run under `harness.diagnosis.origins.recording`, the user's source line
 where each call was started and where it was awaited. `render` lays it out as text lines (the same
 lines in `harness run`, `replay`, `explore` and a failing `check_scheduler`); `to_json` is the
 `story` field of run JSON. It never judges (the oracles did) and never re-runs anything.
@@ -22,12 +22,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from harness.diagnosis.origins import Origins
 from harness.oracles.facts import spelled
 from harness.oracles.verdict import Kind, Violation, calls_named
 from harness.report.explain import racing_touches
 from harness.report.plural import count
 from harness.run import RunResult
-from harness.schedulers.origins import Origins
 from harness.sim.trace import TraceEvent
 
 #: At most this many steps; a longer story keeps the racing touches and the steps nearest them.

@@ -25,7 +25,7 @@ from typing import Any
 
 from harness.faults.latency import LatencySpecError, parse_latency
 from harness.model import Batch
-from harness.schedulers.approvals import ANSWERS, DEFAULT_LATENCY, ApprovalRule, ApprovalScript
+from harness.scheduling.approvals import ANSWERS, DEFAULT_LATENCY, ApprovalRule, ApprovalScript
 from harness.suggest import FieldError, below, check_keys, did_you_mean
 from harness.tools.catalogue import Catalogue
 

@@ -18,7 +18,7 @@ from harness.scenario.arguments import OPT_OUT, fits
 from harness.scenario.load import NEW_TOOL_DECLARED
 from harness.scenario.model_load import agent_to_data, agents_to_data
 from harness.scenario.spec import Scenario
-from harness.schedulers.execution import ExecutionPolicy
+from harness.scheduling.execution import ExecutionPolicy
 from harness.sim.kernel import Limits
 from harness.sim.machine import Machine
 from harness.tools.catalogue import Catalogue, base_catalogue

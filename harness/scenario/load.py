@@ -29,8 +29,8 @@ from harness.scenario.arguments import OPT_OUT, check_calls
 from harness.scenario.model_load import ModelSpecError, parse_agent, parse_agents
 from harness.scenario.spec import Interrupt, Recorded, Scenario
 from harness.scenario.tree import Tree, TreeError, read_tree
-from harness.schedulers.approvals import ApprovalScript
-from harness.schedulers.execution import ExecutionPolicy
+from harness.scheduling.approvals import ApprovalScript
+from harness.scheduling.execution import ExecutionPolicy
 from harness.sim.kernel import Limits
 from harness.sim.machine import Machine
 from harness.suggest import FieldError, below, check_keys, did_you_mean
@@ -297,7 +297,7 @@ def _agents(r: _Reader, top: Mapping[str, Any], catalogue: Catalogue) -> tuple[t
                        ("interrupt", "a user interrupt belongs to one agent's turn")):
         if other in top:
             raise r.fail(other, f"no {other} next to [[agents]] ({why})", has_got=False)
-    from harness.schedulers.registry import scheduler_names
+    from harness.policies.registry import scheduler_names
 
     unknown = top.get("unknown_tools", [])
     names = set(unknown) if isinstance(unknown, list) and all(isinstance(n, str) for n in unknown) else set()

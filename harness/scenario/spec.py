@@ -13,8 +13,8 @@ from harness.faults.failures import FailureModel
 from harness.faults.latency import LatencyModel
 from harness.faults.plan import FaultPlan
 from harness.model import Batch, JSONValue, ToolCall
-from harness.schedulers.approvals import ApprovalScript
-from harness.schedulers.execution import ExecutionPolicy
+from harness.scheduling.approvals import ApprovalScript
+from harness.scheduling.execution import ExecutionPolicy
 from harness.sim.kernel import Limits
 from harness.sim.machine import Machine
 from harness.tools.catalogue import BUILTIN, Catalogue

@@ -1,57 +1,33 @@
-"""Schedulers: the contract a policy implements and the built-in policies."""
+"""The old home of the scheduling contract, the built-in policies and the bridges (before issue 25's
+layout): every name and submodule still imports, with a `DeprecationWarning` naming its new place.
 
-from typing import TYPE_CHECKING
+Now: the contract in `harness.scheduling`, the policies and their registry in `harness.policies`, the
+bridges in `harness.bridges`, diagnosis in `harness.diagnosis` (see `harness.moved`). Owns nothing.
+"""
 
-from harness.lazy import install
+import importlib
+from typing import Any
 
-# Loaded when first read: asyncio comes with from_asyncio / ToolFailed only (see harness.lazy).
-install(__name__, {
-    **dict.fromkeys(("from_gate", "from_plan"), "harness.schedulers.adapters"),
-    **dict.fromkeys(("ToolFailed", "from_asyncio"), "harness.schedulers.asyncio_adapter"),
-    "from_threads": "harness.schedulers.bridge_threads",
-    **dict.fromkeys(("CallHandle", "Scheduler", "SchedulerContext", "SchedulerProcess"),
-                    "harness.schedulers.context"),
-    "ExecutionPolicy": "harness.schedulers.execution",
-    "Parallel": "harness.schedulers.parallel",
-    **dict.fromkeys(("Plan", "PlanScheduler"), "harness.schedulers.plan"),
-    **dict.fromkeys(("BUILTIN_SCHEDULERS", "UnknownSchedulerError", "get_scheduler", "scheduler_names"),
-                    "harness.schedulers.registry"),
-    "Serial": "harness.schedulers.serial",
-})
+from harness.moved import install, warn_moved
 
-if TYPE_CHECKING:
-    from harness.schedulers.adapters import from_gate, from_plan
-    from harness.schedulers.asyncio_adapter import ToolFailed, from_asyncio
-    from harness.schedulers.bridge_threads import from_threads
-    from harness.schedulers.context import CallHandle, Scheduler, SchedulerContext, SchedulerProcess
-    from harness.schedulers.execution import ExecutionPolicy
-    from harness.schedulers.parallel import Parallel
-    from harness.schedulers.plan import Plan, PlanScheduler
-    from harness.schedulers.registry import (
-        BUILTIN_SCHEDULERS,
-        UnknownSchedulerError,
-        get_scheduler,
-        scheduler_names,
-    )
-    from harness.schedulers.serial import Serial
+install()
 
-__all__ = [
-    "BUILTIN_SCHEDULERS",
-    "CallHandle",
-    "ExecutionPolicy",
-    "Parallel",
-    "Plan",
-    "PlanScheduler",
-    "Scheduler",
-    "SchedulerContext",
-    "SchedulerProcess",
-    "Serial",
-    "ToolFailed",
-    "UnknownSchedulerError",
-    "from_asyncio",
-    "from_gate",
-    "from_plan",
-    "from_threads",
-    "get_scheduler",
-    "scheduler_names",
-]
+_NEW_HOME = {
+    **dict.fromkeys(("CallHandle", "Scheduler", "SchedulerContext", "SchedulerProcess", "ExecutionPolicy", "Plan",
+                     "PlanScheduler"), "harness.scheduling"),
+    **dict.fromkeys(("BUILTIN_SCHEDULERS", "UnknownSchedulerError", "get_scheduler", "scheduler_names", "Serial",
+                     "Parallel"), "harness.policies"),
+    **dict.fromkeys(("ToolFailed", "from_asyncio", "from_threads", "from_gate", "from_plan"), "harness.bridges"),
+}
+
+__all__ = sorted(_NEW_HOME)
+
+
+def __getattr__(name: str) -> Any:
+    home = _NEW_HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warn_moved(f"{__name__}.{name}", f"{home}.{name}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # one warning a name: `from ... import` reads it twice
+    return value

@@ -4,7 +4,7 @@ Owns `Machine` (how many CPUs the runtime's process sees) and `DEFAULT_CPUS`. A 
 itself from the host (`ThreadPoolExecutor()` takes `os.cpu_count() + 4` workers) would otherwise run
 a different schedule, and get a different fingerprint, on a laptop and on CI: the scenario declares
 the machine (`[machine] cpus = N`), a run option may override it, and the bridges answer
-`os.cpu_count()` and its relatives from it (see `harness.schedulers.bridge_threads.patches`). It
+`os.cpu_count()` and its relatives from it (see `harness.bridges.threads.patches`). It
 never reads the real host and never patches anything.
 """
 

@@ -35,17 +35,17 @@ from harness.explore.engine import Exploration, Finding, ShrinkMemo, explore, fi
 from harness.explore.swarm import POLICY_KINDS
 from harness.oracles.loop_policy import CONFORMANCE_SCENARIOS, loop_conformance_scenarios
 from harness.oracles.severity import rank
-from harness.realtime import (
+from harness.policies.registry import build_scheduler
+from harness.run import RunResult, scheduler_label
+from harness.scenario import Scenario, find_scenario, load_scenario
+from harness.scheduling import Scheduler
+from harness.sim.realtime import (
     WallClockExceeded,
     resolve_wall_timeout,
     stopwatch,
     wall_limit_per_run,
     watching_user_interrupts,
 )
-from harness.run import RunResult, scheduler_label
-from harness.scenario import Scenario, find_scenario, load_scenario
-from harness.schedulers import Scheduler
-from harness.schedulers.registry import build_scheduler
 from harness.testing import generated as generated_part
 from harness.testing.coverage import CheckReport, ScenarioCoverage
 from harness.testing.failures import Failure, describe, explore_command
@@ -202,12 +202,12 @@ def check_scheduler(scheduler: Scheduler | str, *, scenarios: Sequence[str | Pat
     take: a scheduler that spins in Python without yielding fails the check as a `hang` and stops it.
     Importing and building a named scheduler happens first and is not counted: it has its own limit,
     `import_timeout_s` (None: 600; 0: no limit), and an import or constructor that outlasts it raises
-    `harness.realtime.ImportTimeout` (a `WallClockExceeded`: there is no run to show). Both are
+    `harness.sim.realtime.ImportTimeout` (a `WallClockExceeded`: there is no run to show). Both are
     SIGALRM timers, so they work on the main thread of Unix only; a timer of pytest-timeout's due
     sooner is left in charge.
 
     Under pytest (with the harness plugin) the failures a test failed with before are replayed first,
-    before anything is explored (see `harness.example_db`).
+    before anything is explored (see `harness.testing.example_db`).
     """
     __tracebackhide__ = True  # pytest: the message, not this function's source, comes first
     name = ALIASES.get(profile, profile)
@@ -419,9 +419,10 @@ def _replay_stored(policy: Scheduler, spec: str | None, scenarios: list[Scenario
     is reported (its entry rewritten if the run changed), one whose label no longer fires moves to the
     test's fixed entries; a fixed entry is replayed too, and one whose label fires again is reported as
     a regression and moves back."""
-    from harness import __version__, example_db
-    from harness.replay import reproducer_of
+    from harness import __version__
+    from harness.reproducers.replay import reproducer_of
     from harness.scenario.model_load import loop_modules
+    from harness.testing import example_db
 
     active = example_db.active()
     if active is None:

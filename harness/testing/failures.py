@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any
 
 from harness.explore.engine import Finding
 from harness.scenario import Scenario
-from harness.schedulers import Scheduler
+from harness.scheduling import Scheduler
 
 if TYPE_CHECKING:
-    from harness.replay import Reproducer
+    from harness.reproducers.replay import Reproducer
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ def explore_command(scenario_name: str, scenario_path: str | None, tools_modules
     """The `harness explore` line that finds this label again, exactly as the check did: the same
     strategy, runs, seed and swarm kinds, counting only `label` (so the first run showing it is the
     check's), with the scenario by name or by its file's absolute path, under `loop` if one is named."""
-    from harness.replay import modules_named, search_path_prefix
+    from harness.reproducers.replay import modules_named, search_path_prefix
 
     target = shlex.quote(str(Path(scenario_path).resolve())) if scenario_path is not None else scenario_name
     modules = [*modules_named(spec, tools_modules), *([loop.partition(":")[0]] if loop and ":" in loop else [])]
@@ -92,13 +92,13 @@ def describe(finding: Finding, *, spec: str | None, policy: Scheduler, report_di
     what that database files it under; `scenario` the one explored (its distributions say how likely
     the finding is when swarm faults changed its run's)."""
     from harness import __version__
+    from harness.diagnosis.origins import recording
     from harness.oracles import check as check_oracles
-    from harness.replay import reproducer_of, save_verified, verify
     from harness.report.explain import explain_witness
     from harness.report.hang import hang_lines
     from harness.report.likelihood import likelihood_of
     from harness.report.story import story_lines
-    from harness.schedulers.origins import recording
+    from harness.reproducers.replay import reproducer_of, save_verified, verify
 
     result = finding.result
     reproducer = reproducer_of(result, spec or result.scheduler, finding.label, finding.oracle, "check_scheduler",

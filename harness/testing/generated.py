@@ -17,7 +17,7 @@ from harness.explore.pct import PCT
 from harness.model import Batch
 from harness.run import run
 from harness.scenario import Scenario
-from harness.schedulers import Scheduler
+from harness.scheduling import Scheduler
 from harness.sim.arbiter import TIME
 from harness.sim.collector import long_search
 from harness.world import World

@@ -2,7 +2,7 @@
 
 Owns finding a folder's reproducers (its `*.json` files, by name), judging each against an
 expectation (`fixed` by default: the code changed since it was recorded and no oracle fails; see
-`harness.replay.judge` for `fails` and `reproduces`), the `AssertionError` that lists every file that
+`harness.reproducers.replay.judge` for `fails` and `reproduces`), the `AssertionError` that lists every file that
 does not meet it with its verdict, its story and the command that replays it, and the pytest
 parametrisation that makes each file its own test item. It never explores and never writes.
 
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.replay import EXPECTATIONS, Judgement, ReproducerError, judge, load, replay_command
+from harness.reproducers.replay import EXPECTATIONS, Judgement, ReproducerError, judge, load, replay_command
 
 
 @dataclass(frozen=True)
@@ -85,10 +85,10 @@ def reproducers(folder: str | os.PathLike[str]) -> list[Any]:
 
 
 def judge_file(path: str | os.PathLike[str], *, trust: Iterable[str] = (), expect: str = "fixed") -> Outcome:
-    """Replay one reproducer file and judge it against `expect` (one of `harness.replay.EXPECTATIONS`)."""
+    """Replay one reproducer file and judge it against `expect` (one of `harness.reproducers.replay.EXPECTATIONS`)."""
+    from harness.diagnosis.origins import recording
     from harness.report.hang import hang_lines
     from harness.report.story import story_lines
-    from harness.schedulers.origins import recording
 
     if expect not in EXPECTATIONS:
         raise ValueError(f"expect: expected one of {', '.join(EXPECTATIONS)}, got {expect!r}")

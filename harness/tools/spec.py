@@ -160,7 +160,7 @@ class ToolSpec:
     not a coroutine function: a bridged asyncio runtime that calls it on its event loop blocks the
     loop for the whole call. `blocking_ms`: synchronous work (CPU-bound, a blocking client) the tool
     does on its caller's thread before its call begins, sync or not: on an event loop it holds the loop.
-    Both only matter to bridged runtimes (`harness.schedulers.bridge_asyncio`).
+    Both only matter to bridged runtimes (`harness.bridges.asyncio`).
     """
 
     name: str

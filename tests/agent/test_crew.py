@@ -18,12 +18,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness import find_scenario, get_scheduler, run
-from harness.agent.runner import confine
 from harness.cli import main
 from harness.oracles import check
 from harness.oracles.serializability import check_model_order
 from harness.oracles.turn_order import _reordered
 from harness.run import RunResult, RunStatus
+from harness.run.turns import confine
 from harness.scenario import ScenarioError, scenario_from_data
 from harness.scenario.dump import scenario_to_data
 from harness.tools.catalogue import BUILTIN
@@ -316,7 +316,7 @@ def test_same_seed_same_fingerprint_and_agents_draw_their_own_streams() -> None:
 def test_explore_finds_the_race_shrinks_it_keeping_the_agents_concurrent_and_the_reproducer_replays(
         tmp_path: Path) -> None:
     from harness.explore.engine import explore
-    from harness.replay import load, reproducer_of, save
+    from harness.reproducers.replay import load, reproducer_of, save
 
     data = two_agents()
     # Calls the race does not need: a search beside ops' log query, and a third agent reading a file.

@@ -14,7 +14,7 @@ import pytest
 
 from harness import find_scenario, get_scheduler, run
 from harness.explore.engine import explore
-from harness.replay import ReproducerError, loads, replay, reproducer_of, to_json
+from harness.reproducers.replay import ReproducerError, loads, replay, reproducer_of, to_json
 from harness.scenario import scenario_from_data
 from harness.scenario.dump import scenario_to_data
 

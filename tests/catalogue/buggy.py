@@ -25,24 +25,19 @@ import simpy
 
 from harness.agent.spec import EmittedCall
 from harness.agent.taskloop import TaskLoop, signature
+from harness.bridges import from_asyncio, from_gate
+from harness.bridges.asyncio import FromAsyncio
+from harness.bridges.planners.adapters import OpenAIToolCall
 from harness.model import Batch, CallResult, Outcome, ToolCall
-from harness.schedulers import (
-    ExecutionPolicy,
-    Plan,
-    PlanScheduler,
-    SchedulerContext,
-    from_asyncio,
-    from_gate,
-)
-from harness.schedulers.adapters import OpenAIToolCall
-from harness.schedulers.approvals import Approval, gate, refused
-from harness.schedulers.asyncio_adapter import FromAsyncio
-from harness.schedulers.context import CallHandle, SchedulerProcess
-from harness.schedulers.hermes_paths import v4a_scope_paths
-from harness.schedulers.hermes_segments import HermesSegments
-from harness.schedulers.partition import MAX_CONCURRENCY, Partition, concurrency_safe
-from harness.schedulers.plan import CallExecutor
-from harness.schedulers.runtime import BatchRuntime, run_call
+from harness.policies.hermes_paths import v4a_scope_paths
+from harness.policies.hermes_segments import HermesSegments
+from harness.policies.partition import MAX_CONCURRENCY, Partition, concurrency_safe
+from harness.scheduling import ExecutionPolicy, Plan, PlanScheduler, SchedulerContext
+from harness.scheduling.approval_gate import gate, refused
+from harness.scheduling.approvals import Approval
+from harness.scheduling.context import CallHandle, SchedulerProcess
+from harness.scheduling.plan import CallExecutor
+from harness.scheduling.runtime import BatchRuntime, run_call
 
 Tools = Mapping[str, Callable[..., Awaitable[Any]]]
 CallProcess = Generator[simpy.Event, Any, CallResult]

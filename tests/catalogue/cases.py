@@ -16,7 +16,8 @@ from functools import partial
 from pathlib import Path
 
 from harness import Scenario, find_scenario, get_scheduler, load_scenario
-from harness.schedulers import Scheduler, from_asyncio
+from harness.bridges import from_asyncio
+from harness.scheduling import Scheduler
 from tests.catalogue import buggy
 
 SCENARIO_DIR = Path(__file__).parent / "scenarios"

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import pytest
 
+from harness.bridges.asyncio import FromAsyncio
 from harness.explore.engine import explore
-from harness.schedulers.asyncio_adapter import FromAsyncio
 from harness.testing import SchedulerCheckFailed, check_scheduler
 from tests.catalogue.cases import CASES, CORRECT, Case
 

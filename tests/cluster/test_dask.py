@@ -13,7 +13,7 @@ from click.testing import CliRunner
 pytest.importorskip("distributed")
 
 from harness.cli import main
-from harness.cluster import Cluster, connect
+from harness.distribute.cluster import Cluster, connect
 from harness.explore.engine import explore
 from harness.scenario import find_scenario, scenario_names
 from harness.sweep import grid, load_finished, sweep

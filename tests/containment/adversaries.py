@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.model import Batch, CallResult, Outcome
-from harness.schedulers import SchedulerContext
+from harness.scheduling import SchedulerContext
 
 Process = Generator[Any, Any, list[CallResult]]
 

@@ -22,11 +22,11 @@ from click.testing import CliRunner
 from harness import __version__
 from harness.cli import main
 from harness.oracles import check
-from harness.realtime import ImportTimeout, watching_user_interrupts
-from harness.replay import reproducer_of, to_json
+from harness.policies import get_scheduler
+from harness.reproducers.replay import reproducer_of, to_json
 from harness.run import RunStatus, run
 from harness.scenario import find_scenario
-from harness.schedulers import get_scheduler
+from harness.sim.realtime import ImportTimeout, watching_user_interrupts
 from harness.testing import SchedulerCheckFailed, check_scheduler
 from tests.containment.adversaries import CATALOGUE
 

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from harness import workers
 from harness.cli import main
+from harness.distribute import workers
 from harness.explore.engine import explore
 from harness.scenario import find_scenario
 from harness.sweep import grid, sweep

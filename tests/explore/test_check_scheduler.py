@@ -11,8 +11,8 @@ import pytest
 from harness.model import Outcome
 from harness.oracles import ORACLES
 from harness.oracles.severity import rank
+from harness.policies import Serial
 from harness.run import run
-from harness.schedulers import Serial
 from harness.testing import DEFAULT_SCENARIOS, SchedulerCheckFailed, check_scheduler
 from tests.helpers import as_printed, scenario
 
@@ -74,7 +74,7 @@ def test_parallel_fails_with_a_readable_message(tmp_path: Path) -> None:
 
 
 def test_an_unnamed_instance_gets_no_command_it_cannot_run() -> None:
-    from harness.schedulers import Parallel
+    from harness.policies import Parallel
 
     with pytest.raises(SchedulerCheckFailed) as info:
         check_scheduler(Parallel(), scenarios=["config-clobber"], generated=False, swarm=False)
@@ -153,7 +153,7 @@ def test_unknown_may_mean_any_prefix_of_the_effects_but_cancelled_may_not() -> N
     from typing import Any
 
     from harness.model import Batch, CallResult
-    from harness.schedulers import SchedulerContext
+    from harness.scheduling import SchedulerContext
 
     sc = scenario([("w", "write_file", {"path": "a", "content": "new"})], files={"/repo/a": "old"},
                   tools={"write_file": {"latency": {"fixed": 1000}}})
@@ -301,7 +301,7 @@ def test_a_pass_says_what_it_covered() -> None:
 def test_seed_003s_executor_with_its_three_tools_is_not_exercised() -> None:
     """Seed 003's executor knows three incident tools: every other default scenario's calls get its own
     "tool not found" answer and never start. That is not a pass."""
-    from harness.schedulers import from_asyncio
+    from harness.bridges import from_asyncio
     from tests.policies import seed003_executor as seed
 
     executor = from_asyncio(seed.execute_tools_in_parallel, registry=seed.TOOL_REGISTRY, name="seed003")

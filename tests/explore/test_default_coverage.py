@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.schedulers import Scheduler
+from harness.scheduling import Scheduler
 from harness.testing import DEFAULT_SCENARIOS, SchedulerCheckFailed, check_scheduler
 from tests.catalogue import buggy
 

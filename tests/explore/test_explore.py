@@ -11,7 +11,7 @@ from harness import find_scenario, get_scheduler, run
 from harness.cli import main
 from harness.explore import Tape
 from harness.explore.engine import explore
-from harness.replay import load, replay
+from harness.reproducers.replay import load, replay
 
 
 def test_pct_finds_the_lost_update_and_the_shrunk_reproducer_replays(tmp_path: Path) -> None:
@@ -92,7 +92,7 @@ def test_keep_going_collects_each_label_once() -> None:
 def test_swarm_varies_faults_and_its_finds_replay(tmp_path: Path) -> None:
     exploration = explore(find_scenario("incident-triage"), "parallel", "random", runs=30, swarm=True)
     assert exploration.found is not None and exploration.found.swarm  # some fault kind was on
-    from harness.replay import reproducer_of, save
+    from harness.reproducers.replay import reproducer_of, save
 
     shrunk = exploration.shrunk
     assert shrunk is not None

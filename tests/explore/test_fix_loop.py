@@ -29,7 +29,7 @@ import asyncio
 import itertools
 import json
 
-from harness.schedulers import from_asyncio
+from harness.bridges import from_asyncio
 
 _batches = itertools.count()
 

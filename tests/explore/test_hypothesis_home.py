@@ -28,7 +28,7 @@ def _forget_scanned_modules(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_check_schedulers_generated_part_leaves_no_hypothesis_directory(pytester: pytest.Pytester) -> None:
     """A user's project under pytest, in a fresh process (Hypothesis scans the modules of the working
     directory once a process): the generated part leaves no .hypothesis/ there."""
-    pytester.makepyfile(mypolicy="from harness.schedulers import Serial\n\nPOLICY = Serial()\n",
+    pytester.makepyfile(mypolicy="from harness.policies import Serial\n\nPOLICY = Serial()\n",
                         test_mine="""
         from harness.testing import check_scheduler
 

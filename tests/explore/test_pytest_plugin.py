@@ -92,7 +92,7 @@ def test_the_sections_command_runs_as_printed_from_another_directory(pytester: p
     package = pytester.path / "src" / "acmert"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("")
-    (package / "sched.py").write_text("from harness.schedulers import Parallel\n\nscheduler = Parallel()\n")
+    (package / "sched.py").write_text("from harness.policies import Parallel\n\nscheduler = Parallel()\n")
     (pytester.path / "tests").mkdir()
     (pytester.path / "tests" / "test_rt.py").write_text(
         "def test_rt(harness):\n"
@@ -180,7 +180,7 @@ def test_a_second_run_replays_the_stored_failure_first(pytester: pytest.Pytester
 def test_a_stored_failure_replays_through_harness_replay(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_policies=DIRECT)
     pytester.runpytest("--harness-seed=7", "--harness-profile=quick")
-    from harness.replay import load, replay
+    from harness.reproducers.replay import load, replay
 
     (stored,) = (pytester.path / ".harness" / "examples").glob("*/*.json")
     assert replay(load(stored)).identical
@@ -276,7 +276,7 @@ def test_bad_seed_is_a_usage_error(pytester: pytest.Pytester) -> None:
 
 #: A runtime of the user's beside their tests (not installed): pytest puts its directory on sys.path.
 USER_RUNTIME = """
-from harness.schedulers import get_scheduler
+from harness.policies import get_scheduler
 
 
 class Eager:

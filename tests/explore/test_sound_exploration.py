@@ -17,8 +17,8 @@ from harness import find_scenario, get_scheduler, run
 from harness.cli import main
 from harness.explore.engine import explore, first_violation
 from harness.model import Batch, CallResult, Outcome
-from harness.replay import reproducer_of, save_verified, verify
-from harness.schedulers import SchedulerContext
+from harness.reproducers.replay import reproducer_of, save_verified, verify
+from harness.scheduling import SchedulerContext
 from harness.sim.arbiter import TIME, Tape
 from tests.helpers import scenario
 
@@ -353,7 +353,7 @@ def test_labels_are_checked_and_named_in_the_claim() -> None:
 
 
 def test_a_fresh_replay_that_cannot_run_is_an_error_not_nondeterminism() -> None:
-    from harness.replay import ReproducerError
+    from harness.reproducers.replay import ReproducerError
 
     result = run(find_scenario("config-clobber"), get_scheduler("serial"), 1)
     reproducer = reproducer_of(result, "no_such_module_anywhere:Policy", "x", "o", "test")

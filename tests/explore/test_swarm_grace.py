@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from harness import find_scenario
+from harness.bridges import from_asyncio
+from harness.bridges.threads import from_threads
 from harness.explore.engine import explore
 from harness.explore.swarm import DEFAULT_GRACE_MS, declared_grace_ms, swarm_scenario
 from harness.scenario.spec import Interrupt
-from harness.schedulers import from_asyncio
-from harness.schedulers.bridge_threads import from_threads
 from tests.policies.seed000_executor import execute as hermes
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness import find_scenario, get_scheduler, run
-from harness.replay import ReproducerError, load, reproducer_of, to_json
+from harness.reproducers.replay import ReproducerError, load, reproducer_of, to_json
 from harness.scenario import ScenarioError
 from harness.scenario.dump import NotSerializable, scenario_to_data
 from harness.tools import BUILTIN, Declared, ToolSpec
@@ -187,6 +187,6 @@ def test_a_module_without_tools_is_a_clear_error(tmp_path: Path, monkeypatch: py
     with pytest.raises(ScenarioError, match="expected a TOOLS attribute"):
         scenario_from_data(data, "s.toml")
     with pytest.raises(ReproducerError, match="format"):
-        from harness.replay import loads
+        from harness.reproducers.replay import loads
 
         loads("{}")

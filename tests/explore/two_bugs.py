@@ -11,7 +11,7 @@ import asyncio
 import json
 from typing import Any
 
-from harness.schedulers import from_asyncio
+from harness.bridges import from_asyncio
 
 #: The bugs still in the code; a test edits this set as a user would edit the file.
 BUGS = {"raw-path-locks", "key-per-attempt"}

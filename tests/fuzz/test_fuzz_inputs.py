@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from harness import get_scheduler, run
 from harness.oracles import check
-from harness.replay import ReproducerError, loads
+from harness.reproducers.replay import ReproducerError, loads
 from harness.run import RunStatus
 from harness.scenario import ScenarioError, scenario_from_data
 from harness.scenario.library import builtin_dir

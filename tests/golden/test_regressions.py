@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from harness.cli import main
 from harness.oracles import check
-from harness.replay import ReproducerError, load, replay
+from harness.reproducers.replay import ReproducerError, load, replay
 from harness.testing import assert_expected, reproducers
 
 FOLDER = Path(__file__).resolve().parents[2] / "fixtures" / "regressions"

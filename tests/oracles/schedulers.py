@@ -9,7 +9,8 @@ from collections.abc import Generator
 from typing import Any
 
 from harness.model import Batch, CallResult, Outcome
-from harness.schedulers import Parallel, SchedulerContext
+from harness.policies import Parallel
+from harness.scheduling import SchedulerContext
 
 Process = Generator[Any, Any, Any]
 

@@ -17,7 +17,7 @@ from harness.run import RunResult
 from harness.scenario import scenario_from_data
 from harness.scenario.dump import scenario_to_data
 from harness.scenario.load import ScenarioError
-from harness.schedulers import SchedulerContext
+from harness.scheduling import SchedulerContext
 from tests.catalogue import buggy
 from tests.helpers import scenario
 
@@ -243,7 +243,7 @@ def test_a_runtime_run_unchanged_through_a_bridge_gets_tools_that_ask() -> None:
     hermes' terminal tool does), a refusal is the tool's exception, and nothing unapproved runs."""
     import asyncio
 
-    from harness.schedulers import from_asyncio, from_threads
+    from harness.bridges import from_asyncio, from_threads
     from tests.policies.seed000_executor import execute as seed000
 
     async def gather(tool_calls: Any, tools: Any) -> list[dict[str, Any]]:

@@ -10,7 +10,7 @@ from harness import get_scheduler, run
 from harness.model import Batch, CallResult
 from harness.oracles import ORACLES
 from harness.run import RunResult
-from harness.schedulers import SchedulerContext
+from harness.scheduling import SchedulerContext
 from tests.catalogue import buggy
 from tests.catalogue.cases import local
 from tests.helpers import scenario

@@ -13,7 +13,7 @@ from harness import find_scenario, get_scheduler, run
 from harness.model import Batch, CallResult, Outcome
 from harness.oracles import ORACLES
 from harness.run import RunResult
-from harness.schedulers.context import SchedulerContext
+from harness.scheduling.context import SchedulerContext
 from tests.catalogue import buggy
 from tests.helpers import scenario
 

@@ -22,10 +22,11 @@ from harness.faults.failures import FailureModel
 from harness.model import Batch, CallResult, Outcome
 from harness.oracles import ORACLES, check, exit_code
 from harness.oracles.verdict import Kind, Violation
+from harness.policies import Parallel
 from harness.run import RunResult
 from harness.scenario.spec import Scenario
-from harness.schedulers import Parallel, SchedulerContext
-from harness.schedulers.execution import ExecutionPolicy
+from harness.scheduling import SchedulerContext
+from harness.scheduling.execution import ExecutionPolicy
 from harness.strategies import batches
 from harness.testing import SchedulerCheckFailed, check_scheduler
 from harness.world import World

@@ -8,8 +8,9 @@ from harness import find_scenario, get_scheduler, run
 from harness.exitcodes import ExitCode
 from harness.oracles import ORACLES, check, exit_code, reorder
 from harness.oracles.verdict import Verdict
+from harness.policies import Parallel
 from harness.run import RunResult
-from harness.schedulers import Parallel, Scheduler
+from harness.scheduling import Scheduler
 from tests.helpers import scenario
 from tests.oracles import schedulers as broken
 

@@ -22,10 +22,10 @@ from harness.model import Batch, CallResult, Outcome
 from harness.oracles import ORACLES, check, exit_code
 from harness.oracles.facts import RunFacts
 from harness.oracles.verdict import Verdict
+from harness.policies.registry import scheduler_names
 from harness.run import RunResult, RunStatus
 from harness.scenario import Scenario
-from harness.schedulers import SchedulerContext
-from harness.schedulers.registry import scheduler_names
+from harness.scheduling import SchedulerContext
 from harness.world import World
 from tests.helpers import scenario
 

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from harness import find_scenario, run
+from harness.bridges import from_asyncio
 from harness.oracles import check
 from harness.oracles.values import matches, reading_digests, readings
-from harness.schedulers import from_asyncio
-from harness.schedulers.context import value_digest
+from harness.scheduling.context import value_digest
 
 VALUE = {"tool": "query_service_logs", "error_count": 236, "ok": True, "pool": None, "tags": ["db", "pool"],
          "ratio": 0.25}

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from harness.schedulers.bridge_threads.turnstile import retire_parked
+from harness.bridges.threads.turnstile import retire_parked
 
 
 @pytest.fixture

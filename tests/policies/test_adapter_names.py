@@ -14,10 +14,10 @@ from typing import Any
 from rich.console import Console
 
 from harness import __version__, find_scenario, run
+from harness.bridges import from_asyncio, from_gate, from_plan, from_threads
+from harness.bridges.naming import origin_name
 from harness.explore.engine import explore
 from harness.report.run_text import render_run
-from harness.schedulers import from_asyncio, from_gate, from_plan, from_threads
-from harness.schedulers.naming import origin_name
 
 HERE = __name__
 

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from harness import find_scenario, run, scenario_names
+from harness.bridges.planners.adapters import OpenAIToolCall, from_gate, from_plan
 from harness.oracles import check
+from harness.policies.hermes_gate import should_parallelize
 from harness.run import RunStatus
-from harness.schedulers.adapters import OpenAIToolCall, from_gate, from_plan
-from harness.schedulers.hermes_gate import should_parallelize
 
 
 def reads_only_gate(tool_calls: list[Any]) -> bool:

@@ -7,9 +7,9 @@ import json
 from typing import Any
 
 from harness import find_scenario, run
+from harness.bridges.asyncio import from_asyncio
 from harness.model import Outcome
 from harness.oracles import check
-from harness.schedulers.asyncio_adapter import from_asyncio
 from tests.helpers import scenario
 
 

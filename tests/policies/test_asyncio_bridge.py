@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 
 from harness import find_scenario, run
+from harness.bridges import from_asyncio
+from harness.bridges.asyncio import ScenarioLimits
 from harness.model import Outcome
 from harness.oracles import check
-from harness.replay import SelfCheck, reproducer_of, verify
-from harness.schedulers import from_asyncio
-from harness.schedulers.bridge_asyncio import ScenarioLimits
+from harness.reproducers.replay import SelfCheck, reproducer_of, verify
 from harness.testing import check_scheduler
 from tests.helpers import scenario
 
@@ -375,7 +375,7 @@ async def set_of_coroutines_executor(tool_calls: list[Any], tools: Any) -> list[
 
 
 def test_a_start_order_that_follows_addresses_is_named_by_the_self_check() -> None:
-    from harness.replay import Replay
+    from harness.reproducers.replay import Replay
 
     bridge = from_asyncio(set_of_coroutines_executor, name="set-of-coroutines")
     runs = []
@@ -433,7 +433,7 @@ def test_work_handed_to_a_thread_runs_on_a_bridge_thread_on_virtual_time() -> No
     import _thread
     import threading
 
-    from harness.schedulers.bridge_threads.turnstile import retire_parked
+    from harness.bridges.threads.turnstile import retire_parked
 
     retire_parked()  # the bridge's parked OS threads are kept for reuse: count only the others
     before = (threading.active_count(), _thread._count())  # type: ignore[attr-defined]
@@ -451,8 +451,8 @@ async def _spins(tool_calls: list[Any], tools: Any) -> list[Any]:
 
 def test_an_executor_that_spins_is_a_hang_when_the_watchdog_fires() -> None:
     # Before: the watchdog's exception surfaced as the executor's own error (scheduler-error, exit 4).
-    from harness.realtime import wall_clock_watchdog
     from harness.run import RunStatus
+    from harness.sim.realtime import wall_clock_watchdog
 
     with wall_clock_watchdog(0.5):
         result = run(find_scenario("config-clobber"), from_asyncio(_spins), 1)
@@ -465,7 +465,7 @@ def test_a_tool_coroutine_made_and_never_awaited_is_said_in_the_trace_not_warned
     bridge closes them and the trace says those calls never ran."""
     import warnings
 
-    from harness.schedulers import from_asyncio
+    from harness.bridges import from_asyncio
 
     async def execute(tool_calls, tools):  # type: ignore[no-untyped-def]
         def args(tc):  # type: ignore[no-untyped-def]

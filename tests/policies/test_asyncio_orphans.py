@@ -17,11 +17,11 @@ from dataclasses import replace
 from typing import Any
 
 from harness import find_scenario, run
+from harness.bridges import from_asyncio
+from harness.bridges.asyncio.bridge import RUN_ON_MS, SKIPPED_BY_BRIDGE
 from harness.oracles import check
 from harness.run import RunResult
 from harness.scenario.spec import Interrupt
-from harness.schedulers import from_asyncio
-from harness.schedulers.bridge_asyncio.bridge import RUN_ON_MS, SKIPPED_BY_BRIDGE
 from tests.helpers import scenario
 
 

@@ -15,8 +15,8 @@ import json
 from typing import Any
 
 from harness import find_scenario, run
-from harness.schedulers import from_asyncio
-from harness.schedulers.bridge_asyncio import bridge
+from harness.bridges import from_asyncio
+from harness.bridges.asyncio import bridge
 
 
 async def gather_executor(tool_calls: list[Any], tools: Any) -> list[dict[str, Any]]:

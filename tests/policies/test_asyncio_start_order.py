@@ -3,7 +3,7 @@
 Before, it made tasks of its coroutines in the order of their addresses (it iterates `set(fs)`):
 the in-process self-check passed while a saved reproducer replayed in a fresh interpreter as
 "nondeterministic" (exit 5). During a bridged run the start order is drawn from the run's seed
-(`harness.schedulers.start_order`): the same in every process, different across seeds.
+(`harness.bridges.start_order`): the same in every process, different across seeds.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from harness import __version__, find_scenario, run
-from harness.replay import reproducer_of, save
-from harness.schedulers import from_asyncio, start_order
+from harness.bridges import from_asyncio, start_order
+from harness.reproducers.replay import reproducer_of, save
 from tests.policies.test_asyncio_bridge import as_completed_executor
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -21,6 +21,8 @@ from typing import Any
 import pytest
 
 from harness import find_scenario, run
+from harness.bridges import from_asyncio
+from harness.bridges.threads.primitives import EPOCH_S
 from harness.explore.engine import explore
 from harness.oracles import check
 from harness.report.hang import hang_lines
@@ -28,8 +30,6 @@ from harness.report.run_json import loop_holds
 from harness.run import RunStatus
 from harness.scenario import ScenarioError, scenario_from_data
 from harness.scenario.spec import Interrupt
-from harness.schedulers import from_asyncio
-from harness.schedulers.bridge_threads.primitives import EPOCH_S
 
 pytestmark = pytest.mark.usefixtures("no_threads_left_and_quiet")
 

@@ -19,11 +19,11 @@ from typing import Any
 import pytest
 
 from harness import find_scenario, run
+from harness.bridges import from_asyncio
+from harness.bridges.threads import from_threads
 from harness.model import Outcome
 from harness.oracles import check
 from harness.run import RunResult, RunStatus
-from harness.schedulers import from_asyncio
-from harness.schedulers.bridge_threads import from_threads
 from harness.testing import check_scheduler
 from tests.policies.test_bridges_crew import readme_execute
 

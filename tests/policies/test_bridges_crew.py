@@ -19,10 +19,10 @@ from typing import Any
 import pytest
 
 from harness import find_scenario, get_scheduler, run
+from harness.bridges import from_asyncio
+from harness.bridges.threads import from_threads
 from harness.oracles import check
 from harness.run import RunResult, RunStatus
-from harness.schedulers import from_asyncio
-from harness.schedulers.bridge_threads import from_threads
 
 pytestmark = pytest.mark.usefixtures("no_threads_left_and_quiet")
 

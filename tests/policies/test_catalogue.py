@@ -8,8 +8,8 @@ import pytest
 
 from harness import find_scenario, get_scheduler, run, scenario_names
 from harness.oracles import check
+from harness.policies import BUILTIN_SCHEDULERS
 from harness.run import RunResult
-from harness.schedulers import BUILTIN_SCHEDULERS
 
 SAFE_ON_RACES = ("resource_keys", "partition", "rwlock", "hermes_segments", "serial")
 SEEDS = range(1, 26)

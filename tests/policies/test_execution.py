@@ -10,9 +10,9 @@ import pytest
 from harness import find_scenario, get_scheduler, run
 from harness.model import Outcome
 from harness.oracles import check
+from harness.policies.partition import Partition
 from harness.run import RunResult
-from harness.schedulers import ExecutionPolicy
-from harness.schedulers.partition import Partition
+from harness.scheduling import ExecutionPolicy
 from tests.helpers import scenario
 
 

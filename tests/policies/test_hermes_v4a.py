@@ -15,10 +15,10 @@ import pytest
 from harness import find_scenario, get_scheduler, run
 from harness.model import Batch, ToolCall
 from harness.oracles import check
-from harness.schedulers.context import SchedulerContext
-from harness.schedulers.hermes_paths import v4a_scope_paths
-from harness.schedulers.hermes_segments import scoped_paths
-from harness.schedulers.plan import Plan, PlanScheduler
+from harness.policies.hermes_paths import v4a_scope_paths
+from harness.policies.hermes_segments import scoped_paths
+from harness.scheduling.context import SchedulerContext
+from harness.scheduling.plan import Plan, PlanScheduler
 from tests.helpers import run_named, scenario
 
 

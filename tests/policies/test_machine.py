@@ -24,12 +24,12 @@ import pytest
 from click.testing import CliRunner
 
 from harness import find_scenario, run
+from harness.bridges.asyncio import from_asyncio
+from harness.bridges.threads import from_threads
 from harness.cli import main
 from harness.run import RunStatus
 from harness.scenario import ScenarioError, load_scenario, scenario_from_data
 from harness.scenario.dump import scenario_to_data
-from harness.schedulers.bridge_asyncio import from_asyncio
-from harness.schedulers.bridge_threads import from_threads
 from harness.sim.machine import DEFAULT_CPUS, Machine
 from tests.helpers import fake_host, scenario
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from harness.model import Batch
-from harness.schedulers.plan import Plan, PlanError
+from harness.scheduling.plan import Plan, PlanError
 
 
 def batch(n: int) -> Batch:

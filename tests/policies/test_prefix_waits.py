@@ -9,9 +9,9 @@ import pytest
 
 from harness import find_scenario, get_scheduler, run, scenario_names
 from harness.model import Batch
-from harness.schedulers.context import SchedulerContext
-from harness.schedulers.plan import Plan, PlanError
-from harness.schedulers.resource_keys import ResourceKeys
+from harness.policies.resource_keys import ResourceKeys
+from harness.scheduling.context import SchedulerContext
+from harness.scheduling.plan import Plan, PlanError
 
 
 class EveryEdgeListed(ResourceKeys):

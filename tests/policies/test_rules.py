@@ -7,9 +7,9 @@ import json
 import pytest
 
 from harness import get_scheduler, run
+from harness.bridges.planners.adapters import openai_tool_calls
 from harness.model import Batch
-from harness.schedulers.adapters import openai_tool_calls
-from harness.schedulers.hermes_gate import should_parallelize
+from harness.policies.hermes_gate import should_parallelize
 from tests.helpers import scenario
 
 

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from harness import Scenario, find_scenario, run
+from harness.bridges import from_asyncio
 from harness.model import Outcome
 from harness.oracles import check
-from harness.schedulers import from_asyncio
 from harness.testing import check_scheduler
 from tests.helpers import scenario
 from tests.policies import seed003_executor as seed

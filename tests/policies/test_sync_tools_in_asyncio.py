@@ -24,12 +24,12 @@ from typing import Any
 import pytest
 
 from harness import find_scenario, run
+from harness.bridges import from_asyncio
 from harness.explore.engine import explore
 from harness.model import Outcome
 from harness.oracles import check
-from harness.replay import reproducer_of, verify
+from harness.reproducers.replay import reproducer_of, verify
 from harness.run import RunStatus
-from harness.schedulers import from_asyncio
 from harness.sim.arbiter import Tape
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -207,7 +207,7 @@ import json
 # qualified name, and the name is in the trace
 from tests.policies.test_sync_tools_in_asyncio import to_thread_executor
 from harness import find_scenario, run
-from harness.schedulers import from_asyncio
+from harness.bridges import from_asyncio
 from harness.sim.arbiter import Tape
 out = {}
 for name in ("incident-triage", "config-clobber"):

@@ -23,11 +23,11 @@ from typing import Any
 import pytest
 
 from harness import find_scenario, run
+from harness.bridges.threads import from_threads
 from harness.explore.engine import explore
 from harness.model import Outcome
 from harness.oracles import check
 from harness.run import RunStatus
-from harness.schedulers.bridge_threads import from_threads
 from harness.sim.arbiter import Tape
 from harness.testing import check_scheduler, default_scenarios
 from tests.helpers import scenario
@@ -103,7 +103,7 @@ _FRESH = """
 import json
 from tests.policies.seed000_executor import execute  # under its own module name: the scheduler is named by it
 from harness import find_scenario, run
-from harness.schedulers.bridge_threads import from_threads
+from harness.bridges.threads import from_threads
 from harness.sim.arbiter import Tape
 out = {}
 for name in ("incident-triage", "interrupt-midbatch", "fanout-100"):
@@ -334,7 +334,7 @@ def test_a_real_thread_subclass_is_refused_with_the_reason() -> None:
 _STUCK = """
 import threading, time
 from harness import find_scenario, run
-from harness.schedulers.bridge_threads import from_threads
+from harness.bridges.threads import from_threads
 
 def stuck(tool_calls, run_tool):
     threading.Thread(target=lambda: threading.Event().wait()).start()

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from harness import find_scenario, get_scheduler, run
+from harness.bridges.threads import from_threads
+from harness.bridges.threads import reaper as reaper_module
 from harness.run import RunStatus
-from harness.schedulers.bridge_threads import from_threads
-from harness.schedulers.bridge_threads import reaper as reaper_module
 
 pytestmark = pytest.mark.usefixtures("no_threads_left_and_quiet")
 
@@ -52,7 +52,7 @@ def test_a_thread_bridged_run_leaves_only_the_simulations_own_cycle() -> None:
         # The environment's cycle, and in its queue the reaper's last watch event (nothing else of the
         # harness: not the turnstile, its threads, the batch, the context, the world).
         ours = [name for name in bridged if name.startswith("harness.")]
-        assert ours == ["harness.schedulers.bridge_threads.reaper._Unheard"], ours
+        assert ours == ["harness.bridges.threads.reaper._Unheard"], ours
         assert len(bridged) <= len(parallel) + 5, (bridged, parallel)
 
 

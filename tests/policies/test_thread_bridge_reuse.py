@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 
 from harness import find_scenario, run
+from harness.bridges.threads import from_threads
+from harness.bridges.threads.turnstile import retire_parked
 from harness.run import RunStatus
-from harness.schedulers.bridge_threads import from_threads
-from harness.schedulers.bridge_threads.turnstile import retire_parked
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -121,7 +121,7 @@ def test_threads_alive_at_once_have_distinct_idents_and_their_own_current_thread
 _STUBBORN = """
 import threading, time
 from harness import find_scenario, run
-from harness.schedulers.bridge_threads import from_threads
+from harness.bridges.threads import from_threads
 
 idents = {}
 

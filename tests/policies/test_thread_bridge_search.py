@@ -23,10 +23,10 @@ from typing import Any
 import pytest
 
 from harness import find_scenario, run
+from harness.bridges.threads import from_threads
 from harness.explore.engine import explore
 from harness.oracles import check
 from harness.run import RunStatus
-from harness.schedulers.bridge_threads import from_threads
 from harness.sim.arbiter import Arbiter
 from tests.helpers import scenario
 from tests.policies.seed000_executor import execute as hermes_pool

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from harness import find_scenario, run
-from harness.schedulers.bridge_threads import from_threads
+from harness.bridges.threads import from_threads
 
 pytestmark = pytest.mark.usefixtures("no_threads_left_and_quiet")
 

@@ -4,7 +4,7 @@ A pool the executor leaves behind (`pool.shutdown(wait=False)` without `cancel_f
 interrupt) goes on in a real process: the worker finishes the call it runs (a thread cannot be
 cancelled), then starts the queued ones. Under `from_threads` the executor's report of the running
 call as `unknown` no longer abandons it, and the threads it left run on in virtual time after the
-batch (up to `RUN_ON_MS` after the run's last one, `harness.schedulers.leftovers`), so what they do
+batch (up to `RUN_ON_MS` after the run's last one, `harness.bridges.leftovers`), so what they do
 lands in the run: the call outlives the turn (`orphaned-call`), the queued ones start after the
 interrupt (`start-after-interrupt`). A pool that cancels what it has not started and waits for what
 runs leaves nothing behind and passes; idle workers are released at once, adding nothing to the run.
@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 
 from harness import find_scenario, run
+from harness.bridges.leftovers import RUN_ON_MS
+from harness.bridges.threads import from_threads
 from harness.oracles import check
-from harness.schedulers.bridge_threads import from_threads
-from harness.schedulers.leftovers import RUN_ON_MS
 from tests.helpers import scenario
 from tests.policies.test_thread_bridge import serial_and_attentive
 

@@ -20,12 +20,12 @@ from typing import Any
 import pytest
 
 from harness import find_scenario, get_scheduler, run, scenario_names
+from harness.bridges.planners.adapters import OpenAIToolCall, from_gate, from_plan
 from harness.oracles import check
+from harness.policies.hermes_paths import NEVER_PARALLEL_TOOLS, PARALLEL_SAFE_TOOLS, PATH_SCOPED_TOOLS
 from harness.run import RunResult, RunStatus
-from harness.schedulers.adapters import OpenAIToolCall, from_gate, from_plan
-from harness.schedulers.context import SchedulerContext
-from harness.schedulers.hermes_paths import NEVER_PARALLEL_TOOLS, PARALLEL_SAFE_TOOLS, PATH_SCOPED_TOOLS
-from harness.schedulers.plan import Plan, PlanScheduler
+from harness.scheduling.context import SchedulerContext
+from harness.scheduling.plan import Plan, PlanScheduler
 from harness.testing import SchedulerCheckFailed, check_scheduler
 from tests.helpers import scenario
 

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from harness import find_scenario, get_scheduler, run
-from harness.code_identity import (
+from harness.bridges import from_asyncio, from_gate, from_plan, from_threads
+from harness.reproducers.code_identity import (
     CodeIdentity,
     changes_since,
     defining_modules,
@@ -23,7 +24,7 @@ from harness.code_identity import (
     identity_of,
     user_packages,
 )
-from harness.replay import (
+from harness.reproducers.replay import (
     DIVERGED,
     FIXED,
     NONDETERMINISTIC,
@@ -36,7 +37,7 @@ from harness.replay import (
     save_verified,
     to_json,
 )
-from harness.schedulers import PlanScheduler, from_asyncio, from_gate, from_plan, from_threads
+from harness.scheduling import PlanScheduler
 
 PACKAGE = "rv_identity_pkg"
 
@@ -50,7 +51,7 @@ def package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     (root / "helpers.py").write_text("PARALLEL = True\n")
     (root / "unused.py").write_text("X = 1\n")
     (root / "sched.py").write_text(
-        "from harness.schedulers import from_gate\n"
+        "from harness.bridges import from_gate\n"
         f"from {PACKAGE} import helpers\n\n"
         "def gate(calls):\n    return helpers.PARALLEL\n\n"
         "scheduler = from_gate(gate)\n")
@@ -126,8 +127,8 @@ def test_the_instance_names_the_code_when_the_name_does_not(package: Path) -> No
     the instance given as `policy` still finds the user's package."""
     sched = importlib.import_module(f"{PACKAGE}.sched")
     result = run(find_scenario("config-clobber"), sched.scheduler, 1)
-    by_name = reproducer_of(result, "harness.schedulers.adapters:_Gate", "x", "y", "t").code
-    by_instance = reproducer_of(result, "harness.schedulers.adapters:_Gate", "x", "y", "t",
+    by_name = reproducer_of(result, "harness.bridges.planners.adapters:_Gate", "x", "y", "t").code
+    by_instance = reproducer_of(result, "harness.bridges.planners.adapters:_Gate", "x", "y", "t",
                                 policy=sched.scheduler).code
     assert by_name is not None and by_name.packages == ()
     assert by_instance is not None and by_instance.packages == (PACKAGE,)
@@ -233,7 +234,7 @@ def test_a_saved_reproducer_holds_the_modules_its_self_check_imported(package: P
     """A module the scheduler imports only while it runs counts, even when the run that found it
     happened in another process: save_verified collects the packages' files after its replay."""
     (package / "sched.py").write_text(
-        "from harness.schedulers import from_gate\n\n"
+        "from harness.bridges import from_gate\n\n"
         f"def gate(calls):\n    from {PACKAGE} import helpers\n    return helpers.PARALLEL\n\n"
         "scheduler = from_gate(gate)\n")
     sched = importlib.import_module(f"{PACKAGE}.sched")

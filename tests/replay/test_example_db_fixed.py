@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from harness import find_scenario, get_scheduler, run
-from harness.example_db import FIXED, ExampleDatabase, HarnessDatabaseWarning
-from harness.replay import Reproducer, reproducer_of
+from harness.reproducers.replay import Reproducer, reproducer_of
+from harness.testing.example_db import FIXED, ExampleDatabase, HarnessDatabaseWarning
 
 KEY = "tests/test_policy.py::test_mine"
 

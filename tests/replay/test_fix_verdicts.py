@@ -163,7 +163,7 @@ def test_the_printed_replay_line_runs_as_printed_from_another_directory(recorded
 
 
 FLAKY_PY = '''
-from harness.schedulers import from_gate
+from harness.bridges import from_gate
 
 RUNS = [0]
 
@@ -180,7 +180,7 @@ RECORD_PY = '''
 import sys
 from pathlib import Path
 from harness import find_scenario, run
-from harness.replay import reproducer_of, save
+from harness.reproducers.replay import reproducer_of, save
 from flaky.sched import scheduler
 
 scenario = find_scenario("config-clobber")

@@ -22,7 +22,7 @@ SCHED_PY = '''
 import asyncio
 import json
 
-from harness.schedulers import from_asyncio
+from harness.bridges import from_asyncio
 
 from acme import locks
 

@@ -11,7 +11,7 @@ from typing import Any
 import simpy
 
 from harness.model import Batch, CallResult
-from harness.schedulers import SchedulerContext
+from harness.scheduling import SchedulerContext
 
 #: A run-wide lock table (one per simulation), as a runtime serving several agents keeps one per process.
 _RUN_LOCKS: weakref.WeakKeyDictionary[simpy.Environment, dict[str, simpy.Resource]] = weakref.WeakKeyDictionary()

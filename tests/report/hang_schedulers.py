@@ -8,8 +8,9 @@ import json
 from collections.abc import Generator
 from typing import Any
 
+from harness.bridges import from_asyncio
 from harness.model import Batch, CallResult
-from harness.schedulers import SchedulerContext, from_asyncio
+from harness.scheduling import SchedulerContext
 
 
 class OppositeLocks:

@@ -7,7 +7,7 @@ from collections.abc import Generator
 from typing import Any
 
 from harness.model import Batch, CallResult
-from harness.schedulers import SchedulerContext
+from harness.scheduling import SchedulerContext
 
 
 class StartsAll:

@@ -12,14 +12,16 @@ from typing import Any
 import pytest
 
 from harness import find_scenario, get_scheduler, run
+from harness.bridges import from_asyncio
 from harness.model import Batch, CallResult, Outcome
 from harness.oracles import LABELS, check, reorder
 from harness.oracles.loop_policy import loop_conformance_scenarios
 from harness.oracles.verdict import Violation
+from harness.policies import Parallel
 from harness.report.explain import TEMPLATES, explain, explain_witness, racing_touches
 from harness.run import RunResult
 from harness.scenario import Scenario, scenario_from_data
-from harness.schedulers import Parallel, SchedulerContext, from_asyncio
+from harness.scheduling import SchedulerContext
 from tests.catalogue import buggy
 from tests.catalogue.cases import local
 from tests.helpers import scenario

@@ -1,4 +1,4 @@
-"""Hangs diagnosed (harness.schedulers.waits, harness.report.hang): every unfinished call and what it
+"""Hangs diagnosed (harness.run.hang, harness.report.hang): every unfinished call and what it
 waits on, read from the live simulation at the hang: a lock held by another call (and the cycle), a
 depends_on predecessor never started, an asyncio primitive nobody sets, a thread's wait; in the text,
 JSON and HTML reports, the liveness witness and a failing check_scheduler; and the diagnosis changes
@@ -14,10 +14,10 @@ import pytest
 from click.testing import CliRunner
 
 from harness import find_scenario, get_scheduler, run
+from harness.bridges import from_threads
 from harness.oracles import check
 from harness.report.hang import hang_lines
 from harness.run import RunResult, RunStatus
-from harness.schedulers import from_threads
 from harness.testing import SchedulerCheckFailed, check_scheduler
 from tests.report import crew_hang_schedulers as crew_hangs
 from tests.report import hang_schedulers as hangs
@@ -41,11 +41,11 @@ def test_two_locks_taken_in_opposite_order() -> None:
     result = run(find_scenario("edit-then-test"), hangs.OppositeLocks(), 1)
     assert _normal(_waits(result)) == [
         f"write-fix (not started): waits for a turn at locks['file:/repo/b'] (a lock), held by run-tests  "
-        f"at {HERE}:28 (worker)",
+        f"at {HERE}:29 (worker)",
         f"run-tests (not started): waits for a turn at locks['file:/repo/a'] (a lock), held by write-fix  "
-        f"at {HERE}:28 (worker)",
+        f"at {HERE}:29 (worker)",
         f"scheduler (waiting): waits for all of: the process of write-fix; the process of run-tests  "
-        f"at {HERE}:35 (__call__)",
+        f"at {HERE}:36 (__call__)",
         "deadlock: write-fix waits for locks['file:/repo/b'], held by run-tests; run-tests waits for "
         "locks['file:/repo/a'], held by write-fix",
     ]
@@ -63,8 +63,8 @@ def test_a_depends_on_predecessor_never_started() -> None:
     assert _normal(_waits(result)) == [
         "write-fix (not started): no process of the scheduler's is waiting to start it",
         "run-tests (not started): waits for all of: done['write-fix']: its depends_on predecessor write-fix to "
-        f"settle (write-fix never started)  at {HERE}:49 (runner)",
-        f"scheduler (waiting): waits for all of: the process of run-tests  at {HERE}:55 (__call__)",
+        f"settle (write-fix never started)  at {HERE}:50 (runner)",
+        f"scheduler (waiting): waits for all of: the process of run-tests  at {HERE}:56 (__call__)",
     ]
 
 
@@ -73,20 +73,20 @@ def test_a_bridged_asyncio_runtime_awaiting_an_event_never_set() -> None:
     lines = _normal(_waits(result))
     assert lines == [
         "scheduler (waiting): waits for its asyncio executor, whose tasks wait as listed",
-        f"executor (task): awaits asyncio.gather() of 2 awaitables, 2 still pending  at {HERE}:70 (waits_for_ready)",
-        f"run-tests (task): awaits asyncio.Event.wait() on gate (an Event nobody sets)  at {HERE}:67 (one)",
-        f"write-fix (task): awaits asyncio.Event.wait() on gate (an Event nobody sets)  at {HERE}:67 (one)",
+        f"executor (task): awaits asyncio.gather() of 2 awaitables, 2 still pending  at {HERE}:71 (waits_for_ready)",
+        f"run-tests (task): awaits asyncio.Event.wait() on gate (an Event nobody sets)  at {HERE}:68 (one)",
+        f"write-fix (task): awaits asyncio.Event.wait() on gate (an Event nobody sets)  at {HERE}:68 (one)",
     ]
     task = next(w for w in result.batches[-1].waits.waits if w.who == "write-fix")  # type: ignore[union-attr]
-    assert task.stack[-2].endswith(":67 (one)") and task.stack[-1].endswith("(wait)")  # the awaited primitive
+    assert task.stack[-2].endswith(":68 (one)") and task.stack[-1].endswith("(wait)")  # the awaited primitive
 
 
 def test_a_threaded_runtime_waiting_on_an_event_never_set() -> None:
     result = run(find_scenario("edit-then-test"), from_threads(hangs.lock_then_wait, name="threads-wait"), 1)
     lines = _normal(_waits(result))
     assert lines[0] == "scheduler (waiting): waits for its threaded executor, whose threads wait as listed"
-    assert f"write-fix (thread): waits in Event.wait() on go  at {HERE}:84 (one)" in lines
-    assert f"run-tests (thread): waits in Event.wait() on go  at {HERE}:84 (one)" in lines
+    assert f"write-fix (thread): waits in Event.wait() on go  at {HERE}:85 (one)" in lines
+    assert f"run-tests (thread): waits in Event.wait() on go  at {HERE}:85 (one)" in lines
     assert any(line.startswith("thread MainThread (thread): waits in Future.result()") for line in lines)
 
 
@@ -104,14 +104,14 @@ def test_the_diagnosis_changes_no_run(scheduler: object, monkeypatch: pytest.Mon
         "stuck-extract" if getattr(scheduler, "name", "") == "parallel" else "edit-then-test")
     diagnosed = run(find_scenario(name), scheduler, 1)  # type: ignore[arg-type]
     # `harness.run` the attribute is the function; the module is what the run loop reads.
-    monkeypatch.setattr(importlib.import_module("harness.run"), "diagnose", lambda ctx, process, *rest: None)
+    monkeypatch.setattr(importlib.import_module("harness.run.batch"), "diagnose", lambda ctx, process, *rest: None)
     plain = run(find_scenario(name), scheduler, 1)  # type: ignore[arg-type]
     assert diagnosed.batches[-1].waits is not None and plain.batches[-1].waits is None
     assert diagnosed.trace == plain.trace and diagnosed.fingerprint == plain.fingerprint
 
 
 def test_a_diagnosis_that_cannot_read_something_is_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
-    from harness.schedulers import waits
+    from harness.run import hang as waits
 
     def broken(self: object) -> None:
         raise RuntimeError("unreadable")
@@ -141,7 +141,7 @@ def test_run_text_json_and_html_show_the_diagnosis(tmp_path: Path) -> None:
     document = json.loads(out)
     waits = document["batches"][0]["waits"]
     assert [w["who"] for w in waits["waits"]] == ["write-fix", "run-tests", "scheduler"]
-    assert waits["waits"][0]["stack"][-1].endswith("hang_schedulers.py:28 (worker)")
+    assert waits["waits"][0]["stack"][-1].endswith("hang_schedulers.py:29 (worker)")
     assert len(waits["deadlock"]) == 2
     hang = next(v for verdict in document["verdicts"] for v in verdict["violations"] if v["label"] == "hang")
     assert hang["witness"]["deadlock"] == waits["deadlock"]

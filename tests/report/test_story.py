@@ -14,11 +14,11 @@ import pytest
 from click.testing import CliRunner
 
 from harness import find_scenario, get_scheduler, run
+from harness.diagnosis.origins import Origins, recording
 from harness.oracles import check
 from harness.oracles.verdict import Violation
 from harness.report.story import render, story
 from harness.run import RunResult
-from harness.schedulers.origins import Origins, recording
 from harness.testing import SchedulerCheckFailed, check_scheduler
 from tests.helpers import scenario
 from tests.oracles import schedulers as broken
@@ -113,7 +113,7 @@ def invoke(*args: str) -> tuple[int, str]:
 
 
 def test_recording_source_lines_changes_no_run() -> None:
-    from harness.schedulers import from_asyncio
+    from harness.bridges import from_asyncio
 
     async def gathered(tool_calls, tools):  # type: ignore[no-untyped-def]
         import asyncio
@@ -209,7 +209,7 @@ def test_the_run_page_tells_the_story(tmp_path: Path) -> None:
 
 
 def test_an_asyncio_executor_shows_where_each_call_was_started_and_awaited() -> None:
-    from harness.schedulers import from_asyncio
+    from harness.bridges import from_asyncio
     from tests.report import story_schedulers
 
     for executor, started, awaited in ((story_schedulers.gathers, ":51 (one)", ":51 (one)"),

@@ -7,7 +7,7 @@ from typing import Any
 from harness import find_scenario, run
 from harness.oracles import check
 from harness.run import RunResult
-from harness.schedulers import Scheduler
+from harness.scheduling import Scheduler
 
 
 def tried(scenario: str, scheduler: Scheduler, seed: int = 1) -> tuple[RunResult, dict[str, dict[str, Any]]]:

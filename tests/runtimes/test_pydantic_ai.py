@@ -67,8 +67,8 @@ def test_sync_tool_functions_on_its_thread_executor_run_on_bridge_threads() -> N
     from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
     from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-    from harness.schedulers import from_asyncio
-    from harness.schedulers.bridge_asyncio import Toolbox
+    from harness.bridges import from_asyncio
+    from harness.bridges.asyncio import Toolbox
 
     async def execute(tool_calls: Sequence[Any], tools: Toolbox) -> list[dict[str, Any]]:
         async def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:

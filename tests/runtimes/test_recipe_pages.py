@@ -74,7 +74,7 @@ def test_a_missing_runtime_is_an_import_error_naming_the_extra(page: str, monkey
 
 
 def test_importing_harness_imports_no_recipe_and_no_runtime() -> None:
-    code = ("import sys, harness, harness.recipes, harness.schedulers, harness.cli\n"
+    code = ("import sys, harness, harness.recipes, harness.scheduling, harness.policies, harness.bridges, harness.cli\n"
             "print(sorted(m for m in sys.modules if m.startswith('harness.recipes.') or m.split('.')[0] in "
             f"{sorted({n for _, names in RECIPES.values() for n in names})!r}))")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)

@@ -16,9 +16,9 @@ import pytest
 pytest.importorskip("smolagents")
 
 from harness import get_scheduler
+from harness.bridges.threads.turnstile import retire_parked
 from harness.recipes.smolagents import scheduler
 from harness.run import RunStatus
-from harness.schedulers.bridge_threads.turnstile import retire_parked
 from tests.runtimes.findings import OFFLOADED, reported, sync_tools_run, tried
 
 ROOT = Path(__file__).resolve().parents[2]

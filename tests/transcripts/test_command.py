@@ -13,11 +13,11 @@ import pytest
 from click.testing import CliRunner
 
 from harness import get_scheduler, run
+from harness.cli.transcripts import import_command
 from harness.model import Batch, CallResult, Outcome
 from harness.scenario import load_scenario
-from harness.schedulers.context import SchedulerContext
+from harness.scheduling.context import SchedulerContext
 from harness.transcripts import fidelity, import_file, to_toml
-from harness.transcripts.command import import_command
 
 DATA = Path(__file__).parent / "data"
 

@@ -14,12 +14,12 @@ import pytest
 from click.testing import CliRunner
 
 from harness import get_scheduler, run
+from harness.cli.transcripts import import_command
 from harness.model import Outcome
 from harness.oracles import check
 from harness.scenario import ScenarioError, load_scenario, scenario_from_data
 from harness.scenario.dump import scenario_to_data
 from harness.transcripts import fidelity, import_transcript
-from harness.transcripts.command import import_command
 from tests.transcripts.shapes import SHAPES, Done, kind, transcript
 
 #: What the mock tools return for these calls when they run alone in model order on an empty world.

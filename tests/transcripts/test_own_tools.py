@@ -12,10 +12,10 @@ import pytest
 from click.testing import CliRunner
 
 from harness import get_scheduler, run
+from harness.cli.transcripts import import_command
 from harness.oracles import check
 from harness.scenario import Scenario, load_scenario
 from harness.transcripts import TranscriptError, import_transcript, parse_map
-from harness.transcripts.command import import_command
 from tests.transcripts.shapes import SHAPES, Done, kind, transcript
 
 MODULE = '''

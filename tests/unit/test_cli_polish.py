@@ -13,8 +13,8 @@ from click.testing import CliRunner
 from rich.console import Console
 
 from harness.cli import main
+from harness.policies import UnknownSchedulerError, get_scheduler, scheduler_names
 from harness.report import matrix
-from harness.schedulers import UnknownSchedulerError, get_scheduler, scheduler_names
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -23,7 +23,7 @@ def my_gate(tool_calls) -> bool:
     return all(tc.function.name.startswith("read") for tc in tool_calls)
 
 def make_policy(cap=4):
-    from harness.schedulers import from_gate
+    from harness.bridges import from_gate
     return from_gate(my_gate, max_workers=cap)
 '''
 

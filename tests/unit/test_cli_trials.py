@@ -13,10 +13,10 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli import main
-from harness.replay import reproducer_of, save
+from harness.policies import get_scheduler
+from harness.reproducers.replay import reproducer_of, save
 from harness.run import run
 from harness.scenario import find_scenario
-from harness.schedulers import get_scheduler
 
 ROOT = Path(__file__).resolve().parents[2]
 TAPED = ROOT / "fixtures" / "regressions" / "config-clobber--parallel--lost-update--cb67898f.json"
@@ -117,7 +117,7 @@ def test_replay_json_names_the_pythonpath_and_the_absolute_file(tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     project = tmp_path / "proj"
     project.mkdir()
-    (project / "trial_policy.py").write_text("from harness.schedulers.parallel import Parallel\n\n"
+    (project / "trial_policy.py").write_text("from harness.policies.parallel import Parallel\n\n"
                                              "class Mine(Parallel):\n    pass\n")
     monkeypatch.delenv("PYTHONPATH", raising=False)
     monkeypatch.syspath_prepend(str(project))

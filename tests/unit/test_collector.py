@@ -12,7 +12,7 @@ import pytest
 from harness import get_scheduler, run
 from harness.model import Batch
 from harness.oracles import check
-from harness.schedulers.context import SchedulerContext
+from harness.scheduling.context import SchedulerContext
 from harness.sim import collector
 from harness.sim.collector import LARGE_CALLS, held_full_collections
 from tests.helpers import scenario

@@ -6,7 +6,7 @@ from typing import Any
 
 from harness.model import Batch, CallResult
 from harness.run import RunStatus, run
-from harness.schedulers import SchedulerContext
+from harness.scheduling import SchedulerContext
 from tests.helpers import scenario
 
 SC = scenario([("a", "web_search", {"query": "x"}), ("b", "web_search", {"query": "y"})], time_bound_ms=60_000)

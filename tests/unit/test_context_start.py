@@ -13,7 +13,7 @@ from harness import get_scheduler, run
 from harness.model import Batch, ToolCall
 from harness.run import RunStatus
 from harness.scenario import Scenario
-from harness.schedulers import SchedulerContext
+from harness.scheduling import SchedulerContext
 from harness.world.state import WorldState
 
 

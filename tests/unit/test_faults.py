@@ -10,9 +10,9 @@ from harness import get_scheduler, run
 from harness.faults.latency import Bimodal, Choice, LatencySpecError, Pareto, boundary, parse_latency
 from harness.model import Outcome
 from harness.oracles import ORACLES, check
+from harness.policies.partition import Partition
 from harness.scenario import ScenarioError
-from harness.schedulers import ExecutionPolicy
-from harness.schedulers.partition import Partition
+from harness.scheduling import ExecutionPolicy
 from tests.helpers import scenario
 
 

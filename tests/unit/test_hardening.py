@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from harness import find_scenario, get_scheduler, run
-from harness.replay import ReproducerError, loads, reproducer_of, to_json
-from harness.schedulers import UnknownSchedulerError
+from harness.policies import UnknownSchedulerError
+from harness.reproducers.replay import ReproducerError, loads, reproducer_of, to_json
 
 CALL = '[[batches]]\n[[batches.calls]]\nid = "a"\nname = "read_file"\narguments = \'{"path": "/x"}\'\n'
 

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from harness.explore.engine import explore
-from harness.realtime import ImportTimeout
 from harness.scenario import find_scenario
+from harness.sim.realtime import ImportTimeout
 from harness.testing import check_scheduler
 
 pytestmark = pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="the watchdog needs SIGALRM")
@@ -30,7 +30,7 @@ import time
 
 time.sleep({seconds})  # real time: no run is open while a module imports
 
-from harness.schedulers import get_scheduler
+from harness.policies import get_scheduler
 
 scheduler = get_scheduler("parallel")
 """

@@ -36,19 +36,20 @@ def test_import_harness_loads_no_simulation_machinery() -> None:
 
 def test_lazy_names_are_what_the_eager_imports_made_them() -> None:
     setup = """
-import harness, harness.run, harness.schedulers
+import harness, harness.run, harness.scheduling, harness.policies, harness.bridges
 import harness.run as module_or_function
 from harness import run, RunResult, get_scheduler, scenario_names, __version__
 from harness.run import run as the_run
 assert run is the_run and harness.run is the_run and module_or_function is the_run  # the function, as before
 assert RunResult is sys.modules["harness.run"].RunResult
 assert set(harness.__all__) <= set(dir(harness))
-from harness.schedulers import from_asyncio, from_threads, Serial, BUILTIN_SCHEDULERS
-assert harness.schedulers.registry.BUILTIN_SCHEDULERS is BUILTIN_SCHEDULERS
+from harness.bridges import from_asyncio, from_threads
+from harness.policies import Serial, BUILTIN_SCHEDULERS
+assert harness.policies.registry.BUILTIN_SCHEDULERS is BUILTIN_SCHEDULERS
 for name in harness.__all__:
     getattr(harness, name)
-for name in harness.schedulers.__all__:
-    getattr(harness.schedulers, name)
+for name in (*harness.scheduling.__all__, *harness.policies.__all__, *harness.bridges.__all__):
+    assert any(hasattr(p, name) for p in (harness.scheduling, harness.policies, harness.bridges))
 try:
     harness.no_such_name
 except AttributeError:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness import find_scenario, get_scheduler, run
-from harness.replay import ReproducerError, load, reproducer_of, save, to_json
+from harness.reproducers.replay import ReproducerError, load, reproducer_of, save, to_json
 
 
 def saved(tmp_path: Path, scheduler: str = "parallel", **scenario_changes: object) -> Path:
@@ -49,7 +49,7 @@ def test_a_tools_module_in_a_reproducer_is_refused_without_trust(tmp_path: Path)
 
 
 def test_trusted_or_explicit_schedulers_replay(tmp_path: Path) -> None:
-    path = saved(tmp_path, "harness.schedulers.parallel:Parallel")
+    path = saved(tmp_path, "harness.policies.parallel:Parallel")
     assert load(path, trust=("harness",)).run().fingerprint == run(
         find_scenario("config-clobber"), get_scheduler("parallel"), 3).fingerprint
     done = harness("replay", str(path), "--scheduler", "parallel")

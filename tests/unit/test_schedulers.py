@@ -7,9 +7,10 @@ import pytest
 
 from harness import find_scenario
 from harness.model import Batch, CallResult, Outcome
+from harness.policies import Parallel, Serial, get_scheduler, scheduler_names
+from harness.policies.registry import UnknownSchedulerError
 from harness.run import run
-from harness.schedulers import Parallel, SchedulerContext, Serial, get_scheduler, scheduler_names
-from harness.schedulers.registry import UnknownSchedulerError
+from harness.scheduling import SchedulerContext
 from tests.helpers import run_named, scenario
 
 
@@ -60,7 +61,7 @@ def test_run_takes_a_scheduler_by_name_as_the_cli_does() -> None:
     by_name, by_instance = run(sc, "serial", seed=1), run(sc, Serial(), seed=1)
     assert by_name.status.value == "completed" and by_name.makespan_ms == 9000
     assert by_name.fingerprint == by_instance.fingerprint
-    assert run(sc, "harness.schedulers.serial:Serial", seed=1).fingerprint == by_instance.fingerprint
+    assert run(sc, "harness.policies.serial:Serial", seed=1).fingerprint == by_instance.fingerprint
     with pytest.raises(UnknownSchedulerError, match=r"unknown scheduler 'seriall'; valid: .*serial"):
         run(sc, "seriall", seed=1)
 

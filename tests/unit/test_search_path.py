@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.replay import search_path_prefix
+from harness.reproducers.replay import search_path_prefix
 
 
 def _package(root: Path, name: str) -> None:
@@ -52,12 +52,12 @@ def test_a_directory_pytest_put_on_the_path_is_named_too(tmp_path: Path, monkeyp
 
 def test_what_a_fresh_interpreter_finds_adds_nothing() -> None:
     # harness itself (installed, or editable through a .pth entry) and an installed library.
-    assert search_path_prefix(["harness.schedulers", "simpy", "hypothesis"]) == ""
+    assert search_path_prefix(["harness.scheduling", "simpy", "hypothesis"]) == ""
 
 
 def test_without_a_fresh_interpreter_to_ask_the_pythonpath_entries_stand_in(tmp_path: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    from harness import replay
+    from harness.reproducers import replay
 
     def unavailable(*args: object, **kwargs: object) -> None:
         raise OSError("no interpreter")

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from harness import get_scheduler, run
+from harness.bridges import from_gate, from_plan
 from harness.oracles import check
 from harness.scenario import ScenarioError, scenario_from_data
 from harness.scenario.dump import scenario_to_data
-from harness.schedulers import from_gate, from_plan
 from harness.world.world import absolute_path, expand_user
 
 WORLD = {"cwd": "/repo", "home": "/home/me", "users": {"alice": "/home/alice"},

@@ -111,7 +111,7 @@ def test_a_planner_normalising_as_text_is_caught_and_one_resolving_like_posix_pa
 
     from harness import find_scenario, get_scheduler, run
     from harness.oracles import check
-    from harness.schedulers import Plan, PlanScheduler
+    from harness.scheduling import Plan, PlanScheduler
 
     class ByPath(PlanScheduler):
         """One call at a time when two calls name the same file, as `resolve` sees it."""

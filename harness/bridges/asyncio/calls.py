@@ -1,0 +1,173 @@
+"""What a bridged executor is handed: tool-call objects and the scenario's limits.
+
+Owns `BridgeToolCall`, a tool call that reads like an OpenAI `tool_calls` entry both ways — objects
+(`tc.id`, `tc.function.name`, `tc.function.arguments`, the raw JSON string) and dicts
+(`tc["id"]`, `tc["function"]["name"]`) — and in the flat shape seed 003 uses (`tc["name"]`,
+`tc["arguments"]`, the parsed object); `json.dumps(tc)` gives the OpenAI dict. Reading a call marks
+it as the one the current asyncio task works on, so a retry of one of two identical calls reaches the
+right call. Owns `ScenarioLimits`, the timeouts and caps a runtime would be configured with, and
+`ToolFailed`, what a bridged tool raises when its call failed (here, not with the toolbox, so the
+thread bridge can share it without importing the toolbox, which imports the thread bridge). It never
+runs anything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import asyncio.tasks
+import json
+import sys
+from asyncio.events import _get_running_loop
+from collections.abc import Callable, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.model import Batch, ToolCall
+from harness.scheduling.context import SchedulerContext
+
+#: The call the current task last read, and that task: the preferred match when a tool is invoked with
+#: arguments several calls of the batch share. Tasks inherit the value from the task that made them,
+#: so the task is kept with it: a value read by another task says nothing about this one.
+reading: ContextVar[tuple[str, int] | None] = ContextVar("harness_bridge_reading", default=None)
+
+
+class ToolFailed(Exception):
+    """Raised by a bridged tool whose call ended in an error (the message is the tool's)."""
+
+
+def _read(call_id: str) -> None:
+    # `task_identity()`, inline: a runtime reads a call's fields ~7 times per call (56 reads of
+    # bench_run's 8-call batch), and each read was three Python calls.
+    loop = _get_running_loop()
+    task = None if loop is None else _current_task(loop)
+    identity = 0 if task is None else id(task)
+    value = reading.get()
+    # A runtime reads a call's fields several times in a row (`tc.function.name`, then its arguments):
+    # setting an equal value again would only copy the context's mapping.
+    if value is None or value[1] != identity or value[0] != call_id:
+        reading.set((call_id, identity))
+
+
+def task_identity() -> int:
+    """The running task's identity (0 outside a task); a key for equality only, never ordered."""
+    loop = _get_running_loop()
+    if loop is None:
+        return 0
+    task = _current_task(loop)
+    return id(task) if task is not None else 0
+
+
+#: `asyncio.current_task(loop)` without its Python frame where asyncio keeps the running tasks in a
+#: dict by loop, which `current_task` reads (CPython 3.11-3.13; 3.14 keeps them elsewhere), else the
+#: public function.
+_current_task: Callable[[asyncio.AbstractEventLoop], asyncio.Task[Any] | None] = (
+    asyncio.tasks._current_tasks.get  # type: ignore[attr-defined]
+    if sys.version_info < (3, 14) and isinstance(getattr(asyncio.tasks, "_current_tasks", None), dict)
+    else asyncio.current_task)
+
+
+class BridgeFunction(dict[str, Any]):
+    """`{"name": ..., "arguments": "<raw JSON>"}`, also readable as attributes."""
+
+    def __init__(self, call: ToolCall) -> None:
+        super().__init__(name=call.name, arguments=call.arguments)
+        self._call_id = call.id
+
+    @property
+    def name(self) -> str:
+        _read(self._call_id)
+        return str(self["name"])
+
+    @property
+    def arguments(self) -> str:
+        _read(self._call_id)
+        return str(self["arguments"])
+
+
+class BridgeToolCall(dict[str, Any]):
+    """One tool call of the batch: `{"id", "type", "function"}` as an OpenAI dict and object, plus
+    the flat keys `name` and `arguments` (parsed when they are a JSON object, else the raw text)."""
+
+    def __init__(self, call: ToolCall) -> None:
+        super().__init__(id=call.id, type="function", function=BridgeFunction(call))
+        self._call = call
+
+    @property
+    def id(self) -> str:
+        _read(self._call.id)
+        return self._call.id
+
+    @property
+    def type(self) -> str:
+        return "function"
+
+    @property
+    def function(self) -> BridgeFunction:
+        _read(self._call.id)
+        function: BridgeFunction = self["function"]
+        return function
+
+    def __getitem__(self, key: str) -> Any:
+        _read(self._call.id)
+        return super().__getitem__(key)
+
+    def __missing__(self, key: str) -> Any:
+        # The flat shape (seed 003, many hand-written runtimes): not stored, so json.dumps(tc) and
+        # dict(tc) stay the OpenAI dict.
+        if key == "name":
+            return self._call.name
+        if key == "arguments":
+            parsed = self._call.parsed_arguments()
+            return parsed if parsed is not None else self._call.arguments
+        raise KeyError(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    def __repr__(self) -> str:
+        return f"BridgeToolCall({json.dumps(dict(self), default=dict)})"
+
+
+def bridge_calls(batch: Batch) -> list[BridgeToolCall]:
+    return [BridgeToolCall(call) for call in batch]
+
+
+@dataclass(frozen=True)
+class ScenarioLimits:
+    """The limits the scenario configures, as a runtime would read them from its settings.
+
+    Timeouts in milliseconds and seconds (`asyncio.wait_for` takes seconds); None where the scenario
+    sets none. `max_concurrency` is the smaller of the scenario's cap and its execution policy's;
+    `tool_caps` merges both the same way.
+    """
+
+    timeout_ms: int | None = None
+    max_concurrency: int | None = None
+    tool_caps: Mapping[str, int] = field(default_factory=dict)
+    retries: int = 0
+    backoff_ms: int = 1000
+    idempotency_keys: bool = True
+    grace_ms: int = 0
+    batch_deadline_ms: int | None = None
+
+    @property
+    def timeout_s(self) -> float | None:
+        return None if self.timeout_ms is None else self.timeout_ms / 1000
+
+    @property
+    def grace_s(self) -> float:
+        return self.grace_ms / 1000
+
+    @classmethod
+    def of(cls, ctx: SchedulerContext) -> ScenarioLimits:
+        policy = ctx.execution
+        caps = [c for c in (policy.max_concurrency, ctx.max_concurrency) if c is not None]
+        tool_caps = dict(ctx.tool_caps)
+        for tool, cap in policy.tool_caps.items():
+            tool_caps[tool] = min(cap, tool_caps.get(tool, cap))
+        return cls(policy.timeout_ms, min(caps) if caps else None, dict(sorted(tool_caps.items())), policy.retries,
+                   policy.backoff_ms, policy.idempotency_keys, ctx.grace_ms, policy.batch_deadline_ms)

@@ -1,0 +1,261 @@
+"""The bridge's asyncio event loop: virtual time, one loop per thread, lent to one run at a time.
+
+Owns `VirtualLoop` (an asyncio loop whose clock is the simulation's and whose selector never waits),
+the creation-order list of its tasks, task hashing by creation sequence, and lending the loop to a
+run: `lend()` first cancels and drains whatever the previous run left behind, then hands the clock
+to the new run. Reusing one loop is what keeps asyncio primitives created at import time (seed 003's
+module-level `asyncio.Semaphore(5)`, bound to the first loop that waits on it) working from one run
+to the next. It never advances time (the bridge's pump does, through SimPy), never sleeps in real
+time and never touches I/O.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import sys
+import threading
+from asyncio import events
+from collections.abc import Callable, Coroutine, Generator
+from contextvars import Context
+from typing import Any, TypeVar
+
+_T = TypeVar("_T")
+
+#: How many loop iterations a drain may take: enough for any cancellation cascade; a task that keeps
+#: swallowing its cancellation is given up on (a real `asyncio.run` would hang on it).
+_DRAIN_ITERATIONS = 1000
+
+
+class _NoIO:
+    """The selector of a loop with nothing to select: asked to wait, it returns at once."""
+
+    def select(self, timeout: float | None = None) -> list[Any]:
+        return []
+
+    def close(self) -> None:
+        pass
+
+    def get_map(self) -> dict[Any, Any]:
+        return {}
+
+
+class _SequencedTask(asyncio.Task[_T]):
+    """A task hashed by its creation number instead of its address.
+
+    `asyncio.wait`, `TaskGroup` and `as_completed` keep tasks in sets and iterate them (adding done
+    callbacks, cancelling): with address hashing that order changes from process to process. Equality
+    stays identity, so set semantics are unchanged.
+    """
+
+    _sequence: int
+    #: What the borrower said the task belongs to when it was made (`VirtualLoop.owner_of`).
+    owner: object
+
+    def __init__(self, coro: Coroutine[Any, Any, _T] | Generator[Any, None, _T], *, loop: VirtualLoop,
+                 sequence: int, owner: object, name: str | None = None, context: Context | None = None) -> None:
+        # Set before Task.__init__: registering the task in asyncio's weak set already hashes it.
+        self._sequence = sequence
+        self.owner = owner
+        super().__init__(coro, loop=loop, name=name, context=context)
+
+    def __hash__(self) -> int:
+        return self._sequence
+
+
+class VirtualLoop(asyncio.BaseEventLoop):
+    """An asyncio loop whose `time()` is the simulation clock (seconds); stepped by the bridge."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._selector = _NoIO()
+        self._now_ms: Callable[[], int] = _zero
+        #: Every task created on the loop and not yet drained, in creation order.
+        self.tasks: list[asyncio.Task[Any]] = []
+        self._created = 0
+        self._release: Callable[[], None] | None = None
+        self.stepping = False
+        #: Where errors the loop would log (an exception in a callback, a task's exception nobody
+        #: retrieved) go while a run steps it; outside a step they are dropped, never printed.
+        self.on_error: Callable[[str], None] | None = None
+        #: Where work handed to a thread goes while a run holds the loop (None: inline).
+        self.offload: Callable[[Callable[..., Any], tuple[Any, ...]], asyncio.Future[Any]] | None = None
+        #: Read in the context a task is created in: what it belongs to (the bridge's batch, so the
+        #: batches of a run's concurrent agents each see their own leftover tasks). None: nothing.
+        self.owner_of: Callable[[], object] | None = None
+        #: The borrowing run's blocking (`blocking.Blocker`): what `time.sleep` and a sync tool called on
+        #: the loop hold the loop with, and what tells `harness.bridges.clock` that code on it is bridged.
+        self.blocker: Any = None
+        self.set_exception_handler(_handler)
+
+    def time(self) -> float:
+        return self._now_ms() / 1000.0
+
+    def create_task(self, coro: Any, *, name: str | None = None,  # type: ignore[override]
+                    context: Context | None = None) -> asyncio.Task[Any]:
+        self._check_closed()  # type: ignore[attr-defined]
+        self._created += 1
+        owner_of = self.owner_of
+        owner = None if owner_of is None else owner_of() if context is None else context.run(owner_of)
+        task: asyncio.Task[Any] = _SequencedTask(coro, loop=self, sequence=self._created, owner=owner, name=name,
+                                                 context=context)
+        self.tasks.append(task)
+        return task
+
+    def run_in_executor(  # type: ignore[override]
+            self, executor: Any, func: Callable[..., _T], *args: Any) -> asyncio.Future[_T]:
+        """Hand `func(*args)` to a thread, as a runtime does with sync work (`run_in_executor`,
+        `asyncio.to_thread`: a sync tool, pydantic-ai's sync functions).
+
+        While a run holds the loop, the run's `offload` gives the work a bridge thread on the virtual
+        clock (see `threads`): it may block on the simulation (a sync tool waiting for its call) while
+        the loop goes on with other tasks. Real threads would run beside the simulation, outside its
+        clock and order, and a run waiting on one would hang. The `executor` argument is not used: each
+        piece of work gets a thread of its own, as from a pool with a worker free. Outside a run (the
+        drain of a finished one) the work runs at once, inline, taking no virtual time.
+        """
+        self._check_closed()  # type: ignore[attr-defined]
+        if self.offload is not None:
+            return self.offload(func, args)
+        future: asyncio.Future[_T] = self.create_future()
+        try:
+            future.set_result(func(*args))
+        except (SystemExit, KeyboardInterrupt):
+            raise
+        except BaseException as exc:  # the work's own failure, delivered to whoever awaits it
+            future.set_exception(exc)
+        return future
+
+    def set_default_executor(self, executor: Any) -> None:
+        pass  # work handed to a thread never reaches an executor: see run_in_executor
+
+    def _process_events(self, event_list: list[Any]) -> None:
+        pass
+
+    def _write_to_self(self) -> None:
+        pass
+
+    # -- stepping (the bridge drives these private parts of BaseEventLoop; stable in 3.11-3.13) --
+
+    def run_ready(self, limit: int | None = None) -> None:
+        """Run loop iterations until nothing is ready (at most `limit`): callbacks, task steps and
+        the timers due at the current virtual time."""
+        if self.stepping:
+            raise RuntimeError("the virtual loop is already running (a run inside a bridged executor?)")
+        self.stepping = True
+        hooks = sys.get_asyncgen_hooks()
+        # As run_forever does: async generators are finalised on this loop, not by the GC.
+        sys.set_asyncgen_hooks(firstiter=self._asyncgen_firstiter_hook,  # type: ignore[attr-defined]
+                               finalizer=self._asyncgen_finalizer_hook)  # type: ignore[attr-defined]
+        self._thread_id = threading.get_ident()
+        events._set_running_loop(self)
+        try:
+            iterations = 0
+            while True:
+                self._run_once()  # type: ignore[attr-defined]
+                iterations += 1
+                if not self._ready or (limit is not None and iterations >= limit):  # type: ignore[attr-defined]
+                    break
+        finally:
+            events._set_running_loop(None)
+            self._thread_id = None  # type: ignore[assignment]
+            sys.set_asyncgen_hooks(*hooks)
+            self.stepping = False
+
+    def next_timer_ms(self) -> int | None:
+        """The virtual millisecond of the earliest live timer (asyncio.sleep, wait_for...), if any."""
+        live = [h.when() for h in self._scheduled if not h.cancelled()]  # type: ignore[attr-defined]
+        if not live:
+            return None
+        return _ceil_ms(min(live))
+
+    def pending_since(self, index: int, owner: object = None) -> list[asyncio.Task[Any]]:
+        """Tasks created at position `index` or later that have not finished, in creation order (only
+        those made for `owner`, if given)."""
+        return [task for task in self.tasks[index:]
+                if not task.done() and (owner is None or getattr(task, "owner", None) is owner)]
+
+    # -- lending -------------------------------------------------------------------------------
+
+    def reclaim(self) -> None:
+        """End the current lease: the borrower releases what it holds, then every task still
+        pending is cancelled and drained, as `asyncio.run` does when its main coroutine returns."""
+        release, self._release = self._release, None
+        self.offload = None  # the drain hands work over inline: the run's threads are gone
+        if release is not None:
+            release()
+        pending = [task for task in self.tasks if not task.done()]
+        for task in pending:
+            task.cancel()
+        if self._ready or pending:  # type: ignore[attr-defined]
+            self.run_ready(_DRAIN_ITERATIONS)
+        if self._asyncgens:  # type: ignore[attr-defined]
+            self.create_task(self.shutdown_asyncgens())
+            self.run_ready(_DRAIN_ITERATIONS)
+        for task in self.tasks:
+            if not task.done():
+                # It swallowed its cancellation and waits on a run that is over: nothing can wake it.
+                task._log_destroy_pending = False  # type: ignore[attr-defined]
+            elif not task.cancelled():
+                task.exception()  # retrieved: its error belonged to the run that is over
+        self.tasks.clear()
+        for handle in self._scheduled:  # type: ignore[attr-defined]
+            handle.cancel()
+        self._scheduled.clear()  # type: ignore[attr-defined]
+        self._ready.clear()  # type: ignore[attr-defined]
+        self._timer_cancelled_count = 0
+        self._now_ms = _zero
+        self.on_error = None
+        self.owner_of = None
+
+
+def _zero() -> int:
+    return 0
+
+
+def _ceil_ms(seconds: float) -> int:
+    # A timer due at 3.5004 s fires at 3501 ms, never before its time.
+    ms = seconds * 1000
+    whole = int(ms)
+    return whole if ms - whole <= 1e-9 else whole + 1
+
+
+def _handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """The loop's exception handler: into the run's trace while a run steps the loop, else dropped."""
+    assert isinstance(loop, VirtualLoop)
+    if loop.on_error is None or not loop.stepping:
+        return
+    message = str(context.get("message", "asyncio error"))
+    exception = context.get("exception")
+    if isinstance(exception, BaseException):
+        message += f": {type(exception).__name__}: {exception}"
+    loop.on_error(message)
+
+
+_local = threading.local()
+#: Every loop made, so the last lease of each is drained and the loop closed at interpreter exit.
+_LOOPS: list[VirtualLoop] = []
+
+
+def lend(now_ms: Callable[[], int], release: Callable[[], None],
+         on_error: Callable[[str], None]) -> VirtualLoop:
+    """This thread's loop, drained of the previous run and set to the new run's clock; `release` is
+    called when the next run (or interpreter exit) takes it back."""
+    loop: VirtualLoop | None = getattr(_local, "loop", None)
+    if loop is None or loop.is_closed() or loop.stepping:
+        # A run started from inside a bridged executor gets a loop of its own.
+        loop = VirtualLoop()
+        _LOOPS.append(loop)
+        if getattr(_local, "loop", None) is None:
+            _local.loop = loop
+    loop.reclaim()
+    loop._now_ms, loop._release, loop.on_error = now_ms, release, on_error
+    return loop
+
+
+@atexit.register
+def _close_all() -> None:
+    for loop in _LOOPS:
+        if not loop.is_closed() and not loop.stepping:
+            loop.reclaim()
+            loop.close()

@@ -1,0 +1,314 @@
+"""Where the bridged primitives are installed: module attributes and the executor's own globals.
+
+Owns `Installation`: for as long as any bridged batch is running, `threading.Lock`,
+`RLock`, `Condition`, `Semaphore`, `BoundedSemaphore`, `Event`, `Thread`, `Timer` and
+`current_thread`, `queue.SimpleQueue` (and the clock `queue.Queue` reads), the clock functions of
+`time`, `datetime.datetime` / `datetime.date`, `concurrent.futures`' `Future`, and the host facts
+(`os.cpu_count`, `os.process_cpu_count`, `os.sched_getaffinity`, `threading.active_count` and
+`enumerate`, answered from the machine each installation declares) name the bridged versions of
+`primitives` and `harness.bridges.clock`; so do names the executor's module imported from them
+(`from time import sleep`). Every replacement decides per call: in a bridge thread it is bridged (and
+the clocks also on a bridged asyncio loop, while its run steps it), anywhere else it is the real
+thing, so the harness, the test runner and foreign threads are never affected while patches are in
+place. A real `threading.Thread` started
+from a bridge thread (a subclass defined before the run) is refused with the reason, since it would
+run outside the turnstile. Everything is restored when the last bridged batch ends, also on error.
+It never creates threads or decides anything about them.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures._base as futures_base
+import logging
+import os
+import queue
+import threading
+import time
+from collections.abc import Callable, MutableMapping
+from typing import Any
+
+from harness.bridges import clock as bridged_clock
+from harness.bridges import start_order
+from harness.bridges.threads import primitives as bridged
+from harness.bridges.threads.turnstile import ThreadReleased, current
+from harness.sim.machine import Machine
+
+#: (module, attribute, replacement). The real values are read when patches are installed.
+_TARGETS: tuple[tuple[Any, str, Any], ...] = (
+    (threading, "Lock", bridged.Lock),
+    (threading, "RLock", bridged.RLock),
+    (threading, "Condition", bridged.Condition),
+    (threading, "Semaphore", bridged.Semaphore),
+    (threading, "BoundedSemaphore", bridged.BoundedSemaphore),
+    (threading, "Event", bridged.Event),
+    (threading, "Thread", bridged.Thread),
+    (threading, "Timer", bridged.Timer),
+    (threading, "current_thread", bridged.current_thread),
+    (threading, "currentThread", bridged.current_thread),
+    (queue, "SimpleQueue", bridged.SimpleQueue),
+    (queue, "time", bridged.monotonic),  # `queue.Queue.get(timeout=...)` measures with it
+    (time, "sleep", bridged.sleep),
+    (time, "monotonic", bridged.monotonic),
+    (time, "monotonic_ns", bridged.monotonic_ns),
+    (time, "perf_counter", bridged.perf_counter),
+    (time, "perf_counter_ns", bridged.perf_counter_ns),
+    (time, "time", bridged.time),
+    (time, "time_ns", bridged.time_ns),
+    (futures_base, "Future", bridged.Future),
+)
+#: The host facts bridged code reads, answered from the declared machine (`harness.sim.machine`):
+#: `ThreadPoolExecutor()` sizes itself by `os.cpu_count()` (`os.process_cpu_count()` on 3.13), and
+#: `multiprocessing.cpu_count()` asks `os.cpu_count()`. Functions this platform lacks are left out.
+#: The CPU counts are loop-aware (`harness.bridges.clock`): they join the clock tier, so code on a bridged
+#: loop sees the declared machine too; the thread counts need a bridge thread.
+_MACHINE_TARGETS: tuple[tuple[Any, str, Any], ...] = tuple(
+    (module, name, replacement) for module, name, replacement in (
+        (os, "cpu_count", bridged.cpu_count),
+        (os, "process_cpu_count", bridged.process_cpu_count),
+        (os, "sched_getaffinity", bridged.sched_getaffinity),
+        (threading, "active_count", bridged.active_count),
+        (threading, "activeCount", bridged.active_count),
+        (threading, "enumerate", bridged.enumerate_threads),
+    ) if hasattr(module, name))
+_TARGETS += _MACHINE_TARGETS
+#: Each target's value when this module was imported: a name imported from it before a test faked the
+#: host beneath the patches (`from os import cpu_count`, then `os.cpu_count` monkeypatched) is swapped too.
+_ORIGINALS: dict[tuple[int, str], Any] = {(id(module), name): getattr(module, name) for module, name, _ in _TARGETS}
+#: The function `threading.Thread.start` starts an OS thread with (3.11, 3.12; 3.13 renamed it).
+_START_NAMES = ("_start_new_thread", "_start_joinable_thread")
+
+_depth = 0
+_saved: list[tuple[Any, str, Any]] = []
+#: The clock tier (the table's clocks in their loop-aware form, the datetime stand-ins, see
+#: `harness.bridges.clock`, and the seeded `as_completed`, see `start_order`): installed by every
+#: installation, and alone for an asyncio-bridged run, whose code on the loop reads virtual clocks but
+#: must keep real locks and threads (a module imported during the run would otherwise subclass a
+#: bridged `threading.Thread` for good, as anyio's worker does).
+_clock_depth = 0
+_clock_saved: list[tuple[Any, str, Any]] = []
+
+
+def _clock_targets() -> tuple[tuple[Any, str, Any], ...]:
+    global _clock_table
+    if _clock_table is None:  # computed once: installed for every asyncio-bridged run
+        _clock_table = (tuple((module, name, bridged_clock.LOOP_AWARE[replacement])
+                              for module, name, replacement in _TARGETS
+                              if replacement in bridged_clock.LOOP_AWARE)
+                        + bridged_clock.CLASSES + start_order.TARGETS)
+    return _clock_table
+
+
+def _thread_targets() -> tuple[tuple[Any, str, Any], ...]:
+    global _thread_table
+    if _thread_table is None:
+        _thread_table = tuple(target for target in _TARGETS if target[2] not in bridged_clock.LOOP_AWARE)
+    return _thread_table
+
+
+def _targets() -> tuple[tuple[Any, str, Any], ...]:
+    """Everything that may be installed (each tier installs its own part)."""
+    return _thread_targets() + _clock_targets()
+
+
+_clock_table: tuple[tuple[Any, str, Any], ...] | None = None
+_thread_table: tuple[tuple[Any, str, Any], ...] | None = None
+
+
+def _refuse_real_threads(real: Callable[..., Any]) -> Callable[..., Any]:
+    def start(*args: Any, **kwargs: Any) -> Any:
+        if current() is not None:
+            raise RuntimeError("a real threading.Thread cannot start inside a bridged run (its class was "
+                               "defined before the run, e.g. a subclass at import): it would run outside the "
+                               "turnstile; create it with threading.Thread(target=...) instead")
+        blocker = bridged_clock.loop_blocker()
+        if blocker is not None:  # started from the bridged loop: it runs beside the simulation
+            blocker.real_thread(getattr(args[0], "__self__", None) if args else None)
+        return real(*args, **kwargs)
+
+    return start
+
+
+class _QuietRelease(logging.Filter):
+    """Drops the 'Exception in worker' record a pool worker logs while `ThreadReleased` unwinds it at
+    the end of a run: the bridge's own doing, not the executor's."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and record.exc_info[0] is ThreadReleased)
+
+
+_quiet = _QuietRelease()
+
+
+def _install() -> None:
+    for module, name, replacement in _thread_targets():
+        _saved.append((module, name, getattr(module, name)))
+        setattr(module, name, replacement)
+    _read_host(_saved)
+    futures_base.LOGGER.addFilter(_quiet)
+
+
+def _read_host(saved: list[tuple[Any, str, Any]]) -> None:
+    """What the host facts really are now (a test may have faked them beneath the patches): what
+    the replacements answer code that is not bridged."""
+    for module, name, real in saved:
+        if name in bridged.HOST and (module is os or module is threading):
+            bridged.HOST[name] = real
+
+
+def _restore() -> None:
+    while _saved:
+        module, name, real = _saved.pop()
+        setattr(module, name, real)
+    futures_base.LOGGER.removeFilter(_quiet)
+
+
+def _install_clocks() -> None:
+    for module, name, replacement in _clock_targets():
+        _clock_saved.append((module, name, getattr(module, name)))
+        setattr(module, name, replacement)
+    for name in _START_NAMES:  # with the clocks: a thread started from a bridged loop is noted
+        real = getattr(threading, name, None)
+        if real is not None:
+            _clock_saved.append((threading, name, real))
+            setattr(threading, name, _refuse_real_threads(real))
+    _read_host(_clock_saved)
+
+
+def _restore_clocks() -> None:
+    while _clock_saved:
+        module, name, real = _clock_saved.pop()
+        setattr(module, name, real)
+
+
+#: `_replacements` by tier and the reals it was read from (the same objects run after run, unless a
+#: test fakes a host fact beneath the patches): an asyncio-bridged run swaps its executor's module at
+#: every batch, and reading the table each time was ~5% of a small run.
+_replacements_of: dict[tuple[bool, tuple[int, ...]], dict[int, Any]] = {}
+
+
+def _swap_globals(namespace: MutableMapping[str, Any], clocks_only: bool = False) -> list[tuple[str, Any]]:
+    """Point names the executor's module imported from the patched modules at the replacements."""
+    saved = _clock_saved if clocks_only else (*_saved, *_clock_saved)
+    # By the ids of the live reals, slot by slot: equal ids at each slot give the same table.
+    key = (clocks_only, tuple(id(real) for _, _, real in saved))
+    replacements = _replacements_of.get(key)
+    if replacements is None:
+        if len(_replacements_of) > 8:  # hosts faked again and again (tests): keep a few
+            _replacements_of.clear()
+        replacements = _replacements_of[key] = _replacements(clocks_only)
+    swapped = []
+    for name, value in list(namespace.items()):
+        replacement = replacements.get(id(value))
+        if replacement is not None and value is not replacement:
+            swapped.append((name, value))
+            namespace[name] = replacement
+    return swapped
+
+
+def _replacements(clocks_only: bool) -> dict[int, Any]:
+    """What each real value (by id: the reals live as long as the saved patches) is replaced with."""
+    saved = _clock_saved if clocks_only else (*_saved, *_clock_saved)
+    replacements = {id(real): getattr(module, name) for module, name, real in saved
+                    if not (module is threading and name in _START_NAMES)}
+    for module, name, _ in saved:
+        original = _ORIGINALS.get((id(module), name))
+        if original is not None:
+            replacements.setdefault(id(original), getattr(module, name))
+    return replacements
+
+
+def replacement_of(value: Any) -> Any:
+    """The replacement of a real primitive (`time.sleep` read before the patches went in, then handed
+    to a thread as a function), else `value` itself. Only while patches are installed."""
+    for module, name, replacement in _targets():
+        if value is _real_of(module, name):
+            return replacement
+    return value
+
+
+def _real_of(module: Any, name: str) -> Any:
+    for saved_module, saved_name, real in (*_saved, *_clock_saved):
+        if saved_module is module and saved_name == name:
+            return real
+    return None
+
+
+class _Swap:
+    """One namespace's swapped names, shared by every installation that swapped it (two batches of one
+    executor running at once, the agents of a crew): restored when the last of them closes."""
+
+    __slots__ = ("clocks_only", "names", "namespace", "users")
+
+    def __init__(self, namespace: MutableMapping[str, Any], clocks_only: bool) -> None:
+        self.namespace, self.clocks_only = namespace, clocks_only
+        self.names = _swap_globals(namespace, clocks_only)
+        self.users = 0
+
+
+#: The namespaces swapped now, in the order they were.
+_swaps: list[_Swap] = []
+
+
+def _hold(namespace: MutableMapping[str, Any], clocks_only: bool) -> _Swap:
+    swap = next((s for s in _swaps if s.namespace is namespace and s.clocks_only == clocks_only), None)
+    if swap is None:
+        swap = _Swap(namespace, clocks_only)
+        _swaps.append(swap)
+    swap.users += 1
+    return swap
+
+
+def _let_go(swap: _Swap) -> None:
+    swap.users -= 1
+    if swap.users == 0:
+        _swaps.remove(swap)
+        for name, value in swap.names:
+            swap.namespace[name] = value
+
+
+class Installation:
+    """Patches in place from construction until `close()` (idempotent). Batches share one
+    installation of the module patches, and of each namespace's swapped names: a batch that ends
+    while another still runs (the agents of a crew) restores nothing the other still uses."""
+
+    def __init__(self, namespaces: tuple[MutableMapping[str, Any], ...] = (), machine: Machine | None = None, *,
+                 clocks_only: bool = False) -> None:
+        global _depth, _clock_depth
+        if _clock_depth == 0:
+            _install_clocks()
+        _clock_depth += 1
+        self.clocks_only = clocks_only
+        if not clocks_only:
+            if _depth == 0:
+                _install()
+            _depth += 1
+        #: What bridged code reads as the host (`os.cpu_count()`...) while this installation is open.
+        self.machine = machine if machine is not None else Machine()
+        bridged.declare(self.machine)
+        self._swapped: list[_Swap] = []
+        self._open = True
+        for namespace in namespaces:
+            self.swap(namespace)
+
+    def swap(self, namespace: MutableMapping[str, Any]) -> None:
+        """Also point `namespace`'s imported names at the replacements, until `close()`: the module of
+        work handed to a thread later in the run (`asyncio.to_thread(tool)` with `from time import
+        sleep` in the tool's module). A namespace already swapped is left alone."""
+        if self._open and all(namespace is not swapped.namespace for swapped in self._swapped):
+            self._swapped.append(_hold(namespace, self.clocks_only))
+
+    def close(self) -> None:
+        global _depth, _clock_depth
+        if not self._open:
+            return
+        self._open = False
+        bridged.undeclare(self.machine)
+        for swap in reversed(self._swapped):
+            _let_go(swap)
+        if not self.clocks_only:
+            _depth -= 1
+            if _depth == 0:
+                _restore()
+        _clock_depth -= 1
+        if _clock_depth == 0:
+            _restore_clocks()

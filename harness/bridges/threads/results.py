@@ -1,0 +1,86 @@
+"""What a thread executor returned, read as one `CallResult` per item.
+
+Owns the result shapes a thread executor may return and what the bridge does about calls still
+running when it returns. An item is a `CallResult`; an exception (`concurrent.futures.CancelledError`
+-> cancelled, `TimeoutError` -> timeout, anything else -> error); a mapping with envelope keys —
+`id` / `tool_call_id` / `call_id`, `success`, `result` / `content`, `error`, and optionally `outcome`
+(`ok`, `error`, `timeout`, `cancelled`, `unknown`) — like seed 003's dicts or hermes' tool messages;
+or the tool's value itself. Without an id, items pair with calls by position. A call still running
+in one of the executor's threads when it returns is left running, whatever the executor reports for
+it (failed, timed out, cancelled, unknown, succeeded or nothing): no thread can be made to stop, so
+the tool runs on in the thread the runtime left behind, and the oracles name the orphan
+(`harness.bridges.leftovers`); the result is kept as reported. A call whose tool still waits for
+the user's approval is given up there and then (it never runs; what the executor reports for it is
+kept as reported); a call it never started and reports cancelled is a skip. It never judges the results.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from harness.bridges.asyncio.asking import Asking
+from harness.model import Batch, CallResult, Outcome
+from harness.scheduling.context import CallHandle, SchedulerContext
+
+_ENVELOPE = {"id", "tool_call_id", "call_id", "success", "result", "error", "content", "outcome"}
+
+
+def _read(item: Any, position: int, batch: Batch) -> tuple[str, Outcome, Any, str | None]:
+    """(call id, outcome, value, error) of one returned item."""
+    fallback = batch.calls[position].id if position < len(batch) else f"unpaired-{position}"
+    if isinstance(item, BaseException):
+        text = str(item) or type(item).__name__
+        if isinstance(item, concurrent.futures.CancelledError):
+            return fallback, Outcome.CANCELLED, None, text
+        if isinstance(item, TimeoutError):
+            return fallback, Outcome.TIMEOUT, None, text
+        return fallback, Outcome.ERROR, None, text
+    envelope = isinstance(item, Mapping) and bool(_ENVELOPE & set(item))
+    if not envelope:
+        return fallback, Outcome.OK, item, None
+    call_id = next((item[k] for k in ("id", "tool_call_id", "call_id") if isinstance(item.get(k), str)), fallback)
+    error = item.get("error")
+    error_text = None if error is None else (error if isinstance(error, str) else json.dumps(error))
+    stated = item.get("outcome")
+    if isinstance(stated, str) and stated in Outcome.__members__.values():
+        outcome = Outcome(stated)
+    else:
+        outcome = Outcome.ERROR if item.get("success") is False or error is not None else Outcome.OK
+    if outcome is Outcome.OK:
+        return call_id, outcome, item.get("result", item.get("content")), None
+    return call_id, outcome, None, error_text or str(item.get("content") or outcome.value)
+
+
+def read_results(items: Any, batch: Batch, ctx: SchedulerContext,
+                 handles: Mapping[str, list[CallHandle]], asking: Mapping[str, Asking] | None = None) -> Any:
+    """CallResults for what the executor returned; anything that is not a sequence is passed on
+    untouched (the run reports it as a contract error)."""
+    if not isinstance(items, Sequence) or isinstance(items, str | bytes):
+        return items
+    calls = {call.id: call for call in batch}
+    results = []
+    for position, item in enumerate(items):
+        if isinstance(item, CallResult):
+            results.append(item)
+            continue
+        call_id, outcome, value, error = _read(item, position, batch)
+        started = handles.get(call_id, [])
+        asked = (asking or {}).get(call_id)
+        if outcome is not Outcome.OK:
+            if asked is not None and not started:
+                asked.give_up()
+            # A call still running is not abandoned for the runtime: its thread runs on (see above).
+            if not started and outcome is Outcome.CANCELLED and call_id in calls:
+                skipped = ctx.skip(calls[call_id], error or "cancelled before it started")
+                results.append(CallResult(call_id, outcome, None, skipped.error, 0, skipped.start_ms, skipped.end_ms))
+                continue
+        start = started[0].started_ms if started else ctx.now
+        # A call still running ends, as far as the runtime knows, when it reports it (now).
+        end = (ctx.now if any(not h.triggered for h in started)
+               else max((h.result.end_ms for h in started), default=start))
+        result = CallResult(call_id, outcome, value, error, len(started), start, max(end, start))
+        results.append(result)
+    return results

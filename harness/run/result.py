@@ -1,0 +1,112 @@
+"""What a run gives back: `RunResult` (trace, results, final world, status), one `BatchRun` per batch
+and the `RunStatus` of a run.
+
+Owns these frozen values and what they answer about themselves (fingerprint, final files). Never
+runs anything.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from harness.agent.runtime import Outcome as AgentOutcome
+from harness.diagnosis.wait import Diagnosis
+from harness.model import Batch, CallResult
+from harness.scenario.spec import Scenario
+from harness.sim.arbiter import Decision
+from harness.sim.kernel import StopReason
+from harness.sim.trace import TraceEvent, fingerprint
+from harness.sim.trace import sha256 as trace_hash
+from harness.world.state import WorldState
+from harness.world.world import World
+
+
+class RunStatus(enum.StrEnum):
+    """How the scheduler behaved, before any oracle looks at what it did."""
+
+    COMPLETED = "completed"  # every batch's scheduler returned a list of CallResult
+    SCHEDULER_ERROR = "scheduler-error"  # the scheduler raised
+    CONTRACT_ERROR = "contract-error"  # it yielded or returned something that breaks the contract
+    HANG = "hang"  # it never returned: deadlock, time bound or event budget
+    CRASHED = "crashed"  # the fault plan crashed the runtime mid-batch (not the scheduler's fault)
+
+
+@dataclass(frozen=True)
+class BatchRun:
+    """One batch as it ran: when it started and ended and what the scheduler reported."""
+
+    index: int
+    batch: Batch
+    start_ms: int
+    end_ms: int
+    results: tuple[CallResult, ...]
+    status: RunStatus
+    stop: StopReason
+    error: str | None = None
+    #: The agent whose turn this was (`[[agents]]` scenarios only).
+    agent: str | None = None
+    #: A hung batch: what each unfinished call waited on (harness.run.hang; never traced).
+    waits: Diagnosis | None = None
+
+
+@dataclass(frozen=True)
+class RunResult:
+    scenario: Scenario
+    scheduler: str
+    seed: int
+    jitter: float
+    batches: tuple[BatchRun, ...]
+    trace: tuple[TraceEvent, ...]
+    initial: WorldState
+    world: World = field(repr=False)
+    makespan_ms: int
+    status: RunStatus
+    error: str | None = None
+    #: Order-first runs: the calls picked at each step (replay it with `explore.Tape`).
+    tape: tuple[str, ...] | None = None
+    decisions: tuple[Decision, ...] = ()
+    #: A loop scenario's run: `scenario` holds the batches its model emitted (what oracles read) and
+    #: `source` the scenario with its model (what reproducers keep and replays run again).
+    source: Scenario | None = None
+    #: How the agent's task ended (loop scenarios only).
+    agent: AgentOutcome | None = None
+    #: How each agent's task ended, by name in the scenario's order (`[[agents]]` scenarios only).
+    agents: Mapping[str, AgentOutcome] = field(default_factory=dict)
+    #: An outside watchdog stopped the run (real time ran out): a harness driving many runs should stop too.
+    wall_clock_exceeded: bool = False
+    #: Each call's latest value that ended ok and was not abandoned: what `args_from` read. Oracles
+    #: take it for a producer whose result was never reported (a crashed batch reports nothing). Not
+    #: in the trace (its `end` event has the value's digest), so not in the fingerprint.
+    produced: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def replayable(self) -> Scenario:
+        """The scenario that makes this run again: the loop scenario, or the plain one."""
+        return self.source if self.source is not None else self.scenario
+
+    @property
+    def results(self) -> tuple[CallResult, ...]:
+        return tuple(result for batch in self.batches for result in batch.results)
+
+    @cached_property
+    def final(self) -> WorldState:
+        return self.world.state()
+
+    @cached_property
+    def trace_sha256(self) -> str:
+        return trace_hash(self.trace)
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """SHA-256 over the canonical trace and the final world digest."""
+        return fingerprint(self.trace_sha256, self.final.digest())
+
+    def final_files(self) -> dict[str, str]:
+        """Path -> SHA-256 of the content, for every regular file of the final world."""
+        files: dict[str, str] = self.final.to_json()["files"]
+        return files
+

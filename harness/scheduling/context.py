@@ -1,0 +1,661 @@
+"""The scheduler contract: what a scheduler is given and what it must give back.
+
+Owns `SchedulerContext` (the only door from a scheduler to the simulation), `CallHandle` (a SimPy
+event that a started call settles with its `CallResult`) and the execution of one call attempt on
+the virtual clock: latency drawn from `latency/<call id>/<attempt>`, behaviour stepped through its
+touch points, touches and lifecycle written to the trace. A scheduler sees only declared metadata;
+behaviour, latencies and the world stay behind this contract. It never decides an order itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
+from dataclasses import fields
+from types import MappingProxyType
+from typing import Any, Protocol, TypeVar, runtime_checkable
+
+import simpy
+from simpy.resources.resource import Request
+
+from harness.diagnosis import origins
+from harness.faults.failures import FailureModel
+from harness.faults.latency import Fixed, LatencyModel
+from harness.faults.plan import FaultPlan
+from harness.model import Batch, CallResult, Outcome, ToolCall
+from harness.scheduling.approvals import ApprovalScript, ask
+from harness.scheduling.checkpoints import Checkpoint, restore, tree_digest
+from harness.scheduling.execution import ExecutionPolicy
+from harness.sim.arbiter import Arbiter
+from harness.sim.kernel import Kernel
+from harness.sim.machine import Machine
+from harness.sim.trace import canonical_bytes
+from harness.tools.catalogue import prepare
+from harness.tools.inputs import Source, resolve
+from harness.tools.spec import MUTATING_OPS, Declared, ToolError, ToolIO, ToolSpec
+from harness.world.world import World, WorldError
+
+#: The session key of the callbacks a run calls once its batches are over (see `at_end_of_run`).
+END_OF_RUN = "harness:end-of-run"
+#: The session key of the run's checkpoint count (checkpoint ids are run-wide).
+_CHECKPOINTS = "harness:checkpoints"
+
+#: What a scheduler's process returns: one result per call, in the order it reports them.
+SchedulerProcess = Generator[simpy.Event, Any, Sequence[CallResult]]
+
+
+@runtime_checkable
+class Scheduler(Protocol):
+    """A scheduling policy under test.
+
+    Calling it with a batch and a context returns a SimPy process generator (yield events from the
+    context, return the results). `name` identifies it in traces, reports and reproduce commands.
+    """
+
+    name: str
+
+    def __call__(self, batch: Batch, ctx: SchedulerContext) -> SchedulerProcess: ...
+
+
+class CallHandle(simpy.Event):
+    """A started call. Yield it to wait for its `CallResult`.
+
+    It settles when the attempt finishes, or earlier when the scheduler abandons it (cancel or
+    timeout); in that case the attempt may keep running detached if the tool ignores cancellation.
+    """
+
+    def __init__(self, env: simpy.Environment, call: ToolCall, attempt: int, started_ms: int) -> None:
+        super().__init__(env)
+        self.call = call
+        self.attempt = attempt
+        self.started_ms = started_ms
+        self.process: simpy.Process | None = None
+        self.stops_on_cancel = True
+        self.finished = False  # the attempt itself has ended (not merely been abandoned)
+
+    @property
+    def result(self) -> CallResult:
+        if not self.triggered:
+            raise RuntimeError(f"call {self.call.id} has not settled yet")
+        value = self.value
+        assert isinstance(value, CallResult)
+        return value
+
+
+class SchedulerContext:
+    """Everything a scheduler may use for one batch.
+
+    Time: `now`, `sleep(ms)`, `all_of`, `any_of`, `resource(capacity)`. Calls: `start`, `cancel`,
+    `with_timeout`, `settle` (honours the interrupt), `skip`. Limits: `max_concurrency`, `tool_caps`,
+    `interrupt` (an event), `grace_ms`, `machine` (the declared CPUs). Approvals and checkpoints:
+    `needs_approval(call)`, `approval(call)`, `checkpoint(label)`, `rollback(checkpoint)`. Knowledge: `declared(call)`,
+    `resource_keys(call)`, and
+    where paths lead:
+
+    - `cwd`: the shell session's working directory at the start of the batch (a `terminal` `cd`
+      in an earlier turn moves it; tools resolve relative paths against it);
+    - `process_cwd`: the runtime process's own working directory, which no `cd` moves (what
+      `os.getcwd()` returns to a planner, e.g. inside `from_gate` / `from_plan`);
+    - `home`: the world's home directory (`~`), at the start of the batch;
+    - `realpath(path)`: `path` with the world's symlinks resolved as they are at the moment of the
+      call, like `os.path.realpath` (no case folding, hard links untouched).
+
+    Nothing here reveals latencies or real behaviour.
+    """
+
+    def __init__(self, kernel: Kernel, world: World, catalogue: Mapping[str, ToolSpec], batch: Batch,
+                 scheduler_name: str, call_latency: Mapping[str, LatencyModel] | None = None, *,
+                 max_concurrency: int | None = None, tool_caps: Mapping[str, int] | None = None,
+                 interrupt: simpy.Event | None = None, grace_ms: int = 0, jitter: float = 0.0,
+                 failures: Callable[[ToolCall], FailureModel | None] | None = None,
+                 execution: ExecutionPolicy | None = None, session: dict[str, Any] | None = None,
+                 depends_on: Mapping[str, tuple[str, ...]] | None = None, process_cwd: str | None = None,
+                 arbiter: Arbiter | None = None, faults: FaultPlan | None = None,
+                 rate_windows: dict[str, list[int]] | None = None,
+                 args_from: Mapping[str, Mapping[str, str]] | None = None,
+                 approvals: ApprovalScript | None = None,
+                 produced: dict[str, Any] | None = None,
+                 file_locks: dict[str, simpy.Resource] | None = None,
+                 delegate: Callable[[Any, Any], simpy.Event] | None = None,
+                 machine: Machine | None = None) -> None:
+        self.kernel = kernel
+        #: The machine the runtime runs on (the scenario's `[machine]`): what bridged code reads as
+        #: `os.cpu_count()` and its relatives, never the host's.
+        self.machine = machine if machine is not None else Machine()
+        #: Starts a subagent of the crew for a `delegate` call (None outside a crew with subagents):
+        #: takes the call's `agent` and `task` arguments, returns the event of the subagent's task.
+        self._delegate = delegate
+        #: The scenario's scripted user; None: auto-approve mode (every tool pre-approved, nothing asked).
+        self._approvals = approvals
+        self._requests: dict[str, int] = {}
+        #: Run-wide flock table (file -> lock) for tools declared `file_lock`: every runtime of the
+        #: run (every agent's) shares it, as processes share the kernel's locks.
+        self._file_locks = file_locks if file_locks is not None else {}
+        #: Data flow: arguments a call takes from earlier results, and each call's latest value settled
+        #: ok (run-wide), which an attempt reads when it starts.
+        self._args_from = args_from or {}
+        self._produced = produced if produced is not None else {}
+        self._faults = faults or FaultPlan()
+        # Whether an attempt can meet these faults at all (a rate of 0 never draws): most runs cannot.
+        self._may_duplicate = self._faults.duplicate_delivery > 0
+        self._may_tear = self._faults.torn_writes > 0
+        self._rate_windows = rate_windows if rate_windows is not None else {}
+        #: Order-first exploration: calls step when the arbiter says, not after a latency.
+        self._arbiter = arbiter
+        #: The directory the runtime process was started in (never moved by the shell's `cd`).
+        self.process_cwd = process_cwd if process_cwd is not None else world.cwd
+        #: The execution policy the scenario asks for (plan-based schedulers apply it).
+        self.execution = _clone(execution, _EXECUTION_FIELDS) if execution is not None else ExecutionPolicy()
+        #: Runtime state that outlives one batch (e.g. tools marked unavailable), per run.
+        self.session: dict[str, Any] = session if session is not None else {}
+        self._depends_on = depends_on or {}
+        self._failures = failures
+        self._jitter = jitter
+        self._call_latency = call_latency or {}
+        #: Concurrency limits the scenario declares; the caps oracle holds schedulers to them.
+        self.max_concurrency = max_concurrency
+        self.tool_caps: Mapping[str, int] = MappingProxyType(dict(tool_caps)) if tool_caps else _NO_CAPS
+        #: Triggered when the user interrupts the turn (never, if the scenario has no interrupt).
+        self.interrupt: simpy.Event = interrupt if interrupt is not None else kernel.env.event()
+        #: Whether a user interrupt can come at all (the scenario scripts one).
+        self._interruptible = interrupt is not None
+        #: How long running calls may go on after an interrupt before they must be abandoned.
+        self.grace_ms = grace_ms
+        self.env = kernel.env
+        self._world = world
+        self._catalogue = catalogue
+        #: The scheduler's own copy of the batch (it is also the one the run hands the scheduler):
+        #: `object.__setattr__` on it, or on its calls, cannot reach the scenario the oracles judge or
+        #: a cached scenario the next run uses.
+        self.batch = _private_batch(batch)
+        # `start` checks a call belongs to the batch; by identity first (the scheduler's own copies), so
+        # starting N calls is not N equality scans of the batch.
+        self._batch_calls = {id(call) for call in self.batch.calls}
+        self.scheduler_name = scheduler_name
+        #: The shell's cwd and the world's home at the start of the batch (snapshots: a `cd`
+        #: during the batch does not move them).
+        self.cwd = world.cwd
+        self.home = world.home
+        #: The world's users (name -> home), as `~name` expands for tools and planners.
+        self.users: Mapping[str, str] = dict(world.users)
+        self.handles: list[CallHandle] = []
+        #: Set when the runtime crashes (fault plan): from then on nothing the scheduler asks for happens.
+        self.crashed = False
+
+    # -- time -------------------------------------------------------------------------------
+
+    @property
+    def now(self) -> int:
+        return self.kernel.now
+
+    @property
+    def interrupted(self) -> bool:
+        return bool(self.interrupt.triggered)
+
+    def sleep(self, ms: int, purpose: str = "sleep") -> simpy.Timeout:
+        """A timer `ms` of virtual time from now. `purpose` (timeout, backoff, grace, poll...) is how
+        exploration reports which timers it ordered against the calls."""
+        return self.kernel.delay(ms, purpose)
+
+    def all_of(self, events: Iterable[simpy.Event]) -> simpy.Event:
+        return simpy.AllOf(self.env, list(events))
+
+    def any_of(self, events: Iterable[simpy.Event]) -> simpy.Event:
+        return simpy.AnyOf(self.env, list(events))
+
+    def resource(self, capacity: int) -> simpy.Resource:
+        """A FIFO semaphore on the virtual clock (requests are served in request order)."""
+        return simpy.Resource(self.env, capacity=capacity)
+
+    def at_end_of_run(self, callback: Callable[[], None]) -> None:
+        """Call `callback` once, when the run's batches are over and abandoned calls have settled,
+        before the run ends: a bridge cancels and drains what its runtime left running then, as
+        `asyncio.run` does when its main coroutine returns."""
+        hooks = self.session.setdefault(END_OF_RUN, [])
+        if callback not in hooks:
+            hooks.append(callback)
+
+    def note(self, text: str, call: ToolCall | None = None) -> None:
+        """Write a scheduler decision into the trace (shown in timelines)."""
+        if not self.crashed:
+            self.kernel.record("note", call=call.id if call else None, text=text)
+
+    # -- knowledge --------------------------------------------------------------------------
+
+    def declared(self, call: ToolCall) -> Declared | None:
+        """The declared metadata of the call's tool, or None for a tool the runtime does not know."""
+        spec = self._catalogue.get(call.name)
+        return spec.declared if spec else None
+
+    def depends_on(self, call: ToolCall) -> tuple[str, ...]:
+        """Ids of calls this one declares it needs the output of (seed 003's DAG)."""
+        return self._depends_on.get(call.id, ())
+
+    def data_producers(self, call: ToolCall) -> tuple[str, ...]:
+        """Oracle knowledge (for `optimal`): the calls whose results this one's `args_from` reads. A
+        runtime sees the model's own `depends_on` (above), not this."""
+        producers: list[str] = []
+        for text in self._args_from.get(call.id, {}).values():
+            try:
+                producers.extend(Source.parse(text).producers)
+            except ValueError:
+                continue
+        return tuple(dict.fromkeys(producers))
+
+    def realpath(self, path: str) -> str:
+        """`os.path.realpath` as a planner on this machine would get it: the world's symlinks as
+        they are now (at planning time, the start of the batch), other components as spelled."""
+        return self._world.realpath(path)
+
+    def real_footprints(self) -> dict[str, tuple[frozenset[str], frozenset[str]]]:
+        """Oracle knowledge, for the `optimal` lower bound only: each call's real (reads, writes)
+        when the batch runs alone in model order from the current world. A real runtime cannot
+        know this; a policy under test must not use it."""
+        from harness.tools.semantics import apply
+
+        world = self._world.clone()
+        footprints: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+        for call in self.batch:
+            touched: list[tuple[str, str]] = []
+
+            def sink(op: str, target: str, digest: str | None, into: list[tuple[str, str]] = touched) -> None:
+                into.append((op, target.partition("\x00")[0]))
+
+            apply(world, call, self._catalogue, in_place=True, sink=sink)
+            footprints[call.id] = (frozenset(t for op, t in touched if op not in MUTATING_OPS),
+                                   frozenset(t for op, t in touched if op in MUTATING_OPS))
+        return footprints
+
+    def resource_keys(self, call: ToolCall) -> tuple[str, ...]:
+        declared = self.declared(call)
+        if declared is None:
+            return ()
+        return declared.resource_keys.compute(call.parsed_arguments(), self.cwd, self.home, self.users)
+
+    # -- approvals and checkpoints ------------------------------------------------------------
+
+    def needs_approval(self, call: ToolCall) -> bool:
+        """Whether `call` must wait for the user's approval before it starts: its tool is declared
+        `needs_confirmation` and the scenario scripts a user (`[approvals]`). Without a script every
+        tool is pre-approved. `start` does not enforce it: the `approvals` oracle judges."""
+        if self._approvals is None:
+            return False
+        declared = self.declared(call)
+        return declared is not None and declared.needs_confirmation
+
+    def approval(self, call: ToolCall) -> simpy.Event:
+        """Ask the user to approve `call`: an event that succeeds with an `Approval` (approve or
+        deny) when the scripted user answers, after their latency, or never for a user who does not
+        answer (wait with a timeout). Each request is traced, and so is the answer."""
+        request = self._requests.get(call.id, 0) + 1
+        self._requests[call.id] = request
+        if self.crashed:
+            return self.env.event()  # a dead runtime asks nothing
+        return ask(self.kernel, self._approvals, call, request)
+
+    def checkpoint(self, label: str = "") -> Checkpoint:
+        """Snapshot the world's file tree now (what a git snapshot holds; ledgers and the shell session
+        are not in it). Traced with its digest."""
+        number = int(self.session.get(_CHECKPOINTS, 0)) + 1
+        self.session[_CHECKPOINTS] = number
+        state = self._world.state()
+        if self.crashed:
+            return Checkpoint(number, label, self.now, state)
+        snapshot = Checkpoint(number, label, self.now, state, seq=len(self.kernel.trace))
+        self.kernel.record("checkpoint", checkpoint=number, label=label or None, digest=tree_digest(state))
+        return snapshot
+
+    def rollback(self, checkpoint: Checkpoint, paths: Sequence[str] | None = None) -> None:
+        """Restore the file tree (or only the absolute `paths`) as `checkpoint` holds it, now. Calls
+        still running are not stopped: what they write afterwards lands on the restored tree."""
+        if self.crashed:
+            return
+        scope = None if paths is None else sorted(set(paths))
+        restore(self._world, checkpoint, scope)
+        self.kernel.record("rollback", checkpoint=checkpoint.id, checkpoint_seq=checkpoint.seq,
+                           label=checkpoint.label or None, paths=scope,
+                           digest=tree_digest(checkpoint.state, scope),
+                           restored=tree_digest(self._world.state(), scope))
+
+    # -- calls ------------------------------------------------------------------------------
+
+    def start(self, call: ToolCall, *, attempt: int = 1, idempotency_key: str | None = None) -> CallHandle:
+        """Start one attempt of `call` now; the returned handle settles with its result."""
+        if id(call) not in self._batch_calls and call not in self.batch.calls:
+            raise ValueError(f"call {call.id!r} is not part of this batch")
+        handle = CallHandle(self.env, call, attempt, self.now)
+        if self.crashed:
+            return handle  # a dead runtime starts nothing: the handle never settles
+        self.handles.append(handle)
+        handle.process = self.env.process(self._execute(handle, idempotency_key))
+        if origins.active is not None:  # the story's source lines: only while a report asks for them
+            origins.note_start(handle)
+        return handle
+
+    def cancel(self, handle: CallHandle, *, outcome: Outcome = Outcome.CANCELLED, reason: str = "cancelled") -> bool:
+        """Abandon a running call, settling its handle with `outcome` now.
+
+        A tool that stops on cancel is interrupted (its remaining effects never land); one that
+        does not keeps running detached and its effects land later. Returns False if the call had
+        already settled.
+        """
+        if handle.triggered:
+            return False
+        call = handle.call
+        if handle.process is None:
+            # Started by a crashed runtime: it never ran. Its dead code may go on, so the handle
+            # settles, but nothing is traced: there is no attempt to abandon.
+            handle.succeed(CallResult(call.id, outcome, None, reason, handle.attempt, handle.started_ms, self.now))
+            return True
+        detached = not handle.stops_on_cancel and not handle.finished
+        self.kernel.record("abandon", call=call.id, attempt=handle.attempt, outcome=outcome.value,
+                           reason=reason, detached=detached or None)
+        handle.succeed(CallResult(call.id, outcome, None, reason, handle.attempt, handle.started_ms, self.now))
+        if not detached and handle.process is not None and handle.process.is_alive:
+            handle.process.interrupt(reason)
+        return True
+
+    def skip(self, call: ToolCall, reason: str = "skipped due to user interrupt") -> CallResult:
+        """A `cancelled` result for a call that was never started (hermes' interrupt behaviour)."""
+        if not self.crashed:
+            self.kernel.record("skip", call=call.id, reason=reason)
+        return CallResult(call.id, Outcome.CANCELLED, None, reason, 0, self.now, self.now)
+
+    def settle(self, handle: CallHandle) -> simpy.Event:
+        """An event that settles with the call's result, honouring the user interrupt: once it
+        fires, the call gets `grace_ms` more and is then abandoned as cancelled. When no interrupt can
+        come (the scenario scripts none), that is the handle itself."""
+        if not self._interruptible:
+            return handle
+        return self.env.process(self._settle(handle))
+
+    def _settle(self, handle: CallHandle) -> Generator[simpy.Event, Any, CallResult]:
+        yield simpy.AnyOf(self.env, [handle, self.interrupt])
+        if not handle.triggered:
+            yield simpy.AnyOf(self.env, [handle, self.sleep(self.grace_ms, "grace")])
+            if not handle.triggered:
+                # It may already have changed the world: the honest report is "effect unknown".
+                self.cancel(handle, outcome=Outcome.UNKNOWN,
+                            reason=f"interrupted: still running after the {self.grace_ms} ms grace period; "
+                                   "effect unknown")
+        return handle.result
+
+    def with_timeout(self, handle: CallHandle, ms: int) -> simpy.Event:
+        """An event that settles with the call's result, or after `ms` with a timeout result
+        (`asyncio.wait_for` semantics: the call is abandoned, see `cancel`)."""
+        return self.env.process(self._timeout(handle, ms))
+
+    def _timeout(self, handle: CallHandle, ms: int) -> Generator[simpy.Event, Any, CallResult]:
+        timer = self.sleep(ms, "timeout")
+        yield simpy.AnyOf(self.env, [handle, timer])
+        if not handle.triggered:
+            self.cancel(handle, outcome=Outcome.TIMEOUT, reason=f"timed out after {ms} ms")
+        return handle.result
+
+    def _execute(self, handle: CallHandle, idempotency_key: str | None) -> Generator[simpy.Event, Any, None]:
+        kernel, call, attempt = self.kernel, handle.call, handle.attempt
+        if handle.triggered:
+            # Abandoned in the instant it was started (a task cancelled before its first step, as
+            # asyncio does): it never runs.
+            handle.finished = True
+            return
+        # args_from is read now, when the attempt starts: a consumer started before its producer
+        # settled runs with a missing (null) input, as a runtime that does not wait would send it.
+        resolved, inputs = resolve(call, self._args_from.get(call.id), self._read_produced)
+        prepared = prepare(resolved, self._catalogue)
+        # The trace event built here directly, key for key what `kernel.record` builds (as `_TouchSink`
+        # does): every attempt has one.
+        events = kernel.trace.events
+        started: dict[str, Any] = {"t": int(self.env._now), "seq": len(events), "ev": "start", "call": call.id,
+                                   "tool": call.name, "attempt": attempt}
+        if idempotency_key is not None:
+            started["key"] = idempotency_key
+        events.append(started)
+        for read in inputs:
+            kernel.record("input", call=call.id, attempt=attempt, arg=read.arg, producers=list(read.producers),
+                          found=read.found, vd=value_digest(read.value) if read.found else None)
+        if isinstance(prepared, str):
+            self._finish(handle, Outcome.ERROR, None, prepared)
+            return
+        spec, args = prepared
+        handle.stops_on_cancel = spec.stops_on_cancel
+        model = self._call_latency.get(call.id, spec.latency)
+        # A fixed latency draws nothing: its stream is not even made (making one has no other effect).
+        latency = (model.ms if type(model) is Fixed
+                   else model.sample(kernel.streams.stream("latency", call.id, attempt), attempt))
+        if self._jitter:
+            # Exploration only: scale by a log-uniform factor from the call's own stream, so
+            # completion orders vary even when the scenario's latencies are fixed.
+            factor = math.exp(kernel.streams.stream("jitter", call.id, attempt).uniform(-self._jitter, self._jitter))
+            latency = round(latency * factor)
+        failure = self._failures(call) if self._failures is not None else None
+        behaviour: Generator[float, None, Any] | None = None
+        locks: list[Request] = []
+        try:
+            limited = self._rate_limited(call.name)
+            if limited is not None:
+                self._finish(handle, Outcome.ERROR, None, limited, fault="rate-limit")
+                return
+            if failure is not None and self._fails(failure, call.id, attempt):
+                # An injected failure: the request dies half way, before the tool touched anything.
+                low, high = _support(model, attempt)
+                yield (self._arbiter.step(call.id, attempt, final=True, earliest=self.now + math.ceil(low / 2),
+                                          latest=self.now + high / 2) if self._arbiter
+                       else kernel.delay(round(latency / 2)))
+                self._finish(handle, Outcome.ERROR, None, failure.error_text(), fault="failure")
+                return
+            io = ToolIO(self._world, call.id, _TouchSink(kernel, call.id, attempt), idempotency_key,
+                        duplicate_delivery=self._may_duplicate and self._hits("duplicate_delivery", call.id, attempt),
+                        torn_write=self._may_tear and self._hits("torn_writes", call.id, attempt))
+            if io.duplicate_delivery or io.torn_write:
+                kernel.record("faults", call=call.id, attempt=attempt,
+                              kinds=[k for k, on in (("duplicate_delivery", io.duplicate_delivery),
+                                                     ("torn_write", io.torn_write)) if on])
+            if spec.file_lock:
+                locks = self._lock_requests(spec, args, call.id, attempt)
+                for request in locks:
+                    yield request
+            if spec.delegates:
+                value = yield from self._delegated(args, call.id, attempt)
+            else:
+                behaviour = spec.behaviour(args, io)
+                value = yield from self._steps(behaviour, call.id, attempt, latency, model)
+        except _Refused as exc:
+            self._finish(handle, Outcome.ERROR, None, str(exc), fault="refused")
+        except (ToolError, WorldError) as exc:
+            self._finish(handle, Outcome.ERROR, None, str(exc))
+        except simpy.Interrupt as interrupt:
+            # Cancelled while waiting anywhere in the attempt: what has not happened yet never will.
+            if behaviour is not None:
+                behaviour.close()
+            handle.finished = True
+            kernel.record("end", call=call.id, attempt=attempt, outcome="cancelled", reason=str(interrupt.cause))
+        else:
+            self._finish(handle, Outcome.OK, value, None)
+        finally:
+            for request in locks:
+                if request.triggered:
+                    request.resource.release(request)
+                else:
+                    request.cancel()
+
+    def _delegated(self, args: Any, call_id: str, attempt: int) -> Generator[simpy.Event, Any, Any]:
+        """A `delegate` call: start the subagent it names and wait for the end of its task."""
+        try:
+            if self._delegate is None:
+                raise ToolError("there is no subagent to delegate to (no [[agents]] entry is delegated = true)")
+            task = self._delegate(args.get("agent"), args.get("task"))  # raises ToolError for a wrong name
+        except ToolError as exc:  # refused before anything ran: no effect, like a rate limit
+            raise _Refused(str(exc)) from None
+        self.kernel.record("delegate", call=call_id, attempt=attempt, agent=args.get("agent"))
+        outcome = yield task
+        return outcome
+
+    def _lock_requests(self, spec: ToolSpec, args: Any, call_id: str, attempt: int) -> list[Request]:
+        """Requests for the flocks of a `file_lock` tool: one per file its resource keys name, taken
+        in path order (as careful code does, so two such calls cannot deadlock)."""
+        keys = spec.declared.resource_keys.compute(args, self._world.cwd, self._world.home, self._world.users)
+        files = sorted({key for key in keys if key.startswith("file:")})
+        requests: list[Request] = []
+        for key in files:
+            lock = self._file_locks.get(key)
+            if lock is None:
+                lock = self._file_locks[key] = simpy.Resource(self.env, 1)
+            requests.append(lock.request())
+        self.kernel.record("lock", call=call_id, attempt=attempt, files=[key[5:] for key in files])
+        return requests
+
+    def _fails(self, failure: FailureModel, call_id: str, attempt: int) -> bool:
+        """The injected-failure draw; order-first, a choice the chooser may take over."""
+        drawn = failure.fails(self.kernel.streams, call_id, attempt)
+        if self._arbiter is None or not failure.uncertain(attempt):
+            return drawn
+        return self._arbiter.fault("failure", call_id, 0 if failure.permanent else attempt, drawn)
+
+    def _hits(self, kind: str, call_id: str, attempt: int) -> bool:
+        """A fault plan's per-attempt draw; order-first, a choice the chooser may take over."""
+        drawn = self._faults.hits(kind, self.kernel.streams, call_id, attempt)
+        if self._arbiter is None or not self._faults.uncertain(kind):
+            return drawn
+        return self._arbiter.fault(kind, call_id, attempt, drawn)
+
+    def _rate_limited(self, tool: str) -> str | None:
+        """The 429 error if starting a call of `tool` now breaks a rate limit of the fault plan."""
+        for limit in self._faults.rate_limits:
+            if limit.tool != tool:
+                continue
+            starts = self._rate_windows.setdefault(tool, [])
+            recent = [t for t in starts if t > self.now - limit.window_ms]
+            self._rate_windows[tool] = recent
+            if len(recent) >= limit.limit:
+                return f"429 Too Many Requests: {tool} allows {limit.limit} calls per {limit.window_ms} ms"
+            recent.append(self.now)
+        return None
+
+    def _steps(self, behaviour: Generator[float, None, Any], call_id: str, attempt: int,
+               latency: int, model: LatencyModel) -> Generator[simpy.Event, Any, Any]:
+        """Drive a behaviour through its touch points: after a latency fraction each, or when the
+        arbiter says (order-first; the latency model's range orders the steps against timers).
+        Returns the behaviour's value; a behaviour that returns early still takes its whole latency."""
+        kernel = self.kernel
+        env = self.env
+        begin = int(env._now)  # what `self.now` reads, without two property hops (a few per call)
+        # A call that would outlast the run hangs in order-first runs too: only timers end it.
+        arbiter = self._arbiter if latency < kernel.limits.time_bound_ms else None
+        low, high = _support(model, attempt) if arbiter is not None else (0, math.inf)
+        try:
+            fraction = next(behaviour)
+            while True:
+                if arbiter is not None:
+                    share = min(max(fraction, 0.0), 1.0)
+                    yield arbiter.step(call_id, attempt, earliest=begin + math.floor(share * low),
+                                       latest=begin + share * high)
+                else:
+                    target = begin + round(latency * min(max(fraction, 0.0), 1.0))
+                    now = int(env._now)
+                    if target > now:
+                        yield kernel.delay(target - now, "call")
+                fraction = next(behaviour)
+        except StopIteration as stop:
+            value = stop.value
+        if arbiter is not None and arbiter.timer_pending():
+            # The call ends (and its caller hears of it) at the whole latency, after its last
+            # touch: with a timer pending, that moment is a step of its own to order against it.
+            yield arbiter.step(call_id, attempt, final=True, earliest=begin + low, latest=begin + high)
+        if arbiter is None and int(env._now) < begin + latency:
+            yield kernel.delay(begin + latency - int(env._now), "call")
+        return value
+
+    def _finish(self, handle: CallHandle, outcome: Outcome, value: Any, error: str | None,
+                fault: str | None = None) -> None:
+        handle.finished = True
+        detached = handle.triggered
+        # Built directly, key for key what `kernel.record` would build (see `_execute`).
+        events = self.kernel.trace.events
+        ended: dict[str, Any] = {"t": int(self.env._now), "seq": len(events), "ev": "end", "call": handle.call.id,
+                                 "attempt": handle.attempt, "outcome": outcome.value}
+        if error is not None:
+            ended["error"] = error
+        if detached:
+            ended["detached"] = True
+        if fault is not None:
+            ended["fault"] = fault
+        if outcome is Outcome.OK:
+            ended["vd"] = value_digest(value)
+        events.append(ended)
+        if not detached:
+            if outcome is Outcome.OK:
+                self._produced[handle.call.id] = value
+            handle.succeed(CallResult(handle.call.id, outcome, value, error, handle.attempt,
+                                      handle.started_ms, self.now))
+
+    def _read_produced(self, call_id: str) -> tuple[bool, Any]:
+        return (True, self._produced[call_id]) if call_id in self._produced else (False, None)
+
+
+class _Refused(Exception):
+    """The runtime refused a call before its tool ran (a `delegate` naming no free subagent)."""
+
+
+def _support(model: LatencyModel, attempt: int) -> tuple[int, float]:
+    """The latency model's range for this attempt; unbounded for a model that does not say."""
+    support = getattr(model, "support", None)
+    return support(attempt) if support is not None else (0, math.inf)
+
+
+#: What a scheduler reads and might be tempted to change is a read-only view or its own copy.
+_NO_CAPS: Mapping[str, int] = MappingProxyType({})
+_EXECUTION_FIELDS = tuple(f.name for f in fields(ExecutionPolicy))
+_CALL_FIELDS = tuple(f.name for f in fields(ToolCall))
+_T = TypeVar("_T")
+
+
+def _clone(value: _T, names: tuple[str, ...]) -> _T:
+    """A field-by-field copy of a frozen (slots) dataclass, without re-running its validation: the
+    original was validated, and this runs for every batch of every run (a few microseconds)."""
+    copy = object.__new__(type(value))
+    for name in names:
+        object.__setattr__(copy, name, getattr(value, name))
+    return copy
+
+
+def _private_batch(batch: Batch) -> Batch:
+    """The batch with copies of its calls, equal to it in every field."""
+    copy = object.__new__(Batch)
+    object.__setattr__(copy, "calls", tuple([_clone(call, _CALL_FIELDS) for call in batch.calls]))
+    object.__setattr__(copy, "label", batch.label)
+    return copy
+
+
+def value_digest(value: Any) -> str:
+    """A short digest of a returned value, so a result can be matched to the attempt that made it."""
+    return hashlib.sha256(canonical_bytes(value)).hexdigest()[:16]
+
+
+class _TouchSink:
+    """Writes a behaviour's world touches into the trace, stamped with call and attempt."""
+
+    __slots__ = ("attempt", "call_id", "kernel")
+
+    def __init__(self, kernel: Kernel, call_id: str, attempt: int) -> None:
+        self.kernel, self.call_id, self.attempt = kernel, call_id, attempt
+
+    def __call__(self, op: str, target: str, digest: str | None) -> None:
+        # The trace event built here directly (what `kernel.record` would build, key for key, in the
+        # same order): a run has a few dozen touches and this is their hot path.
+        kernel = self.kernel
+        events = kernel.trace.events
+        event: dict[str, Any] = {"t": int(kernel.env._now), "seq": len(events), "ev": "touch",
+                                 "call": self.call_id, "attempt": self.attempt, "op": op, "target": target}
+        if digest is not None:
+            event["digest"] = digest
+        if "\x00" in target:
+            identity, _, alias = target.partition("\x00")
+            event["target"] = identity
+            if alias:
+                event["as"] = alias
+        events.append(event)
+
+
+SchedulerFactory = Callable[..., Scheduler]

@@ -1,0 +1,221 @@
+"""The harness's only contacts with real time and signals: the wall-clock watchdog and telling a
+user's Ctrl-C from a `KeyboardInterrupt` the scheduler's own code raises.
+
+Owns `WallClockExceeded`, `wall_clock_watchdog` (SIGALRM), the per-run real-time limit that
+commands driving many runs set (`wall_limit_per_run`), the separate limit on importing and building a
+scheduler before any run (`ImportTimeout`, `watched_build`), the SIGINT count behind `aborts`, and the
+stopwatch a report uses to say how long a check took (`stopwatch`). Real
+time here only ever *stops* code under test that never yields; it never reaches the simulation: no
+virtual time, trace event or random draw depends on it, so a run stays a pure function of its seed.
+"""
+
+from __future__ import annotations
+
+import _signal  # type: ignore[import-not-found]  # the C module `signal` wraps (no stub)
+import contextlib
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
+from types import FrameType
+from typing import Any, TypeVar
+
+
+class WallClockExceeded(Exception):
+    """Raised into a run by a real-time watchdog (`wall_clock_watchdog`) when the code under test
+    spins without yielding. The simulation itself never reads the wall clock.
+
+    A run driven under `wall_limit_per_run` that exceeds its limit raises it out of `run()` with the
+    hung run as `result` (None when time ran out outside the run's body), so that a harness driving
+    many runs stops at once instead of spending the limit again on every further run.
+    """
+
+    def __init__(self, message: str, result: Any = None) -> None:
+        super().__init__(message)
+        #: The hung `harness.run.RunResult`, or None. Typed loosely: this layer sits below the runner
+        #: and never imports it.
+        self.result: Any = result
+
+
+class ImportTimeout(WallClockExceeded):
+    """Importing and building a scheduler (`package.module:attribute`, resolved before any run's
+    wall-clock budget starts) took longer than its own limit (`--import-timeout`, `import_timeout_s`):
+    a module that never finishes importing, or a constructor that never returns. It is a hang like a
+    run's (exit 3), but no run is charged with it and the message says which limit ran out."""
+
+
+#: How a run's watchdog says why it stopped the code; `ImportTimeout` says its own (see `watched_build`).
+_RUN_HINT = "a scheduler that never yields?"
+
+
+@contextlib.contextmanager
+def wall_clock_watchdog(seconds: float | None, what: str = "the run", *, hint: str = _RUN_HINT,
+                        error: type[WallClockExceeded] = WallClockExceeded) -> Iterator[None]:
+    """Interrupt code under test that spins without yielding to the simulation.
+
+    Virtual-time loops are stopped by the kernel's bounds; only a Python loop that never yields can
+    outrun them, and only a real timer (SIGALRM) can stop it: `WallClockExceeded` is raised wherever
+    the code is when `seconds` have passed. Unix main thread only; elsewhere, or with `seconds` 0 or
+    None, a no-op. It nests: when a timer of someone else's (an outer watchdog, pytest-timeout) is
+    due first, that one is left alone; otherwise it is suspended and re-armed with its remaining time.
+    `error` (raised) and `hint` (in its message) say which limit it is.
+    """
+    if not seconds or seconds <= 0 or not hasattr(signal, "setitimer") \
+            or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    outer_delay, outer_interval = signal.getitimer(signal.ITIMER_REAL)
+    if outer_delay and outer_delay <= seconds:
+        yield  # an outer deadline comes first: its handler decides what happens then
+        return
+
+    def expire(signum: int, frame: FrameType | None) -> None:
+        raise error(f"{what} took more than {seconds:g} s of real time ({hint})")
+
+    # `_signal.signal` is what `signal.signal` wraps; the wrapper turns the previous handler into an
+    # enum member by trying (and failing, with an exception) for a function: 4 us of the 7 this block
+    # costs, paid for every run of an exploration. The raw handler goes back in unchanged.
+    previous = _signal.signal(signal.SIGALRM, expire)
+    started = time.monotonic()
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        _signal.signal(signal.SIGALRM, previous)
+        if outer_delay:  # give the outer timer back what it had left (at least a moment)
+            left = outer_delay - (time.monotonic() - started)
+            signal.setitimer(signal.ITIMER_REAL, max(left, 1e-6), outer_interval)
+
+
+#: Real seconds a run may take under the commands and APIs that drive many runs, unless told otherwise
+#: (`--wall-timeout`, `wall_timeout_s`): far beyond any honest run (milliseconds), short of a CI timeout.
+DEFAULT_WALL_TIMEOUT_S = 60.0
+
+#: Real seconds each `run()` may take, set by `wall_limit_per_run` (0: no per-run watchdog; None: not set).
+_PER_RUN_WALL_S: ContextVar[float | None] = ContextVar("harness_per_run_wall_s", default=None)
+
+
+#: Real seconds importing and building a named scheduler may take before any run (`--import-timeout`,
+#: `import_timeout_s`): generous, since a real runtime's import takes minutes on a loaded CI machine
+#: (openai-agents did), and it is never charged to a run's `--wall-timeout`.
+DEFAULT_IMPORT_TIMEOUT_S = 600.0
+
+
+def resolve_import_timeout(seconds: float | None) -> float:
+    """An API's `import_timeout_s`: as given (0: no limit), or for None the default."""
+    return DEFAULT_IMPORT_TIMEOUT_S if seconds is None else seconds
+
+
+def resolve_wall_timeout(seconds: float | None) -> float:
+    """An API's `wall_timeout_s`: as given (0: no limit), or for None the limit already in force (an
+    enclosing `wall_limit_per_run`, e.g. `check_scheduler`'s around `explore`), else the default."""
+    if seconds is not None:
+        return seconds
+    current = _PER_RUN_WALL_S.get()
+    return DEFAULT_WALL_TIMEOUT_S if current is None else current
+
+
+@contextlib.contextmanager
+def wall_limit_per_run(seconds: float | None) -> Iterator[None]:
+    """Within this block every `run()` gets its own real-time watchdog of `seconds` (0 or None: none),
+    and a run that exceeds it raises `WallClockExceeded` carrying the hung run instead of returning
+    it. For commands and APIs that drive many runs (explore, sweep, compare, replay,
+    check_scheduler); a single `harness run` reports the hung run itself."""
+    token = _PER_RUN_WALL_S.set(seconds or 0.0)
+    try:
+        yield
+    finally:
+        _PER_RUN_WALL_S.reset(token)
+
+
+_T = TypeVar("_T")
+
+
+def watched_build(build: Callable[[], _T], seconds: float | None, what: str) -> _T:
+    """`build()` (importing and building a scheduler) under its own watchdog of `seconds` (the import
+    limit, 0 or None: none), raising `ImportTimeout` when it runs out. Callers do it before any run's
+    watchdog is armed, so a slow import is never a run's hang. A loader that wraps what the constructor
+    raised in an error of its own (`get_scheduler` turns it into "cannot build a scheduler") still
+    gives the timeout back: `ImportTimeout`, never a usage error."""
+    hint = "a slow import, or a constructor that never returns? --import-timeout / import_timeout_s sets the limit"
+    with wall_clock_watchdog(seconds, what, hint=hint, error=ImportTimeout):
+        try:
+            return build()
+        except Exception as exc:
+            if isinstance(exc.__context__, WallClockExceeded):
+                raise exc.__context__ from None
+            raise
+
+
+
+
+#: SIGINTs the terminal delivered while `watching_user_interrupts` was active (see `aborts`).
+_sigints = 0
+_watching = False
+
+
+def _count_sigint(signum: int, frame: FrameType | None) -> None:
+    global _sigints
+    _sigints += 1
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def watching_user_interrupts() -> Iterator[None]:
+    """Tell a real Ctrl-C from a `KeyboardInterrupt` the scheduler's own code raises.
+
+    While active (main thread, and only if Python's default SIGINT handler is in place: a handler of
+    the caller's is never replaced), SIGINT still raises `KeyboardInterrupt` but is also counted. A
+    run treats a `KeyboardInterrupt` as the user's, and lets it stop the harness, when a SIGINT was
+    counted during the run or when it cannot tell (not watching); on another thread, or watching with
+    no SIGINT counted, it is the scheduler's: a `scheduler-error` like any other exception.
+    """
+    global _watching
+    if _watching or threading.current_thread() is not threading.main_thread() \
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield
+        return
+    signal.signal(signal.SIGINT, _count_sigint)
+    _watching = True
+    try:
+        yield
+    finally:
+        _watching = False
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def aborts(exc: BaseException, mark: int) -> bool:
+    """Whether an exception met while running the scheduler's code must end the harness (a real
+    Ctrl-C, see `watching_user_interrupts`; `mark` is the SIGINT count when the run began) rather than
+    the run. Every other exception, `SystemExit`, `GeneratorExit` and custom `BaseException`s included,
+    is the scheduler's."""
+    if not isinstance(exc, KeyboardInterrupt):
+        return False
+    if threading.current_thread() is not threading.main_thread():
+        return False  # signals are delivered to the main thread only: this one was raised by code
+    return not _watching or _sigints != mark
+
+
+def per_run_limit() -> float:
+    """The real seconds `wall_limit_per_run` gives each run here (0: none)."""
+    return _PER_RUN_WALL_S.get() or 0.0
+
+
+def sigint_mark() -> int:
+    """The count of SIGINTs seen so far: a run notes it when it begins (see `aborts`)."""
+    return _sigints
+
+
+def interrupt_swallowed(mark: int) -> bool:
+    """Whether a real Ctrl-C arrived since `mark` although nothing was raised for it (the scheduler's
+    code caught it): the run re-raises it, since the user asked the harness to stop."""
+    return _watching and _sigints != mark
+
+
+def stopwatch() -> Callable[[], float]:
+    """A function giving the real seconds since this call: how long a check took, for its report only
+    (nothing a run does reads it)."""
+    started = time.perf_counter()
+    return lambda: time.perf_counter() - started
