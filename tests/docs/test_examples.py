@@ -173,4 +173,51 @@ def test_the_ci_page_counts_check_schedulers_default_scenarios() -> None:
     from harness.testing import DEFAULT_SCENARIOS
 
     text = " ".join((ROOT / "docs" / "ci.md").read_text().split())
-    assert f"`check_scheduler` explores {len(DEFAULT_SCENARIOS)} default scenarios" in text
+    counts = re.findall(r"`check_scheduler`(?:\]\[[\w.]+\])? explores (\d+) default scenarios", text)
+    assert counts == [str(len(DEFAULT_SCENARIOS))]
+
+
+def test_the_concepts_page_lists_the_layers_of_the_import_contract() -> None:
+    import tomllib
+
+    contract = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"][0]
+    layers = [sorted(name.strip() for name in layer.split("|")) for layer in contract["layers"] if layer != "__main__"]
+    text = (ROOT / "docs" / "concepts.md").read_text()
+    table = text[text.index("| layer | packages of `harness` |"):].split("\n\n")[0].splitlines()[2:]
+    # A row's packages are its second cell's backticked names (the first word of each, before any note).
+    documented = [sorted(re.findall(r"`(\w+)`", row.split("|")[2].split("(")[0])) for row in table]
+    assert documented == layers
+
+
+# Dotted names the pages mention that are not importable objects: the pytest fixture's method, page names.
+NOT_OBJECTS = {"harness.check", "harness.md"}
+
+
+def test_every_dotted_harness_name_in_the_docs_resolves_at_its_current_path() -> None:
+    """A page naming `harness.x.y` names a module or object that exists there (not through an old path
+    that warns): a module that moves or splits without its pages is caught here."""
+    import importlib
+    import warnings
+
+    names: set[str] = set()
+    for page in PAGES:
+        names |= set(re.findall(r"\bharness(?:\.[A-Za-z_]\w*)+", page.read_text()))
+    missing = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        for name in sorted(names - NOT_OBJECTS):
+            if name.startswith("harness.recipes."):
+                continue  # each needs its real runtime; tests/runtimes/test_recipe_pages.py keeps those pages
+            parts = name.split(".")
+            for split in range(len(parts), 0, -1):
+                try:
+                    found: object = importlib.import_module(".".join(parts[:split]))
+                    break
+                except ModuleNotFoundError:
+                    continue
+            try:
+                for attribute in parts[split:]:
+                    found = getattr(found, attribute)
+            except (AttributeError, DeprecationWarning) as error:
+                missing.append(f"{name}: {error}")
+    assert not missing, "\n".join(missing)
