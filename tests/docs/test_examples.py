@@ -221,3 +221,14 @@ def test_every_dotted_harness_name_in_the_docs_resolves_at_its_current_path() ->
             except (AttributeError, DeprecationWarning) as error:
                 missing.append(f"{name}: {error}")
     assert not missing, "\n".join(missing)
+
+
+def test_every_file_of_the_package_a_page_names_exists() -> None:
+    """`harness/policies/registry.py`, `harness/bridges/`: a page that names a file or folder of the package
+    names one that exists (`.harness/`, the folder the harness writes in a user's project, is no such file)."""
+    missing = []
+    for page in PAGES:
+        for path in set(re.findall(r"(?<![.\w])harness/[\w/.]*\w", page.read_text())):
+            if not ((ROOT / path).exists() or (ROOT / f"{path}.py").exists()):
+                missing.append(f"{page.relative_to(ROOT)}: {path}")
+    assert not missing, missing
