@@ -6,8 +6,10 @@
   `<!-- not-run: why -->`; a block whose import needs a real runtime of the `runtimes` extra that is
   not installed is skipped (as tests/runtimes skips it).
 - Each `$ harness ...` line of a console or shell block that ends in `# exit N` runs through the CLI
-  and must exit with N. These are the label catalogue's commands, the getting-started page's and the
-  README's; other command lines are prose (long explorations, `--out` directories, clusters).
+  and must exit with N, and the output lines the block shows under it must be in what it prints (`…`
+  or `...` elides). A text block preceded by `<!-- output of: harness ... -->` is output of that
+  command, checked the same way. These are the label catalogue's commands, the getting-started page's
+  and the README's; other command lines are prose (long explorations, `--out` directories, clusters).
 - Every label an oracle can give has a story in the label catalogue, and the README stays a newcomer
   page (under 250 lines).
 """
@@ -28,6 +30,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 FENCE = re.compile(r"^(?P<indent>[ \t]*)```(?P<lang>[\w-]*)[ \t]*$")
 NOT_RUN = re.compile(r"<!--\s*not-run:\s*\S.*-->")
+OUTPUT_OF = re.compile(r"<!--\s*output of:\s*(?P<command>harness\s.*?)\s*-->")
 EXIT = re.compile(r"^\s*(?:\S*\$\s+)(?P<command>harness\s.*?)\s+#\s*exit\s+(?P<code>\d+)\s*$")
 PROMISE = re.compile(r"^print\(.*\)\s+# (.+)$", flags=re.M)
 # The real runtimes the recipes glue (the `runtimes` extra): a page's block that imports one of them is
@@ -84,18 +87,45 @@ def python_pages() -> list[Path]:
     return [page for page in PAGES if any(b.lang in ("python", "py") and b.run for b in blocks(page))]
 
 
-def commands() -> list[tuple[str, str, int]]:
-    """(where, command line, expected exit code) of every `$ harness ... # exit N` line."""
+@dataclass(frozen=True)
+class Command:
+    where: str
+    command: str
+    code: int | None  # None: a `<!-- output of: ... -->` block, which checks what it prints only
+    shown: tuple[str, ...]  # output lines the page shows under the command
+
+
+def commands() -> list[Command]:
+    """Every `$ harness ... # exit N` line, with the output lines shown under it in its block, and every
+    text block marked `<!-- output of: harness ... -->`."""
     found = []
     for page in PAGES:
+        text = page.read_text().splitlines()
         for block in blocks(page):
+            if block.lang == "text" and block.run:
+                marker = OUTPUT_OF.search(next((line for line in reversed(text[: block.line - 1]) if line.strip()), ""))
+                if marker:
+                    found.append(Command(block.where, marker["command"], None, tuple(block.code.splitlines())))
             if block.lang not in ("console", "bash", "shell", "sh") or not block.run:
                 continue
-            for offset, line in enumerate(block.code.splitlines(), start=1):
+            lines = block.code.splitlines()
+            for offset, line in enumerate(lines):
                 match = EXIT.match(line)
                 if match:
-                    found.append((f"{block.where}+{offset}", match["command"], int(match["code"])))
+                    shown = []
+                    for after in lines[offset + 1:]:
+                        if re.match(r"^\s*\S*\$\s", after):
+                            break
+                        shown.append(after)
+                    found.append(Command(f"{block.where}+{offset + 1}", match["command"], int(match["code"]),
+                                         tuple(shown)))
     return found
+
+
+def fragments(shown: tuple[str, ...]) -> list[str]:
+    """What a shown output promises: each line, whitespace collapsed, split where it elides (`…`, `...`)."""
+    parts = (part for line in shown for part in re.split(r"…|\.\.\.", line))
+    return [" ".join(part.split()) for part in parts if part.strip()]
 
 
 @pytest.mark.parametrize("page", python_pages(), ids=lambda p: str(p.relative_to(ROOT)))
@@ -126,9 +156,9 @@ def test_the_python_examples_of_a_page_run_and_print_what_they_promise(page: Pat
     assert ran, f"{page.relative_to(ROOT)}: every python block is marked not-run"
 
 
-@pytest.mark.parametrize(("where", "command", "code"), commands(), ids=[w for w, _, _ in commands()])
-def test_a_documented_command_exits_as_documented(where: str, command: str, code: int, tmp_path: Path,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("documented", commands(), ids=lambda c: c.where)
+def test_a_documented_command_exits_and_prints_as_documented(documented: Command, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     from harness.cli import main
 
     # From a scratch directory that sees the repository's tests/ (the label catalogue's deliberately broken
@@ -136,17 +166,24 @@ def test_a_documented_command_exits_as_documented(where: str, command: str, code
     (tmp_path / "tests").symlink_to(ROOT / "tests", target_is_directory=True)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("COLUMNS", "120")
-    argv = shlex.split(command)
+    argv = shlex.split(documented.command)
     assert argv[0] == "harness"
     result = CliRunner().invoke(main, argv[1:])
-    assert result.exit_code == code, f"{where}: `{command}` exited {result.exit_code}, the docs say {code}\n" + (
-        result.output[-3000:])
+    where, command = documented.where, documented.command
+    if documented.code is not None:
+        assert result.exit_code == documented.code, (
+            f"{where}: `{command}` exited {result.exit_code}, the docs say {documented.code}\n{result.output[-3000:]}")
     assert "Traceback" not in result.output, result.output
+    # What the page shows of the output is in it (wrapped at any width: whitespace is collapsed on both sides).
+    printed = " ".join(result.output.split())
+    missing = [fragment for fragment in fragments(documented.shown) if fragment not in printed]
+    assert not missing, f"{where}: `{command}` no longer prints {missing}\n{result.output[-3000:]}"
 
 
 def test_commands_and_blocks_were_found() -> None:
     """The checks above must have something to check: a broken parser would pass them vacuously."""
-    assert len(commands()) >= 30
+    assert len([c for c in commands() if c.code is not None]) >= 30
+    assert len([c for c in commands() if c.shown]) >= 5
     assert {p.name for p in python_pages()} >= {"README.md", "write-a-scheduler.md", "bridges.md", "oracles.md"}
     not_run = [b.where for page in PAGES for b in blocks(page) if b.lang in ("python", "py") and not b.run]
     assert len(not_run) <= 8, not_run  # few, each with its reason beside it
