@@ -59,7 +59,11 @@ def get_loop(name: str) -> LoopPolicy:
     except (ImportError, AttributeError) as exc:
         raise UnknownLoopError(name, f"cannot load {name!r} ({exc})") from None
     if isinstance(target, type) or (callable(target) and not hasattr(target, "name")):
-        target = target()
+        try:
+            target = target()
+        except (Exception, SystemExit) as exc:  # sys.exit must not end the harness with exit 0
+            raise UnknownLoopError(name, f"cannot build a loop policy from {name!r}: calling it with no "
+                                         f"arguments raised {type(exc).__name__}: {exc}") from None
     if not callable(target):
         raise UnknownLoopError(name, f"{name!r} is not a loop policy")
     return target  # type: ignore[no-any-return]

@@ -148,3 +148,18 @@ def test_loop_and_scheduler_combine_freely(loop: str) -> None:
     for scheduler in ("serial", "parallel", "resource_keys", "dag", "hermes_gate"):
         result = run(under("sales-report", loop), get_scheduler(scheduler), 3)
         assert result.agent is not None and result.agent.status == "final_answer", (loop, scheduler)
+
+
+class NeedsAnArgument:
+    """A loop policy class whose constructor wants an argument `--loop` cannot give."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+
+
+def test_a_loop_class_that_cannot_be_built_is_a_usage_error_not_an_internal_one() -> None:
+    out = CliRunner().invoke(main, ["run", "tool-disabled", "--loop", f"{__name__}:NeedsAnArgument"])
+    assert out.exit_code == 2, out.output
+    assert (f"cannot build a loop policy from '{__name__}:NeedsAnArgument': calling it with no arguments raised "
+            "TypeError") in out.output
+    assert "internal error" not in out.output
