@@ -26,7 +26,8 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from harness.bridges.threads import patches, primitives
+from harness.bridges.threads import patches
+from harness.bridges.threads import thread as bridged_thread
 from harness.bridges.threads.patches import Installation
 from harness.bridges.threads.turnstile import BridgeThread, ThreadReleased, Turnstile
 from harness.sim.kernel import Kernel
@@ -146,5 +147,5 @@ class ThreadHost:
             _hosts.pop(self.turnstile, None)
             # A pool the work made registers its workers for an exit-time join; they are over already.
             registry: Any = futures_thread._threads_queues
-            for worker in [t for t in registry if isinstance(t, primitives.Thread)]:
+            for worker in [t for t in registry if isinstance(t, bridged_thread.Thread)]:
                 registry.pop(worker, None)
