@@ -48,7 +48,7 @@ class ThreadHost:
     """The bridge threads of one `from_asyncio` run."""
 
     def __init__(self, kernel: Kernel, on_wake: Callable[[], None], choosing: bool, owner: object) -> None:
-        #: The run's state (`bridge.RunState`): its latest toolbox serves tools called in threads that
+        #: The run's state (`run_state.RunState`): its latest toolbox serves tools called in threads that
         #: name no batch (see `toolbox_of`).
         self.owner = owner
         #: The batch (its toolbox) whose task handed each thread its work: a run's concurrent agents
