@@ -4,12 +4,12 @@ Owns the clock stand-ins `patches` installs for bridged runs: `time.sleep`, `tim
 `time.perf_counter`, `time.time` (and the `_ns` forms), the `datetime.datetime` / `datetime.date`
 classes, and the CPU counts of the declared machine (`os.cpu_count`, `os.process_cpu_count`,
 `os.sched_getaffinity`). Each decides per call who is asking: code in a bridge thread gets the thread bridge's
-virtual clock (`primitives`); code on a bridged asyncio loop, while the run's pump steps it in the
+virtual clock (`threads.virtual_time`); code on a bridged asyncio loop, while the run's pump steps it in the
 harness thread, gets the loop's clock, and its `time.sleep` holds the loop (see
 `bridge_asyncio.blocking`); anything else (the harness, the test runner, foreign threads, the
 simulation running while the loop is held) gets the real thing.
 
-Virtual wall time starts at a fixed epoch, 2026-01-01T00:00:00Z (`primitives.EPOCH_S`), and the
+Virtual wall time starts at a fixed epoch, 2026-01-01T00:00:00Z (`virtual_time.EPOCH_S`), and the
 simulated machine's local time zone is UTC: `datetime.now()` is that epoch plus the run's virtual
 milliseconds, the same in every run and on every host. It never advances time itself.
 """
@@ -22,7 +22,7 @@ import time as _time
 from asyncio import events
 from typing import Any, Protocol
 
-from harness.bridges.threads import primitives
+from harness.bridges.threads import host, virtual_time
 from harness.bridges.threads.turnstile import current
 
 _real_sleep = _time.sleep
@@ -36,7 +36,7 @@ _RealDatetime = _datetime.datetime
 _RealDate = _datetime.date
 _UTC = _datetime.UTC
 #: The virtual epoch as an aware datetime (what `datetime.now()` reads at 0 ms).
-EPOCH = _RealDatetime.fromtimestamp(primitives.EPOCH_S, _UTC)
+EPOCH = _RealDatetime.fromtimestamp(virtual_time.EPOCH_S, _UTC)
 
 
 class LoopBlocker(Protocol):
@@ -84,7 +84,7 @@ def sleep(seconds: float) -> None:
     """`time.sleep`: in a bridge thread, parks the thread; on a bridged loop, holds the loop (nothing
     else on it runs) for `seconds` of virtual time; elsewhere, really sleeps."""
     if current() is not None:
-        primitives.sleep(seconds)
+        virtual_time.sleep(seconds)
         return
     loop = events._get_running_loop()
     blocker: LoopBlocker | None = getattr(loop, "blocker", None) if loop is not None else None
@@ -120,12 +120,12 @@ def perf_counter_ns() -> int:
 
 def time() -> float:
     ms = virtual_ms()
-    return primitives.EPOCH_S + ms / 1000.0 if ms is not None else _real_time()
+    return virtual_time.EPOCH_S + ms / 1000.0 if ms is not None else _real_time()
 
 
 def time_ns() -> int:
     ms = virtual_ms()
-    return (primitives.EPOCH_S * 1000 + ms) * 1_000_000 if ms is not None else _real_time_ns()
+    return (virtual_time.EPOCH_S * 1000 + ms) * 1_000_000 if ms is not None else _real_time_ns()
 
 
 # -- the declared machine -------------------------------------------------------------------------
@@ -134,37 +134,37 @@ def time_ns() -> int:
 def cpu_count() -> int | None:
     """`os.cpu_count()`: the declared machine's CPUs in bridged code, on a bridge thread or the loop."""
     if current() is None and loop_blocker() is None:
-        return primitives.HOST["cpu_count"]()  # type: ignore[no-any-return]
-    return primitives.machine().cpus
+        return host.HOST["cpu_count"]()  # type: ignore[no-any-return]
+    return host.machine().cpus
 
 
 def process_cpu_count() -> int | None:
     """`os.process_cpu_count()` (3.13), as `cpu_count`."""
     if current() is None and loop_blocker() is None:
-        return primitives.HOST["process_cpu_count"]()  # type: ignore[no-any-return]
-    return primitives.machine().cpus
+        return host.HOST["process_cpu_count"]()  # type: ignore[no-any-return]
+    return host.machine().cpus
 
 
 def sched_getaffinity(pid: int) -> set[int]:
     """`os.sched_getaffinity(pid)`: CPUs 0..N-1 of the declared machine for this process, in bridged code."""
     if (current() is None and loop_blocker() is None) or pid not in (0, _os.getpid()):
-        return primitives.HOST["sched_getaffinity"](pid)  # type: ignore[no-any-return]
-    return set(range(primitives.machine().cpus))
+        return host.HOST["sched_getaffinity"](pid)  # type: ignore[no-any-return]
+    return set(range(host.machine().cpus))
 
 
 #: The thread bridge's clock function -> the one that also knows the bridged loop (what `patches`
 #: installs in its place).
 LOOP_AWARE: dict[Any, Any] = {
-    primitives.cpu_count: cpu_count,
-    primitives.process_cpu_count: process_cpu_count,
-    primitives.sched_getaffinity: sched_getaffinity,
-    primitives.sleep: sleep,
-    primitives.monotonic: monotonic,
-    primitives.monotonic_ns: monotonic_ns,
-    primitives.perf_counter: perf_counter,
-    primitives.perf_counter_ns: perf_counter_ns,
-    primitives.time: time,
-    primitives.time_ns: time_ns,
+    host.cpu_count: cpu_count,
+    host.process_cpu_count: process_cpu_count,
+    host.sched_getaffinity: sched_getaffinity,
+    virtual_time.sleep: sleep,
+    virtual_time.monotonic: monotonic,
+    virtual_time.monotonic_ns: monotonic_ns,
+    virtual_time.perf_counter: perf_counter,
+    virtual_time.perf_counter_ns: perf_counter_ns,
+    virtual_time.time: time,
+    virtual_time.time_ns: time_ns,
 }
 
 

@@ -18,7 +18,8 @@ from typing import Any
 
 from harness import find_scenario, run
 from harness.bridges import from_asyncio
-from harness.bridges.asyncio.bridge import RUN_ON_MS, SKIPPED_BY_BRIDGE
+from harness.bridges.asyncio.settling import SKIPPED_BY_BRIDGE
+from harness.bridges.leftovers import RUN_ON_MS
 from harness.oracles import check
 from harness.run import RunResult
 from harness.scenario.spec import Interrupt

@@ -16,7 +16,7 @@ from typing import Any
 
 from harness import find_scenario, run
 from harness.bridges import from_asyncio
-from harness.bridges.asyncio import bridge
+from harness.bridges.asyncio import run_state
 
 
 async def gather_executor(tool_calls: list[Any], tools: Any) -> list[dict[str, Any]]:
@@ -25,8 +25,8 @@ async def gather_executor(tool_calls: list[Any], tools: Any) -> list[dict[str, A
     return [{"id": tc.id, "result": value} for tc, value in zip(tool_calls, values, strict=True)]
 
 
-def _states() -> list[bridge.RunState]:
-    return [o for o in gc.get_objects() if isinstance(o, bridge.RunState)]
+def _states() -> list[run_state.RunState]:
+    return [o for o in gc.get_objects() if isinstance(o, run_state.RunState)]
 
 
 def test_a_bridged_run_leaves_nothing_behind_without_the_cycle_collector(no_cycle_collector: None) -> None:
@@ -35,7 +35,7 @@ def test_a_bridged_run_leaves_nothing_behind_without_the_cycle_collector(no_cycl
         result = run(sc, scheduler, seed)
         assert result.status.value == "completed"
     del result
-    assert not bridge._runs
+    assert not run_state._runs
     assert _states() == []  # freed by reference counting: nothing of the runs sits in a cycle
 
 
@@ -43,5 +43,5 @@ def test_an_interrupted_bridged_run_is_freed_too(no_cycle_collector: None) -> No
     scheduler, sc = from_asyncio(gather_executor), find_scenario("interrupt-midbatch")
     for seed in (3, 4):
         run(sc, scheduler, seed)
-    assert not bridge._runs
+    assert not run_state._runs
     assert _states() == []

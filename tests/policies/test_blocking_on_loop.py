@@ -22,7 +22,7 @@ import pytest
 
 from harness import find_scenario, run
 from harness.bridges import from_asyncio
-from harness.bridges.threads.primitives import EPOCH_S
+from harness.bridges.threads.virtual_time import EPOCH_S
 from harness.explore.engine import explore
 from harness.oracles import check
 from harness.report.hang import hang_lines

@@ -8,8 +8,10 @@ are cancelled and drained); the same loop object is reused by the next run in th
 primitives created at import keep working. Modules: `loop` (the virtual loop and its lending),
 `calls` (call objects and scenario limits), `toolbox` (bridged tools), `threads` (work handed to a
 thread, `run_in_executor` / `asyncio.to_thread`, on the thread bridge's turnstile: a sync tool there
-blocks its thread until the call ends), `results` (reading what the executor returns), `bridge` (the
-scheduler). The bridge never decides an order: the user's code does.
+blocks its thread until the call ends), `results` (reading what the executor returns), `settling`
+(the checks of what it did, and what the bridge reports when the interrupt cancelled it), `run_state`
+(one run's loop and the pump that steps it), `bridge` (the scheduler). The bridge never decides an
+order: the user's code does.
 
     async def execute(tool_calls, tools):                      # seed 003's shape
         async def one(tc):
@@ -24,9 +26,11 @@ scheduler). The bridge never decides an order: the user's code does.
     scheduler = from_asyncio(execute)
 """
 
-from harness.bridges.asyncio.bridge import ExecutorError, FromAsyncio, InterruptHook, RunState, from_asyncio
+from harness.bridges.asyncio.bridge import FromAsyncio, InterruptHook, from_asyncio
 from harness.bridges.asyncio.calls import BridgeFunction, BridgeToolCall, ScenarioLimits
 from harness.bridges.asyncio.loop import VirtualLoop
+from harness.bridges.asyncio.run_state import RunState
+from harness.bridges.asyncio.settling import ExecutorError
 from harness.bridges.asyncio.toolbox import Toolbox, ToolFailed
 
 __all__ = ["BridgeFunction", "BridgeToolCall", "ExecutorError", "FromAsyncio", "InterruptHook", "RunState",

@@ -26,7 +26,8 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from harness.bridges.threads import patches, primitives
+from harness.bridges.threads import patches
+from harness.bridges.threads import thread as bridged_thread
 from harness.bridges.threads.patches import Installation
 from harness.bridges.threads.turnstile import BridgeThread, ThreadReleased, Turnstile
 from harness.sim.kernel import Kernel
@@ -47,7 +48,7 @@ class ThreadHost:
     """The bridge threads of one `from_asyncio` run."""
 
     def __init__(self, kernel: Kernel, on_wake: Callable[[], None], choosing: bool, owner: object) -> None:
-        #: The run's state (`bridge.RunState`): its latest toolbox serves tools called in threads that
+        #: The run's state (`run_state.RunState`): its latest toolbox serves tools called in threads that
         #: name no batch (see `toolbox_of`).
         self.owner = owner
         #: The batch (its toolbox) whose task handed each thread its work: a run's concurrent agents
@@ -146,5 +147,5 @@ class ThreadHost:
             _hosts.pop(self.turnstile, None)
             # A pool the work made registers its workers for an exit-time join; they are over already.
             registry: Any = futures_thread._threads_queues
-            for worker in [t for t in registry if isinstance(t, primitives.Thread)]:
+            for worker in [t for t in registry if isinstance(t, bridged_thread.Thread)]:
                 registry.pop(worker, None)

@@ -1,9 +1,11 @@
 """The thread bridge: thread-based executors (`ThreadPoolExecutor`, `threading.Thread`, `queue`,
 `time.sleep`) run unchanged and deterministically on the virtual clock.
 
-Modules: `turnstile` (real OS threads, one running at a time), `primitives` (what `threading`,
-`queue`, `time` and `concurrent.futures` give a bridge thread), `patches` (installing them for the
-duration of a batch), `reaper` (releasing threads of a run that stops while they wait), `results`
+Modules: `turnstile` (real OS threads, one running at a time), what `threading`, `queue`, `time`,
+`os` and `concurrent.futures` give a bridge thread — `primitives` (locks, conditions, semaphores,
+events), `thread` (`Thread`, `Timer`), `queues` (`SimpleQueue`, `Future`), `virtual_time` (`sleep` and
+the clocks), `host` (the declared machine's facts) —, `patches` (installing them for the duration of a
+batch), `reaper` (releasing threads of a run that stops while they wait), `results`
 (what the executor returned) and `adapter` (`from_threads`). Recipe: docs/threads.md.
 """
 

@@ -43,6 +43,7 @@ from harness.bridges.leftovers import RUN_ON_MS, left_running
 from harness.bridges.naming import origin_name
 from harness.bridges.planners.adapters import OpenAIToolCall, openai_tool_calls
 from harness.bridges.threads import primitives
+from harness.bridges.threads import thread as bridged_thread
 from harness.bridges.threads.patches import Installation
 from harness.bridges.threads.reaper import Reaper
 from harness.bridges.threads.results import read_results
@@ -357,7 +358,7 @@ class _BatchRun:
                 self.ctx.interrupt.callbacks.remove(self._interrupted)
             # The real pool registers its workers for an exit-time join; these are over already.
             registry: Any = futures_thread._threads_queues
-            for worker in [t for t in registry if isinstance(t, primitives.Thread)]:
+            for worker in [t for t in registry if isinstance(t, bridged_thread.Thread)]:
                 registry.pop(worker, None)
 
 

@@ -6,14 +6,14 @@ Owns `Installation`: for as long as any bridged batch is running, `threading.Loc
 `time`, `datetime.datetime` / `datetime.date`, `concurrent.futures`' `Future`, and the host facts
 (`os.cpu_count`, `os.process_cpu_count`, `os.sched_getaffinity`, `threading.active_count` and
 `enumerate`, answered from the machine each installation declares) name the bridged versions of
-`primitives` and `harness.bridges.clock`; so do names the executor's module imported from them
-(`from time import sleep`). Every replacement decides per call: in a bridge thread it is bridged (and
-the clocks also on a bridged asyncio loop, while its run steps it), anywhere else it is the real
-thing, so the harness, the test runner and foreign threads are never affected while patches are in
-place. A real `threading.Thread` started
-from a bridge thread (a subclass defined before the run) is refused with the reason, since it would
-run outside the turnstile. Everything is restored when the last bridged batch ends, also on error.
-It never creates threads or decides anything about them.
+`primitives`, `thread`, `queues`, `virtual_time`, `host` and `harness.bridges.clock`; so do names the
+executor's module imported from them (`from time import sleep`). Every replacement decides per call:
+in a bridge thread it is bridged (and the clocks also on a bridged asyncio loop, while its run steps
+it), anywhere else it is the real thing, so the harness, the test runner and foreign threads are never
+affected while patches are in place. A real `threading.Thread` started from a bridge thread (a
+subclass defined before the run) is refused with the reason, since it would run outside the
+turnstile. Everything is restored when the last bridged batch ends, also on error. It never creates
+threads or decides anything about them.
 """
 
 from __future__ import annotations
@@ -29,32 +29,33 @@ from typing import Any
 
 from harness.bridges import clock as bridged_clock
 from harness.bridges import start_order
-from harness.bridges.threads import primitives as bridged
+from harness.bridges.threads import host, primitives, queues, virtual_time
+from harness.bridges.threads import thread as bridged_thread
 from harness.bridges.threads.turnstile import ThreadReleased, current
 from harness.sim.machine import Machine
 
 #: (module, attribute, replacement). The real values are read when patches are installed.
 _TARGETS: tuple[tuple[Any, str, Any], ...] = (
-    (threading, "Lock", bridged.Lock),
-    (threading, "RLock", bridged.RLock),
-    (threading, "Condition", bridged.Condition),
-    (threading, "Semaphore", bridged.Semaphore),
-    (threading, "BoundedSemaphore", bridged.BoundedSemaphore),
-    (threading, "Event", bridged.Event),
-    (threading, "Thread", bridged.Thread),
-    (threading, "Timer", bridged.Timer),
-    (threading, "current_thread", bridged.current_thread),
-    (threading, "currentThread", bridged.current_thread),
-    (queue, "SimpleQueue", bridged.SimpleQueue),
-    (queue, "time", bridged.monotonic),  # `queue.Queue.get(timeout=...)` measures with it
-    (time, "sleep", bridged.sleep),
-    (time, "monotonic", bridged.monotonic),
-    (time, "monotonic_ns", bridged.monotonic_ns),
-    (time, "perf_counter", bridged.perf_counter),
-    (time, "perf_counter_ns", bridged.perf_counter_ns),
-    (time, "time", bridged.time),
-    (time, "time_ns", bridged.time_ns),
-    (futures_base, "Future", bridged.Future),
+    (threading, "Lock", primitives.Lock),
+    (threading, "RLock", primitives.RLock),
+    (threading, "Condition", primitives.Condition),
+    (threading, "Semaphore", primitives.Semaphore),
+    (threading, "BoundedSemaphore", primitives.BoundedSemaphore),
+    (threading, "Event", primitives.Event),
+    (threading, "Thread", bridged_thread.Thread),
+    (threading, "Timer", bridged_thread.Timer),
+    (threading, "current_thread", bridged_thread.current_thread),
+    (threading, "currentThread", bridged_thread.current_thread),
+    (queue, "SimpleQueue", queues.SimpleQueue),
+    (queue, "time", virtual_time.monotonic),  # `queue.Queue.get(timeout=...)` measures with it
+    (time, "sleep", virtual_time.sleep),
+    (time, "monotonic", virtual_time.monotonic),
+    (time, "monotonic_ns", virtual_time.monotonic_ns),
+    (time, "perf_counter", virtual_time.perf_counter),
+    (time, "perf_counter_ns", virtual_time.perf_counter_ns),
+    (time, "time", virtual_time.time),
+    (time, "time_ns", virtual_time.time_ns),
+    (futures_base, "Future", queues.Future),
 )
 #: The host facts bridged code reads, answered from the declared machine (`harness.sim.machine`):
 #: `ThreadPoolExecutor()` sizes itself by `os.cpu_count()` (`os.process_cpu_count()` on 3.13), and
@@ -63,12 +64,12 @@ _TARGETS: tuple[tuple[Any, str, Any], ...] = (
 #: loop sees the declared machine too; the thread counts need a bridge thread.
 _MACHINE_TARGETS: tuple[tuple[Any, str, Any], ...] = tuple(
     (module, name, replacement) for module, name, replacement in (
-        (os, "cpu_count", bridged.cpu_count),
-        (os, "process_cpu_count", bridged.process_cpu_count),
-        (os, "sched_getaffinity", bridged.sched_getaffinity),
-        (threading, "active_count", bridged.active_count),
-        (threading, "activeCount", bridged.active_count),
-        (threading, "enumerate", bridged.enumerate_threads),
+        (os, "cpu_count", host.cpu_count),
+        (os, "process_cpu_count", host.process_cpu_count),
+        (os, "sched_getaffinity", host.sched_getaffinity),
+        (threading, "active_count", host.active_count),
+        (threading, "activeCount", host.active_count),
+        (threading, "enumerate", host.enumerate_threads),
     ) if hasattr(module, name))
 _TARGETS += _MACHINE_TARGETS
 #: Each target's value when this module was imported: a name imported from it before a test faked the
@@ -151,8 +152,8 @@ def _read_host(saved: list[tuple[Any, str, Any]]) -> None:
     """What the host facts really are now (a test may have faked them beneath the patches): what
     the replacements answer code that is not bridged."""
     for module, name, real in saved:
-        if name in bridged.HOST and (module is os or module is threading):
-            bridged.HOST[name] = real
+        if name in host.HOST and (module is os or module is threading):
+            host.HOST[name] = real
 
 
 def _restore() -> None:
@@ -284,7 +285,7 @@ class Installation:
             _depth += 1
         #: What bridged code reads as the host (`os.cpu_count()`...) while this installation is open.
         self.machine = machine if machine is not None else Machine()
-        bridged.declare(self.machine)
+        host.declare(self.machine)
         self._swapped: list[_Swap] = []
         self._open = True
         for namespace in namespaces:
@@ -302,7 +303,7 @@ class Installation:
         if not self._open:
             return
         self._open = False
-        bridged.undeclare(self.machine)
+        host.undeclare(self.machine)
         for swap in reversed(self._swapped):
             _let_go(swap)
         if not self.clocks_only:

@@ -1,0 +1,90 @@
+"""Values handed between bridge threads: `queue.SimpleQueue` and `concurrent.futures.Future`.
+
+Owns `SimpleQueue` (the C one would block for real: FIFO getters parked on the turnstile, virtual
+timeouts) and `Future` (a real `concurrent.futures.Future` that hashes by creation order within its
+batch, so the sets `wait` returns and `as_completed` walks iterate the same way in every process).
+The pure-Python parts of the standard library built on these and on `primitives` (`queue.Queue`,
+`concurrent.futures.wait` / `as_completed`, the real `ThreadPoolExecutor`) then run unchanged. Made
+from any other thread, `SimpleQueue` is the real one. It never patches anything (`patches` does) and
+never decides which thread runs (the driver does).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import queue
+from collections import deque
+from typing import Any
+
+from harness.bridges.threads.primitives import FOREIGN_SERIALS, Hashed, caller
+from harness.bridges.threads.turnstile import DONE, BridgeThread, current
+
+_REAL: dict[str, Any] = {
+    "SimpleQueue": queue.SimpleQueue,
+}
+_RealFuture = concurrent.futures.Future
+
+
+class SimpleQueue(Hashed):
+    """`queue.SimpleQueue` (the C one would block for real); FIFO getters, virtual timeouts."""
+
+    __slots__ = ("_items", "_waiters")
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        if cls is SimpleQueue and current() is None:
+            return _REAL["SimpleQueue"](*args, **kwargs)
+        return super().__new__(cls)
+
+    def __init__(self) -> None:
+        self._number()
+        self._items: deque[Any] = deque()
+        self._waiters: deque[BridgeThread] = deque()
+
+    def put(self, item: Any, block: bool = True, timeout: float | None = None) -> None:
+        self._items.append(item)
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if waiter.state != DONE:
+                waiter.turnstile.wake(waiter)
+                break
+
+    def put_nowait(self, item: Any) -> None:
+        self.put(item, False)
+
+    def get(self, block: bool = True, timeout: float | None = None) -> Any:
+        if timeout is not None and timeout < 0:
+            raise ValueError("'timeout' must be a non-negative number")
+        if self._items:
+            return self._items.popleft()
+        if not block:
+            raise queue.Empty
+        me = caller()
+        deadline = me.turnstile.deadline_in(timeout)
+        while not self._items:
+            me.turnstile.check(me)
+            self._waiters.append(me)
+            if not me.turnstile.park(me, deadline, lambda: self._waiters.remove(me)):
+                raise queue.Empty
+        return self._items.popleft()
+
+    def get_nowait(self) -> Any:
+        return self.get(False)
+
+    def empty(self) -> bool:
+        return not self._items
+
+    def qsize(self) -> int:
+        return len(self._items)
+
+
+class Future(_RealFuture[Any]):
+    """A real `concurrent.futures.Future` that hashes by creation order within its batch, so the sets
+    `wait` returns and `as_completed` walks iterate the same way in every process."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        thread = current()
+        self._serial = thread.turnstile.next_serial() if thread is not None else next(FOREIGN_SERIALS)
+
+    def __hash__(self) -> int:
+        return self._serial
