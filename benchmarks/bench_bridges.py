@@ -140,8 +140,8 @@ class InstantTools(Mapping[str, Callable[..., Any]]):
 # -- where the time goes -------------------------------------------------------------------------
 
 _GROUPS = (
-    ("harness bridge_asyncio", "/harness/bridges/asyncio/"),
-    ("harness bridge_threads", "/harness/bridges/threads/"),
+    ("harness bridges/asyncio", "/harness/bridges/asyncio/"),
+    ("harness bridges/threads", "/harness/bridges/threads/"),
     ("harness sim", "/harness/sim/"),
     ("harness scheduler context", "/harness/scheduling/context.py"),
     ("glue (harness/recipes)", "/harness/recipes/"),

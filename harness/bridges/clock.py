@@ -6,7 +6,7 @@ classes, and the CPU counts of the declared machine (`os.cpu_count`, `os.process
 `os.sched_getaffinity`). Each decides per call who is asking: code in a bridge thread gets the thread bridge's
 virtual clock (`threads.virtual_time`); code on a bridged asyncio loop, while the run's pump steps it in the
 harness thread, gets the loop's clock, and its `time.sleep` holds the loop (see
-`bridge_asyncio.blocking`); anything else (the harness, the test runner, foreign threads, the
+`harness.bridges.asyncio.blocking`); anything else (the harness, the test runner, foreign threads, the
 simulation running while the loop is held) gets the real thing.
 
 Virtual wall time starts at a fixed epoch, 2026-01-01T00:00:00Z (`virtual_time.EPOCH_S`), and the
@@ -40,7 +40,7 @@ EPOCH = _RealDatetime.fromtimestamp(virtual_time.EPOCH_S, _UTC)
 
 
 class LoopBlocker(Protocol):
-    """What a bridged loop carries while a run holds it (`bridge_asyncio.blocking.Blocker`)."""
+    """What a bridged loop carries while a run holds it (`harness.bridges.asyncio.blocking.Blocker`)."""
 
     @property
     def holding(self) -> bool:

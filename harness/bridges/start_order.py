@@ -11,7 +11,7 @@ and only then handed to the real `as_completed`, whose set of tasks iterates in 
 loop hashes its tasks by creation sequence). Futures and tasks given as they are keep the order
 their creator started them in. Different seeds show different start orders; one seed always the same.
 
-Owns `as_completed` (the stand-in) and the per-loop stream it draws from. `bridge_threads.patches`
+Owns `as_completed` (the stand-in) and the per-loop stream it draws from. `harness.bridges.threads.patches`
 installs it with the clocks, as `asyncio.as_completed`, `asyncio.tasks.as_completed` and any name
 the executor's module bound to the original (`from asyncio import as_completed`); code in other
 modules that imported the original by name keeps it. Outside a run's loop it is the original. It
