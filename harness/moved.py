@@ -1,7 +1,9 @@
 """Import paths that moved (issue 25's layout): each old module name still imports, as the module it
-became, with a `DeprecationWarning` that names the new path.
+became, and each name that left a module still imports from it, each with a `DeprecationWarning` that
+names the new path.
 
-Owns the table of old -> new module names and the import hook that serves it. It never copies or
+Owns the tables of old -> new module names and moved names, the import hook that serves the first
+and the module `__getattr__` (`forward`) that serves the second. It never copies or
 re-exports names: an old path gives the very module object of the new one, so `isinstance` checks,
 monkeypatching and pickling by `__module__` behave as with the new path. The hook answers only the
 names in the table and costs nothing until one of them is imported.
@@ -10,11 +12,12 @@ names in the table and costs nothing until one of them is imported.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 import sys
 import types
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib.machinery import ModuleSpec
 from typing import Any
 
@@ -53,6 +56,35 @@ MOVED: dict[str, str] = {
     "harness.schedulers.origins": "harness.diagnosis.origins",
 }
 
+def _names(new: str, *names: str) -> dict[str, str]:
+    return dict.fromkeys(names, new)
+
+
+#: Names that left a module which still exists (issue 25's splits): module -> name -> its new module.
+MOVED_NAMES: dict[str, dict[str, str]] = {
+    "harness.run": {**_names("harness.run.driver", "Driver"),
+                    **_names("harness.run.batch", "Shared", "crash_event", "drain", "end_batch", "scheduler_of")},
+    "harness.report.explain": _names("harness.report.races", "race_label", "racing_touches"),
+    "harness.report.likelihood": {**_names("harness.report.witness_needs", "RACES"),
+                                  **_names("harness.report.likelihood_values", "UNLIKELY_BELOW")},
+    "harness.scenario.load": {**_names("harness.scenario.reader", "MAX_DEPTH"),
+                              **_names("harness.scenario.tools_load", "NEW_TOOL_DECLARED")},
+    "harness.scheduling.approvals": _names("harness.scheduling.approval_gate", "asked_by_the_tool", "gate",
+                                           "refused"),
+    "harness.bridges.asyncio.bridge": _names("harness.bridges.asyncio.settling", "SKIPPED_BY_BRIDGE"),
+    "harness.bridges.threads.primitives": {
+        **_names("harness.bridges.threads.virtual_time", "EPOCH_S", "monotonic_ns", "perf_counter",
+                 "perf_counter_ns", "sleep", "time", "time_ns"),
+        **_names("harness.bridges.threads.queues", "Future", "SimpleQueue"),
+        **_names("harness.bridges.threads.thread", "Thread", "Timer", "current_thread"),
+        **_names("harness.bridges.threads.host", "HOST", "active_count", "cpu_count", "declare",
+                 "enumerate_threads", "machine", "process_cpu_count", "sched_getaffinity", "undeclare"),
+    },
+    "harness.world.world": {**_names("harness.world.resolution", "DEFER", "MAX_SYMLINK_HOPS"),
+                            **_names("harness.world.paths", "NAME_MAX", "PATH_MAX", "absolute_path", "expand_user"),
+                            **_names("harness.world.errors", "null_byte_error")},
+}
+
 _HARNESS_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
@@ -77,6 +109,21 @@ def _user_stacklevel() -> int:
     return level
 
 
+def forward(module: str) -> Callable[[str], Any]:
+    """The module-level `__getattr__` of `module`: a name in `MOVED_NAMES` loads from the module it moved
+    to, with a warning; any other missing name is the usual AttributeError."""
+    names = MOVED_NAMES[module]
+
+    def __getattr__(name: str) -> Any:
+        new = names.get(name)
+        if new is None:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        warn_moved(f"{module}.{name}", f"{new}.{name}")
+        return getattr(importlib.import_module(new), name)
+
+    return __getattr__
+
+
 class _Alias:
     """Finder and loader in one: an old name loads as the module it moved to."""
 
@@ -95,6 +142,15 @@ class _Alias:
         warn_moved(module.__name__, new)
         # The import system returns whatever sys.modules holds under the old name once this returns.
         sys.modules[module.__name__] = importlib.import_module(new)
+
+    def get_code(self, fullname: str) -> types.CodeType | None:
+        # `python -m harness.replay`: runpy runs the code of the module the name moved to.
+        new = MOVED[fullname]
+        warn_moved(fullname, new)
+        spec = importlib.util.find_spec(new)
+        loader = spec.loader if spec is not None else None
+        get_code = getattr(loader, "get_code", None)
+        return get_code(new) if get_code is not None else None
 
 
 def install() -> None:

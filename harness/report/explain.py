@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from harness import moved
 from harness.oracles.verdict import Violation
 from harness.report.explain_effects import (
     across_agents,
@@ -100,3 +101,7 @@ def explain_witness(label: str, witness: Mapping[str, Any], result: RunResult | 
 def explain(violation: Violation, result: RunResult | None = None) -> str:
     """`explain_witness` for a `Violation`."""
     return explain_witness(violation.label, violation.witness, result, violation.message)
+
+
+# Names split out of this module still import from it, with a warning (see harness.moved).
+__getattr__ = moved.forward(__name__)

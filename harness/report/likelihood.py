@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from harness import moved
 from harness.faults.failures import FailureModel
 from harness.faults.latency import Fixed, LatencyModel
 from harness.faults.tails import describe_model, median, tail_at_least, tail_at_most
@@ -197,3 +198,7 @@ def likelihood_line(result: RunResult, violation: Any, *, scenario: Scenario | N
     its label. `violation`: a `Violation` or a `Finding`; `scenario`: the user's scenario when a swarm
     run changed it (its distributions are the ones that count)."""
     return likelihood_of(result, violation, scenario=scenario).line()
+
+
+# Names split out of this module still import from it, with a warning (see harness.moved).
+__getattr__ = moved.forward(__name__)

@@ -7,6 +7,7 @@ interrupt, the end of a batch, the drain), `driver` (steps a batch's scheduler a
 `result` (the frozen values a run returns). None of them judges a run (the oracles do) or prints.
 """
 
+from harness import moved
 from harness.run.driver import describe_error, scheduler_label
 from harness.run.result import BatchRun, RunResult, RunStatus
 from harness.run.single import MAX_JITTER, run
@@ -14,3 +15,7 @@ from harness.sim.realtime import WallClockExceeded
 
 __all__ = ["MAX_JITTER", "BatchRun", "RunResult", "RunStatus", "WallClockExceeded", "describe_error", "run",
            "scheduler_label"]
+
+
+# Names split out of this module still import from it, with a warning (see harness.moved).
+__getattr__ = moved.forward(__name__)

@@ -19,6 +19,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness import moved
 from harness.faults.plan import FaultPlan, FaultSpecError, parse_faults
 from harness.model import Batch
 from harness.scenario.approvals_load import ApprovalsError, parse_approvals, scripted_calls
@@ -229,3 +230,7 @@ def _agents(r: Reader, top: Mapping[str, Any], catalogue: Catalogue) -> tuple[tu
         return parse_agents(rows, set(catalogue), names, scheduler_names()), catalogue
     except ModelSpecError as exc:
         raise r.fail(exc.field, exc.expected, has_got=False) from None
+
+
+# Names split out of this module still import from it, with a warning (see harness.moved).
+__getattr__ = moved.forward(__name__)

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 import simpy
 
+from harness import moved
 from harness.faults.latency import Fixed, LatencyModel
 from harness.model import ToolCall
 from harness.sim.kernel import Kernel
@@ -94,14 +95,6 @@ def ask(kernel: Kernel, script: ApprovalScript | None, call: ToolCall, request: 
     return answered
 
 
-def __getattr__(name: str) -> Any:
-    # The runtime's side moved to `harness.scheduling.approval_gate` (it needs the context, which
-    # needs this module): the old names still work, with a warning.
-    if name in ("gate", "asked_by_the_tool", "refused"):
-        import importlib
-
-        from harness.moved import warn_moved
-
-        warn_moved(f"{__name__}.{name}", f"harness.scheduling.approval_gate.{name}")
-        return getattr(importlib.import_module("harness.scheduling.approval_gate"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# The runtime's side moved to `harness.scheduling.approval_gate` (it needs the context, which needs this
+# module): the old names still work, with a warning.
+__getattr__ = moved.forward(__name__)

@@ -17,6 +17,7 @@ from typing import Any
 from pyfakefs.fake_file import FakeDirectory, FakeFile
 from pyfakefs.fake_filesystem import FakeFilesystem, OSType
 
+from harness import moved
 from harness.world.errors import WorldError
 from harness.world.files import WorldFiles
 from harness.world.ledger import Ledger
@@ -194,3 +195,7 @@ class World(WorldFiles):
 
 
 _TEMPLATES = Templates()
+
+
+# Names split out of this module still import from it, with a warning (see harness.moved).
+__getattr__ = moved.forward(__name__)

@@ -128,7 +128,8 @@ def test_a_loop_that_never_disables_the_tool_is_caught_with_the_policys_own_limi
     tool_disabled = loop_conformance_scenarios(RetryKeyedByCallId(), ["tool-disabled"])[0]
     result = run(tool_disabled, get_scheduler("serial"), 1)
     assert result.agent is not None and result.agent.status == "max_round"  # 15 rounds of the same 503
-    assert [v.ok for v in ORACLES.values() for v in [v(result)] if v.oracle != "loop-policy"] == [True] * 10
+    others = [v.ok for v in ORACLES.values() for v in [v(result)] if v.oracle != "loop-policy"]
+    assert others == [True] * (len(ORACLES) - 1)
     found = verdict(result)
     assert [v.label for v in found.violations] == ["retry-limit-exceeded"]
     witness = found.violations[0].witness

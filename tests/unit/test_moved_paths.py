@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from harness.moved import MOVED
+from harness.moved import MOVED, MOVED_NAMES
 
 
 @pytest.mark.parametrize("old", sorted(MOVED))
@@ -54,3 +54,20 @@ def test_the_new_layout_itself_never_warns() -> None:
             "run(find_scenario('config-clobber'), get_scheduler('parallel'), 3)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stderr) == (0, "")
+
+
+def test_every_name_split_out_of_a_module_still_imports_from_it_with_a_warning() -> None:
+    for module, names in sorted(MOVED_NAMES.items()):
+        for name, new in sorted(names.items()):
+            with pytest.warns(DeprecationWarning, match=f"{module}.{name} moved to {new}.{name}"):
+                old = getattr(importlib.import_module(module), name)
+            assert old is getattr(importlib.import_module(new), name)
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
+        importlib.import_module("harness.world.world").no_such_name  # noqa: B018
+
+
+def test_python_dash_m_of_an_old_path_runs_the_new_module() -> None:
+    done = subprocess.run([sys.executable, "-W", "always::DeprecationWarning", "-m", "harness.agent.crew"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "harness.agent.crew moved to harness.run.crew" in done.stderr and "Traceback" not in done.stderr

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 import simpy
 
+from harness import moved
 from harness.bridges.asyncio.calls import BridgeToolCall, bridge_calls
 from harness.bridges.asyncio.results import to_results
 from harness.bridges.asyncio.run_state import RunState, describe_task
@@ -178,3 +179,7 @@ def from_asyncio(execute: Execute, *, name: str | None = None, description: str 
     return FromAsyncio(execute, name or origin_name(execute, "asyncio"),
                        description or "an asyncio executor on the virtual clock", interrupt=interrupt,
                        registry=registry, allow_unstarted_errors=allow_unstarted_errors, grace_ms=grace_ms)
+
+
+# Names split out of this module still import from it, with a warning (see harness.moved).
+__getattr__ = moved.forward(__name__)

@@ -19,6 +19,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from harness import moved
 from harness.bridges.threads.turnstile import DONE, BridgeThread, _by_ident, _get_ident, current
 from harness.bridges.threads.virtual_time import monotonic
 
@@ -361,3 +362,7 @@ class Event(Hashed):
         self._waiters.append(me)
         me.turnstile.park(me, me.turnstile.deadline_in(timeout), lambda: self._waiters.remove(me))
         return self._flag
+
+
+# Names split out of this module still import from it, with a warning (see harness.moved).
+__getattr__ = moved.forward(__name__)
