@@ -3,7 +3,8 @@
 Each module is one policy as a real runtime or a seed article writes it (`serial`, `parallel`,
 `partition`, `rwlock`, `lanes`, `grouped`, `dag`, `resource_keys`, `hermes_gate`, `hermes_segments`,
 `optimal`), except `hermes_paths`, the path rules both hermes policies share. `registry` maps a
-`--scheduler` name (or `module:attr`) to a scheduler. Policies implement `harness.scheduling`'s contract and never reach into the run, the oracles or the reports.
+`--scheduler` name (or `module:attr`) to a scheduler. Policies implement `harness.scheduling`'s
+contract and never reach into the run, the oracles or the reports.
 """
 
 from typing import TYPE_CHECKING
