@@ -71,3 +71,14 @@ def test_python_dash_m_of_an_old_path_runs_the_new_module() -> None:
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "harness.agent.crew moved to harness.run.crew" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_docs_list_every_moved_path_and_name() -> None:
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "moved.md").read_text()
+    for old, new in MOVED.items():
+        assert f"| `{old}` | `{new}` |" in page, old
+    for module, names in MOVED_NAMES.items():
+        for name, new in names.items():
+            assert f"| `{module}` | `{name}` | `{new}` |" in page, (module, name)
