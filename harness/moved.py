@@ -12,7 +12,6 @@ names in the table and costs nothing until one of them is imported.
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import os
 import sys
 import types
@@ -145,6 +144,8 @@ class _Alias:
 
     def get_code(self, fullname: str) -> types.CodeType | None:
         # `python -m harness.replay`: runpy runs the code of the module the name moved to.
+        import importlib.util  # only for `python -m` of an old name: `import harness` never pays for it
+
         new = MOVED[fullname]
         warn_moved(fullname, new)
         spec = importlib.util.find_spec(new)
