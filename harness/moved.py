@@ -3,9 +3,9 @@ became, and each name that left a module still imports from it, each with a `Dep
 names the new path.
 
 Owns the tables of old -> new module names and moved names, the import hook that serves the first
-and the module `__getattr__` (`forward`) that serves the second. It never copies or
-re-exports names: an old path gives the very module object of the new one, so `isinstance` checks,
-monkeypatching and pickling by `__module__` behave as with the new path. The hook answers only the
+and the module `__getattr__` (`forward`) that serves the second. It never copies a module or a name:
+an old path gives the very object of the new one, so `isinstance` checks, monkeypatching and pickling
+by `__module__` behave as with the new path. The hook answers only the
 names in the table and costs nothing until one of them is imported.
 """
 
