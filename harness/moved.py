@@ -61,6 +61,14 @@ def _names(new: str, *names: str) -> dict[str, str]:
 
 #: Names that left a module which still exists (issue 25's splits): module -> name -> its new module.
 MOVED_NAMES: dict[str, dict[str, str]] = {
+    # The old home of the contract, the policies and the bridges: its public names.
+    "harness.schedulers": {
+        **_names("harness.scheduling", "CallHandle", "ExecutionPolicy", "Plan", "PlanScheduler", "Scheduler",
+                 "SchedulerContext", "SchedulerProcess"),
+        **_names("harness.policies", "BUILTIN_SCHEDULERS", "Parallel", "Serial", "UnknownSchedulerError",
+                 "get_scheduler", "scheduler_names"),
+        **_names("harness.bridges", "ToolFailed", "from_asyncio", "from_gate", "from_plan", "from_threads"),
+    },
     "harness.run": {**_names("harness.run.driver", "Driver"),
                     **_names("harness.run.batch", "Shared", "crash_event", "drain", "end_batch", "scheduler_of")},
     "harness.report.explain": _names("harness.report.races", "race_label", "racing_touches"),
@@ -118,7 +126,10 @@ def forward(module: str) -> Callable[[str], Any]:
         if new is None:
             raise AttributeError(f"module {module!r} has no attribute {name!r}")
         warn_moved(f"{module}.{name}", f"{new}.{name}")
-        return getattr(importlib.import_module(new), name)
+        value = getattr(importlib.import_module(new), name)
+        # One warning a name: `from package import name` reads it twice (the fromlist check, then the import).
+        setattr(sys.modules[module], name, value)
+        return value
 
     return __getattr__
 

@@ -82,3 +82,12 @@ def test_the_docs_list_every_moved_path_and_name() -> None:
     for module, names in MOVED_NAMES.items():
         for name, new in names.items():
             assert f"| `{module}` | `{name}` | `{new}` |" in page, (module, name)
+
+
+def test_a_moved_name_imported_from_a_package_warns_once() -> None:
+    # `from package import name` reads the name twice (the fromlist check, then the import itself).
+    code = ("import warnings\nwarnings.simplefilter('always')\n"
+            "from harness.run import Driver\nfrom harness.run import Driver\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("DeprecationWarning") == 1 and "<string>:3" in done.stderr
