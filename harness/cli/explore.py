@@ -29,6 +29,7 @@ from harness.cli.options import (
     processes_option,
     progress_bar,
     tools_option,
+    trust_options,
     wall_timeout_option,
     with_execution,
 )
@@ -75,13 +76,14 @@ if TYPE_CHECKING:
 @loop_option
 @execution_options
 @tools_option
+@trust_options
 @guarded
 def explore_command(scenario: str, scheduler_name: str, strategy: str, runs: int, seed: int, depth: int,
                     swarm: bool, swarm_kinds: str | None, fault_bound: int, processes: int | None,
                     dask_address: str | None, keep_going: bool,
                     labels: tuple[str, ...], save_dir: Path, no_save: bool, check_determinism: bool, fmt: str,
                     wall_timeout: float, import_timeout: float, tools_modules: tuple[str, ...],
-                    **execution: Any) -> None:
+                    trust_modules: tuple[str, ...], allow_dirs: tuple[Path, ...], **execution: Any) -> None:
     """Search for a violation: auto (the default), random latencies, PCT, bounded exhaustive search or
     Hypothesis. Stops at the first violation, shrinks it, checks that it replays and saves a reproducer.
     Every result says what it covered (scope)."""
@@ -92,7 +94,7 @@ def explore_command(scenario: str, scheduler_name: str, strategy: str, runs: int
     from harness.scenario.dump import NotSerializable
 
     loop_name = execution.pop("loop_name", None)
-    found_scenario, tools_args = find_with_tools(scenario, tools_modules)
+    found_scenario, tools_args = find_with_tools(scenario, tools_modules, trust_modules, allow_dirs)
     loaded, extra = with_execution(found_scenario, execution)
     loaded, extra = with_loop(loaded, loop_name, [*tools_args, *extra])
     check_schedulers([scheduler_name], import_timeout)
