@@ -89,7 +89,7 @@ def explore_command(scenario: str, scheduler_name: str, strategy: str, runs: int
     Every result says what it covered (scope)."""
     from harness.explore.engine import explore
     from harness.explore.swarm import KINDS
-    from harness.reproducers.file import reproducer_of
+    from harness.reproducers.file import embedded_line, reproducer_of
     from harness.reproducers.replay import save_verified, verify
     from harness.scenario.dump import NotSerializable
 
@@ -157,6 +157,8 @@ def explore_command(scenario: str, scheduler_name: str, strategy: str, runs: int
         "fingerprint": shrunk.result.fingerprint if shrunk else None,
         "reproducer": str(path) if path else None,
         "replay": dataclasses.replace(reproducer, path=path).command if path and reproducer else None,
+        # The real files a from_dir copied into it, said where it is saved (whoever shares it should know).
+        "embedded": embedded_line(reproducer.embedded) if path and reproducer and reproducer.embedded else None,
         "determinism": selfcheck.describe() if selfcheck else None,
         "nondeterministic": bool(selfcheck and not selfcheck.ok),
         "bound": exploration.bound, "exhausted": exploration.exhausted, "classes": exploration.classes,
@@ -290,6 +292,8 @@ def _print_exploration(doc: dict[str, Any], found: bool) -> None:
         click.echo(f"self-check: {doc['determinism']}")
     if doc["reproducer"]:
         click.echo(f"reproducer: {doc['reproducer']}")
+        if doc.get("embedded"):
+            click.echo(f"reproducer {doc['embedded']}")
         click.echo(f"replay: {doc['replay']}")
     elif doc["nondeterministic"]:
         click.echo("no reproducer saved: it would not replay")

@@ -233,6 +233,14 @@ def loads(text: str, file: str = "<reproducer>", path: Path | None = None, *,
                       _embedded(data.get("embedded"), file))
 
 
+def embedded_line(embedded: Embedded, shown: int = 10) -> str:
+    """One line saying which real files a reproducer carries (its scenario's from_dir copied them in)."""
+    files = embedded.files
+    listed = ", ".join(files[:shown]) + (f", and {len(files) - shown} more" if len(files) > shown else "")
+    return (f"embeds {len(files)} file{'' if len(files) == 1 else 's'} read from {embedded.root} (world: "
+            f"{embedded.into}){': ' + listed if files else ''}")
+
+
 def _embedded(value: Any, file: str) -> Embedded | None:
     """The `embedded` record (files from before it was written have none); it is information for the
     reader, never read from the disk."""

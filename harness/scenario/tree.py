@@ -2,9 +2,10 @@
 
 Owns the copy of a tree on the real disk into scenario data: regular files as text, directories,
 symlinks as links (their targets as written, never followed), files sharing an inode as a hard-link
-group, and the limits past which a tree is refused instead of silently truncated. It reads the
-tree once, when the scenario loads, and never writes anywhere; the run that follows sees only the
-copy (a reproducer carries it inline, so it replays without the tree).
+group, and the limits past which a tree is refused instead of silently truncated (its depth too; it
+is walked with a stack of its own, never by recursion). It reads the tree once, when the scenario
+loads, and never writes anywhere; the run that follows sees only the copy (a reproducer carries it
+inline, so it replays without the tree).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import posixpath
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from harness.scenario.reader import MAX_PATH_DEPTH
 
 #: Past these a tree is refused: a world is a test fixture, not a disk image.
 MAX_FILES = 2000
@@ -71,6 +74,9 @@ def read_tree(root: Path, into: str, *, exclude: tuple[str, ...] = ()) -> Tree:
                 except OSError as exc:
                     raise TreeError(f"{full}: expected a readable symlink, got {exc.strerror}") from None
             else:
+                if target.count("/") >= MAX_PATH_DEPTH:  # what it holds is one level deeper
+                    raise TreeError(f"{full}: expected a tree whose world paths are at most {MAX_PATH_DEPTH} "
+                                    "directories deep (exclude what the scenario does not need with from_dir.exclude)")
                 tree.dirs.append(target)
                 descend.append(full)
         pending.extend(reversed(descend))
