@@ -21,7 +21,7 @@ from harness.cli import main
 from harness.reproducers.file import ReproducerError, loads, reproducer_of, to_json
 from harness.scenario import ScenarioError, find_scenario, load_scenario
 from harness.scenario.trust import Trust, UntrustedCode, project_modules
-from harness.testing import check_scheduler
+from harness.testing import SchedulerCheckFailed, check_scheduler
 
 TOOLS = """
 import pathlib
@@ -129,6 +129,31 @@ def test_check_scheduler_takes_trust_names_or_modules(tmp_path: Path, module: st
     assert check_scheduler("serial", scenarios=[path], generated=False, trust=[module]).scenarios
     assert check_scheduler("serial", scenarios=[str(path)], generated=False,
                            trust=importlib.import_module(module)).scenarios
+
+
+RACY = """
+name = "own-racy"
+tools_module = "{module}"
+[world]
+files = {{ "/c" = "a b" }}
+[[batches]]
+[[batches.calls]]
+id = "x"
+name = "patch"
+arguments = '{{"path": "/c", "old": "a", "new": "A"}}'
+[[batches.calls]]
+id = "y"
+name = "patch"
+arguments = '{{"path": "/c", "old": "b", "new": "B"}}'
+"""
+
+
+def test_check_scheduler_s_explore_line_carries_the_trust_it_needed(tmp_path: Path, module: str) -> None:
+    racy = scenario_file(tmp_path, module, RACY)
+    with pytest.raises(SchedulerCheckFailed) as info:
+        check_scheduler("parallel", scenarios=[racy], generated=False, trust=[module])
+    lines = [line for line in str(info.value).splitlines() if "harness explore" in line]
+    assert lines and all(f"--trust-module {module}" in line for line in lines), str(info.value)
 
 
 @pytest.mark.parametrize(("snippet", "field"), [
