@@ -111,8 +111,8 @@ def _from_dir(r: Reader, value: Any, cwd: str, trust: Trust) -> tuple[Tree, Embe
     root = base / relative  # an absolute path replaces the base: the check below still applies
     if not trust.allows_tree(root, base):
         raise r.fail(where, f"a tree inside the scenario file's directory ({_real(base)}, after symlinks), got "
-                     f"{relative!r}, which leads to {_real(root)}; to read it, allow its directory with "
-                     "--allow-dir DIR (in Python: trust=Trust(dirs=[DIR]))", has_got=False)
+                     f"{relative!r}, which leads to {_real(root)}; if you mean it to be read, add --allow-dir "
+                     f"{_real(root)} (in Python: trust=Trust(dirs=[...]))", has_got=False)
     try:
         tree = read_tree(root, into, exclude=tuple(exclude))
     except TreeError as exc:
