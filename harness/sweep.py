@@ -24,6 +24,7 @@ from harness.oracles import check
 from harness.policies.registry import build_scheduler
 from harness.run import run
 from harness.scenario import find_scenario
+from harness.scenario.trust import Trust, TrustLike
 from harness.sim.collector import long_search
 from harness.sim.realtime import (
     WallClockExceeded,
@@ -59,12 +60,13 @@ def grid(scenarios: Sequence[str], schedulers: Sequence[str], seeds: Iterable[in
     return [Cell(sc, sch, seed) for sc in scenarios for sch in schedulers for seed in seed_list]
 
 
-def run_cell(cell: Cell, import_timeout_s: float | None = None) -> dict[str, Any]:
+def run_cell(cell: Cell, import_timeout_s: float | None = None, trust: TrustLike | None = None) -> dict[str, Any]:
     """One row: run the cell and judge it with every single-run oracle. The scheduler is imported and
     built first, under `import_timeout_s` (`build_scheduler`), never inside the run's own budget: a
-    worker process's first cell imports the user's runtime."""
+    worker process's first cell imports the user's runtime. A scenario file imports and reads only
+    what `trust` allows (`harness.scenario.trust`)."""
     scheduler = build_scheduler(cell.scheduler, import_timeout_s)
-    result = run(find_scenario(cell.scenario), scheduler, cell.seed)
+    result = run(find_scenario(cell.scenario, trust=trust), scheduler, cell.seed)
     labels = sorted({x.label for v in check(result) for x in v.violations})  # every label, not each oracle's first
     row = {"scenario": cell.scenario, "scheduler": cell.scheduler, "seed": cell.seed,
            "makespan_ms": result.makespan_ms, "status": result.status.value, "passed": not labels,
@@ -74,14 +76,14 @@ def run_cell(cell: Cell, import_timeout_s: float | None = None) -> dict[str, Any
     return row
 
 
-def _run_chunk(cells: list[Cell], wall_timeout_s: float = 0.0, import_timeout_s: float | None = None
-               ) -> list[dict[str, Any]]:
+def _run_chunk(cells: list[Cell], wall_timeout_s: float = 0.0, import_timeout_s: float | None = None,
+               trust: Trust | None = None) -> list[dict[str, Any]]:
     """Cells in this process (a pool worker, or the caller's), each under its own watchdog."""
     try:
         # Thousands of small runs: the heap already there (the caller's modules, a worker's imports)
         # frozen, young collections less often (see harness.sim.collector.long_search).
         with wall_limit_per_run(wall_timeout_s), watching_user_interrupts(), long_search():
-            return [run_cell(cell, import_timeout_s) for cell in cells]
+            return [run_cell(cell, import_timeout_s, trust) for cell in cells]
     except WallClockExceeded as exc:
         if multiprocessing.parent_process() is None:
             raise
@@ -116,7 +118,7 @@ def _drop_torn_line(path: Path) -> None:
 def sweep(cells: Sequence[Cell], *, processes: int | None = 1, out: Path | None = None,
           chunk_size: int | None = None, on_progress: Callable[[int, int], None] | None = None,
           wall_timeout_s: float | None = None, import_timeout_s: float | None = None,
-          cluster: Cluster | None = None) -> list[dict[str, Any]]:
+          cluster: Cluster | None = None, trust: TrustLike | None = None) -> list[dict[str, Any]]:
     """Run every cell not already in `out` and return all rows, sorted by cell.
 
     `processes`: local worker processes (None: every core, but this process alone for fewer than
@@ -132,7 +134,8 @@ def sweep(cells: Sequence[Cell], *, processes: int | None = 1, out: Path | None 
     `WallClockExceeded` naming the cell; rows finished before it are kept in `out`, the hung cell is
     not written (its row would depend on the machine's speed). Importing and building a named
     scheduler is not part of a cell's time: it has its own limit, `import_timeout_s` (None: 600 s; 0:
-    none; `ImportTimeout` when exceeded), in whichever process imports it.
+    none; `ImportTimeout` when exceeded), in whichever process imports it. Scenario files import and
+    read only what `trust` allows (`harness.scenario.trust`), in every process.
     """
     if processes is not None and processes < 1:
         raise ValueError("processes must be >= 1")
@@ -149,7 +152,7 @@ def sweep(cells: Sequence[Cell], *, processes: int | None = 1, out: Path | None 
     sink = out.open("a") if out is not None else None
     try:
         for batch in _execute(todo, processes, chunk_size, resolve_wall_timeout(wall_timeout_s), cluster,
-                              resolve_import_timeout(import_timeout_s)):
+                              resolve_import_timeout(import_timeout_s), Trust.of(trust)):
             for row in batch:
                 rows[(row["scenario"], row["scheduler"], row["seed"])] = row
                 if sink is not None:
@@ -166,11 +169,12 @@ def sweep(cells: Sequence[Cell], *, processes: int | None = 1, out: Path | None 
 
 
 def _execute(todo: list[Cell], processes: int, chunk_size: int | None, wall_timeout_s: float = 0.0,
-             cluster: Cluster | None = None, import_timeout_s: float | None = None
+             cluster: Cluster | None = None, import_timeout_s: float | None = None, trust: Trust | None = None
              ) -> Iterator[list[dict[str, Any]]]:
     if not todo:
         return
-    work = functools.partial(_run_chunk, wall_timeout_s=wall_timeout_s, import_timeout_s=import_timeout_s)
+    work = functools.partial(_run_chunk, wall_timeout_s=wall_timeout_s, import_timeout_s=import_timeout_s,
+                             trust=trust)
     if cluster is not None:  # rows come back as chunks finish: resumable, and the progress bar follows the cluster
         from harness.distribute.cluster import chunk_size as cluster_chunk
 
@@ -180,7 +184,7 @@ def _execute(todo: list[Cell], processes: int, chunk_size: int | None, wall_time
     if processes == 1:
         size = chunk_size or 50
         for start in range(0, len(todo), size):
-            yield _run_chunk(todo[start:start + size], wall_timeout_s, import_timeout_s)
+            yield _run_chunk(todo[start:start + size], wall_timeout_s, import_timeout_s, trust)
         return
     # Large chunks amortise pickling and scheduling; several per process balance uneven cells.
     size = chunk_size or max(1, min(500, len(todo) // (processes * 4) or 1))

@@ -23,6 +23,8 @@ from harness.cli.options import (
     names,
     processes_option,
     progress_bar,
+    trust_of,
+    trust_options,
     wall_timeout_option,
 )
 from harness.scenario import find_scenario, scenario_names
@@ -43,10 +45,12 @@ from harness.scenario import find_scenario, scenario_names
               help="Write summary.json, results.csv, plots and index.html here.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @wall_timeout_option
+@trust_options
 @guarded
 def compare_command(scenario: str | None, scenario_list: str | None, scheduler_list: str, runs: int,
                     seed_start: int, processes: int | None, dask_address: str | None, out: Path | None, fmt: str,
-                    wall_timeout: float, import_timeout: float) -> None:
+                    wall_timeout: float, import_timeout: float, trust_modules: tuple[str, ...],
+                    allow_dirs: tuple[Path, ...]) -> None:
     """Compare schedulers on the same seeds: makespan percentiles, speedup over serial, ratio to
     optimal, violations by label."""
     from harness.policies import scheduler_names
@@ -59,15 +63,16 @@ def compare_command(scenario: str | None, scenario_list: str | None, scheduler_l
     scenarios = [scenario] if scenario else names(scenario_list or "", scenario_names)
     if not scenarios:
         raise click.UsageError("--scenarios names no scenario; give a,b or all")
+    trust, _ = trust_of(trust_modules, allow_dirs)
     for name in scenarios:
-        find_scenario(name)
+        find_scenario(name, trust=trust)
     schedulers = names(scheduler_list, scheduler_names)
     check_schedulers(schedulers, import_timeout)
     seeds = list(range(seed_start, seed_start + runs))
     everyone = list(dict.fromkeys([*schedulers, *compare.BASELINES]))
     with cluster_for(dask_address, processes) as cluster, progress_bar("compare") as progress:
         rows = sweep(grid(scenarios, everyone, seeds), processes=processes, on_progress=progress,
-                     wall_timeout_s=wall_timeout, import_timeout_s=import_timeout, cluster=cluster)
+                     wall_timeout_s=wall_timeout, import_timeout_s=import_timeout, cluster=cluster, trust=trust)
     command = "harness " + " ".join(sys.argv[1:]) if sys.argv[1:] else "harness compare"
     if out is not None:
         summary = compare.write(out, rows, schedulers, command=command, seeds=seeds)

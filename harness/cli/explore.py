@@ -29,6 +29,7 @@ from harness.cli.options import (
     processes_option,
     progress_bar,
     tools_option,
+    trust_options,
     wall_timeout_option,
     with_execution,
 )
@@ -75,24 +76,25 @@ if TYPE_CHECKING:
 @loop_option
 @execution_options
 @tools_option
+@trust_options
 @guarded
 def explore_command(scenario: str, scheduler_name: str, strategy: str, runs: int, seed: int, depth: int,
                     swarm: bool, swarm_kinds: str | None, fault_bound: int, processes: int | None,
                     dask_address: str | None, keep_going: bool,
                     labels: tuple[str, ...], save_dir: Path, no_save: bool, check_determinism: bool, fmt: str,
                     wall_timeout: float, import_timeout: float, tools_modules: tuple[str, ...],
-                    **execution: Any) -> None:
+                    trust_modules: tuple[str, ...], allow_dirs: tuple[Path, ...], **execution: Any) -> None:
     """Search for a violation: auto (the default), random latencies, PCT, bounded exhaustive search or
     Hypothesis. Stops at the first violation, shrinks it, checks that it replays and saves a reproducer.
     Every result says what it covered (scope)."""
     from harness.explore.engine import explore
     from harness.explore.swarm import KINDS
-    from harness.reproducers.file import reproducer_of
+    from harness.reproducers.file import embedded_line, reproducer_of
     from harness.reproducers.replay import save_verified, verify
     from harness.scenario.dump import NotSerializable
 
     loop_name = execution.pop("loop_name", None)
-    found_scenario, tools_args = find_with_tools(scenario, tools_modules)
+    found_scenario, tools_args = find_with_tools(scenario, tools_modules, trust_modules, allow_dirs)
     loaded, extra = with_execution(found_scenario, execution)
     loaded, extra = with_loop(loaded, loop_name, [*tools_args, *extra])
     check_schedulers([scheduler_name], import_timeout)
@@ -155,6 +157,8 @@ def explore_command(scenario: str, scheduler_name: str, strategy: str, runs: int
         "fingerprint": shrunk.result.fingerprint if shrunk else None,
         "reproducer": str(path) if path else None,
         "replay": dataclasses.replace(reproducer, path=path).command if path and reproducer else None,
+        # The real files a from_dir copied into it, said where it is saved (whoever shares it should know).
+        "embedded": embedded_line(reproducer.embedded) if path and reproducer and reproducer.embedded else None,
         "determinism": selfcheck.describe() if selfcheck else None,
         "nondeterministic": bool(selfcheck and not selfcheck.ok),
         "bound": exploration.bound, "exhausted": exploration.exhausted, "classes": exploration.classes,
@@ -288,6 +292,8 @@ def _print_exploration(doc: dict[str, Any], found: bool) -> None:
         click.echo(f"self-check: {doc['determinism']}")
     if doc["reproducer"]:
         click.echo(f"reproducer: {doc['reproducer']}")
+        if doc.get("embedded"):
+            click.echo(f"reproducer {doc['embedded']}")
         click.echo(f"replay: {doc['replay']}")
     elif doc["nondeterministic"]:
         click.echo("no reproducer saved: it would not replay")

@@ -1,10 +1,11 @@
 """The option groups and validators the `harness` commands share.
 
-Owns `--tools`, `--wall-timeout`, `--import-timeout`, `--processes` and `--dask` (and connecting to the cluster), the
-execution-policy flags (and their reproduce-line form), the
-checks on directories and files a command will write into (made before any run, so a long run does
-not end in a traceback), name lists (`a,b` or `all`), the progress bar and building the named
-schedulers up front. It never runs a scenario and never prints results.
+Owns `--tools`, `--trust-module` and `--allow-dir` (what a scenario file may import and read:
+harness.scenario.trust), `--wall-timeout`, `--import-timeout`, `--processes` and `--dask` (and
+connecting to the cluster), the execution-policy flags (and their reproduce-line form), the checks
+on directories and files a command will write into (made before any run, so a long run does not end
+in a traceback), name lists (`a,b` or `all`), the progress bar and building the named schedulers up
+front. It never runs a scenario and never prints results.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from rich.console import Console
 
 from harness.policies.registry import build_scheduler
 from harness.scenario import Scenario, find_scenario
+from harness.scenario.trust import Trust
 from harness.sim.machine import Machine
 from harness.sim.realtime import DEFAULT_IMPORT_TIMEOUT_S
 
@@ -36,6 +38,26 @@ def tools_option(command: F) -> F:
     return click.option("--tools", "tools_modules", multiple=True, metavar="MODULE",
                         help="A Python module (or installed catalogue) whose TOOLS the scenario may call; "
                              "repeatable.")(command)
+
+
+def trust_options(command: F) -> F:
+    """`--trust-module MODULE` and `--allow-dir DIR` (both repeatable): the code a scenario file may
+    import and the directories beyond its own its `from_dir` may read (harness.scenario.trust)."""
+    command = click.option("--allow-dir", "allow_dirs", multiple=True, metavar="DIR",
+                           type=click.Path(file_okay=False, path_type=Path),
+                           help="Let a scenario file's [world] from_dir read this directory too (by default only "
+                                "its own directory, after symlinks); repeatable.")(command)
+    return click.option("--trust-module", "trust_modules", multiple=True, metavar="MODULE",
+                        help="Let a scenario file import this module (or package): its tools_module, model or "
+                             "loop. Without it a file imports nothing (also: --tools, or trusted-modules under "
+                             "[tool.harness] in pyproject.toml); repeatable.")(command)
+
+
+def trust_of(trust_modules: tuple[str, ...], allow_dirs: tuple[Path, ...]) -> tuple[Trust, list[str]]:
+    """The `Trust` the flags give, and those flags for a reproduce line."""
+    args = [*(arg for module in trust_modules for arg in ("--trust-module", module)),
+            *(arg for directory in allow_dirs for arg in ("--allow-dir", str(directory)))]
+    return Trust(tuple(trust_modules), tuple(os.path.abspath(d) for d in allow_dirs)), args
 
 
 def _seconds(value: float) -> float:
@@ -197,10 +219,13 @@ def execution_options(command: F) -> F:
     return command
 
 
-def find_with_tools(scenario: str, tools_modules: tuple[str, ...]) -> tuple[Scenario, list[str]]:
-    """The scenario with the `--tools` modules, and those flags for the reproduce line."""
-    found = find_scenario(scenario, tools_modules=tools_modules)
-    return found, [arg for module in tools_modules for arg in ("--tools", module)]
+def find_with_tools(scenario: str, tools_modules: tuple[str, ...], trust_modules: tuple[str, ...] = (),
+                    allow_dirs: tuple[Path, ...] = ()) -> tuple[Scenario, list[str]]:
+    """The scenario with the `--tools` modules, loaded under `--trust-module` and `--allow-dir`, and
+    those flags for the reproduce line."""
+    trust, trust_args = trust_of(trust_modules, allow_dirs)
+    found = find_scenario(scenario, tools_modules=tools_modules, trust=trust)
+    return found, [*(arg for module in tools_modules for arg in ("--tools", module)), *trust_args]
 
 
 def with_execution(scenario: Scenario, options: dict[str, Any]) -> tuple[Scenario, list[str]]:

@@ -59,7 +59,7 @@ def replay_command(file: Path, out: Path | None, fmt: str, trust: tuple[str, ...
     names is imported only with --trust-module (or --scheduler)."""
     from harness.report.run_json import dumps, run_to_json
     from harness.reproducers.command import replay_command
-    from harness.reproducers.file import load
+    from harness.reproducers.file import embedded_line, load
     from harness.reproducers.judgement import judge
 
     if file.exists() and not file.is_file():
@@ -89,11 +89,16 @@ def replay_command(file: Path, out: Path | None, fmt: str, trust: tuple[str, ...
         **judgement.to_json(),
         # The process's exit code; `passed` when it is 0 (a replay that diverged did not pass).
         exit_code=code, passed=code == ExitCode.PASS)
+    if reproducer.embedded is not None:  # the real files it carries, as whoever shares it should know
+        embedded = reproducer.embedded
+        document["embedded"] = {"from_dir": embedded.root, "into": embedded.into, "files": list(embedded.files)}
     if fmt == "json":
         click.echo(dumps(document))
     else:
         click.echo(f"replay {file}: {reproducer.scenario.name} under {spec}, seed {reproducer.seed}"
                    + (f", tape {list(reproducer.tape)}" if reproducer.tape is not None else ""))
+        if reproducer.embedded is not None:
+            click.echo(embedded_line(reproducer.embedded))
         for line in judgement.lines():
             click.echo(line)
         from harness.report.hang import hang_lines

@@ -20,6 +20,7 @@ from harness.cli.options import (
     execution_options,
     find_with_tools,
     tools_option,
+    trust_options,
     wall_timeout_option,
     with_execution,
 )
@@ -45,16 +46,17 @@ from harness.sim.realtime import wall_clock_watchdog
 @loop_option
 @execution_options
 @tools_option
+@trust_options
 @guarded
 def run_command(scenario: str, scheduler_name: str, seed: int, fmt: str, out: Path | None,
                 wall_timeout: float, import_timeout: float, reorder: int, tools_modules: tuple[str, ...],
-                **execution: Any) -> None:
+                trust_modules: tuple[str, ...], allow_dirs: tuple[Path, ...], **execution: Any) -> None:
     """Run SCENARIO (a built-in name or a .toml path) once under one scheduler and seed."""
     from harness.oracles import check, exit_code
     from harness.report.run_json import dumps, run_to_json
 
     loop_name = execution.pop("loop_name", None)
-    found_scenario, tools_args = find_with_tools(scenario, tools_modules)
+    found_scenario, tools_args = find_with_tools(scenario, tools_modules, trust_modules, allow_dirs)
     loaded, extra = with_execution(found_scenario, execution)
     loaded, extra = with_loop(loaded, loop_name, [*tools_args, *extra])
     # Importing and building it first, under its own limit: a runtime's import is not the run's hang.

@@ -21,6 +21,8 @@ from harness.cli.options import (
     processes_option,
     progress_bar,
     sweep_file_option,
+    trust_of,
+    trust_options,
     wall_timeout_option,
 )
 from harness.scenario import find_scenario, scenario_names
@@ -40,10 +42,11 @@ from harness.scenario import find_scenario, scenario_names
               callback=file_option,
               help="Also write the final table as CSV.")
 @wall_timeout_option
+@trust_options
 @guarded
 def sweep_command(scenario_list: str, scheduler_list: str, runs: int, seed_start: int, processes: int | None,
                   dask_address: str | None, out: Path | None, csv_path: Path | None, wall_timeout: float,
-                  import_timeout: float) -> None:
+                  import_timeout: float, trust_modules: tuple[str, ...], allow_dirs: tuple[Path, ...]) -> None:
     """Run many (scenario, scheduler, seed) cells on every core or a Dask cluster; resumable."""
     from harness.policies import scheduler_names
     from harness.sweep import grid, sweep, to_frame
@@ -51,8 +54,9 @@ def sweep_command(scenario_list: str, scheduler_list: str, runs: int, seed_start
     scenarios = names(scenario_list, scenario_names)
     if not scenarios:
         raise click.UsageError("--scenarios names no scenario; give a,b or all")
+    trust, _ = trust_of(trust_modules, allow_dirs)
     for name in scenarios:
-        find_scenario(name)
+        find_scenario(name, trust=trust)
     schedulers = names(scheduler_list, scheduler_names)
     check_schedulers(schedulers, import_timeout)
     cells = grid(scenarios, schedulers, range(seed_start, seed_start + runs))
@@ -60,7 +64,7 @@ def sweep_command(scenario_list: str, scheduler_list: str, runs: int, seed_start
         out.parent.mkdir(parents=True, exist_ok=True)
     with cluster_for(dask_address, processes) as cluster, progress_bar("sweep") as progress:
         rows = sweep(cells, processes=processes, out=out, on_progress=progress, wall_timeout_s=wall_timeout,
-                     import_timeout_s=import_timeout, cluster=cluster)
+                     import_timeout_s=import_timeout, cluster=cluster, trust=trust)
     frame = to_frame(rows)
     if csv_path is not None:
         csv_path.parent.mkdir(parents=True, exist_ok=True)

@@ -56,7 +56,7 @@ def import_command(kind: str, file: Path, map_path: Path | None, out: Path | Non
     except ScenarioError as exc:
         _internal(exc)
     text = to_toml(imported.data)
-    _check_loads(text, str(out) if out is not None else f"<import of {file}>")
+    _check_loads(text, str(out) if out is not None else f"<import of {file}>", tools_modules)
     for warning in imported.messages:
         click.echo(f"harness: warning: {warning}", err=True)
     if out is None:
@@ -73,12 +73,13 @@ def import_command(kind: str, file: Path, map_path: Path | None, out: Path | Non
                f"call{'' if calls == 1 else 's'}", err=True)
 
 
-def _check_loads(text: str, file: str) -> None:
-    """The written scenario must load; if it does not, the importer (not the user) is wrong."""
+def _check_loads(text: str, file: str, trust: tuple[str, ...]) -> None:
+    """The written scenario must load; if it does not, the importer (not the user) is wrong. It names
+    only the `--tools` modules, which the user trusts by naming them."""
     from harness.scenario import scenario_from_data
 
     try:
-        scenario_from_data(tomllib.loads(text), file)
+        scenario_from_data(tomllib.loads(text), file, trust=trust)
     except (ScenarioError, tomllib.TOMLDecodeError) as exc:
         _internal(exc)
 

@@ -21,6 +21,7 @@ from harness.scenario.dump import scenario_to_data
 from harness.scenario.load import scenario_from_data
 from harness.scenario.model_load import agents_to_data
 from harness.scenario.spec import Scenario
+from harness.scenario.trust import VETTED
 
 
 def fixed_crew(result: RunResult) -> dict[str, Any]:
@@ -112,5 +113,5 @@ def calls_of(data: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def load(data: dict[str, Any], like: Scenario) -> Scenario:
-    """The fixed crew as a scenario (tools modules as the original's)."""
-    return scenario_from_data(data, like.path or "<shrunk crew>", tools_modules=like.tools_modules)
+    """The fixed crew as a scenario (tools modules as the original's, trusted as its were: it is a copy)."""
+    return scenario_from_data(data, like.path or "<shrunk crew>", tools_modules=like.tools_modules, trust=VETTED)

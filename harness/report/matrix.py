@@ -16,6 +16,7 @@ from harness.oracles import check
 from harness.policies import get_scheduler
 from harness.run import run
 from harness.scenario import find_scenario
+from harness.scenario.trust import TrustLike
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -37,10 +38,13 @@ class Cell:
         return f"{verdict} {self.makespan_ms}"
 
 
-def compute(scenarios: Sequence[str], schedulers: Sequence[str], seed: int) -> list[Cell]:
+def compute(scenarios: Sequence[str], schedulers: Sequence[str], seed: int, *, trust: TrustLike | None = None
+            ) -> list[Cell]:
+    """Every scenario under every scheduler once; scenario files import and read only what `trust`
+    allows (`harness.scenario.trust`)."""
     cells = []
     for scenario_name in scenarios:
-        scenario = find_scenario(scenario_name)
+        scenario = find_scenario(scenario_name, trust=trust)
         for scheduler_name in schedulers:
             result = run(scenario, get_scheduler(scheduler_name), seed)
             # Every label, not each oracle's first: a lost update behind a misread is named too.

@@ -5,7 +5,9 @@ the order tape or jitter, the expected oracle label, the fingerprint, the trace 
 was added, the identity of the code it ran: see `harness.reproducers.code_identity`), `Reproducer`,
 `reproducer_of` a run, `save` / `to_json`, and `load` / `loads`, which name the file, the field and
 what was expected for malformed input, and import only the code the user trusts (a reproducer is
-data). It never compares a replay with its recording (`harness.reproducers.divergence`).
+data: the rule is `harness.scenario.trust`'s, as for scenario files). A reproducer of a scenario whose
+`[world] from_dir` copied real files lists them (`embedded`), so whoever shares it knows what it
+carries. It never compares a replay with its recording (`harness.reproducers.divergence`).
 """
 
 from __future__ import annotations
@@ -28,7 +30,9 @@ from harness.reproducers.command import modules_named, replay_command
 from harness.run import RunResult, run
 from harness.scenario import Scenario, ScenarioError, scenario_from_data
 from harness.scenario.dump import scenario_to_data
-from harness.scenario.model_load import code_modules, loop_modules
+from harness.scenario.model_load import loop_modules
+from harness.scenario.spec import Embedded
+from harness.scenario.trust import Trust, TrustLike, UntrustedCode, check_code
 from harness.scheduling import Scheduler
 from harness.sim.arbiter import Tape
 
@@ -54,6 +58,8 @@ class Reproducer:
     path: Path | None = None
     #: The identity of the code it ran; None in files from before it was recorded.
     code: CodeIdentity | None = None
+    #: The real files its scenario's `from_dir` copied in when it loaded (None: none).
+    embedded: Embedded | None = None
 
     def run(self, scheduler: Scheduler | None = None) -> RunResult:
         """Run it again, under the named scheduler or the instance given."""
@@ -82,7 +88,8 @@ def reproducer_of(result: RunResult, scheduler: str, label: str, oracle: str, fo
     # A loop run is kept as its loop scenario (the model decides the batches again on replay).
     scenario = result.replayable
     return Reproducer(scenario, scheduler, result.seed, result.tape, result.jitter, label, oracle,
-                      result.fingerprint, result.trace, found_by, code=code_identity(scheduler, scenario, policy))
+                      result.fingerprint, result.trace, found_by, code=code_identity(scheduler, scenario, policy),
+                      embedded=scenario.embedded or result.scenario.embedded)
 
 
 def code_identity(scheduler: str, scenario: Scenario, policy: Scheduler | None = None) -> CodeIdentity:
@@ -131,6 +138,9 @@ def to_json(reproducer: Reproducer, *, version: str) -> str:
     }
     if reproducer.code is not None:
         document["code"] = reproducer.code.to_data()
+    if reproducer.embedded is not None:
+        embedded = reproducer.embedded
+        document["embedded"] = {"from_dir": embedded.root, "into": embedded.into, "files": list(embedded.files)}
     return json.dumps(document, indent=1, sort_keys=True) + "\n"
 
 
@@ -138,7 +148,7 @@ def _safe(text: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in text)
 
 
-def load(path: Path, *, trust: tuple[str, ...] = (), own_scheduler: bool = True) -> Reproducer:
+def load(path: Path, *, trust: TrustLike | None = None, own_scheduler: bool = True) -> Reproducer:
     file = str(path)
     try:
         text = Path(path).read_text()
@@ -147,38 +157,29 @@ def load(path: Path, *, trust: tuple[str, ...] = (), own_scheduler: bool = True)
     return loads(text, file, Path(path), trust=trust, own_scheduler=own_scheduler)
 
 
-def _trusted(module: str, trust: tuple[str, ...]) -> bool:
-    return any(module == t or module.startswith(t + ".") for t in trust)
-
-
-def _check_trust(data: dict[str, Any], file: str, trust: tuple[str, ...]) -> None:
+def _check_trust(data: dict[str, Any], file: str, trust: Trust) -> None:
     """A reproducer is data: by itself it runs built-in schedulers and installed tool catalogues only.
-    Code it names (a `module:attr` scheduler, a tools module) is imported only when the user trusts
-    it, so a file from elsewhere cannot run anything by being replayed."""
-    tools = data["scenario"].get("tools_module", [])
-    tools = [tools] if isinstance(tools, str) else tools
-    if not isinstance(tools, list) or not all(isinstance(t, str) for t in tools):
-        return  # the scenario's loader names the malformed field
+    Code it names (a `module:attr` scheduler, the scenario's tool, model and loop modules) is imported
+    only when the user trusts it (`harness.scenario.trust`), so a file from elsewhere cannot run
+    anything by being replayed."""
+    from harness.policies import BUILTIN_SCHEDULERS
+
     scheduler = data["scheduler"]
-    for module in modules_named(scheduler, tools):
-        if not _trusted(module, trust):
-            field = "scheduler" if scheduler.partition(":")[0] == module and ":" in scheduler else \
-                "scenario.tools_module"
-            raise ReproducerError(
-                f"{file}: {field}: names code outside the harness ({module!r}); a reproducer is data and imports "
-                f"nothing by itself: replay it with --trust-module {module}"
-                + (f" (or --scheduler {scheduler})" if field == "scheduler" else "") + " if you trust that code")
-    for field, module in code_modules(data["scenario"]):
-        if not _trusted(module, trust):
-            raise ReproducerError(
-                f"{file}: {field}: names code outside the harness ({module!r}); a reproducer is data and imports "
-                f"nothing by itself: replay it with --trust-module {module} if you trust that code")
+    module = scheduler.partition(":")[0]
+    if scheduler not in BUILTIN_SCHEDULERS and ":" in scheduler and not trust.allows(module):
+        raise ReproducerError(str(UntrustedCode(file, "scheduler", module, kind="reproducer", verb="replay",
+                                                alternative=f" (or --scheduler {scheduler})")))
+    try:
+        check_code(data["scenario"], file, trust, prefix="scenario.", kind="reproducer", verb="replay")
+    except UntrustedCode as exc:
+        raise ReproducerError(str(exc)) from None
 
 
 def loads(text: str, file: str = "<reproducer>", path: Path | None = None, *,
-          trust: tuple[str, ...] = (), own_scheduler: bool = True) -> Reproducer:
+          trust: TrustLike | None = None, own_scheduler: bool = True) -> Reproducer:
     """Parse a reproducer's text; errors name `file`, the field and what was expected. Modules it
-    names are imported only if `trust` lists them (or a package containing them); with
+    names are imported only if `trust` (or the project's pyproject.toml) lists them, or a package
+    containing them (`harness.scenario.trust`); with
     `own_scheduler=False` (the caller replays under a scheduler of its own) its scheduler is never
     imported, so it need not be trusted."""
     try:
@@ -206,7 +207,8 @@ def loads(text: str, file: str = "<reproducer>", path: Path | None = None, *,
     tape = data.get("tape")
     if tape is not None and not (isinstance(tape, list) and all(isinstance(t, str) for t in tape)):
         raise ReproducerError(f"{file}: tape: expected a list of call ids or null")
-    _check_trust(data if own_scheduler else {**data, "scheduler": "serial"}, file, trust)
+    trusted = Trust.of(trust)
+    _check_trust(data if own_scheduler else {**data, "scheduler": "serial"}, file, trusted)
     world = data["scenario"].get("world")
     if isinstance(world, dict) and "from_dir" in world:
         # A reproducer carries its world inline; reading a tree named by a file from elsewhere
@@ -214,7 +216,7 @@ def loads(text: str, file: str = "<reproducer>", path: Path | None = None, *,
         raise ReproducerError(f"{file}: scenario.world.from_dir: expected the world's files inline (a reproducer "
                               "never reads the disk)")
     try:
-        scenario = scenario_from_data(data["scenario"], f"{file} (scenario)")
+        scenario = scenario_from_data(data["scenario"], f"{file} (scenario)", trust=trusted)
     except ScenarioError as exc:
         raise ReproducerError(str(exc)) from None
     if tape is not None:
@@ -227,7 +229,32 @@ def loads(text: str, file: str = "<reproducer>", path: Path | None = None, *,
             raise ReproducerError(str(exc)) from None
     return Reproducer(scenario, data["scheduler"], data["seed"], tuple(tape) if tape is not None else None,
                       float(data.get("jitter", 0.0)), data["label"], data["oracle"], data["fingerprint"],
-                      tuple(data["trace"]), str(data.get("found_by", "")), path, code)
+                      tuple(data["trace"]), str(data.get("found_by", "")), path, code,
+                      _embedded(data.get("embedded"), file))
+
+
+def embedded_line(embedded: Embedded, shown: int = 10) -> str:
+    """One line saying which real files a reproducer carries (its scenario's from_dir copied them in)."""
+    files = embedded.files
+    listed = ", ".join(files[:shown]) + (f", and {len(files) - shown} more" if len(files) > shown else "")
+    return (f"embeds {len(files)} file{'' if len(files) == 1 else 's'} read from {embedded.root} (world: "
+            f"{embedded.into}){': ' + listed if files else ''}")
+
+
+def _embedded(value: Any, file: str) -> Embedded | None:
+    """The `embedded` record (files from before it was written have none); it is information for the
+    reader, never read from the disk."""
+    if value is None:
+        return None
+    try:  # printed by `harness replay`: text a terminal can take (no lone surrogates)
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except (UnicodeEncodeError, ValueError):
+        value = "text with lone surrogates"
+    if not (isinstance(value, dict) and isinstance(value.get("from_dir"), str) and isinstance(value.get("into"), str)
+            and isinstance(value.get("files"), list) and all(isinstance(f, str) for f in value["files"])):
+        raise ReproducerError(f"{file}: embedded: expected {{from_dir: path, into: path, files: [path, ...]}} (the "
+                              f"real files the scenario copied in), got {value!r:.60}")
+    return Embedded(value["from_dir"], value["into"], tuple(value["files"]))
 
 
 def _scenario_hint(text: str, file: str) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 
 from harness.scenario.load import load_scenario
 from harness.scenario.spec import Scenario
+from harness.scenario.trust import VETTED, TrustLike
 
 
 class UnknownScenarioError(LookupError):
@@ -47,14 +48,17 @@ def scenario_names() -> list[str]:
     return sorted(p.stem for p in builtin_dir().glob("*.toml"))
 
 
-def find_scenario(name_or_path: str, *, tools_modules: tuple[str, ...] = ()) -> Scenario:
+def find_scenario(name_or_path: str, *, tools_modules: tuple[str, ...] = (), trust: TrustLike | None = None
+                  ) -> Scenario:
     """A built-in scenario by name, or a scenario file by path; `tools_modules` adds Python tool
-    modules (`--tools`) to those the file names."""
+    modules (`--tools`) to those the file names. A file imports only the modules `trust` (or
+    `tools_modules`, or the project's pyproject.toml) names and reads `from_dir` only inside its own
+    directory or `trust.dirs` (`harness.scenario.trust`); a built-in is the harness's own, trusted."""
     candidate = Path(name_or_path)
     if name_or_path.endswith(".toml") or "/" in name_or_path:
         if not candidate.is_file():
             raise ScenarioFileNotFoundError(name_or_path, scenario_names())
-        return load_scenario(candidate, tools_modules=tools_modules)
+        return load_scenario(candidate, tools_modules=tools_modules, trust=trust)
     scenario, seal = _load_builtin(name_or_path, tools_modules)
     if _seal(scenario) != seal:  # changed in place since it was loaded: never hand that out again
         _load_builtin.cache_clear()
@@ -67,7 +71,7 @@ def _load_builtin(name: str, tools_modules: tuple[str, ...] = ()) -> tuple[Scena
     path = builtin_dir() / f"{name}.toml"
     if not path.is_file():
         raise UnknownScenarioError(name, scenario_names())
-    scenario = load_scenario(path, tools_modules=tools_modules)
+    scenario = load_scenario(path, tools_modules=tools_modules, trust=VETTED)
     return scenario, _seal(scenario)
 
 

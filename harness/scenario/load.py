@@ -2,12 +2,14 @@
 file, the field and what was expected.
 
 Owns the file format. Scenario files are data: they are parsed with `tomllib` and never executed,
-imported or evaluated. Unknown keys are errors (named by their path, with the closest valid key), and
-a call's arguments must fit its tool (`harness.scenario.arguments`), so a typo cannot silently change
-a scenario. This module reads the top level (limits, execution, faults, interrupt, machine, approvals,
-model and agents) and assembles the `Scenario`; its tables are read beside it: `[world]`
-(`world_load`), the tools (`tools_load`), `[[batches]]` (`batches_load`), `[approvals]`
-(`approvals_load`), `[model]` and `[[agents]]` (`model_load`), each with `reader`'s checks.
+imported or evaluated; the code they name is imported only when the caller trusts it, and
+`from_dir` reads only where the caller allows (`harness.scenario.trust`). Unknown keys are errors
+(named by their path, with the closest valid key), and a call's arguments must fit its tool
+(`harness.scenario.arguments`), so a typo cannot silently change a scenario. This module reads the
+top level (limits, execution, faults, interrupt, machine, approvals, model and agents) and assembles
+the `Scenario`; its tables are read beside it: `[world]` (`world_load`), the tools (`tools_load`),
+`[[batches]]` (`batches_load`), `[approvals]` (`approvals_load`), `[model]` and `[[agents]]`
+(`model_load`), each with `reader`'s checks.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from harness.scenario.model_load import ModelSpecError, parse_agent, parse_agent
 from harness.scenario.reader import Reader, ScenarioError, check_text
 from harness.scenario.spec import Interrupt, Scenario
 from harness.scenario.tools_load import check_known_tools, parse_tools, tool_modules
+from harness.scenario.trust import Trust, TrustLike, check_code
 from harness.scenario.world_load import parse_world
 from harness.scheduling.approvals import ApprovalScript
 from harness.scheduling.execution import ExecutionPolicy
@@ -52,8 +55,11 @@ _TOP_KEYS = {"name", "description", "source", "time_bound_ms", "event_budget", "
 _EXECUTION_KEYS = {f.name for f in dataclasses.fields(ExecutionPolicy)}
 
 
-def load_scenario(path: str | Path, *, tools_modules: tuple[str, ...] = ()) -> Scenario:
-    """Read and validate one scenario file; `tools_modules` adds Python tool modules to the ones it names."""
+def load_scenario(path: str | Path, *, tools_modules: tuple[str, ...] = (), trust: TrustLike | None = None) -> Scenario:
+    """Read and validate one scenario file; `tools_modules` adds Python tool modules to the ones it
+    names. The modules it names are imported only if `trust` (or `tools_modules`, or the project's
+    pyproject.toml) names them, and its `from_dir` is read only inside its directory or `trust.dirs`
+    (`harness.scenario.trust`); else `UntrustedCode` / `ScenarioError`, before anything is imported."""
     file = str(path)
     try:
         raw = Path(path).read_bytes()
@@ -68,15 +74,19 @@ def load_scenario(path: str | Path, *, tools_modules: tuple[str, ...] = ()) -> S
     except RecursionError:
         raise ScenarioError(file, "(syntax)", "TOML nested less than a few hundred levels deep",
                             has_got=False) from None
-    return scenario_from_data(data, file, tools_modules=tools_modules)
+    return scenario_from_data(data, file, tools_modules=tools_modules, trust=trust)
 
 
-def scenario_from_data(data: Any, file: str = "<data>", *, tools_modules: tuple[str, ...] = ()) -> Scenario:
+def scenario_from_data(data: Any, file: str = "<data>", *, tools_modules: tuple[str, ...] = (),
+                       trust: TrustLike | None = None) -> Scenario:
     """Validate already-parsed scenario data (a TOML document as a dict). `tools_modules` (e.g. from
-    `--tools`) are used after the ones the data names."""
+    `--tools`) are used after the ones the data names. Data is held to the same rule as a file
+    (`load_scenario`): a `from_dir` of data that is no file is read inside the current directory."""
     r = Reader(file)
     top = r.table(data, "", _TOP_KEYS)
     check_text(r, top, "", 0)
+    trusted = Trust.of(trust).adding(tools_modules)
+    check_code(top, file, trusted)  # before anything the data names is imported
     modules = tool_modules(r, top.get("tools_module", []), tools_modules)
     try:
         base = base_catalogue(modules)
@@ -89,7 +99,7 @@ def scenario_from_data(data: Any, file: str = "<data>", *, tools_modules: tuple[
         time_bound_ms=r.positive(top.get("time_bound_ms", Limits().time_bound_ms), "time_bound_ms"),
         event_budget=r.positive(top.get("event_budget", Limits().event_budget), "event_budget"),
     )
-    world = parse_world(r, top.get("world", {}))
+    world, embedded = parse_world(r, top.get("world", {}), trusted)
     catalogue = parse_tools(r, top.get("tools", {}), base)
     tool_caps = {
         name: r.positive(override["max_concurrency"], f"tools.{name}.max_concurrency")
@@ -162,6 +172,7 @@ def scenario_from_data(data: Any, file: str = "<data>", *, tools_modules: tuple[
         recorded=per_call.recorded,
         check_arguments=check_arguments,
         machine=machine,
+        embedded=embedded,
     )
 
 

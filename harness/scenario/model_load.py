@@ -439,25 +439,26 @@ def agent_to_data(agent: AgentSpec, tools: set[str]) -> dict[str, Any]:
 
 def agent_modules(model: Any, loop: Any) -> list[tuple[str, str]]:
     """(field, module) of the code a scenario's `model` and `loop` name: a Python model, a
-    `module:attr` loop policy. A reproducer is data: replaying it imports these only when trusted."""
+    `module:attr` loop policy. A file is data: these are imported only when trusted
+    (`harness.scenario.trust`)."""
     found = []
     python = model if isinstance(model, str) else model.get("python") if isinstance(model, Mapping) else None
     if isinstance(python, str) and ":" in python:
-        found.append(("scenario.model", python.partition(":")[0]))
+        found.append(("model" if isinstance(model, str) else "model.python", python.partition(":")[0]))
     policy = loop if isinstance(loop, str) else loop.get("policy") if isinstance(loop, Mapping) else None
     if isinstance(policy, str) and ":" in policy:
-        found.append(("scenario.loop", policy.partition(":")[0]))
+        found.append(("loop" if isinstance(loop, str) else "loop.policy", policy.partition(":")[0]))
     return found
 
 
 def code_modules(scenario: Mapping[str, Any]) -> list[tuple[str, str]]:
     """(field, module) of the code a scenario's data names in its `[model]`/`loop` and in each of its
-    `[[agents]]`: what replaying a reproducer of it imports, only when trusted."""
+    `[[agents]]`: what running it (or replaying a reproducer of it) imports, only when trusted."""
     found = agent_modules(scenario.get("model"), scenario.get("loop"))
     agents = scenario.get("agents")
     for i, table in enumerate(agents if isinstance(agents, list) else []):
         if isinstance(table, Mapping):
-            found.extend((f"scenario.agents[{i}].{field.removeprefix('scenario.')}", module)
+            found.extend((f"agents[{i}].{field}", module)
                          for field, module in agent_modules(table.get("model"), table.get("loop")))
     return found
 

@@ -72,7 +72,10 @@ class Reader:
         path = self.string(value, field)
         if not path.startswith("/"):
             raise self.fail(field, "an absolute path (starting with /)", value)
-        return posixpath.normpath(path)
+        normal = posixpath.normpath(path)
+        if normal.count("/") > MAX_PATH_DEPTH:
+            raise self.fail(field, f"a path at most {MAX_PATH_DEPTH} directories deep", value)
+        return normal
 
     def failure(self, value: Any, field: str) -> FailureModel:
         try:
@@ -90,6 +93,9 @@ class Reader:
 
 #: Deeper than this, a scenario is not a workload but an attack on the loader (and on json.dumps).
 MAX_DEPTH = 64
+#: A world path deeper than this is refused: the world is walked recursively (digests, diffs), and a
+#: path a thousand directories deep would end a run in a RecursionError instead of a verdict.
+MAX_PATH_DEPTH = 256
 
 
 def check_text(r: Reader, value: Any, field: str, depth: int) -> None:

@@ -51,6 +51,17 @@ class Recorded:
         return self.error is not None
 
 
+@dataclass(frozen=True, slots=True)
+class Embedded:
+    """The files `[world] from_dir` copied from the real disk when the scenario loaded: the directory
+    (resolved), where in the world it went, and the files' paths relative to it. A reproducer lists
+    them, so its reader knows which of their files it carries."""
+
+    root: str
+    into: str
+    files: tuple[str, ...]
+
+
 @dataclass(frozen=True)
 class Scenario:
     name: str
@@ -92,6 +103,8 @@ class Scenario:
     #: False: the file said `check_arguments = false`, so its calls' arguments were not checked against
     #: their tools' parameters when it loaded (see `harness.scenario.arguments`).
     check_arguments: bool = True
+    #: The real files `[world] from_dir` copied in (None: the world is all the file's own data).
+    embedded: Embedded | None = None
 
     def __post_init__(self) -> None:
         if not self.batches and self.agent is None and not self.agents and not self.realized:

@@ -2,9 +2,10 @@
 
 Owns the copy of a tree on the real disk into scenario data: regular files as text, directories,
 symlinks as links (their targets as written, never followed), files sharing an inode as a hard-link
-group, and the limits past which a tree is refused instead of silently truncated. It reads the
-tree once, when the scenario loads, and never writes anywhere; the run that follows sees only the
-copy (a reproducer carries it inline, so it replays without the tree).
+group, and the limits past which a tree is refused instead of silently truncated (its depth too; it
+is walked with a stack of its own, never by recursion). It reads the tree once, when the scenario
+loads, and never writes anywhere; the run that follows sees only the copy (a reproducer carries it
+inline, so it replays without the tree).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import posixpath
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from harness.scenario.reader import MAX_PATH_DEPTH
 
 #: Past these a tree is refused: a world is a test fixture, not a disk image.
 MAX_FILES = 2000
@@ -52,29 +55,43 @@ def read_tree(root: Path, into: str, *, exclude: tuple[str, ...] = ()) -> Tree:
         tree.dirs.append(into)
     total = 0
     by_inode: dict[tuple[int, int], list[str]] = {}
-    def fail(exc: OSError) -> None:
-        raise TreeError(f"{exc.filename}: expected a readable directory, got {exc.strerror}")
-
-    # Symlinked directories are listed among `subdirs` but not descended: they are copied as links.
-    for directory, subdirs, names in os.walk(root, onerror=fail, followlinks=False):
+    # Walked with a stack of its own, in os.walk's order (top-down, names sorted): a tree a thousand
+    # levels deep is a tree, not a RecursionError. Symlinked directories are listed among `subdirs`
+    # but not descended: they are copied as links.
+    pending = [str(root)]
+    while pending:
+        directory = pending.pop()
+        subdirs, names = _listing(directory)
         relative_dir = os.path.relpath(directory, root)
-        subdirs[:] = sorted(d for d in subdirs if not _excluded(d, relative_dir, exclude))
+        subdirs = sorted(d for d in subdirs if not _excluded(d, relative_dir, exclude))
+        descend = []
         for name in subdirs:
             full = os.path.join(directory, name)
             target = _world_path(into, relative_dir, name)
             if os.path.islink(full):
-                tree.symlinks.append((target, os.readlink(full)))
+                try:
+                    tree.symlinks.append((target, os.readlink(full)))
+                except OSError as exc:
+                    raise TreeError(f"{full}: expected a readable symlink, got {exc.strerror}") from None
             else:
+                if target.count("/") >= MAX_PATH_DEPTH:  # what it holds is one level deeper
+                    raise TreeError(f"{full}: expected a tree whose world paths are at most {MAX_PATH_DEPTH} "
+                                    "directories deep (exclude what the scenario does not need with from_dir.exclude)")
                 tree.dirs.append(target)
+                descend.append(full)
+        pending.extend(reversed(descend))
         for name in sorted(names):
             if _excluded(name, relative_dir, exclude):
                 continue
             full = os.path.join(directory, name)
             target = _world_path(into, relative_dir, name)
-            info = os.lstat(full)
-            if stat.S_ISLNK(info.st_mode):
-                tree.symlinks.append((target, os.readlink(full)))
-                continue
+            try:
+                info = os.lstat(full)
+                if stat.S_ISLNK(info.st_mode):
+                    tree.symlinks.append((target, os.readlink(full)))
+                    continue
+            except OSError as exc:
+                raise TreeError(f"{full}: expected a readable entry, got {exc.strerror}") from None
             if not stat.S_ISREG(info.st_mode):
                 raise TreeError(f"{full}: expected a regular file, directory or symlink (exclude it with "
                                 "from_dir.exclude)")
@@ -103,6 +120,24 @@ def read_tree(root: Path, into: str, *, exclude: tuple[str, ...] = ()) -> Tree:
             tree.files.append((target, text))
     tree.hardlinks = sorted(tuple(paths) for paths in by_inode.values() if len(paths) > 1)
     return tree
+
+
+def _listing(directory: str) -> tuple[list[str], list[str]]:
+    """The directories (symlinks to directories too, as os.walk lists them) and the other names in
+    `directory`."""
+    subdirs: list[str] = []
+    names: list[str] = []
+    try:
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                try:
+                    is_dir = entry.is_dir()
+                except OSError:
+                    is_dir = False
+                (subdirs if is_dir else names).append(entry.name)
+    except OSError as exc:
+        raise TreeError(f"{exc.filename or directory}: expected a readable directory, got {exc.strerror}") from None
+    return subdirs, names
 
 
 def _excluded(name: str, relative_dir: str, patterns: tuple[str, ...]) -> bool:

@@ -40,6 +40,7 @@ from harness.oracles.severity import rank
 from harness.policies.registry import build_scheduler
 from harness.run import RunResult, scheduler_label
 from harness.scenario import Scenario, find_scenario, load_scenario
+from harness.scenario.trust import TrustLike
 from harness.scheduling import Scheduler
 from harness.sim.realtime import (
     WallClockExceeded,
@@ -50,7 +51,7 @@ from harness.sim.realtime import (
 )
 from harness.testing import generated as generated_part
 from harness.testing.coverage import CheckReport, ScenarioCoverage
-from harness.testing.failures import Failure, describe, explore_command
+from harness.testing.failures import Failure, describe, explore_command, trust_flags
 from harness.testing.generated import GENERATED_FILES, GENERATED_PATHS
 from harness.testing.regressions import (
     Outcome,
@@ -178,7 +179,8 @@ def check_scheduler(scheduler: Scheduler | str, *, scenarios: Sequence[str | Pat
                     skip: Sequence[str] = (), profile: str = "ci", seed: int = 1, generated: bool = True,
                     swarm: bool = True, report_dir: Path | str | None = None, check_determinism: bool = False,
                     wall_timeout_s: float | None = None, fail_fast: bool = False,
-                    loop: str | LoopPolicy | None = None, import_timeout_s: float | None = None) -> CheckReport:
+                    loop: str | LoopPolicy | None = None, import_timeout_s: float | None = None,
+                    trust: TrustLike | None = None) -> CheckReport:
     """Explore every scenario and raise `SchedulerCheckFailed` listing every failure, worst first, if
     any oracle finds a violation or a scenario was not exercised; return the `CheckReport` (what was
     covered: `report.summary()`) when the scheduler passes.
@@ -194,7 +196,9 @@ def check_scheduler(scheduler: Scheduler | str, *, scenarios: Sequence[str | Pat
     policy: a registry name, `package.module:attribute` or an object) adds the loop scenarios
     (`LOOP_SCENARIOS`) run under that loop, where the `loop-policy` oracle checks it against its own
     declared limits: a tool failing with the same signature is retried at most its limit and then
-    disabled, the round limit holds, and the model is told.
+    disabled, the round limit holds, and the model is told. A scenario file imports only the modules
+    `trust` names (module names or modules; or the project's `[tool.harness] trusted-modules`) and its
+    `from_dir` reads only its own directory or `Trust(dirs=...)` (`harness.scenario.trust`).
 
     Every failure is shrunk and replayed in this process before it is reported; `report_dir` saves
     its reproducer and `check_determinism` also replays it in a fresh process under another
@@ -222,7 +226,7 @@ def check_scheduler(scheduler: Scheduler | str, *, scenarios: Sequence[str | Pat
     policy = build_scheduler(scheduler, import_timeout_s) if isinstance(scheduler, str) else scheduler
     looped = loop_conformance_scenarios(loop) if loop is not None else []
     chosen, skipped = _select([*(scenarios if scenarios is not None else DEFAULT_SCENARIOS), *extra_scenarios,
-                               *looped], generated, only, skip)
+                               *looped], generated, only, skip, trust)
     if looped and not any(any(item is s for s in looped) for item, _ in chosen):
         raise ValueError(f"loop={loop!r}: only= and skip= leave none of the loop scenarios it adds "
                          f"({', '.join(LOOP_SCENARIOS)}), so the loop would not run")
@@ -331,7 +335,7 @@ def _failures(exploration: Exploration, policy: Scheduler, spec: str | None, see
         line = None
         if command is not None and spec is not None and scenario is not None:
             line = explore_command(scenario.name, command[0], command[1], spec, runs, seed, finding.label, swarm,
-                                   loop=command[2])
+                                   loop=command[2], trust=trust_flags(scenario) if command[0] else ())
         found.append(describe(shrunk, spec=spec, policy=policy, report_dir=report_dir,
                               check_determinism=check_determinism, command=line, identity=_identity(policy, spec),
                               scenario=scenario))
@@ -376,11 +380,11 @@ def _raise(report: CheckReport) -> CheckReport:
     raise SchedulerCheckFailed("\n\n".join(parts), report)
 
 
-def _select(items: list[str | Path | Scenario], generated: bool, only: Sequence[str], skip: Sequence[str]
-            ) -> tuple[list[tuple[str | Path | Scenario, Scenario]], list[str]]:
+def _select(items: list[str | Path | Scenario], generated: bool, only: Sequence[str], skip: Sequence[str],
+            trust: TrustLike | None = None) -> tuple[list[tuple[str | Path | Scenario, Scenario]], list[str]]:
     """The scenarios to explore, loaded, and the names skipped; `only`/`skip` name scenarios of the
     list (or "generated"): a name that is not one is a ValueError listing the valid names."""
-    loaded = [(item, _scenario(item)) for item in items]
+    loaded = [(item, _scenario(item, trust)) for item in items]
     valid = [scenario.name for _, scenario in loaded] + ([GENERATED] if generated else [])
     for option, names in (("only", only), ("skip", skip)):
         if isinstance(names, str):
@@ -394,12 +398,12 @@ def _select(items: list[str | Path | Scenario], generated: bool, only: Sequence[
     return chosen, skipped
 
 
-def _scenario(item: str | Path | Scenario) -> Scenario:
+def _scenario(item: str | Path | Scenario, trust: TrustLike | None) -> Scenario:
     if isinstance(item, Scenario):
         return item
     if isinstance(item, Path) or item.endswith(".toml"):
-        return load_scenario(Path(item))
-    return find_scenario(item)
+        return load_scenario(Path(item), trust=trust)
+    return find_scenario(item, trust=trust)
 
 
 def _identity(policy: Scheduler, spec: str | None) -> str:

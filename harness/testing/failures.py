@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -70,17 +71,37 @@ class Failure:
 
 
 def explore_command(scenario_name: str, scenario_path: str | None, tools_modules: tuple[str, ...], spec: str,
-                    runs: int, seed: int, label: str, swarm: bool, *, loop: str | None = None) -> str:
+                    runs: int, seed: int, label: str, swarm: bool, *, loop: str | None = None,
+                    trust: Sequence[str] = ()) -> str:
     """The `harness explore` line that finds this label again, exactly as the check did: the same
     strategy, runs, seed and swarm kinds, counting only `label` (so the first run showing it is the
-    check's), with the scenario by name or by its file's absolute path, under `loop` if one is named."""
+    check's), with the scenario by name or by its file's absolute path, under `loop` if one is named,
+    with the `trust` flags its file needs (`trust_flags`)."""
     from harness.reproducers.command import modules_named, search_path_prefix
 
     target = shlex.quote(str(Path(scenario_path).resolve())) if scenario_path is not None else scenario_name
     modules = [*modules_named(spec, tools_modules), *([loop.partition(":")[0]] if loop and ":" in loop else [])]
     return (f"{search_path_prefix(modules)}harness explore {target} "
             f"--scheduler {shlex.quote(spec)} --strategy auto --runs {runs} --seed {seed} --label {label}"
-            + (f" --loop {shlex.quote(loop)}" if loop else "") + ("" if swarm else " --swarm-kinds ''"))
+            + (f" --loop {shlex.quote(loop)}" if loop else "") + ("" if swarm else " --swarm-kinds ''")
+            + "".join(f" {flag}" for flag in trust))
+
+
+def trust_flags(scenario: Scenario) -> list[str]:
+    """The flags a command loading `scenario`'s file again needs (it loaded, so they were trusted):
+    `--trust-module` for each module it names, `--allow-dir` for a from_dir outside its directory."""
+    from harness.scenario.model_load import loop_modules
+    from harness.tools.modules import entry_point_modules
+
+    installed = entry_point_modules() if scenario.tools_modules else {}
+    modules = [m for m in scenario.tools_modules if m not in installed] + loop_modules(scenario.agent_specs)
+    flags = [f"--trust-module {shlex.quote(module)}" for module in dict.fromkeys(modules)]
+    embedded = scenario.embedded
+    if embedded is not None and scenario.path is not None:
+        home = Path(scenario.path).resolve().parent
+        if not Path(embedded.root).is_relative_to(home):
+            flags.append(f"--allow-dir {shlex.quote(embedded.root)}")
+    return flags
 
 
 def describe(finding: Finding, *, spec: str | None, policy: Scheduler, report_dir: Path | str | None,

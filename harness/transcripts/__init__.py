@@ -48,16 +48,19 @@ def import_transcript(kind: str, data: Any, *, name: str, file: str = "<transcri
     modules = tuple(dict.fromkeys(tools_modules))
     tools = base_catalogue(modules)  # ToolsModuleError for a module that cannot be used
     imported = build(parsed, name=name, file=file, tool_map=tool_map, tools=tools, tools_modules=modules)
-    scenario = load_imported(imported.data, file, tool_map)
+    scenario = load_imported(imported.data, file, tool_map, trust=modules)
     return replace(imported, fidelity=tuple(fidelity.check(scenario)))
 
 
-def load_imported(data: dict[str, Any], file: str, tool_map: ToolMap | None = None) -> Scenario:
+def load_imported(data: dict[str, Any], file: str, tool_map: ToolMap | None = None, *,
+                  trust: Sequence[str] = ()) -> Scenario:
     """The scenario the imported data describes. A tool the map declares is checked here, by the
     scenario loader: its error is the map file's (`MAP: ENTRY.declare.does[0].op: expected ...`).
-    Any other load error is the importer's (a harness bug): `ScenarioError` is raised as is."""
+    Any other load error is the importer's (a harness bug): `ScenarioError` is raised as is. The
+    data names only the tool modules the caller passed (`trust`): a transcript or a map names no code
+    (the rule of `harness.scenario.trust`)."""
     try:
-        return scenario_from_data(data, f"<import of {file}>")
+        return scenario_from_data(data, f"<import of {file}>", trust=trust)
     except ScenarioError as exc:
         if tool_map is not None:
             for tool in sorted(tool_map.declared, key=len, reverse=True):  # 'q.x' before 'q'

@@ -131,14 +131,14 @@ def test_ask_user_waits_for_the_scripted_reply() -> None:
 
 def test_a_python_model_decides_from_the_transcript() -> None:
     data = {"name": "py-model", "model": "tests.agent.py_model:decide", "world": {}, "tools": {}}
-    result = run(scenario_from_data(data), get_scheduler("serial"), 1)
+    result = run(scenario_from_data(data, trust=["tests.agent"]), get_scheduler("serial"), 1)
     assert result.agent is not None
     assert (result.agent.status, result.agent.answer, result.agent.invalid) == ("final_answer", "total 284730.0", 1)
 
 
 def test_a_model_that_cannot_be_imported_ends_the_task_not_the_harness() -> None:
     data = {"name": "py-model", "model": "tests.agent.no_such_module:decide", "world": {}, "tools": {}}
-    result = run(scenario_from_data(data), get_scheduler("serial"), 1)
+    result = run(scenario_from_data(data, trust=["tests.agent"]), get_scheduler("serial"), 1)
     assert result.agent is not None and result.agent.status == "model-error"
     assert "no_such_module" in result.agent.detail and not result.scenario.calls
 

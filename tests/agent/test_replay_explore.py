@@ -41,9 +41,9 @@ def test_a_reproducer_keeps_the_loop_and_replays_it() -> None:
 
 def test_a_python_model_in_a_reproducer_must_be_trusted() -> None:
     data = {"name": "py-model", "model": "tests.agent.py_model:decide", "world": {}, "tools": {}}
-    result = run(scenario_from_data(data), get_scheduler("serial"), 1)
+    result = run(scenario_from_data(data, trust=["tests.agent"]), get_scheduler("serial"), 1)
     text = to_json(reproducer_of(result, "serial", "x", "y", "test"), version="t")
-    with pytest.raises(ReproducerError, match=r"scenario.model: names code outside the harness"):
+    with pytest.raises(ReproducerError, match=r"scenario.model.python: expected a module you trust"):
         loads(text)
     reproducer = loads(text, trust=("tests.agent",))
     assert "--trust-module tests.agent.py_model" in reproducer.command

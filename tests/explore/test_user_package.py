@@ -95,7 +95,13 @@ def test_explore_finds_the_race_between_a_python_and_a_declared_tool_and_it_repl
     scenario_file = tmp_path / "work" / "acme.toml"
     scenario_file.parent.mkdir()
     scenario_file.write_text(SCENARIO.format(module_line=module_line))
-    extra = ["--tools", "acme.tools"] if how == "--tools" else []
+    # A module the file names runs only trusted (an installed catalogue is trusted by being installed).
+    extra = {"tools_module": ["--trust-module", "acme.tools"], "--tools": ["--tools", "acme.tools"],
+             "entry point": []}[how]
+    if how == "tools_module":
+        refused = harness("explore", str(scenario_file), "--scheduler", "parallel", "--no-save", cwd=tmp_path,
+                          pythonpath=package)
+        assert refused.returncode == 2 and "run it with --trust-module acme.tools" in refused.stderr
     found = harness("explore", str(scenario_file), "--scheduler", "parallel", "--save-dir", str(tmp_path / "fx"),
                     "--check-determinism", *extra, cwd=tmp_path, pythonpath=package)
     assert found.returncode == 1, found.stdout + found.stderr
@@ -185,7 +191,7 @@ def test_a_module_without_tools_is_a_clear_error(tmp_path: Path, monkeypatch: py
     data = {"name": "t", "tools_module": "empty_tools_mod",
             "batches": [{"calls": [{"id": "a", "name": "read_file", "arguments": "{}"}]}]}
     with pytest.raises(ScenarioError, match="expected a TOOLS attribute"):
-        scenario_from_data(data, "s.toml")
+        scenario_from_data(data, "s.toml", trust=["empty_tools_mod"])
     with pytest.raises(ReproducerError, match="format"):
         from harness.reproducers.replay import loads
 

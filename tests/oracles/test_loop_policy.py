@@ -223,7 +223,7 @@ def test_each_agent_of_a_crew_is_held_to_its_own_loops_limits() -> None:
     crew = {"name": "two-stubborn", "tools": STUBBORN["tools"],
             "agents": [{"name": "careful", "loop": "taskloop", "model": model},
                        {"name": "keyed", "loop": "tests.catalogue.buggy:RetryKeyedByCallId", "model": model}]}
-    result = run(scenario_from_data(crew), get_scheduler("serial"), 1)
+    result = run(scenario_from_data(crew, trust=["tests.catalogue.buggy"]), get_scheduler("serial"), 1)
     found = verdict(result)
     assert [(v.label, v.witness["agent"], v.witness["call"]) for v in found.violations] == [
         ("retry-limit-exceeded", "keyed", "keyed/crm@4")]
@@ -243,7 +243,7 @@ def test_a_loop_that_raises_is_a_loop_error_not_the_models() -> None:
 
 def test_a_model_that_raises_is_the_models_error_not_the_loops() -> None:
     data = {"name": "py-model", "model": "tests.agent.py_model:raises", "world": {}, "tools": {}}
-    result = run(scenario_from_data(data), get_scheduler("serial"), 1)
+    result = run(scenario_from_data(data, trust=["tests.agent"]), get_scheduler("serial"), 1)
     assert result.agent is not None and result.agent.status == "model-error"
     assert verdict(result).ok
 

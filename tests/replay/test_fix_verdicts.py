@@ -268,8 +268,8 @@ def test_a_fix_in_a_tools_module_is_a_code_change(tmp_path: Path) -> None:
         name = "bump"
         arguments = '{}'
         '''))
-    found = harness("explore", str(scenario), "--scheduler", "parallel", "--save-dir", "saved", cwd=tmp_path,
-                    pythonpath=src)
+    found = harness("explore", str(scenario), "--scheduler", "parallel", "--save-dir", "saved", "--trust-module",
+                    "shop", cwd=tmp_path, pythonpath=src)
     assert found.returncode == 1 and "FOUND lost-update" in found.stdout, found.stdout + found.stderr
     (file,) = (tmp_path / "saved").glob("*.json")
     assert sorted(json.loads(file.read_text())["code"]["files"]) == ["shop/__init__.py", "shop/tools.py"]

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from harness import get_scheduler, run
 from harness.cli.transcripts import import_command
 from harness.oracles import check
-from harness.scenario import Scenario, load_scenario
+from harness.scenario import Scenario, ScenarioError, load_scenario
 from harness.transcripts import TranscriptError, import_transcript, parse_map
 from tests.transcripts.shapes import SHAPES, Done, kind, transcript
 
@@ -76,7 +76,10 @@ def test_tools_and_map_onto_a_module_tool(tmp_path: Path, tools_module: str, sha
     assert data["tools_module"] == tools_module and "tools" not in data
     assert [(c["name"], c["arguments"], c["recorded"]) for c in data["batches"][0]["calls"]] == [
         ("kv_put", '{"key": "mode", "value": "fast"}', "stored mode"), ("kv_get", '{"key": "mode"}', "fast")]
-    scenario = load_scenario(out)  # the file names its module: no --tools needed to run it
+    # The file names its module: no --tools needed to run it, but the module must be trusted.
+    with pytest.raises(ScenarioError, match=f"run it with --trust-module {tools_module}"):
+        load_scenario(out)
+    scenario = load_scenario(out, trust=[tools_module])
     assert any(_labels(scenario, "parallel", seed) & {"stale-read", "torn-read"} for seed in (1, 2, 3))
     assert all(_labels(scenario, "serial", seed) == set() for seed in (1, 2, 3))
 

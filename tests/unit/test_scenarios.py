@@ -80,7 +80,8 @@ arguments = '{"path": "/x"}'
     (BASE + "[tools.q]\ndoes = []\n[tools.q.declared]\nresource_keys = \"db\"\n", "tools.q.declared.resource_keys",
      "a list of key templates"),
     (BASE + "[tools.read_file]\ndoes = []\n", "tools.read_file.does", "keeps its behaviour"),
-    ("tools_module = \"no_such_module_xyz\"\n" + BASE, "tools_module", "no module named 'no_such_module_xyz'"),
+    # Named code is refused unless trusted, before it is imported (tests/unit/test_trust.py)...
+    ("tools_module = \"no_such_module_xyz\"\n" + BASE, "tools_module", "run it with --trust-module no_such_module_xyz"),
     (BASE + "[tools.read_file.declared]\nside_effect = \"cosmic\"\n", "tools.read_file.declared.side_effect",
      "one of none, local, external"),
     ("name = [unclosed\n", "(syntax)", "valid TOML"),
