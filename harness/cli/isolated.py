@@ -15,7 +15,7 @@ import click
 
 from harness.diagnosis.origins import Origins
 from harness.exitcodes import ExitCode
-from harness.isolation import IsolatedBuildError, Supervisor
+from harness.isolation import IsolatedBuildError, IsolatedRun, Supervisor
 from harness.oracles import Verdict
 from harness.run import RunResult
 from harness.scenario.spec import Scenario
