@@ -17,7 +17,8 @@ from typing import Any
 
 
 def main(argv: list[str]) -> None:
-    inbox, outbox = int(argv[0]), int(argv[1])
+    inbox, outbox, parent = int(argv[0]), int(argv[1]), int(argv[2])
+    _die_with(parent)
     from harness.isolation import wire
 
     job = wire.read_frame(inbox)
@@ -100,6 +101,24 @@ def serve(job: dict[str, Any], inbox: int, outbox: int) -> None:
             wire.write_frame(outbox, ("result", index, wire.pack(result, scenario), notes, refusals()))
             if result.wall_clock_exceeded:
                 return  # the scheduler spun: nothing else runs in this process
+
+
+def _die_with(parent: int) -> None:
+    """Linux: the kernel kills this process when the parent goes (even by SIGKILL, when it cannot kill
+    the child itself), so a spinning child is never left behind. It is tied to the parent's thread
+    that started the child (prctl PR_SET_PDEATHSIG): a supervisor lives on one thread for its session.
+    Elsewhere the CPU-time backstop (`_cpu_budget`) and the closed channel end the child."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent was gone before the request was made
+        os._exit(1)
 
 
 def _cpu_budget(wall_timeout: float) -> None:

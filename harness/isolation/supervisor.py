@@ -127,7 +127,7 @@ class Supervisor:
         env.pop("PYTHONSTARTUP", None)
         try:
             process = subprocess.Popen(
-                [sys.executable, "-m", "harness.isolation.child", str(child_in), str(child_out)],
+                [sys.executable, "-m", "harness.isolation.child", str(child_in), str(child_out), str(os.getpid())],
                 pass_fds=(child_in, child_out), start_new_session=True, cwd=root, env=env,
                 stdin=subprocess.DEVNULL, stdout=_stderr_fd(), close_fds=True)
         except BaseException:

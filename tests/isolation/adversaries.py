@@ -207,3 +207,12 @@ EXPECTED: dict[str, tuple[int, str]] = {
     "WritesOsSystem": (4, "scheduler-error"),
     "WritesPrivately": (0, "completed"),
 }
+
+
+class SaysPidAndSpins(IgnoresAlarmAndSpins):
+    """IgnoresAlarmAndSpins that first prints its process id (to the parent's stderr): a test then
+    checks that this process is gone. Not in EXPECTED: a tool for tests."""
+
+    def __call__(self, batch: Batch, ctx: SchedulerContext) -> Process:
+        print(f"isolated-pid={os.getpid()}", flush=True)
+        return super().__call__(batch, ctx)

@@ -95,3 +95,56 @@ def test_a_constructor_that_spins_is_an_import_timeout(place: tuple[Path, Path])
     spins = "tests.containment.adversaries:SpinInConstructor"
     done, _ = _harness(work, target, "run", "tiny.toml", "--scheduler", spins, "--isolate", "--import-timeout", "1")
     assert done.returncode == 3 and "import timeout" in done.stderr, done.stderr
+
+
+def _spinning_child(work: Path, target: Path) -> tuple[subprocess.Popen[str], int]:
+    """`run --isolate` with no time limit on a scheduler that ignores SIGALRM and spins, and its child's pid."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HARNESS_TEST_TARGET": str(target), "PYTHONUNBUFFERED": "1"}
+    process = subprocess.Popen([sys.executable, "-m", "harness", "run", "tiny.toml", "--scheduler",
+                                f"{MODULE}:SaysPidAndSpins", "--isolate", "--wall-timeout", "0"], cwd=work, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert process.stderr is not None
+    for line in process.stderr:
+        if line.startswith("isolated-pid="):
+            return process, int(line.split("=")[1])
+    process.kill()
+    raise AssertionError(f"the child never started spinning (exit {process.wait()})")
+
+
+def _gone(pid: int, seconds: float = 20.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        try:  # a zombie (not yet reaped by whoever adopted it) is gone too
+            if Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z"):
+                return True
+        except (OSError, IndexError):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_ctrl_c_stops_the_harness_and_its_child(place: tuple[Path, Path]) -> None:
+    work, target = place
+    process, child = _spinning_child(work, target)
+    try:
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 130 and "interrupted" in err, err
+    assert _gone(child)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_killed_harness_leaves_no_child(place: tuple[Path, Path]) -> None:
+    work, target = place
+    process, child = _spinning_child(work, target)
+    process.kill()
+    process.communicate(timeout=60)
+    assert _gone(child)
