@@ -120,6 +120,9 @@ class Supervisor:
         `IsolatedBuildError` as building it in this process would)."""
         if self._child is not None:
             return
+        if os.name != "posix" or not hasattr(os, "killpg"):
+            raise IsolatedBuildError("isolated runs need a POSIX system (process groups and pipes select can wait "
+                                     "on); run without --isolate here")
         root = tempfile.mkdtemp(prefix="harness-isolated-")
         parent_in, child_out = os.pipe()
         child_in, parent_out = os.pipe()

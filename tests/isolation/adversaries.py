@@ -7,6 +7,7 @@ arrived there.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import posix
@@ -190,6 +191,41 @@ class WritesPrivately:
         return _serially(batch, ctx)
 
 
+class _RunsInTheReader:
+    def __init__(self, command: str) -> None:
+        self.command = command
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        return (os.system, (self.command,))
+
+
+class ForgesAFrame:
+    """Writes its own frame on the harness's channel (the descriptor the child reports on): an answer
+    whose unpickling would run `os.system` in whoever reads it, touching $HARNESS_TEST_TARGET/pwned."""
+
+    name = "forges-a-frame"
+
+    def __call__(self, batch: Batch, ctx: SchedulerContext) -> Process:
+        import pickle
+        import struct
+
+        data = pickle.dumps(("result", 0, _RunsInTheReader(f"touch {_target('pwned')}"), None, []))
+        os.write(int(sys.argv[2]), struct.pack("!I", len(data)) + data)
+        return _serially(batch, ctx)
+
+
+class WritesGarbageOnTheChannel:
+    """Writes bytes that are no frame at all on every descriptor it can, then behaves."""
+
+    name = "garbage-on-the-channel"
+
+    def __call__(self, batch: Batch, ctx: SchedulerContext) -> Process:
+        for fd in range(3, 32):
+            with contextlib.suppress(OSError):
+                os.write(fd, b"\x00\x00\x00\x05junk!")
+        return _serially(batch, ctx)
+
+
 #: Each adversary with the exit code of `harness run --isolate` on a two-call scenario (1 s wall timeout).
 EXPECTED: dict[str, tuple[int, str]] = {
     "IgnoresAlarmAndSpins": (3, "hang"),
@@ -206,6 +242,8 @@ EXPECTED: dict[str, tuple[int, str]] = {
     "WritesSqlite": (4, "scheduler-error"),
     "WritesOsSystem": (4, "scheduler-error"),
     "WritesPrivately": (0, "completed"),
+    "ForgesAFrame": (4, "scheduler-error"),
+    "WritesGarbageOnTheChannel": (4, "scheduler-error"),
 }
 
 
