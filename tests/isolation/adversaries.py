@@ -214,7 +214,7 @@ class ForgesAFrame:
         return _serially(batch, ctx)
 
 
-class WritesGarbageOnTheChannel:
+class GarbageOnTheChannel:
     """Writes bytes that are no frame at all on every descriptor it can, then behaves."""
 
     name = "garbage-on-the-channel"
@@ -243,7 +243,7 @@ EXPECTED: dict[str, tuple[int, str]] = {
     "WritesOsSystem": (4, "scheduler-error"),
     "WritesPrivately": (0, "completed"),
     "ForgesAFrame": (4, "scheduler-error"),
-    "WritesGarbageOnTheChannel": (4, "scheduler-error"),
+    "GarbageOnTheChannel": (4, "scheduler-error"),
 }
 
 
