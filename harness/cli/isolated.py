@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterable, Iterator
-from typing import TypeVar
+from typing import NoReturn, TypeVar
 
 import click
 
 from harness.diagnosis.origins import Origins
 from harness.exitcodes import ExitCode
-from harness.isolation import IsolatedBuildError, IsolatedRun, Supervisor
+from harness.isolation import IsolatedRun, IsolationError, Supervisor
 from harness.oracles import Verdict
 from harness.run import RunResult
 from harness.scenario.spec import Scenario
@@ -37,18 +37,19 @@ def run_isolated(scenario: Scenario, scheduler: str, seed: int, wall_timeout: fl
     from harness.oracles import check
     from harness.oracles import reorder as reorder_oracle
 
-    with Supervisor(scheduler, wall_timeout_s=wall_timeout, import_timeout_s=import_timeout, origins=True) as child:
-        try:
+    try:
+        with Supervisor(scheduler, wall_timeout_s=wall_timeout, import_timeout_s=import_timeout,
+                        origins=True) as child:
             got = child.run(scenario, seed)
-        except IsolatedBuildError as exc:
-            usage_error(exc)
-        report_refused(child.refused_at_build)
-        report_refused(got.refused)
-        verdicts = check(got.result)
-        if reorder:
-            seeds = range(seed, seed + reorder)
-            runs = child.runs((scenario, s, reorder_oracle.DEFAULT_JITTER) for s in seeds)
-            verdicts.append(reorder_oracle.judge(_refusals_reported(runs)))
+            report_refused(child.refused_at_build)
+            report_refused(got.refused)
+            verdicts = check(got.result)
+            if reorder:
+                seeds = range(seed, seed + reorder)
+                runs = child.runs((scenario, s, reorder_oracle.DEFAULT_JITTER) for s in seeds)
+                verdicts.append(reorder_oracle.judge(_refusals_reported(runs)))
+    except IsolationError as exc:
+        usage_error(exc)
     return got.result, verdicts, got.origins
 
 
@@ -58,7 +59,7 @@ def _refusals_reported(runs: Iterable[IsolatedRun]) -> Iterator[RunResult]:
         yield got.result
 
 
-def usage_error(exc: Exception) -> None:
+def usage_error(exc: Exception) -> NoReturn:
     click.echo(f"harness: {exc}", err=True)
     sys.exit(ExitCode.USAGE_ERROR)
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pickle
 import select
 import shutil
 import signal
@@ -44,8 +45,9 @@ ADDRESS_SPACE = 8 * 1024 ** 3
 OPEN_FILES = 1024
 
 
-class IsolatedBuildError(LookupError):
-    """The child could not import or build the scheduler; the message is what it said (a usage error)."""
+class IsolationError(Exception):
+    """A session cannot go on, the user's to fix (a usage error): the child could not import or build
+    the scheduler (the message is what it said), or a scenario cannot be sent to it."""
 
 
 @dataclass(frozen=True)
@@ -117,11 +119,11 @@ class Supervisor:
 
     def start(self) -> None:
         """Start a child and wait until it has built the scheduler (raising `ImportTimeout` or
-        `IsolatedBuildError` as building it in this process would)."""
+        `IsolationError` as building it in this process would)."""
         if self._child is not None:
             return
         if os.name != "posix" or not hasattr(os, "killpg"):
-            raise IsolatedBuildError("isolated runs need a POSIX system (process groups and pipes select can wait "
+            raise IsolationError("isolated runs need a POSIX system (process groups and pipes select can wait "
                                      "on); run without --isolate here")
         root = tempfile.mkdtemp(prefix="harness-isolated-")
         parent_in, child_out = os.pipe()
@@ -157,7 +159,7 @@ class Supervisor:
             answer = self._receive(deadline)
         except wire.WireError as exc:
             self._kill()
-            raise IsolatedBuildError(f"cannot build scheduler {self.scheduler!r}: its isolated process sent {exc}") \
+            raise IsolationError(f"cannot build scheduler {self.scheduler!r}: its isolated process sent {exc}") \
                 from None
         except BaseException:
             self._kill()
@@ -169,7 +171,7 @@ class Supervisor:
                 raise ImportTimeout(f"{what} took more than {self.import_timeout_s:g} s of real time and its "
                                     "isolated process was killed (a slow import, or a constructor that never "
                                     "returns? --import-timeout / import_timeout_s sets the limit)")
-            raise IsolatedBuildError(f"cannot build scheduler {self.scheduler!r}: its isolated process "
+            raise IsolationError(f"cannot build scheduler {self.scheduler!r}: its isolated process "
                                      f"{self._death}")
         kind = answer[0]
         if kind == "ready":
@@ -180,8 +182,8 @@ class Supervisor:
         if kind == "build-error" and answer[1] == "import-timeout":
             raise ImportTimeout(str(answer[2]))
         if kind == "build-error" and answer[1] == "usage":
-            raise IsolatedBuildError(str(answer[2]))
-        raise IsolatedBuildError(f"cannot build scheduler {self.scheduler!r}: {answer[2] if len(answer) > 2 else kind}")
+            raise IsolationError(str(answer[2]))
+        raise IsolationError(f"cannot build scheduler {self.scheduler!r}: {answer[2] if len(answer) > 2 else kind}")
 
     def run(self, scenario: Scenario, seed: int, jitter: float = 0.0) -> IsolatedRun:
         """One run in the child (started if need be)."""
@@ -301,7 +303,12 @@ class Supervisor:
         or whose channel is closed, raises `_Gone`."""
         child = self._child
         assert child is not None
-        data = memoryview(wire.frame(message))
+        try:
+            data = memoryview(wire.frame(message))
+        except (pickle.PicklingError, TypeError, AttributeError, RecursionError) as exc:
+            raise IsolationError(f"what the run needs cannot be sent to an isolated process ({type(exc).__name__}: "
+                                 f"{exc}); a tool or model defined inside a function? run it without --isolate") \
+                from None
         stuck = time.monotonic() + _STUCK_S
         while data:
             try:

@@ -86,3 +86,17 @@ def test_issue_15_catalogue_under_run_isolate(name: str, tmp_path: Path) -> None
     assert result.exit_code == CLI_EXIT[name], output
     assert "Traceback" not in output
     assert signal.getitimer(signal.ITIMER_REAL)[0] == 0
+
+
+@pytest.mark.parametrize("scheduler", ["serial", "parallel"])
+def test_reorder_runs_in_the_child_give_the_in_process_verdict(scheduler: str) -> None:
+    import json
+
+    verdicts = []
+    for mode in ("--no-isolate", "--isolate"):
+        result = CliRunner().invoke(main, ["run", "config-clobber", "--scheduler", scheduler, "--seed", "3",
+                                           "--reorder", "6", "--format", "json", mode])
+        document = json.loads(result.stdout)
+        verdicts.append((result.exit_code, [(v["oracle"], v["ok"], v["message"]) for v in document["verdicts"]]))
+    assert verdicts[0] == verdicts[1]
+    assert verdicts[0][1][-1][0] == "reorder-invariance"
