@@ -71,7 +71,7 @@ def serve(job: dict[str, Any], inbox: int, outbox: int) -> None:
             wire.write_frame(outbox, ("build-error", kind, describe_error(exc) if kind == "raised" else str(exc),
                                       refusals()))
             return
-        wire.write_frame(outbox, ("ready", scheduler_label(scheduler)[0], refusals()))
+        wire.write_frame(outbox, ("ready", scheduler_label(scheduler)[0], "", refusals()))
         scenarios: dict[int, Scenario] = {}
         while True:
             request = wire.read_frame(inbox)

@@ -173,17 +173,21 @@ class Supervisor:
                                     "returns? --import-timeout / import_timeout_s sets the limit)")
             raise IsolationError(f"cannot build scheduler {self.scheduler!r}: its isolated process "
                                      f"{self._death}")
-        kind = answer[0]
-        if kind == "ready":
-            child.label = str(answer[1])
-            self.refused_at_build = tuple(answer[2])
-            return
+        try:
+            kind, detail, message, refused = answer
+            if kind == "ready":
+                child.label = str(detail)
+                self.refused_at_build = tuple(str(r) for r in refused)
+                return
+            message = str(message)
+        except (TypeError, ValueError):  # not a 4-tuple, or its refusals not a list
+            kind, detail, message = "", "", f"its isolated process answered {type(answer).__name__}, not 'ready'"
         self._kill()
-        if kind == "build-error" and answer[1] == "import-timeout":
-            raise ImportTimeout(str(answer[2]))
-        if kind == "build-error" and answer[1] == "usage":
-            raise IsolationError(str(answer[2]))
-        raise IsolationError(f"cannot build scheduler {self.scheduler!r}: {answer[2] if len(answer) > 2 else kind}")
+        if kind == "build-error" and detail == "import-timeout":
+            raise ImportTimeout(message)
+        if kind == "build-error" and detail == "usage":
+            raise IsolationError(message)
+        raise IsolationError(f"cannot build scheduler {self.scheduler!r}: {message}")
 
     def run(self, scenario: Scenario, seed: int, jitter: float = 0.0) -> IsolatedRun:
         """One run in the child (started if need be)."""
@@ -238,10 +242,11 @@ class Supervisor:
         child = self._child
         assert child is not None
         key = child.sent.get(id(scenario))
-        if key is None:
-            key = child.sent[id(scenario)] = len(child.keep)
-            child.keep.append(scenario)
+        if key is None:  # known to the child once sent (kept alive here, so its id stays its own)
+            key = len(child.keep)
             self._send(("run", index, key, scenario, seed, jitter))
+            child.sent[id(scenario)] = key
+            child.keep.append(scenario)
         else:
             self._send(("run", index, key, None, seed, jitter))
 
@@ -249,42 +254,49 @@ class Supervisor:
         deadline = self.wall_timeout_s + GRACE_S if self.wall_timeout_s else None
         try:
             answer = self._receive(deadline)
-            if answer is not None and (not isinstance(answer, tuple) or len(answer) < 3 or answer[1] != index):
-                raise wire.WireError(f"an answer out of turn ({type(answer).__name__})")
+            if answer is None:
+                return self._lost(scenario, seed, jitter)
+            return self._decode(answer, index, scenario, seed, jitter)
         except wire.WireError as exc:
             self._kill()
             return self._ended(scenario, seed, jitter, RunStatus.SCHEDULER_ERROR,
                                f"the isolated process sent data that is not a run ({exc}): the scheduler's code "
                                "wrote to the harness's channel?")
-        if answer is None:
-            self._kill()
-            if self._timed_out:
-                return self._ended(scenario, seed, jitter, RunStatus.HANG,
-                                   f"the run took more than {self.wall_timeout_s:g} s of real time and its isolated "
-                                   "process was killed (a scheduler that never yields, and ignores or switches off "
-                                   "the timer?)")
-            return self._ended(scenario, seed, jitter, RunStatus.SCHEDULER_ERROR,
-                               f"the isolated process running the scheduler {self._death} before the run ended "
-                               "(os._exit, a crash, or a closed channel in the scheduler's code?)")
-        kind, refused = answer[0], tuple(str(r) for r in answer[-1])
-        if kind == "result":
-            try:
-                result = wire.rebuild(answer[2], scenario)
-            except wire.WireError as exc:
-                self._kill()
-                return self._ended(scenario, seed, jitter, RunStatus.SCHEDULER_ERROR,
-                                   f"the isolated process sent {exc}")
-            notes = answer[3]
-            origins = Origins(dict(notes[0]), dict(notes[1])) if notes is not None else None
-            return IsolatedRun(result, origins, refused)
-        if kind == "timeout":
-            self._kill()
-            raise WallClockExceeded(str(answer[2]))
-        if kind == "raised":
-            self._kill()
-            return self._ended(scenario, seed, jitter, RunStatus.SCHEDULER_ERROR, str(answer[2]), refused)
+
+    def _lost(self, scenario: Scenario, seed: int, jitter: float) -> IsolatedRun:
+        """The run of a child that went away or ran out of time before answering."""
         self._kill()
-        raise RuntimeError(f"the isolated run failed: {answer[2]}")  # what run() raised: a harness bug
+        if self._timed_out:
+            return self._ended(scenario, seed, jitter, RunStatus.HANG,
+                               f"the run took more than {self.wall_timeout_s:g} s of real time and its isolated "
+                               "process was killed (a scheduler that never yields, and ignores or switches off "
+                               "the timer?)")
+        return self._ended(scenario, seed, jitter, RunStatus.SCHEDULER_ERROR,
+                           f"the isolated process running the scheduler {self._death} before the run ended "
+                           "(os._exit, a crash, or a closed channel in the scheduler's code?)")
+
+    def _decode(self, answer: Any, index: int, scenario: Scenario, seed: int, jitter: float) -> IsolatedRun:
+        """An answer of the child's as a run; anything not shaped as the child writes it is a `WireError`."""
+        try:
+            kind, number, refused = answer[0], answer[1], tuple(str(r) for r in answer[-1])
+            if number != index or kind not in ("result", "timeout", "raised", "error"):
+                raise wire.WireError(f"an answer out of turn ({kind!r} for run {number!r}, expected run {index})")
+            if kind == "result":
+                result = wire.rebuild(answer[2], scenario)
+                notes = answer[3]
+                origins = Origins(dict(notes[0]), dict(notes[1])) if notes is not None else None
+                return IsolatedRun(result, origins, refused)
+            message = str(answer[2])
+        except wire.WireError:
+            raise
+        except Exception as exc:  # a tuple too short, a field of the wrong type: forged by the child's code
+            raise wire.WireError(f"an answer of the wrong shape ({type(exc).__name__}: {exc})") from None
+        self._kill()  # the child ends its session after each of these
+        if kind == "timeout":
+            raise WallClockExceeded(message)
+        if kind == "raised":
+            return self._ended(scenario, seed, jitter, RunStatus.SCHEDULER_ERROR, message, refused)
+        raise RuntimeError(f"the isolated run failed: {message}")  # what run() itself raised: a harness bug
 
     def _ended(self, scenario: Scenario, seed: int, jitter: float, status: RunStatus, error: str,
                refused: Sequence[str] = ()) -> IsolatedRun:
