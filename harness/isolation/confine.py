@@ -25,10 +25,15 @@ _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 #: Audit events that start another program or process: refused outright.
 _PROCESSES = frozenset({"os.system", "os.fork", "os.forkpty", "subprocess.Popen", "os.exec", "os.posix_spawn",
                         "os.spawn", "os.startfile", "pty.spawn"})
-#: Audit events whose first argument (and for some the second) is a path they change.
-_CHANGES = {"os.remove": 1, "os.rename": 2, "os.replace": 2, "os.rmdir": 1, "os.mkdir": 1, "os.link": 2,
-            "os.symlink": 2, "os.truncate": 1, "os.chmod": 1, "os.chown": 1, "os.utime": 1, "os.mkfifo": 1,
-            "os.mknod": 1, "shutil.rmtree": 1, "os.chflags": 1, "os.lchmod": 1, "os.lchown": 1}
+#: Audit events that change paths: how many of their first arguments are paths, and where their
+#: directory descriptors are (-1 when not given): a path relative to a descriptor cannot be checked.
+_CHANGES: dict[str, tuple[int, tuple[int, ...]]] = {
+    "os.remove": (1, (1,)), "os.rmdir": (1, (1,)), "os.rename": (2, (2, 3)), "os.replace": (2, (2, 3)),
+    "os.mkdir": (1, (2,)), "os.link": (2, (2, 3)), "os.symlink": (2, (2,)), "os.truncate": (1, ()),
+    "os.chmod": (1, (2,)), "os.chown": (1, (3,)), "os.utime": (1, (3,)), "os.mkfifo": (1, (2,)),
+    "os.mknod": (1, (3,)), "shutil.rmtree": (1, (1,)), "os.chflags": (1, ()), "os.lchmod": (1, ()),
+    "os.lchown": (1, ()),
+}
 #: Paths anyone may write.
 _ALWAYS = ("/dev/null",)
 
@@ -73,7 +78,7 @@ class DiskGuard:
         elif event == "sqlite3.connect":
             what = self._sqlite(args)
         elif event in _CHANGES:
-            what = self._changes(event, args[:_CHANGES[event]])
+            what = self._changes(event, args)
         if what is not None:
             self.refused.append(what)
             raise PermissionError(f"{REFUSED}: {what}")
@@ -84,6 +89,9 @@ class DiskGuard:
             (mode is None and isinstance(flags, int) and bool(flags & _WRITE_FLAGS))
         if not writes or not isinstance(path, str | bytes):
             return None  # reading, or a descriptor already open
+        if mode is None and not os.path.isabs(path):
+            # os.open's event does not say its dir_fd: a relative path may be relative to any directory
+            return f"writing {_text(path)} through os.open with a relative path"
         return None if self._inside(path) else f"writing {_text(path)}"
 
     def _sqlite(self, args: tuple[Any, ...]) -> str | None:
@@ -95,8 +103,12 @@ class DiskGuard:
             return None
         return f"opening the SQLite database {name}"
 
-    def _changes(self, event: str, paths: Sequence[Any]) -> str | None:
-        for path in paths:
+    def _changes(self, event: str, args: Sequence[Any]) -> str | None:
+        count, descriptors = _CHANGES[event]
+        for position in descriptors:
+            if position < len(args) and isinstance(args[position], int) and args[position] >= 0:
+                return f"{event} relative to a directory descriptor"
+        for path in args[:count]:
             if isinstance(path, str | bytes | os.PathLike) and not self._inside(os.fspath(path)):
                 return f"{event} on {_text(os.fspath(path))}"
         return None

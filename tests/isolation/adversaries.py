@@ -180,6 +180,19 @@ class WritesOsSystem:
         return _serially(batch, ctx)
 
 
+class WritesThroughDirFd:
+    """Opens the target directory, then writes a file relative to its descriptor (`dir_fd`): the
+    audit event of `os.open` names only the relative path."""
+
+    name = "writes-dir-fd"
+
+    def __call__(self, batch: Batch, ctx: SchedulerContext) -> Process:
+        directory = os.open(os.environ.get("HARNESS_TEST_TARGET", "/tmp"), os.O_RDONLY)
+        fd = os.open("dirfd.txt", os.O_WRONLY | os.O_CREAT, dir_fd=directory)
+        os.write(fd, b"escaped")
+        return _serially(batch, ctx)
+
+
 class WritesPrivately:
     """Writes a scratch file in its working directory (the child's private one): allowed, then behaves."""
 
@@ -241,6 +254,7 @@ EXPECTED: dict[str, tuple[int, str]] = {
     "WritesPosixOpen": (4, "scheduler-error"),
     "WritesSqlite": (4, "scheduler-error"),
     "WritesOsSystem": (4, "scheduler-error"),
+    "WritesThroughDirFd": (4, "scheduler-error"),
     "WritesPrivately": (0, "completed"),
     "ForgesAFrame": (4, "scheduler-error"),
     "GarbageOnTheChannel": (4, "scheduler-error"),
