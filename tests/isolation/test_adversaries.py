@@ -26,8 +26,8 @@ from tests.isolation.adversaries import EXPECTED
 ROOT = Path(__file__).resolve().parents[2]
 MODULE = "tests.isolation.adversaries"
 
-pytestmark = pytest.mark.skipif(not hasattr(signal, "setitimer") or not hasattr(os, "killpg"),
-                                reason="isolation needs POSIX process groups")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not hasattr(signal, "setitimer") or not hasattr(os, "killpg"),
+                                                   reason="isolation needs POSIX process groups")]
 
 
 def _harness(cwd: Path, target: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], float]:
