@@ -141,19 +141,22 @@ def _reduce(value: Any) -> tuple[Any, tuple[Any, ...]]:
 
 
 _TABLE: dict[type, Any] = {}
+_SCANNED: set[str] = set()
 
 
 def _dispatch_table() -> dict[type, Any]:
-    """`_reduce` for every dataclass of the value modules (those already imported: the rest cannot be
-    in a run that exists)."""
-    if not _TABLE:
-        import sys
+    """`_reduce` for every dataclass of the value modules imported so far (one not imported yet cannot
+    be in a run that exists; it is added once it is). Anything else pickles as pickle does."""
+    import sys
 
-        for module_name in _VALUE_MODULES:
-            module = sys.modules.get(module_name)
-            for value in vars(module).values() if module is not None else ():
-                if isinstance(value, type) and dataclasses.is_dataclass(value) and value.__module__ == module_name:
-                    _TABLE[value] = _reduce
+    for module_name in _VALUE_MODULES - _SCANNED:
+        module = sys.modules.get(module_name)
+        if module is None:
+            continue
+        _SCANNED.add(module_name)
+        for value in vars(module).values():
+            if isinstance(value, type) and dataclasses.is_dataclass(value) and value.__module__ == module_name:
+                _TABLE[value] = _reduce
     return _TABLE
 
 
