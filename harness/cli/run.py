@@ -14,6 +14,7 @@ import click
 
 from harness import __version__
 from harness.cli.guard import guarded
+from harness.cli.isolated import isolate_option
 from harness.cli.loop import loop_option, with_loop
 from harness.cli.options import (
     directory_option,
@@ -47,10 +48,12 @@ from harness.sim.realtime import wall_clock_watchdog
 @execution_options
 @tools_option
 @trust_options
+@isolate_option(default=False)
 @guarded
 def run_command(scenario: str, scheduler_name: str, seed: int, fmt: str, out: Path | None,
                 wall_timeout: float, import_timeout: float, reorder: int, tools_modules: tuple[str, ...],
-                trust_modules: tuple[str, ...], allow_dirs: tuple[Path, ...], **execution: Any) -> None:
+                trust_modules: tuple[str, ...], allow_dirs: tuple[Path, ...], isolate: bool,
+                **execution: Any) -> None:
     """Run SCENARIO (a built-in name or a .toml path) once under one scheduler and seed."""
     from harness.oracles import check, exit_code
     from harness.report.run_json import dumps, run_to_json
@@ -59,18 +62,25 @@ def run_command(scenario: str, scheduler_name: str, seed: int, fmt: str, out: Pa
     found_scenario, tools_args = find_with_tools(scenario, tools_modules, trust_modules, allow_dirs)
     loaded, extra = with_execution(found_scenario, execution)
     loaded, extra = with_loop(loaded, loop_name, [*tools_args, *extra])
-    # Importing and building it first, under its own limit: a runtime's import is not the run's hang.
-    scheduler = build_scheduler(scheduler_name, import_timeout)
-    with wall_clock_watchdog(wall_timeout):
-        with recording() as origins:  # the user's source lines for the story; the run is unchanged
-            result = run(loaded, scheduler, seed)
-        verdicts = check(result)
-        if reorder:
-            from harness.oracles import reorder as reorder_oracle
+    if isolate:  # the scheduler is imported, built and run in a supervised child; judged here
+        from harness.cli.isolated import run_isolated
 
-            verdicts.append(reorder_oracle.check(loaded, scheduler, range(seed, seed + reorder)))
+        result, verdicts, origins = run_isolated(loaded, scheduler_name, seed, wall_timeout, import_timeout, reorder)
+    else:
+        # Importing and building it first, under its own limit: a runtime's import is not the run's hang.
+        scheduler = build_scheduler(scheduler_name, import_timeout)
+        with wall_clock_watchdog(wall_timeout):
+            with recording() as origins:  # the user's source lines for the story; the run is unchanged
+                result = run(loaded, scheduler, seed)
+            verdicts = check(result)
+            if reorder:
+                from harness.oracles import reorder as reorder_oracle
+
+                verdicts.append(reorder_oracle.check(loaded, scheduler, range(seed, seed + reorder)))
     if reorder:
         extra = [*extra, "--reorder", str(reorder)]
+    if isolate:  # what the run needs to come out the same (a scheduler that defeats the timer)
+        extra = [*extra, "--isolate"]
     document = run_to_json(result, version=__version__, verdicts=verdicts, scheduler_spec=scheduler_name,
                            extra_args=extra, origins=origins)
     if fmt == "json":

@@ -38,11 +38,17 @@ def completion_order(result: RunResult) -> list[str]:
 
 
 def check(scenario: Scenario, scheduler: Scheduler, seeds: Iterable[int], *, jitter: float = DEFAULT_JITTER) -> Verdict:
+    return judge(run(scenario, scheduler, seed, jitter=jitter) for seed in seeds)
+
+
+def judge(results: Iterable[RunResult]) -> Verdict:
+    """The verdict over jittered runs made elsewhere (an isolated child's), taken lazily: the first
+    run that ends differently from the first completed one stops it."""
     baseline: RunResult | None = None
     orders: set[tuple[str, ...]] = set()
     runs = 0
-    for seed in seeds:
-        result = run(scenario, scheduler, seed, jitter=jitter)
+    for result in results:
+        seed = result.seed
         runs += 1
         if result.wall_clock_exceeded:  # the caller's real-time budget is spent: no more runs
             raise WallClockExceeded(result.error or "real time ran out")

@@ -1,0 +1,426 @@
+"""The parent's side of an isolated session: start one child, feed it runs, bring each run back.
+
+Owns `Supervisor`: it starts `python -m harness.isolation.child` (a fresh interpreter, never a fork
+of this one) in a session and process group of its own, with a private temporary directory as its
+working directory and `TMPDIR`, sends it the scheduler's name and the limits, then the runs (each
+scenario once, then by key), reading answers as they come with a deadline of its own: the run's
+real-time budget plus a grace. A child past its deadline, or one that dies, closes its channel or
+sends garbage, has its whole process group killed (SIGKILL), and its run becomes a result the parent
+makes itself (`hang` for a child killed for time, `scheduler-error` otherwise); the next run starts a
+fresh child. Closing the supervisor kills the group too, so no thread or process of the user's
+outlives it, and removes the private directory. It never judges (callers run the oracles on the
+results) and never prints.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.diagnosis.origins import Origins
+from harness.isolation import wire
+from harness.model import Batch
+from harness.run.result import BatchRun, RunResult, RunStatus
+from harness.scenario.spec import Scenario
+from harness.sim.kernel import StopReason
+from harness.sim.realtime import ImportTimeout, WallClockExceeded, resolve_import_timeout
+from harness.world.world import World
+
+#: Real seconds the parent waits beyond a run's own budget (the child's SIGALRM watchdog answers first
+#: when it can) before it kills the child: the hard limit for a scheduler that defeats the timer.
+GRACE_S = 2.0
+#: Default limits of the child: address space (bytes) and open files.
+ADDRESS_SPACE = 8 * 1024 ** 3
+OPEN_FILES = 1024
+
+
+class IsolationError(Exception):
+    """A session cannot go on, the user's to fix (a usage error): the child could not import or build
+    the scheduler (the message is what it said), or a scenario cannot be sent to it."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What the child may use: `address_space` bytes and `open_files` descriptors (None: as inherited),
+    and whether its real-disk writes and new processes are refused (`guard`)."""
+
+    address_space: int | None = ADDRESS_SPACE
+    open_files: int | None = OPEN_FILES
+    guard: bool = True
+
+
+@dataclass(frozen=True)
+class IsolatedRun:
+    """One run that came back from the child (or that the parent had to end itself)."""
+
+    result: RunResult
+    #: Where the user's code started and awaited each call (when asked for), for the story.
+    origins: Origins | None = None
+    #: What the child's code tried and was refused (writes outside its directory, new processes).
+    refused: tuple[str, ...] = ()
+    #: The parent ended this run itself (killed the child, or it died): the result has no trace.
+    ended_by_parent: bool = False
+
+
+@dataclass
+class _Child:
+    process: subprocess.Popen[bytes]
+    to_child: int
+    from_child: int
+    root: str
+    label: str = ""
+    sent: dict[int, int] = field(default_factory=dict)  # id(scenario) -> key (the scenario is kept in `keep`)
+    keep: list[Scenario] = field(default_factory=list)
+    messages: list[Any] = field(default_factory=list)
+    reader: wire.FrameReader = field(default_factory=wire.FrameReader)
+
+
+class Supervisor:
+    """Runs of one scheduler, each in an isolated child process; use as a context manager.
+
+    `scheduler` is a name as `run()` takes it (a built-in policy or `package.module:attribute`): it is
+    imported and built in the child only, under `import_timeout_s`. Each run may take `wall_timeout_s`
+    real seconds (0: no limit) under the child's own watchdog; the parent kills the child `GRACE_S`
+    later. `origins`: record where the user's code started and awaited calls (for a story).
+    """
+
+    def __init__(self, scheduler: str, *, wall_timeout_s: float = 0.0, import_timeout_s: float | None = None,
+                 origins: bool = False, limits: Limits | None = None) -> None:
+        self.scheduler = scheduler
+        self.wall_timeout_s = wall_timeout_s or 0.0
+        self.import_timeout_s = resolve_import_timeout(import_timeout_s)
+        self.origins = origins
+        self.limits = limits or Limits()
+        self._child: _Child | None = None
+        #: Refusals noted while building the scheduler.
+        self.refused_at_build: tuple[str, ...] = ()
+
+    def __enter__(self) -> Supervisor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def label(self) -> str:
+        """The scheduler's name as the child's runs record it (known once a child is ready)."""
+        return self._child.label if self._child is not None else self.scheduler
+
+    def start(self) -> None:
+        """Start a child and wait until it has built the scheduler (raising `ImportTimeout` or
+        `IsolationError` as building it in this process would)."""
+        if self._child is not None:
+            return
+        if os.name != "posix" or not hasattr(os, "killpg"):
+            raise IsolationError("isolated runs need a POSIX system (process groups and pipes select can wait "
+                                     "on); run without --isolate here")
+        root = tempfile.mkdtemp(prefix="harness-isolated-")
+        parent_in, child_out = os.pipe()
+        child_in, parent_out = os.pipe()
+        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": root, "TMP": root, "TEMP": root}
+        env.pop("PYTHONSTARTUP", None)
+        try:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "harness.isolation.child", str(child_in), str(child_out), str(os.getpid())],
+                pass_fds=(child_in, child_out), start_new_session=True, cwd=root, env=env,
+                stdin=subprocess.DEVNULL, stdout=_stderr_fd(), close_fds=True)
+        except BaseException:
+            for fd in (parent_in, child_out, child_in, parent_out):
+                os.close(fd)
+            shutil.rmtree(root, ignore_errors=True)
+            raise
+        os.close(child_in)
+        os.close(child_out)
+        os.set_blocking(parent_in, False)
+        os.set_blocking(parent_out, False)
+        child = _Child(process, parent_out, parent_in, root)
+        self._child = child
+        cwd = os.getcwd()
+        job = {"sys_path": [os.path.join(cwd, p) if not os.path.isabs(p) else p for p in sys.path],
+               "scheduler": self.scheduler, "import_timeout": self.import_timeout_s,
+               "wall_timeout": self.wall_timeout_s, "origins": self.origins, "root": root,
+               "address_space": self.limits.address_space, "open_files": self.limits.open_files,
+               "guard": self.limits.guard}
+        try:
+            with contextlib.suppress(_Gone):
+                self._send(job)
+            deadline = self.import_timeout_s + GRACE_S + _STARTUP_S if self.import_timeout_s else None
+            answer = self._receive(deadline)
+        except wire.WireError as exc:
+            self._kill()
+            raise IsolationError(f"cannot build scheduler {self.scheduler!r}: its isolated process sent {exc}") \
+                from None
+        except BaseException:
+            self._kill()
+            raise
+        if answer is None:
+            self._kill()
+            what = f"importing and building the scheduler {self.scheduler}"
+            if self._timed_out:
+                raise ImportTimeout(f"{what} took more than {self.import_timeout_s:g} s of real time and its "
+                                    "isolated process was killed (a slow import, or a constructor that never "
+                                    "returns? --import-timeout / import_timeout_s sets the limit)")
+            raise IsolationError(f"cannot build scheduler {self.scheduler!r}: its isolated process "
+                                     f"{self._death}")
+        try:
+            kind, detail, message, refused = answer
+            if kind == "ready":
+                child.label = str(detail)
+                self.refused_at_build = tuple(str(r) for r in refused)
+                return
+            message = str(message)
+        except (TypeError, ValueError):  # not a 4-tuple, or its refusals not a list
+            kind, detail, message = "", "", f"its isolated process answered {type(answer).__name__}, not 'ready'"
+        self._kill()
+        if kind == "build-error" and detail == "import-timeout":
+            raise ImportTimeout(message)
+        if kind == "build-error" and detail == "usage":
+            raise IsolationError(message)
+        raise IsolationError(f"cannot build scheduler {self.scheduler!r}: {message}")
+
+    def run(self, scenario: Scenario, seed: int, jitter: float = 0.0) -> IsolatedRun:
+        """One run in the child (started if need be)."""
+        return next(iter(self.runs([(scenario, seed, jitter)])))
+
+    def runs(self, requests: Iterable[tuple[Scenario, int, float]]) -> Iterator[IsolatedRun]:
+        """The runs of `requests`, in order, pipelined (several requests in flight, so the child never
+        waits for the parent). A run the child could not finish ends as a result the parent made; the
+        next one starts a fresh child."""
+        pending = list(requests)
+        position = 0
+        outstanding = 0
+        try:
+            while position < len(pending):
+                self.start()
+                window = pending[position:position + _WINDOW]
+                with contextlib.suppress(_Gone):  # the answers say what happened to the child
+                    for offset, (scenario, seed, jitter) in enumerate(window):
+                        self._request(position + offset, scenario, seed, jitter)
+                        outstanding += 1
+                for offset, (scenario, seed, jitter) in enumerate(window):
+                    got = self._answer(position + offset, scenario, seed, jitter)
+                    outstanding -= 1
+                    yield got
+                    if got.ended_by_parent or got.result.wall_clock_exceeded:
+                        self._kill()  # the rest of the window was for a child that is gone
+                        outstanding = 0
+                        position += offset + 1
+                        break
+                else:
+                    position += len(window)
+        finally:
+            if outstanding:  # the caller stopped early (or something raised): answers would come out of turn
+                self._kill()
+
+    def close(self) -> None:
+        """Tell the child to stop, then kill its process group whatever it does, and clean up."""
+        if self._child is None:
+            return
+        with contextlib.suppress(_Gone, OSError):
+            self._send(("stop",))
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._child.process.wait(timeout=_STOP_S)
+        self._kill()
+
+    # -- plumbing -------------------------------------------------------------------------------------
+
+    _timed_out = False
+    _death = ""
+
+    def _request(self, index: int, scenario: Scenario, seed: int, jitter: float) -> None:
+        child = self._child
+        assert child is not None
+        key = child.sent.get(id(scenario))
+        if key is None:  # known to the child once sent (kept alive here, so its id stays its own)
+            key = len(child.keep)
+            self._send(("run", index, key, scenario, seed, jitter))
+            child.sent[id(scenario)] = key
+            child.keep.append(scenario)
+        else:
+            self._send(("run", index, key, None, seed, jitter))
+
+    def _answer(self, index: int, scenario: Scenario, seed: int, jitter: float) -> IsolatedRun:
+        deadline = self.wall_timeout_s + GRACE_S if self.wall_timeout_s else None
+        try:
+            answer = self._receive(deadline)
+            if answer is None:
+                return self._lost(scenario, seed, jitter)
+            return self._decode(answer, index, scenario, seed, jitter)
+        except wire.WireError as exc:
+            self._kill()
+            return self._ended(scenario, seed, jitter, RunStatus.SCHEDULER_ERROR,
+                               f"the isolated process sent data that is not a run ({exc}): the scheduler's code "
+                               "wrote to the harness's channel?")
+
+    def _lost(self, scenario: Scenario, seed: int, jitter: float) -> IsolatedRun:
+        """The run of a child that went away or ran out of time before answering."""
+        self._kill()
+        if self._timed_out:
+            return self._ended(scenario, seed, jitter, RunStatus.HANG,
+                               f"the run took more than {self.wall_timeout_s:g} s of real time and its isolated "
+                               "process was killed (a scheduler that never yields, and ignores or switches off "
+                               "the timer?)")
+        return self._ended(scenario, seed, jitter, RunStatus.SCHEDULER_ERROR,
+                           f"the isolated process running the scheduler {self._death} before the run ended "
+                           "(os._exit, a crash, or a closed channel in the scheduler's code?)")
+
+    def _decode(self, answer: Any, index: int, scenario: Scenario, seed: int, jitter: float) -> IsolatedRun:
+        """An answer of the child's as a run; anything not shaped as the child writes it is a `WireError`."""
+        try:
+            kind, number, refused = answer[0], answer[1], tuple(str(r) for r in answer[-1])
+            if number != index or kind not in ("result", "timeout", "raised", "error"):
+                raise wire.WireError(f"an answer out of turn ({kind!r} for run {number!r}, expected run {index})")
+            if kind == "result":
+                result = wire.rebuild(answer[2], scenario)
+                notes = answer[3]
+                origins = Origins(dict(notes[0]), dict(notes[1])) if notes is not None else None
+                return IsolatedRun(result, origins, refused)
+            message = str(answer[2])
+        except wire.WireError:
+            raise
+        except Exception as exc:  # a tuple too short, a field of the wrong type: forged by the child's code
+            raise wire.WireError(f"an answer of the wrong shape ({type(exc).__name__}: {exc})") from None
+        self._kill()  # the child ends its session after each of these
+        if kind == "timeout":
+            raise WallClockExceeded(message)
+        if kind == "raised":
+            return self._ended(scenario, seed, jitter, RunStatus.SCHEDULER_ERROR, message, refused)
+        raise RuntimeError(f"the isolated run failed: {message}")  # what run() itself raised: a harness bug
+
+    def _ended(self, scenario: Scenario, seed: int, jitter: float, status: RunStatus, error: str,
+               refused: Sequence[str] = ()) -> IsolatedRun:
+        """The result of a run the child never reported: no trace (it died with the child), its first
+        batch ended at 0 ms with `status`, so the oracles name the hang or the scheduler's error."""
+        batch = scenario.batches[0] if scenario.batches else Batch(())
+        stopped = BatchRun(0, batch, 0, 0, (), status, StopReason.DONE, error)
+        result = RunResult(scenario, self.label, seed, jitter, (stopped,), (), scenario.world,
+                           World.from_state(scenario.world), 0, status, error,
+                           wall_clock_exceeded=status is RunStatus.HANG, source=scenario if scenario.looped else None)
+        return IsolatedRun(result, None, tuple(refused), ended_by_parent=True)
+
+    def _send(self, message: Any) -> None:
+        """Write one frame; while the child's pipe is full, read what it says meanwhile (it may be
+        waiting for the parent to read). A child that neither reads nor writes for `_STUCK_S` seconds,
+        or whose channel is closed, raises `_Gone`."""
+        child = self._child
+        assert child is not None
+        try:
+            data = memoryview(wire.frame(message))
+        except (pickle.PicklingError, TypeError, AttributeError, RecursionError) as exc:
+            raise IsolationError(f"what the run needs cannot be sent to an isolated process ({type(exc).__name__}: "
+                                 f"{exc}); a tool or model defined inside a function? run it without --isolate") \
+                from None
+        stuck = time.monotonic() + _STUCK_S
+        while data:
+            try:
+                written = os.write(child.to_child, data)
+            except BlockingIOError:
+                written = 0
+            except OSError as exc:  # EPIPE: the child is gone
+                raise _Gone from exc
+            if written:
+                data, stuck = data[written:], time.monotonic() + _STUCK_S
+                continue
+            if time.monotonic() > stuck:
+                raise _Gone
+            readable, _, _ = select.select([child.from_child], [child.to_child], [], 1.0)
+            if readable:
+                self._drain(child)
+
+    def _drain(self, child: _Child) -> bool:
+        """Read what the child has written so far into its messages; False when its channel closed."""
+        try:
+            data = os.read(child.from_child, 1 << 20)
+        except BlockingIOError:
+            return True
+        if not data:
+            return False
+        try:
+            child.messages.extend(child.reader.feed(data))
+        except wire.WireError as exc:  # kept in order: the answer it spoils raises it (see `_receive`)
+            child.messages.append(exc)
+        return True
+
+    def _receive(self, seconds: float | None) -> Any:
+        """The child's next message, or None when it is gone or `seconds` passed (`_timed_out` says which)."""
+        child = self._child
+        assert child is not None
+        self._timed_out = False
+        deadline = None if seconds is None else time.monotonic() + seconds
+        while True:
+            if child.messages:
+                message = child.messages.pop(0)
+                if isinstance(message, wire.WireError):
+                    raise message
+                return message
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                self._timed_out = True
+                return None
+            ready, _, _ = select.select([child.from_child], [], [], left)
+            if ready and not self._drain(child):  # closed: the child exited, or its code closed the descriptor
+                self._death = _how_it_ended(child.process)
+                return None
+
+    def _kill(self) -> None:
+        child, self._child = self._child, None
+        if child is None:
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(child.process.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            child.process.kill()
+        child.process.wait()
+        for fd in (child.to_child, child.from_child):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        shutil.rmtree(child.root, ignore_errors=True)
+
+
+#: Runs in flight at once (requests are small once the scenario was sent).
+_WINDOW = 64
+#: Seconds a fresh interpreter may take to import the harness, beyond the import limit.
+_STARTUP_S = 30.0
+#: Seconds the parent waits for a child told to stop before killing it.
+_STOP_S = 2.0
+#: Seconds a child may neither read the parent's requests nor write anything before it counts as gone.
+_STUCK_S = 60.0
+
+
+class _Gone(Exception):
+    """The child stopped reading its requests (its channel closed, or it is stuck)."""
+
+
+def _how_it_ended(process: subprocess.Popen[bytes]) -> str:
+    try:
+        code = process.wait(timeout=1.0)
+    except subprocess.TimeoutExpired:
+        return "closed its channel"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"was killed by {name}"
+    return f"exited with status {code}"
+
+
+def _stderr_fd() -> int | None:
+    """Where the child's stdout goes: this process's stderr, so a print of the user's code never mixes
+    with a report on stdout (None, inherited, when there is no usable stderr)."""
+    try:
+        os.fstat(2)
+    except OSError:
+        return subprocess.DEVNULL
+    return 2

@@ -1,0 +1,150 @@
+"""Issue 26's adversaries under `harness run --isolate`, each in a real process: the documented exit
+code and verdict, the harness process itself exits (no thread or fork of the scheduler's keeps it
+alive, no spin outlives the parent's deadline), and nothing is written outside the output directory.
+
+Each case runs `python -m harness` from a scratch directory holding only the scenario, with
+`--out out`: afterwards that directory holds the scenario and `out/` only, and the adversaries' target
+directory (outside it) is empty. The in-process mode is tried on the oracle-patching adversary too:
+there it passes (the hole `--isolate` closes).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.containment.test_catalogue import TINY
+from tests.isolation.adversaries import EXPECTED
+
+ROOT = Path(__file__).resolve().parents[2]
+MODULE = "tests.isolation.adversaries"
+
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not hasattr(signal, "setitimer") or not hasattr(os, "killpg"),
+                                                   reason="isolation needs POSIX process groups")]
+
+
+def _harness(cwd: Path, target: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], float]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HARNESS_TEST_TARGET": str(target)}
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "harness", *args], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=120)
+    return done, time.monotonic() - started
+
+
+@pytest.fixture
+def place(tmp_path: Path) -> tuple[Path, Path]:
+    work, target = tmp_path / "work", tmp_path / "target"
+    work.mkdir()
+    target.mkdir()
+    (work / "tiny.toml").write_text(TINY)
+    return work, target
+
+
+@pytest.mark.parametrize("name", list(EXPECTED))
+def test_run_isolated(name: str, place: tuple[Path, Path]) -> None:
+    work, target = place
+    code, status = EXPECTED[name]
+    done, took = _harness(work, target, "run", "tiny.toml", "--scheduler", f"{MODULE}:{name}", "--isolate",
+                          "--wall-timeout", "1", "--format", "json", "--out", "out")
+    assert done.returncode == code, done.stdout[-2000:] + done.stderr
+    assert "Traceback" not in done.stderr
+    document = json.loads(done.stdout)
+    assert document["status"] == status
+    assert took < 60  # the parent exited: a spin was killed, a thread or fork did not keep it alive
+    assert sorted(p.name for p in work.iterdir()) == ["out", "tiny.toml"]
+    assert (work / "out" / "run.json").exists()
+    assert list(target.iterdir()) == []  # every write aimed outside was refused
+    if (name.startswith("Writes") and name != "WritesPrivately") or name == "Forks":
+        assert "isolated run refused" in done.stderr and "PermissionError" in done.stdout
+
+
+def test_the_hard_kill_names_the_time_limit(place: tuple[Path, Path]) -> None:
+    work, target = place
+    done, took = _harness(work, target, "run", "tiny.toml", "--scheduler", f"{MODULE}:SwitchesTimerOff", "--isolate",
+                          "--wall-timeout", "1")
+    assert done.returncode == 3 and "isolated process was killed" in done.stdout, done.stdout + done.stderr
+    assert "--isolate" in done.stdout  # the reproduce line keeps the mode the run needs
+    assert took < 30
+
+
+def test_oracle_patching_passes_in_process_only(place: tuple[Path, Path]) -> None:
+    """The hole `--isolate` closes: in process, a scheduler that patches the oracles passes."""
+    work, target = place
+    done, _ = _harness(work, target, "run", "tiny.toml", "--scheduler", f"{MODULE}:PatchesOracles", "--no-isolate")
+    assert done.returncode == 0, done.stdout + done.stderr
+    isolated, _ = _harness(work, target, "run", "tiny.toml", "--scheduler", f"{MODULE}:PatchesOracles", "--isolate")
+    assert isolated.returncode == 4 and "missing-result" in isolated.stdout, isolated.stdout + isolated.stderr
+
+
+def test_unknown_scheduler_is_a_usage_error(place: tuple[Path, Path]) -> None:
+    work, target = place
+    for scheduler, said in (("no-such-policy", "unknown scheduler"), (f"{MODULE}:Nope", "Nope")):
+        done, _ = _harness(work, target, "run", "tiny.toml", "--scheduler", scheduler, "--isolate")
+        assert done.returncode == 2 and said in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+def test_a_constructor_that_spins_is_an_import_timeout(place: tuple[Path, Path]) -> None:
+    work, target = place
+    spins = "tests.containment.adversaries:SpinInConstructor"
+    done, _ = _harness(work, target, "run", "tiny.toml", "--scheduler", spins, "--isolate", "--import-timeout", "1")
+    assert done.returncode == 3 and "import timeout" in done.stderr, done.stderr
+
+
+def _spinning_child(work: Path, target: Path) -> tuple[subprocess.Popen[str], int]:
+    """`run --isolate` with no time limit on a scheduler that ignores SIGALRM and spins, and its child's pid."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HARNESS_TEST_TARGET": str(target), "PYTHONUNBUFFERED": "1"}
+    process = subprocess.Popen([sys.executable, "-m", "harness", "run", "tiny.toml", "--scheduler",
+                                f"{MODULE}:SaysPidAndSpins", "--isolate", "--wall-timeout", "0"], cwd=work, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert process.stderr is not None
+    for line in process.stderr:
+        if line.startswith("isolated-pid="):
+            return process, int(line.split("=")[1])
+    process.kill()
+    raise AssertionError(f"the child never started spinning (exit {process.wait()})")
+
+
+def _gone(pid: int, seconds: float = 20.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        try:  # a zombie (not yet reaped by whoever adopted it) is gone too
+            if Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z"):
+                return True
+        except (OSError, IndexError):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_ctrl_c_stops_the_harness_and_its_child(place: tuple[Path, Path]) -> None:
+    work, target = place
+    process, child = _spinning_child(work, target)
+    try:
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 130 and "interrupted" in err, err
+    assert _gone(child)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_killed_harness_leaves_no_child(place: tuple[Path, Path]) -> None:
+    work, target = place
+    process, child = _spinning_child(work, target)
+    process.kill()
+    process.communicate(timeout=60)
+    assert _gone(child)
