@@ -47,16 +47,19 @@ class Carrier(greenlet.greenlet):  # type: ignore[misc]  # greenlet's class is u
     def join(self) -> None:
         """Nothing to wait for (an OS thread's carrier waits for its thread's end)."""
 
-    def _loop(self, body: Callable[[], Any] | None) -> None:
+    def _loop(self) -> None:
+        # Bodies come in `_body` and the thread an ended one hands the baton to goes out in `_handed`,
+        # never as switch arguments: a greenlet keeps the arguments it was started with for as long as
+        # it lives, and a parked carrier's frame holds nothing of the run it served.
         while True:
-            # The body returns the thread it hands the baton to, passed in `_handed`: a parked carrier's
-            # frame then holds nothing of the run it served (not even its last body). The next body comes back.
+            body, _body[0] = _body[0], None
             _handed[0] = contextvars.Context().run(body)  # type: ignore[arg-type]
             body = None
-            body = self.parent.switch(_HANDED)
+            self.parent.switch(_HANDED)
 
 
-#: What an ended body hands the baton to (see `Carrier._loop`), read at once by `run`.
+#: The body a carrier starts next, and what an ended body hands the baton to (see `Carrier._loop`).
+_body: list[Callable[[], Any] | None] = [None]
 _handed: list[Any] = [None]
 _HANDED = object()
 
@@ -102,10 +105,9 @@ def run(turnstile: Any, thread: Any, by_ident: dict[int, Any], ident: int) -> No
     try:
         while target is not None:
             carrier = target.carrier
-            body = None
             if carrier is None:
                 carrier = target.carrier = parked.pop() if parked else Carrier()
-                body = target._main
+                _body[0] = target._main
             if carrier.parent is not driver:
                 carrier.parent = driver  # its body hands the baton back here (another greenlet may release it)
             state.clear()
@@ -115,7 +117,7 @@ def run(turnstile: Any, thread: Any, by_ident: dict[int, Any], ident: int) -> No
             _set_running_loop(target.loop)
             by_ident[ident] = target
             target.state = "running"
-            following = carrier.switch(body) if body is not None else carrier.switch()
+            following = carrier.switch()
             if following is _HANDED:
                 following, _handed[0] = _handed[0], None
             while isinstance(following, _Signal):
