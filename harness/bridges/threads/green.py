@@ -18,6 +18,7 @@ asks once), else the OS-thread carrier of `turnstile` serves. It never decides w
 from __future__ import annotations
 
 import _signal  # type: ignore[import-not-found]  # the C module `signal` wraps: no enum conversions
+import _thread
 import asyncio.events
 import contextvars
 import ctypes
@@ -184,7 +185,7 @@ class SignalRoute:
 
     def __init__(self, by_ident: dict[int, Any]) -> None:
         self.installed: list[tuple[int, Any, Any]] = []
-        if threading.current_thread() is not threading.main_thread():
+        if _get_ident() != _MAIN_IDENT:
             return
         for signum in self.SIGNALS:
             handler = _signal.getsignal(signum)
@@ -201,9 +202,14 @@ class SignalRoute:
                 _signal.signal(signum, handler)
 
 
+_get_ident = _thread.get_ident
+#: The main thread's ident: Python runs signal handlers there only.
+_MAIN_IDENT = threading.main_thread().ident
+
+
 def _route(handler: Callable[[int, FrameType | None], Any],
            by_ident: dict[int, Any]) -> Callable[[int, FrameType | None], Any]:
-    ident = threading.main_thread().ident
+    ident = _MAIN_IDENT
 
     def on_signal(signum: int, frame: FrameType | None) -> Any:
         me = by_ident.get(ident) if ident is not None else None

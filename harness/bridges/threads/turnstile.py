@@ -297,7 +297,8 @@ class Turnstile:
     def park(self, thread: BridgeThread, deadline: int | None = None,
              on_timeout: Callable[[], None] | None = None) -> bool:
         """Block `thread` (the caller) until `wake(thread)` or the deadline; True if woken in time."""
-        self.check(thread)
+        if thread.killed:
+            self.check(thread)
         if deadline is not None and deadline <= self.now_ms():
             # A zero timeout never blocks (`acquire(timeout=0)`, `wait(0)`), as with real threads.
             if on_timeout is not None:
@@ -332,11 +333,12 @@ class Turnstile:
 
     def _give_back(self, thread: BridgeThread) -> None:
         if self.green:
-            green.give_back(self, self._following(thread))
+            self.driver.switch(self._following(thread))  # `green.give_back`, inlined: a hot path
         else:
             self._pass_baton(thread)
             self._wait_for_baton(thread)
-        self.check(thread)
+        if thread.killed:
+            self.check(thread)
 
     def check(self, thread: BridgeThread) -> None:
         """At a controlled point: unwind the thread if its run is over. User code that catches
@@ -361,9 +363,9 @@ class Turnstile:
         (plain run, same instant), else None (back to the driver). The first thread (the executor
         itself) ending always goes back: the batch is over."""
         if self.direct and not self.closed and not (leaving.index == 0 and leaving.state == DONE):
-            following = next((t for t in self.threads if t.state == RUNNABLE), None)
-            if following is not leaving:
-                return following
+            for following in self.threads:
+                if following.state == RUNNABLE:
+                    return following if following is not leaving else None
         return None
 
     def _pass_baton(self, leaving: BridgeThread) -> None:
