@@ -171,7 +171,10 @@ class _BridgeRLock(_BridgeLock):
             raise RuntimeError("cannot release un-acquired lock")
         self._count -= 1
         if self._count == 0:
-            self._hand_over()
+            if self._waiters:
+                self._hand_over()
+            else:
+                self._owner = None
 
     def __exit__(self, *exc: object) -> None:
         self.release()

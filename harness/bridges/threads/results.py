@@ -32,7 +32,8 @@ _OUTCOMES = {outcome.value: outcome for outcome in Outcome}
 
 def _read(item: Any, position: int, batch: Batch) -> tuple[str, Outcome, Any, str | None]:
     """(call id, outcome, value, error) of one returned item."""
-    fallback = batch.calls[position].id if position < len(batch) else f"unpaired-{position}"
+    calls = batch.calls
+    fallback = calls[position].id if position < len(calls) else f"unpaired-{position}"
     if isinstance(item, BaseException):
         text = str(item) or type(item).__name__
         if isinstance(item, concurrent.futures.CancelledError):
@@ -40,7 +41,7 @@ def _read(item: Any, position: int, batch: Batch) -> tuple[str, Outcome, Any, st
         if isinstance(item, TimeoutError):
             return fallback, Outcome.TIMEOUT, None, text
         return fallback, Outcome.ERROR, None, text
-    envelope = isinstance(item, Mapping) and not _ENVELOPE.isdisjoint(item)
+    envelope = (type(item) is dict or isinstance(item, Mapping)) and not _ENVELOPE.isdisjoint(item)
     if not envelope:
         return fallback, Outcome.OK, item, None
     call_id = fallback
@@ -66,7 +67,7 @@ def read_results(items: Any, batch: Batch, ctx: SchedulerContext,
     untouched (the run reports it as a contract error)."""
     if not isinstance(items, Sequence) or isinstance(items, str | bytes):
         return items
-    calls = {call.id: call for call in batch}
+    calls = {call.id: call for call in batch.calls}
     asking = asking or {}
     results = []
     for position, item in enumerate(items):
