@@ -230,7 +230,10 @@ class Condition(Hashed):
         self.release()
 
     def _is_owned(self) -> bool:
-        owned = getattr(self._lock, "_is_owned", None)
+        lock = self._lock
+        if type(lock) is _BridgeRLock:  # the default lock: its `_is_owned()`, inlined
+            return lock._owner is (_by_ident.get(_get_ident()) or _get_ident())
+        owned = getattr(lock, "_is_owned", None)
         if owned is not None:
             return bool(owned())
         if self._lock.acquire(False):
@@ -315,6 +318,9 @@ class Semaphore(Hashed):
         return me.turnstile.park(me, me.turnstile.deadline_in(timeout), lambda: self._waiters.remove(me))
 
     def release(self, n: int = 1) -> None:
+        if n == 1 and not self._waiters:  # the common case: nobody to hand the permit to
+            self._value += 1
+            return
         if n < 1:
             raise ValueError("n must be one or more")
         for _ in range(n):
