@@ -21,7 +21,8 @@ machine), in interleaved rounds whose median is reported, so ratios are meaningf
 - `asyncio_gather_over_parallel_ratio`: a plain `asyncio.gather` executor through `from_asyncio`
   against the built-in `parallel` (target >= 0.7);
 - `threads_pool_over_parallel_ratio`: a plain `ThreadPoolExecutor` through `from_threads` against
-  the built-in `parallel` (target >= 0.5);
+  the built-in `parallel` (target >= 0.5), its bridge threads carried as `threads_carrier` says
+  (greenlets, or OS threads with `HARNESS_THREAD_CARRIER=os`);
 - `check_scheduler_openai_agents_s`: wall seconds of `check_scheduler` of the openai-agents recipe
   under the `ci` profile, every default scenario (it fails: the recipe loses an update, as the test
   says; the time is the whole check, shrinking included). Target: under 60 s on 2 cores. Skipped
@@ -60,7 +61,7 @@ from harness import __version__, get_scheduler, run
 from harness.bridges import from_asyncio
 from harness.bridges.planners.adapters import openai_tool_calls
 from harness.bridges.threads import from_threads
-from harness.bridges.threads.turnstile import retire_parked
+from harness.bridges.threads.turnstile import carrier, retire_parked
 
 #: Issue 24's targets.
 RECIPE_TARGET = 1 / 1.5
@@ -383,6 +384,9 @@ def main() -> None:
         "threads_target_met": statistics.median(pool_ratios) >= POOL_TARGET,
         "threads_pool_overhead_us_per_run": round(1e6 / per_s["threads_pool"] - 1e6 / per_s["parallel"], 1),
         "threads_active_after": threads_left,
+        # What carries the bridge threads: "greenlet" (the default where it can) or "os" (3.13,
+        # HARNESS_THREAD_CARRIER=os); measure the other with that variable.
+        "threads_carrier": carrier(),
     }
     if args.profile_seconds > 0:
         figures["where_the_time_goes"] = {name: profile_runs(fn, args.profile_seconds)
