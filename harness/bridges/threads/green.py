@@ -42,6 +42,9 @@ class Carrier(greenlet.greenlet):  # type: ignore[misc]  # greenlet's class is u
     and first entering a greenlet costs about 20 us, resuming a parked one about 1). Each body starts as
     on a fresh thread: an empty `contextvars` context, an empty thread-state dict (see `run`)."""
 
+    #: Freed while its body waited (its run was dropped undriven): the body unwinds, then it ends.
+    dying = False
+
     def __init__(self) -> None:
         super().__init__(self._loop)
 
@@ -56,6 +59,8 @@ class Carrier(greenlet.greenlet):  # type: ignore[misc]  # greenlet's class is u
             body, _body[0] = _body[0], None
             _handed[0] = contextvars.Context().run(body)  # type: ignore[arg-type]
             body = None
+            if self.dying:
+                return  # greenlet is freeing it: it must end, not switch
             self.parent.switch(_HANDED)
 
 
@@ -146,10 +151,16 @@ def run(turnstile: Any, thread: Any, by_ident: dict[int, Any], ident: int) -> No
         _set_running_loop(my_loop)
 
 
-def give_back(turnstile: Any, following: Any) -> None:
-    """The calling thread hands the baton to `following`, or back to the driver (None); returns once
-    it gets the baton again."""
-    turnstile.driver.switch(following)
+def give_back(turnstile: Any, thread: Any, following: Any) -> None:
+    """`thread` (the caller) hands the baton to `following`, or back to the driver (None); returns once
+    it gets the baton again. If its run is dropped while it waits (nobody drove it to the end, so
+    nobody released it), greenlet frees its carrier by raising GreenletExit here: it unwinds as a
+    released thread does (`ThreadReleased`, which the caller raises), the backstop of OS threads."""
+    try:
+        turnstile.driver.switch(following)
+    except greenlet.GreenletExit:
+        thread.killed = True
+        thread.carrier.dying = True
 
 
 #: Carriers that never end (a thread stuck in a loop the watchdog interrupted, or one that swallows
