@@ -54,6 +54,11 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+try:
+    import greenlet  # type: ignore[import-untyped]
+except ImportError:  # the thread bridge then runs on OS threads
+    greenlet = None
+
 from _figures import emit
 from bench_run import bench_scenario, rate
 
@@ -156,8 +161,10 @@ _GROUPS = (
     ("runtime and its libraries", "/site-packages/"),
 )
 #: Builtins a thread waits in: wall time, not CPU, and counted again by whichever thread ran meanwhile.
+#: A greenlet's `switch` is the same for greenlets (the bridge threads on the harness's own thread):
+#: its time is the other greenlets', counted by their own profilers (see `ThreadProfiles`).
 _WAITS = ("acquire' of '_thread.lock", "acquire' of '_thread.RLock", "'_thread.lock' objects>",
-          "method 'wait' of")
+          "method 'wait' of", "method 'switch' of 'greenlet.")
 
 
 def _group(filename: str, function: str) -> str | None:
@@ -180,12 +187,24 @@ def _group(filename: str, function: str) -> str | None:
 class ThreadProfiles:
     """cProfile in every thread (3.11's cProfile sees only the thread that enabled it): the main
     thread's profiler, and one more per thread started meanwhile, by `threading` or by a bare
-    `_thread.start_new_thread` (the turnstile's threads)."""
+    `_thread.start_new_thread` (the turnstile's OS threads); and one per greenlet (the turnstile's
+    greenlets), made active at each switch into it, so each profiler sees one stack."""
 
     def __init__(self) -> None:
         self.profiles: list[cProfile.Profile] = []
         self._lock = threading.Lock()
         self._start_new_thread = _thread.start_new_thread
+        self._by_greenlet: dict[Any, cProfile.Profile] = {}
+        self._previous_trace: Any = None
+
+    def _switched(self, event: str, args: Any) -> None:
+        if event in ("switch", "throw"):
+            _origin, target = args
+            profile = self._by_greenlet.get(target)
+            if profile is None:
+                profile = self._by_greenlet[target] = cProfile.Profile()
+                self.profiles.append(profile)
+            profile.enable()  # this OS thread's profiler from now on; the other keeps its stack
 
     def _start(self, *_: Any) -> None:
         profile = cProfile.Profile()
@@ -205,11 +224,17 @@ class ThreadProfiles:
         _thread.start_new_thread = self._bare  # type: ignore[assignment]
         main = cProfile.Profile()
         self.profiles.append(main)
+        if greenlet is not None:
+            self._by_greenlet[greenlet.getcurrent()] = main
+            self._previous_trace = greenlet.settrace(self._switched)
         main.enable()
         return self
 
     def __exit__(self, *_: Any) -> None:
         self.profiles[0].disable()
+        if greenlet is not None:
+            greenlet.settrace(self._previous_trace)
+            self._by_greenlet.clear()
         threading.setprofile(None)  # type: ignore[arg-type]
         _thread.start_new_thread = self._start_new_thread
         retire_parked()  # and none of them profiles what is measured after
