@@ -21,7 +21,8 @@ machine), in interleaved rounds whose median is reported, so ratios are meaningf
 - `asyncio_gather_over_parallel_ratio`: a plain `asyncio.gather` executor through `from_asyncio`
   against the built-in `parallel` (target >= 0.7);
 - `threads_pool_over_parallel_ratio`: a plain `ThreadPoolExecutor` through `from_threads` against
-  the built-in `parallel` (target >= 0.5);
+  the built-in `parallel` (target >= 0.5), its bridge threads carried as `threads_carrier` says
+  (greenlets, or OS threads with `HARNESS_THREAD_CARRIER=os`);
 - `check_scheduler_openai_agents_s`: wall seconds of `check_scheduler` of the openai-agents recipe
   under the `ci` profile, every default scenario (it fails: the recipe loses an update, as the test
   says; the time is the whole check, shrinking included). Target: under 60 s on 2 cores. Skipped
@@ -53,6 +54,11 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+try:
+    import greenlet  # type: ignore[import-untyped]
+except ImportError:  # the thread bridge then runs on OS threads
+    greenlet = None
+
 from _figures import emit
 from bench_run import bench_scenario, rate
 
@@ -60,7 +66,7 @@ from harness import __version__, get_scheduler, run
 from harness.bridges import from_asyncio
 from harness.bridges.planners.adapters import openai_tool_calls
 from harness.bridges.threads import from_threads
-from harness.bridges.threads.turnstile import retire_parked
+from harness.bridges.threads.turnstile import carrier, retire_parked
 
 #: Issue 24's targets.
 RECIPE_TARGET = 1 / 1.5
@@ -155,8 +161,10 @@ _GROUPS = (
     ("runtime and its libraries", "/site-packages/"),
 )
 #: Builtins a thread waits in: wall time, not CPU, and counted again by whichever thread ran meanwhile.
+#: A greenlet's `switch` is the same for greenlets (the bridge threads on the harness's own thread):
+#: its time is the other greenlets', counted by their own profilers (see `ThreadProfiles`).
 _WAITS = ("acquire' of '_thread.lock", "acquire' of '_thread.RLock", "'_thread.lock' objects>",
-          "method 'wait' of")
+          "method 'wait' of", "method 'switch' of 'greenlet.")
 
 
 def _group(filename: str, function: str) -> str | None:
@@ -179,12 +187,24 @@ def _group(filename: str, function: str) -> str | None:
 class ThreadProfiles:
     """cProfile in every thread (3.11's cProfile sees only the thread that enabled it): the main
     thread's profiler, and one more per thread started meanwhile, by `threading` or by a bare
-    `_thread.start_new_thread` (the turnstile's threads)."""
+    `_thread.start_new_thread` (the turnstile's OS threads); and one per greenlet (the turnstile's
+    greenlets), made active at each switch into it, so each profiler sees one stack."""
 
     def __init__(self) -> None:
         self.profiles: list[cProfile.Profile] = []
         self._lock = threading.Lock()
         self._start_new_thread = _thread.start_new_thread
+        self._by_greenlet: dict[Any, cProfile.Profile] = {}
+        self._previous_trace: Any = None
+
+    def _switched(self, event: str, args: Any) -> None:
+        if event in ("switch", "throw"):
+            _origin, target = args
+            profile = self._by_greenlet.get(target)
+            if profile is None:
+                profile = self._by_greenlet[target] = cProfile.Profile()
+                self.profiles.append(profile)
+            profile.enable()  # this OS thread's profiler from now on; the other keeps its stack
 
     def _start(self, *_: Any) -> None:
         profile = cProfile.Profile()
@@ -204,11 +224,17 @@ class ThreadProfiles:
         _thread.start_new_thread = self._bare  # type: ignore[assignment]
         main = cProfile.Profile()
         self.profiles.append(main)
+        if greenlet is not None:
+            self._by_greenlet[greenlet.getcurrent()] = main
+            self._previous_trace = greenlet.settrace(self._switched)
         main.enable()
         return self
 
     def __exit__(self, *_: Any) -> None:
         self.profiles[0].disable()
+        if greenlet is not None:
+            greenlet.settrace(self._previous_trace)
+            self._by_greenlet.clear()
         threading.setprofile(None)  # type: ignore[arg-type]
         _thread.start_new_thread = self._start_new_thread
         retire_parked()  # and none of them profiles what is measured after
@@ -383,6 +409,9 @@ def main() -> None:
         "threads_target_met": statistics.median(pool_ratios) >= POOL_TARGET,
         "threads_pool_overhead_us_per_run": round(1e6 / per_s["threads_pool"] - 1e6 / per_s["parallel"], 1),
         "threads_active_after": threads_left,
+        # What carries the bridge threads: "greenlet" (the default where it can) or "os" (3.13,
+        # HARNESS_THREAD_CARRIER=os); measure the other with that variable.
+        "threads_carrier": carrier(),
     }
     if args.profile_seconds > 0:
         figures["where_the_time_goes"] = {name: profile_runs(fn, args.profile_seconds)

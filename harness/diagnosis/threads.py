@@ -23,7 +23,7 @@ def thread_waits(turnstile: Any, calls: Mapping[str, ToolCall]) -> list[Wait]:
     threads = list(turnstile.alive()) if hasattr(turnstile, "alive") else []
     if not threads:
         return []
-    stacks = _os_stacks(threads)
+    stacks = _stacks(threads)
     waits: list[Wait] = []
     for thread in threads:
         frames = stacks.get(id(thread), [])
@@ -51,11 +51,18 @@ def thread_waits(turnstile: Any, calls: Mapping[str, ToolCall]) -> list[Wait]:
 _BLOCKING = frozenset({"acquire", "wait", "wait_for", "get", "put", "join", "result"})
 
 
-def _os_stacks(threads: list[Any]) -> dict[int, list[FrameType]]:
-    """Each bridge thread's current stack (outermost first), found through the frame of its main."""
+def _stacks(threads: list[Any]) -> dict[int, list[FrameType]]:
+    """Each bridge thread's current stack (outermost first), found through the frame of its main: from
+    the innermost frame of every OS thread, and of every thread that waits on a greenlet (`top_frame`)."""
     wanted = {id(thread): thread for thread in threads}
     stacks: dict[int, list[FrameType]] = {}
-    for top in sys._current_frames().values():
+    tops = list(sys._current_frames().values())
+    for thread in threads:
+        top_frame = getattr(thread, "top_frame", None)
+        top = top_frame() if callable(top_frame) else None
+        if isinstance(top, FrameType):
+            tops.append(top)
+    for top in tops:
         frames: list[FrameType] = []
         frame: FrameType | None = top
         owner = None

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from harness.bridges.threads import turnstile
 from harness.bridges.threads.turnstile import retire_parked
 
 
@@ -42,3 +43,30 @@ def no_cycle_collector() -> Iterator[None]:
         yield
     finally:
         gc.enable()
+
+
+@pytest.fixture
+def os_carrier() -> Iterator[None]:
+    """Bridge threads carried by OS threads for the test (greenlets carry them by default where they can)."""
+    saved = turnstile._carrier[0]
+    turnstile._carrier[0] = "os"
+    try:
+        yield
+    finally:
+        turnstile._carrier[0] = saved
+
+
+@pytest.fixture(params=["greenlet", "os"])
+def each_carrier(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The test once with each carrier of bridge threads (greenlets only where this Python allows them)."""
+    saved = turnstile._carrier[0]
+    if request.param == "greenlet":
+        turnstile._carrier[0] = None
+        if turnstile.carrier() != "greenlet":
+            turnstile._carrier[0] = saved
+            pytest.skip("greenlets cannot carry bridge threads here (no greenlet, or Python 3.13+)")
+    turnstile._carrier[0] = request.param
+    try:
+        yield request.param
+    finally:
+        turnstile._carrier[0] = saved

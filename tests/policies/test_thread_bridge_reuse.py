@@ -1,16 +1,19 @@
-"""from_threads reuses parked OS threads, and bridged code still sees every thread as a fresh one.
+"""from_threads on OS threads reuses parked ones, and bridged code still sees every thread as a fresh one.
 
-A bridge thread runs on a parked OS thread of the bridge's when one is free (starting an OS thread
-costs more than a whole baton pass). Each tests here first shows that the OS thread was indeed reused
-(the same `threading.get_ident()` in two bridge threads), so none can pass without reuse, then that
-the reuse is invisible: `threading.local` data (of a local made before the run, as a library's, and of
-one made inside it), `contextvars` values, `current_thread()`; and that a thread which never ends is
-never handed to another.
+With the OS-thread carrier (`HARNESS_THREAD_CARRIER=os`, or where greenlets cannot carry bridge
+threads), a bridge thread runs on a parked OS thread of the bridge's when one is free (starting an OS
+thread costs more than a whole baton pass). Each test here first shows that the OS thread was indeed
+reused (the same real OS ident, `_thread.get_ident` read before any patch, in two bridge threads), so
+none can pass without reuse, then that the reuse is invisible: `threading.local` data (of a local
+made before the run, as a library's, and of one made inside it), `contextvars` values,
+`current_thread()`; and that a thread which never ends is never handed to another.
 """
 
 from __future__ import annotations
 
+import _thread
 import contextvars
+import os
 import subprocess
 import sys
 import threading
@@ -27,10 +30,18 @@ from harness.run import RunStatus
 ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = [
-    pytest.mark.usefixtures("no_threads_left_and_quiet"),
+    pytest.mark.usefixtures("no_threads_left_and_quiet", "os_carrier"),
     # 3.13 keeps `threading.local` data out of the thread-state dict: no OS thread is reused there.
     pytest.mark.skipif(sys.version_info >= (3, 13), reason="OS threads are reused on 3.11 and 3.12 only"),
 ]
+
+#: The real OS thread ident (bridged code's `threading.get_ident()` is its bridge thread's), out of the
+#: module's globals, where the bridge would point it at the bridged one as the executor's own import.
+_REAL = {"os_ident": _thread.get_ident}
+
+
+def _os_ident() -> int:
+    return _REAL["os_ident"]()
 
 #: Made at import, before any run, as a library's module-level local (asyncio's running loop is one).
 _library_local = threading.local()
@@ -39,7 +50,7 @@ _library_var: contextvars.ContextVar[str] = contextvars.ContextVar("_library_var
 
 def _seen_then_set(seen: list[dict[str, Any]], mark: str) -> None:
     """Record what this thread sees of the thread-local state, then leave state of its own behind."""
-    seen.append({"ident": threading.get_ident(), "name": threading.current_thread().name,
+    seen.append({"ident": _os_ident(), "name": threading.current_thread().name,
                  "local": getattr(_library_local, "mark", None), "var": _library_var.get()})
     _library_local.mark = mark
     _library_var.set(mark)
@@ -77,14 +88,14 @@ def test_a_local_made_inside_the_run_is_fresh_in_every_thread() -> None:
         local.value = "main"
 
         def worker() -> None:
-            seen.append((threading.get_ident(), getattr(local, "value", None)))
+            seen.append((_os_ident(), getattr(local, "value", None)))
             local.value = "worker"
 
         for _ in range(2):
             thread = threading.Thread(target=worker)
             thread.start()
             thread.join()
-        seen.append((threading.get_ident(), local.value))
+        seen.append((_os_ident(), local.value))
         return [{"id": tc.id, "result": run_tool(tc)} for tc in tool_calls]
 
     for seed in (1, 2):
@@ -120,14 +131,17 @@ def test_threads_alive_at_once_have_distinct_idents_and_their_own_current_thread
 
 _STUBBORN = """
 import threading, time
+import _thread
 from harness import find_scenario, run
 from harness.bridges.threads import from_threads
 
 idents = {}
+real = {"os_ident": _thread.get_ident}  # not a global of its own: the bridge would swap it for the bridged one
+os_ident = lambda: real["os_ident"]()
 
 def stubborn(tool_calls, run_tool):
     def never_ends():
-        idents["stubborn"] = threading.get_ident()
+        idents["stubborn"] = os_ident()
         while True:
             try:
                 time.sleep(1)
@@ -137,8 +151,8 @@ def stubborn(tool_calls, run_tool):
     return [run_tool(tc) for tc in tool_calls]
 
 def later(tool_calls, run_tool):
-    idents.setdefault("later", set()).add(threading.get_ident())
-    pool = threading.Thread(target=lambda: idents["later"].add(threading.get_ident()))
+    idents.setdefault("later", set()).add(os_ident())
+    pool = threading.Thread(target=lambda: idents["later"].add(os_ident()))
     pool.start()
     pool.join()
     return [run_tool(tc) for tc in tool_calls]
@@ -152,5 +166,6 @@ print(len(idents["later"]) >= 2, idents["stubborn"] not in idents["later"], flus
 
 def test_a_thread_that_never_ends_is_never_handed_to_another() -> None:
     # In a process of its own: the stubborn thread stays parked for good (a daemon thread).
-    done = subprocess.run([sys.executable, "-c", _STUBBORN], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sys.executable, "-c", _STUBBORN], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "HARNESS_THREAD_CARRIER": "os"})
     assert (done.returncode, done.stdout.split(), done.stderr) == (0, ["completed"] * 6 + ["True", "True"], "")

@@ -1,23 +1,24 @@
 """Where the bridged primitives are installed: module attributes and the executor's own globals.
 
-Owns `Installation`: for as long as any bridged batch is running, `threading.Lock`,
-`RLock`, `Condition`, `Semaphore`, `BoundedSemaphore`, `Event`, `Thread`, `Timer` and
-`current_thread`, `queue.SimpleQueue` (and the clock `queue.Queue` reads), the clock functions of
-`time`, `datetime.datetime` / `datetime.date`, `concurrent.futures`' `Future`, and the host facts
-(`os.cpu_count`, `os.process_cpu_count`, `os.sched_getaffinity`, `threading.active_count` and
-`enumerate`, answered from the machine each installation declares) name the bridged versions of
-`primitives`, `thread`, `queues`, `virtual_time`, `host` and `harness.bridges.clock`; so do names the
-executor's module imported from them (`from time import sleep`). Every replacement decides per call:
-in a bridge thread it is bridged (and the clocks also on a bridged asyncio loop, while its run steps
-it), anywhere else it is the real thing, so the harness, the test runner and foreign threads are never
-affected while patches are in place. A real `threading.Thread` started from a bridge thread (a
-subclass defined before the run) is refused with the reason, since it would run outside the
-turnstile. Everything is restored when the last bridged batch ends, also on error. It never creates
-threads or decides anything about them.
+Owns `Installation`: for as long as any bridged batch is running, `threading.Lock`, `RLock`,
+`Condition`, `Semaphore`, `BoundedSemaphore`, `Event`, `Thread`, `Timer`, `current_thread` and
+`get_ident` / `get_native_id` (`_thread`'s too), `queue.SimpleQueue` (and the clock `queue.Queue`
+reads), the clock functions of `time`, `datetime.datetime` / `datetime.date`, `concurrent.futures`'
+`Future`, and the host facts (`os.cpu_count`, `os.process_cpu_count`, `os.sched_getaffinity`,
+`threading.active_count` and `enumerate`, answered from the machine each installation declares) name
+the bridged versions of `primitives`, `thread`, `queues`, `virtual_time`, `host` and
+`harness.bridges.clock`; so do names the executor's module imported from them (`from time import
+sleep`). Every replacement decides per call: in a bridge thread it is bridged (and the clocks also on a
+bridged asyncio loop, while its run steps it), anywhere else it is the real thing, so the harness, the
+test runner and foreign threads are never affected while patches are in place. A real
+`threading.Thread` started from a bridge thread (a subclass defined before the run) is refused with
+the reason, since it would run outside the turnstile. Everything is restored when the last bridged
+batch ends, also on error. It never creates threads or decides anything about them.
 """
 
 from __future__ import annotations
 
+import _thread
 import concurrent.futures._base as futures_base
 import logging
 import os
@@ -46,6 +47,8 @@ _TARGETS: tuple[tuple[Any, str, Any], ...] = (
     (threading, "Timer", bridged_thread.Timer),
     (threading, "current_thread", bridged_thread.current_thread),
     (threading, "currentThread", bridged_thread.current_thread),
+    (threading, "get_ident", bridged_thread.get_ident),
+    (_thread, "get_ident", bridged_thread.get_ident),
     (queue, "SimpleQueue", queues.SimpleQueue),
     (queue, "time", virtual_time.monotonic),  # `queue.Queue.get(timeout=...)` measures with it
     (time, "sleep", virtual_time.sleep),
@@ -72,6 +75,8 @@ _MACHINE_TARGETS: tuple[tuple[Any, str, Any], ...] = tuple(
         (threading, "enumerate", host.enumerate_threads),
     ) if hasattr(module, name))
 _TARGETS += _MACHINE_TARGETS
+_TARGETS += tuple((module, "get_native_id", bridged_thread.get_native_id) for module in (threading, _thread)
+                  if hasattr(module, "get_native_id"))
 #: Each target's value when this module was imported: a name imported from it before a test faked the
 #: host beneath the patches (`from os import cpu_count`, then `os.cpu_count` monkeypatched) is swapped too.
 _ORIGINALS: dict[tuple[int, str], Any] = {(id(module), name): getattr(module, name) for module, name, _ in _TARGETS}
@@ -116,6 +121,17 @@ _thread_table: tuple[tuple[Any, str, Any], ...] | None = None
 
 
 def _refuse_real_threads(real: Callable[..., Any]) -> Callable[..., Any]:
+    refusal = _refusals.get(real)
+    if refusal is None:
+        refusal = _refusals[real] = _refusal(real)
+    return refusal
+
+
+#: Each real start function's refusing stand-in (made once: installed at every batch).
+_refusals: dict[Callable[..., Any], Callable[..., Any]] = {}
+
+
+def _refusal(real: Callable[..., Any]) -> Callable[..., Any]:
     def start(*args: Any, **kwargs: Any) -> Any:
         if current() is not None:
             raise RuntimeError("a real threading.Thread cannot start inside a bridged run (its class was "
@@ -141,19 +157,21 @@ _quiet = _QuietRelease()
 
 
 def _install() -> None:
+    saved = _saved
     for module, name, replacement in _thread_targets():
-        _saved.append((module, name, getattr(module, name)))
+        saved.append((module, name, getattr(module, name)))
         setattr(module, name, replacement)
-    _read_host(_saved)
+    _read_host(saved)
     futures_base.LOGGER.addFilter(_quiet)
 
 
 def _read_host(saved: list[tuple[Any, str, Any]]) -> None:
     """What the host facts really are now (a test may have faked them beneath the patches): what
     the replacements answer code that is not bridged."""
+    facts = host.HOST
     for module, name, real in saved:
-        if name in host.HOST and (module is os or module is threading):
-            host.HOST[name] = real
+        if name in facts and (module is os or module is threading):
+            facts[name] = real
 
 
 def _restore() -> None:
@@ -164,8 +182,9 @@ def _restore() -> None:
 
 
 def _install_clocks() -> None:
+    saved = _clock_saved
     for module, name, replacement in _clock_targets():
-        _clock_saved.append((module, name, getattr(module, name)))
+        saved.append((module, name, getattr(module, name)))
         setattr(module, name, replacement)
     for name in _START_NAMES:  # with the clocks: a thread started from a bridged loop is noted
         real = getattr(threading, name, None)
@@ -181,22 +200,24 @@ def _restore_clocks() -> None:
         setattr(module, name, real)
 
 
-#: `_replacements` by tier and the reals it was read from (the same objects run after run, unless a
+#: `_replacements` by tier, with the reals it was read from (the same objects run after run, unless a
 #: test fakes a host fact beneath the patches): an asyncio-bridged run swaps its executor's module at
 #: every batch, and reading the table each time was ~5% of a small run.
-_replacements_of: dict[tuple[bool, tuple[int, ...]], dict[int, Any]] = {}
+_replacements_of: dict[bool, tuple[list[Any], dict[int, Any]]] = {}
 
 
 def _swap_globals(namespace: MutableMapping[str, Any], clocks_only: bool = False) -> list[tuple[str, Any]]:
     """Point names the executor's module imported from the patched modules at the replacements."""
     saved = _clock_saved if clocks_only else (*_saved, *_clock_saved)
-    # By the ids of the live reals, slot by slot: equal ids at each slot give the same table.
-    key = (clocks_only, tuple(id(real) for _, _, real in saved))
-    replacements = _replacements_of.get(key)
-    if replacements is None:
-        if len(_replacements_of) > 8:  # hosts faked again and again (tests): keep a few
-            _replacements_of.clear()
-        replacements = _replacements_of[key] = _replacements(clocks_only)
+    reals = [real for _, _, real in saved]
+    cached = _replacements_of.get(clocks_only)
+    # The same reals slot by slot (`==` on functions and classes is `is`) give the same table.
+    if cached is None or cached[0] != reals:
+        cached = _replacements_of[clocks_only] = (reals, _replacements(clocks_only))
+    replacements = cached[1]
+    # Most modules import none of them: the names are only walked when some value is one.
+    if replacements.keys().isdisjoint(map(id, namespace.values())):
+        return []
     swapped = []
     for name, value in list(namespace.items()):
         replacement = replacements.get(id(value))

@@ -51,7 +51,12 @@ class Hashed:
 
     def _number(self) -> None:
         thread = _by_ident.get(_get_ident())  # `current()`, inlined: every primitive made comes here
-        self._serial = thread.turnstile.next_serial() if thread is not None else next(FOREIGN_SERIALS)
+        if thread is None:
+            self._serial = next(FOREIGN_SERIALS)
+        else:
+            turnstile = thread.turnstile  # `next_serial()`, inlined
+            turnstile.serial += 1
+            self._serial = turnstile.serial
 
     def __hash__(self) -> int:
         return self._serial
@@ -72,12 +77,12 @@ class _BridgeLock(Hashed):
         return _by_ident.get(_get_ident()) or _get_ident()  # `current()`, inlined: a hot path
 
     def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
-        me = _by_ident.get(_get_ident())  # `current()`, inlined: a hot path
         if self._owner is None:
-            self._owner = me or _thread.get_ident()
+            self._owner = True  # a plain lock has no owner to name (the RLock below has)
             return True
         if not blocking:
             return False
+        me = _by_ident.get(_get_ident())  # `current()`, inlined: a hot path
         if me is None:
             raise RuntimeError("a bridged lock held by a thread of the run cannot be waited for outside it")
         me.turnstile.check(me)
@@ -89,7 +94,10 @@ class _BridgeLock(Hashed):
     def release(self) -> None:
         if self._owner is None:
             raise RuntimeError("release unlocked lock")
-        self._hand_over()
+        if self._waiters:
+            self._hand_over()
+        else:
+            self._owner = None
 
     def _hand_over(self) -> None:
         while self._waiters:
@@ -104,8 +112,8 @@ class _BridgeLock(Hashed):
     def locked(self) -> bool:
         return self._owner is not None
 
-    def __enter__(self) -> bool:
-        return self.acquire()
+    # `with lock:` is `acquire()` itself (no frame of its own): the hottest path of every bridged primitive.
+    __enter__ = acquire
 
     def __exit__(self, *exc: object) -> None:
         self.release()
@@ -138,21 +146,38 @@ class _BridgeRLock(_BridgeLock):
         self._count = 0
 
     def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
-        token = self._owner_token()
-        if self._owner is token:
+        token = _by_ident.get(_get_ident()) or _get_ident()  # `_owner_token()`, inlined: a hot path
+        owner = self._owner
+        if owner is token:
             self._count += 1
             return True
-        if super().acquire(blocking, timeout):
-            self._count = 1
+        if owner is None:
+            self._owner, self._count = token, 1
             return True
-        return False
+        if not blocking:
+            return False
+        if not isinstance(token, BridgeThread):
+            raise RuntimeError("a bridged lock held by a thread of the run cannot be waited for outside it")
+        token.turnstile.check(token)
+        deadline = None if timeout is None or timeout < 0 else token.turnstile.deadline_in(timeout)
+        self._waiters.append(token)
+        # The releaser hands the lock over (FIFO, `_hand_over`): woken means owning it, once.
+        return token.turnstile.park(token, deadline, lambda: self._waiters.remove(token))
+
+    __enter__ = acquire
 
     def release(self) -> None:
-        if self._owner is not self._owner_token():
+        if self._owner is not (_by_ident.get(_get_ident()) or _get_ident()):
             raise RuntimeError("cannot release un-acquired lock")
         self._count -= 1
         if self._count == 0:
-            self._hand_over()
+            if self._waiters:
+                self._hand_over()
+            else:
+                self._owner = None
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
 
     def _hand_over(self) -> None:
         super()._hand_over()
@@ -199,13 +224,16 @@ class Condition(Hashed):
         self._waiters: deque[BridgeThread] = deque()
 
     def __enter__(self) -> bool:
-        return bool(self._lock.__enter__())
+        return bool(self.acquire())
 
     def __exit__(self, *exc: object) -> None:
-        self._lock.__exit__(*exc)
+        self.release()
 
     def _is_owned(self) -> bool:
-        owned = getattr(self._lock, "_is_owned", None)
+        lock = self._lock
+        if type(lock) is _BridgeRLock:  # the default lock: its `_is_owned()`, inlined
+            return lock._owner is (_by_ident.get(_get_ident()) or _get_ident())
+        owned = getattr(lock, "_is_owned", None)
         if owned is not None:
             return bool(owned())
         if self._lock.acquire(False):
@@ -283,11 +311,16 @@ class Semaphore(Hashed):
             return False
         me = caller()
         me.turnstile.check(me)
+        if timeout is not None and timeout <= 0:
+            return False  # a zero timeout never blocks (what `park` would answer at once)
         self._waiters.append(me)
         # A release hands its permit to the first waiter: woken means holding it.
         return me.turnstile.park(me, me.turnstile.deadline_in(timeout), lambda: self._waiters.remove(me))
 
     def release(self, n: int = 1) -> None:
+        if n == 1 and not self._waiters:  # the common case: nobody to hand the permit to
+            self._value += 1
+            return
         if n < 1:
             raise ValueError("n must be one or more")
         for _ in range(n):

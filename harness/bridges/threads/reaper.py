@@ -77,22 +77,25 @@ class _Watch:
         if reaper not in self.armed:
             self.armed.append(reaper)
         if not self._scheduled:
-            self._schedule(reaper.kernel, reaper.kernel.now)
+            self._schedule(reaper.kernel, reaper.kernel.env._now)
 
     def disarm(self, reaper: Reaper) -> None:
         if reaper in self.armed:
             self.armed.remove(reaper)
 
-    def _schedule(self, kernel: Kernel, at: float) -> None:
+    def _schedule(self, kernel: Kernel, at: float, event: simpy.Event | None = None) -> None:
+        """Schedule the watch's event at `at`: `event`, the one just processed, again (SimPy is done with
+        it), else a new one. Never kept here: the watch must not hold its run's environment."""
         env = kernel.env
-        event = simpy.Event(env)
-        event._ok = True  # how SimPy readies an event it schedules itself (as Timeout does)
-        event._value = None
-        event.callbacks = _Unheard([self._check])
-        env.schedule(event, priority=_LAST, delay=at - env.now)
+        if event is None:
+            event = simpy.Event(env)
+            event._ok = True  # how SimPy readies an event it schedules itself (as Timeout does)
+            event._value = None
+        event.callbacks = _Unheard((self._check,))
+        env.schedule(event, _LAST, at - env._now)
         self._scheduled = True
 
-    def _check(self, _event: simpy.Event) -> None:
+    def _check(self, event: simpy.Event) -> None:
         self._scheduled = False
         if not self.armed:
             return
@@ -105,7 +108,7 @@ class _Watch:
         elif kernel.steps + 1 >= kernel.limits.event_budget:
             why = f"the event budget ({kernel.limits.event_budget}) is spent"
         else:
-            self._schedule(kernel, upcoming)
+            self._schedule(kernel, upcoming, event)
             return
         stopping, self.armed = self.armed, []
         for reaper in stopping:

@@ -25,12 +25,15 @@ from harness.bridges.asyncio.asking import Asking
 from harness.model import Batch, CallResult, Outcome
 from harness.scheduling.context import CallHandle, SchedulerContext
 
-_ENVELOPE = {"id", "tool_call_id", "call_id", "success", "result", "error", "content", "outcome"}
+_ENVELOPE = frozenset({"id", "tool_call_id", "call_id", "success", "result", "error", "content", "outcome"})
+#: An outcome's value -> the outcome (`Outcome("ok")` is a lookup in the enum's machinery).
+_OUTCOMES = {outcome.value: outcome for outcome in Outcome}
 
 
 def _read(item: Any, position: int, batch: Batch) -> tuple[str, Outcome, Any, str | None]:
     """(call id, outcome, value, error) of one returned item."""
-    fallback = batch.calls[position].id if position < len(batch) else f"unpaired-{position}"
+    calls = batch.calls
+    fallback = calls[position].id if position < len(calls) else f"unpaired-{position}"
     if isinstance(item, BaseException):
         text = str(item) or type(item).__name__
         if isinstance(item, concurrent.futures.CancelledError):
@@ -38,15 +41,19 @@ def _read(item: Any, position: int, batch: Batch) -> tuple[str, Outcome, Any, st
         if isinstance(item, TimeoutError):
             return fallback, Outcome.TIMEOUT, None, text
         return fallback, Outcome.ERROR, None, text
-    envelope = isinstance(item, Mapping) and bool(_ENVELOPE & set(item))
+    envelope = (type(item) is dict or isinstance(item, Mapping)) and not _ENVELOPE.isdisjoint(item)
     if not envelope:
         return fallback, Outcome.OK, item, None
-    call_id = next((item[k] for k in ("id", "tool_call_id", "call_id") if isinstance(item.get(k), str)), fallback)
+    call_id = fallback
+    for key in ("id", "tool_call_id", "call_id"):
+        if isinstance(item.get(key), str):
+            call_id = item[key]
+            break
     error = item.get("error")
     error_text = None if error is None else (error if isinstance(error, str) else json.dumps(error))
     stated = item.get("outcome")
-    if isinstance(stated, str) and stated in Outcome.__members__.values():
-        outcome = Outcome(stated)
+    if isinstance(stated, str) and stated in _OUTCOMES:
+        outcome = _OUTCOMES[stated]
     else:
         outcome = Outcome.ERROR if item.get("success") is False or error is not None else Outcome.OK
     if outcome is Outcome.OK:
@@ -60,15 +67,16 @@ def read_results(items: Any, batch: Batch, ctx: SchedulerContext,
     untouched (the run reports it as a contract error)."""
     if not isinstance(items, Sequence) or isinstance(items, str | bytes):
         return items
-    calls = {call.id: call for call in batch}
+    calls = {call.id: call for call in batch.calls}
+    asking = asking or {}
     results = []
     for position, item in enumerate(items):
         if isinstance(item, CallResult):
             results.append(item)
             continue
         call_id, outcome, value, error = _read(item, position, batch)
-        started = handles.get(call_id, [])
-        asked = (asking or {}).get(call_id)
+        started = handles.get(call_id, ())
+        asked = asking.get(call_id)
         if outcome is not Outcome.OK:
             if asked is not None and not started:
                 asked.give_up()
@@ -77,10 +85,15 @@ def read_results(items: Any, batch: Batch, ctx: SchedulerContext,
                 skipped = ctx.skip(calls[call_id], error or "cancelled before it started")
                 results.append(CallResult(call_id, outcome, None, skipped.error, 0, skipped.start_ms, skipped.end_ms))
                 continue
-        start = started[0].started_ms if started else ctx.now
-        # A call still running ends, as far as the runtime knows, when it reports it (now).
-        end = (ctx.now if any(not h.triggered for h in started)
-               else max((h.result.end_ms for h in started), default=start))
+        if len(started) == 1:  # the common case, without the generators below
+            handle = started[0]
+            start = handle.started_ms
+            end = handle.result.end_ms if handle.triggered else ctx.now
+        else:
+            start = started[0].started_ms if started else ctx.now
+            # A call still running ends, as far as the runtime knows, when it reports it (now).
+            end = (ctx.now if any(not h.triggered for h in started)
+                   else max((h.result.end_ms for h in started), default=start))
         result = CallResult(call_id, outcome, value, error, len(started), start, max(end, start))
         results.append(result)
     return results

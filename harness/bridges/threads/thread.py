@@ -2,7 +2,8 @@
 
 Owns `Thread` (its `start()` spawns a bridge thread on the caller's turnstile; its `ident` is
 deterministic, unlike an OS thread id, since a runtime may write it into a result), `Timer` (runs its
-function after a virtual interval unless cancelled), `current_thread()` and `owner_of` (the `Thread`
+function after a virtual interval unless cancelled), `current_thread()`, `get_ident()` / `get_native_id()`
+(its `Thread.ident`, on any carrier) and `owner_of` (the `Thread`
 object standing for a bridge thread, a stand-in naming it for one nobody made with `Thread`).
 Constructed from any other thread, each name gives the real one, so the harness and foreign threads
 never see a fake. It never patches anything (`patches` does) and never decides which thread runs
@@ -11,6 +12,7 @@ never see a fake. It never patches anything (`patches` does) and never decides w
 
 from __future__ import annotations
 
+import _thread
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -22,7 +24,11 @@ _REAL: dict[str, Any] = {
     "Thread": threading.Thread,
     "Timer": threading.Timer,
     "current_thread": threading.current_thread,
+    "get_ident": _thread.get_ident,
+    "get_native_id": getattr(_thread, "get_native_id", _thread.get_ident),
 }
+#: A bridge thread's ident (`threading.get_ident()`, `Thread.ident`): this plus its creation index.
+IDENT_BASE = 1000
 
 
 class Thread(Hashed):
@@ -67,7 +73,7 @@ class Thread(Hashed):
     @property
     def ident(self) -> int | None:
         # Deterministic, unlike an OS thread id: a runtime may write it into a result.
-        return None if self._bridge is None else 1000 + self._bridge.index
+        return None if self._bridge is None else IDENT_BASE + self._bridge.index
 
     native_id = ident
 
@@ -143,6 +149,23 @@ def current_thread() -> Any:
     if me is None:
         return _REAL["current_thread"]()
     return owner_of(me)
+
+
+def get_ident() -> int:
+    """`threading.get_ident()`: a bridge thread's own, the same as its `Thread.ident` (deterministic, and
+    distinct from its run's other threads whether they run on OS threads or greenlets)."""
+    me = current()
+    if me is None:
+        return _REAL["get_ident"]()  # type: ignore[no-any-return]
+    return IDENT_BASE + me.index
+
+
+def get_native_id() -> int:
+    """`threading.get_native_id()`: as `get_ident` in a bridge thread (the OS's id says nothing about it)."""
+    me = current()
+    if me is None:
+        return _REAL["get_native_id"]()  # type: ignore[no-any-return]
+    return IDENT_BASE + me.index
 
 
 def owner_of(thread: BridgeThread) -> Any:

@@ -1,11 +1,12 @@
-"""The turnstile: real OS threads of which exactly one runs at a time, on the virtual clock.
+"""The turnstile: threads of which exactly one runs at a time, on the virtual clock.
 
-Owns `BridgeThread` (one user thread, backed by a real OS thread that waits for its baton on that OS
-thread's lock), the parked OS threads reused across bridge threads and runs (`_OSThread`: each body
-starts as on a fresh thread), `Turnstile` (which threads are runnable, blocked or done; handing the
-baton to one and taking it back when that thread blocks; virtual deadlines; releasing every thread
-at the end) and
-`current()` (the bridge thread the caller runs in, if any). A thread gives the baton back only at a
+Owns `BridgeThread` (one user thread, carried by a greenlet on the driver's OS thread, see `green`,
+or where that cannot keep `threading.local` apart (3.13) or `HARNESS_THREAD_CARRIER=os` says so, by a
+real OS thread that waits for its baton on that OS thread's lock), the parked OS threads reused across
+bridge threads and runs (`OSThread`: each body starts as on a fresh thread), `Turnstile` (which
+threads are runnable, blocked or done; handing the baton to one and taking it back when that thread
+blocks; virtual deadlines; releasing every thread at the end) and `current()` (the bridge thread the
+caller runs in, if any). A thread gives the baton back only at a
 controlled point: when it blocks (`park`), yields (`yield_now`) or ends. Whoever holds the baton — the
 driving SimPy process or one bridge thread — is the only code touching this state, so it needs no
 lock of its own. It never decides which runnable thread goes next (the driver does) and never reads
@@ -15,9 +16,6 @@ the wall clock, except in the backstop that frees threads of a run nobody drives
 from __future__ import annotations
 
 import _thread
-import contextlib
-import contextvars
-import ctypes
 import math
 import os
 import threading
@@ -25,7 +23,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from harness.bridges.threads.osthreads import OSThread, thread_state_dict
+from harness.bridges.threads.osthreads import retire_parked as retire_parked
 from harness.sim.arbiter import THREAD_PREFIX
+
+try:
+    from harness.bridges.threads import green
+except ImportError:  # no greenlet: OS threads carry the bridge threads
+    green = None  # type: ignore[assignment]
 
 #: The real primitives, captured before any patch, for the bridge's own plumbing.
 _allocate_lock = _thread.allocate_lock
@@ -60,16 +65,16 @@ RUNNABLE, RUNNING, BLOCKED, DONE = "runnable", "running", "blocked", "done"
 class BridgeThread:
     """One thread of the code under test."""
 
-    __slots__ = ("abandoned", "deadline", "error", "go", "index", "killed", "name", "on_timeout", "os_thread",
-                 "owner", "releases", "state", "target", "timed_out", "turnstile", "watchers")
+    __slots__ = ("abandoned", "carrier", "deadline", "error", "go", "index", "killed", "loop", "name", "on_timeout",
+                 "owner", "releases", "saved", "state", "target", "timed_out", "turnstile", "watchers")
 
     def __init__(self, turnstile: Turnstile, index: int, name: str, target: Callable[[], Any],
                  owner: object | None) -> None:
         self.turnstile, self.index, self.name, self.target = turnstile, index, name, target
         #: The user-visible thread object (`threading.current_thread()` inside this thread).
         self.owner = owner
-        self.go = _allocate_lock()
-        self.go.acquire()  # held until the driver hands this thread the baton
+        #: The lock its OS thread waits on for the baton (OS-thread carrier only).
+        self.go: Any = None
         self.state = RUNNABLE
         self.deadline: int | None = None
         self.timed_out = False
@@ -80,18 +85,24 @@ class BridgeThread:
         self.error: BaseException | None = None
         #: Called (with the baton held) when this thread ends: joiners waiting for it.
         self.watchers: list[Callable[[], None]] = []
-        self.os_thread: _OSThread | None = None
+        #: What runs it: a greenlet (`green.Carrier`) or an OS thread (`OSThread`); None until it first runs.
+        self.carrier: Any = None
+        #: On a greenlet, while another thread runs: its thread-state dict's contents and asyncio's running loop.
+        self.saved: dict[str, Any] | None = None
+        self.loop: Any = None
 
     @property
     def entry(self) -> str:
         """The thread's name in an order tape (zero-padded, so tapes sort in creation order)."""
         return f"{THREAD_PREFIX}{self.index:03d}"
 
-    def _main(self) -> None:
-        """Body of the OS thread, which starts it holding the baton (see `_OSThread`): run the target,
-        hand the baton back."""
-        ident = _get_ident()
-        _by_ident[ident] = self
+    def _main(self) -> BridgeThread | None:
+        """Body of its carrier, which starts it holding the baton: run the target, hand the baton on.
+        On a greenlet, returns the thread it hands the baton to (None: the driver)."""
+        on_os_thread = not self.turnstile.green
+        if on_os_thread:
+            ident = _get_ident()
+            _by_ident[ident] = self
         try:
             if self.killed:
                 raise ThreadReleased
@@ -105,159 +116,43 @@ class BridgeThread:
             watchers, self.watchers = self.watchers, []
             for watcher in watchers:
                 watcher()
-            del _by_ident[ident]
-            self.turnstile._pass_baton(self)
+            if on_os_thread:
+                del _by_ident[ident]
+                self.turnstile._pass_baton(self)
+        return None if on_os_thread else self.turnstile._following(self)
+
+    def top_frame(self) -> Any:
+        """Its innermost frame while it waits on a greenlet, else None (read from `sys._current_frames()`)."""
+        return green.top_frame(self) if self.turnstile.green else None
 
 
-class _OSThread:
-    """The OS thread one bridge thread runs on: a parked worker of `_workers`, reused across bridge
-    threads and runs (starting an OS thread costs more than a whole baton pass), or a new bare one
-    (`_thread.start_new_thread`: no start handshake, no registry entry) when none is parked. `join`
-    waits until this bridge thread's body has ended on it, as a real join waits for the thread's end.
-    The bridge thread's baton lock is its worker's own lock: the first hand-over of the baton starts
-    the body, one wake-up instead of two (the job, then the baton).
-
-    Each body starts as on a fresh thread: no `threading.local` data (the worker's thread-state dict,
-    where every `threading.local` keeps its per-thread data, is emptied when a body ends) and an empty
-    `contextvars` context. `threading.get_ident()` may repeat an ended thread's ident, as the OS may.
-    Where emptying that dict does not reset `threading.local` (3.13), no worker is parked."""
-
-    __slots__ = ("_done",)
-
-    def __init__(self, thread: BridgeThread, worker: _Worker | None = None) -> None:
-        self._done = _allocate_lock()
-        self._done.acquire()
-        if worker is None:
-            worker = _workers.pop() if _workers else _Worker()
-        worker.job = (thread._main, self._done)
-        thread.go = worker.go  # held: released by whoever hands `thread` the baton, which starts it
-
-    @staticmethod
-    def parked(thread: BridgeThread) -> _OSThread | None:
-        """`thread` on a parked worker, or None if none is parked. Unlike starting an OS thread, this
-        is safe from inside a bridge thread: the worker is past its bootstrap, waiting on its own lock."""
-        try:
-            worker = _workers.pop()
-        except IndexError:
-            return None
-        return _OSThread(thread, worker)
-
-    def join(self) -> None:
-        self._done.acquire()
-        self._done.release()
 
 
-class _Worker:
-    """A reusable OS thread: runs one body at a time, then parks on `go` in `_workers` for the next."""
-
-    __slots__ = ("_gone", "go", "job")
-
-    def __init__(self) -> None:
-        self.go = _allocate_lock()
-        self.go.acquire()
-        self.job: tuple[Callable[[], None], Any] | None = None
-        #: What tells that the OS thread is gone (`_count()` no longer counts it): 3.13's joinable
-        #: handle, else (3.11, 3.12) the thread-state sentinel lock the thread takes when it starts.
-        self._gone: Any = None
-        if _start_joinable is not None:
-            self._gone = _start_joinable(self._loop)
-        else:
-            _thread.start_new_thread(self._loop, ())
-
-    def wait_gone(self) -> None:
-        if hasattr(self._gone, "join"):
-            self._gone.join()
-        elif self._gone is not None:
-            self._gone.acquire()
-            self._gone.release()
-
-    def _loop(self) -> None:
-        if _start_joinable is None:
-            self._gone = _thread._set_sentinel()  # type: ignore[attr-defined]  # released once the thread is gone
-            self._gone.acquire()
-        generation = _generation[0]
-        state = _thread_state_dict()
-        if _resets_locals[0] is None:
-            _resets_locals[0] = _emptying_resets_locals(state)
-        while True:
-            self.go.acquire()
-            job, self.job = self.job, None
-            if job is None:
-                return  # retired (`retire_parked`)
-            body, done = job
-            with contextlib.suppress(BaseException):  # `BridgeThread._main` keeps every error: none gets here
-                contextvars.Context().run(body)
-            # A parked worker holds nothing of the run it served (the body's thread, turnstile, run).
-            job = body = None  # type: ignore[assignment]
-            # Its `threading.local` data dies with the body, on this thread, as at a real thread's end.
-            state.clear()
-            # Parked again before `done` is released: whoever joins this body and then starts the next
-            # thread finds this worker ready. Not after a fork (the pool is another process's).
-            keep = len(_workers) < MAX_PARKED and generation == _generation[0] and _resets_locals[0] is True
-            if keep:
-                _workers.append(self)
-            done.release()
-            if not keep:
-                return
+def carrier() -> str:
+    """What carries bridge threads in batches starting now: "greenlet" where a greenlet can keep
+    `threading.local` data apart (the thread-state dict, 3.11 and 3.12), else (or with
+    `HARNESS_THREAD_CARRIER=os`) "os"."""
+    if _carrier[0] is None:
+        wanted = os.environ.get("HARNESS_THREAD_CARRIER", "greenlet")
+        _carrier[0] = "greenlet" if wanted != "os" and green is not None and _dict_holds_locals() else "os"
+    return _carrier[0] or "os"
 
 
-def _thread_state_dict() -> dict[str, Any]:
-    """The calling thread's state dict (`PyThreadState_GetDict`), where every `threading.local` keeps
-    this thread's data (`asyncio` its running-loop cache, `repr` its recursion guard): emptied between
-    bodies, the thread reads as fresh. One dict for the thread's life: a worker reads it once."""
-    # The C function returns a borrowed reference: read as an address, then as the object (which
-    # takes a reference of its own); a `py_object` restype would steal one and free the dict.
-    address = _PyThreadState_GetDict()
-    return ctypes.cast(address, ctypes.py_object).value  # type: ignore[no-any-return]
+#: The carrier decided (None: not yet). Tests set it to try both.
+_carrier: list[str | None] = [None]
 
 
-# A prototype of our own (holding the GIL, as `pythonapi`'s do), leaving `pythonapi`'s shared one alone.
-_PyThreadState_GetDict = ctypes.PYFUNCTYPE(ctypes.c_void_p)(("PyThreadState_GetDict", ctypes.pythonapi))
-
-
-def _emptying_resets_locals(state: dict[str, Any]) -> bool:
-    """Whether emptying the thread-state dict resets `threading.local` here (3.11, 3.12; 3.13 keeps
-    locals elsewhere): asked once, by the first worker before its first body. If not, workers are
-    never parked and every bridge thread gets a new OS thread, as before."""
+def _dict_holds_locals() -> bool:
+    """Whether this thread's thread-state dict holds `threading.local` data (asked on a dict of a
+    throwaway copy: emptying the real one would drop the caller's locals)."""
     probe = _thread._local()
     probe.mark = True
+    state = thread_state_dict()
+    saved = state.copy()
     state.clear()
-    return not hasattr(probe, "mark")
-
-
-#: Whether workers may be parked and reused (None: not asked yet).
-_resets_locals: list[bool | None] = [None]
-
-
-def retire_parked() -> None:
-    """End every parked worker's OS thread and return once they are gone: a test that counts OS
-    threads then sees only the threads that are not parked, and a profiler that hooks thread starts
-    sees the next bridge threads start."""
-    retired = []
-    while _workers:
-        worker = _workers.pop()
-        worker.job = None
-        worker.go.release()
-        retired.append(worker)
-    for worker in retired:
-        worker.wait_gone()
-
-
-_start_joinable: Callable[..., Any] | None = getattr(_thread, "start_joinable_thread", None)  # 3.13
-#: Parked workers, ready for the next bridge thread (list append/pop are atomic under the GIL).
-_workers: list[_Worker] = []
-#: At most this many workers stay parked; more end when their body does.
-MAX_PARKED = 64
-#: Bumped in a forked child, whose parked workers do not exist: the parent's pool is forgotten.
-_generation = [0]
-
-
-def _after_fork() -> None:
-    _workers.clear()
-    _generation[0] += 1
-
-
-os.register_at_fork(after_in_child=_after_fork)
+    held = not hasattr(probe, "mark")
+    state.update(saved)
+    return held and getattr(probe, "mark", False) is True
 
 
 def _ended() -> None:
@@ -273,8 +168,14 @@ class Turnstile:
         self.on_wake = on_wake
         #: A counter that moves while the run is driven (the kernel's steps), for the backstop.
         self._progress = progress
+        #: Greenlets carry the threads (see `green`), else OS threads.
+        self.green = green is not None and carrier() == "greenlet"
+        #: On greenlets: the greenlet that drives the threads now (a thread gives the baton back to it).
+        self.driver: Any = None
+        #: On greenlets: signals that arrive while a thread runs are handled on the driver (until released).
+        self._signals = green.SignalRoute(_by_ident) if self.green else None
         self.back = _allocate_lock()
-        self.back.acquire()  # released by a thread when it gives the baton back
+        self.back.acquire()  # released by a thread on an OS thread when it gives the baton back
         self.threads: list[BridgeThread] = []
         self.serial = 0  # creation counter of this batch's primitives: their deterministic hashes
         self.closed = False
@@ -326,8 +227,11 @@ class Turnstile:
 
     def run(self, thread: BridgeThread) -> None:
         """Hand `thread` the baton; return once it blocks, yields or ends."""
-        if thread.os_thread is None:
-            thread.os_thread = _OSThread(thread)
+        if self.green:
+            green.run(self, thread, _by_ident, _get_ident())
+            return
+        if thread.carrier is None:
+            thread.carrier = OSThread(thread)
         thread.state = RUNNING
         self.driving = True
         try:
@@ -338,27 +242,31 @@ class Turnstile:
 
     def release_all(self) -> list[str]:
         """End every thread: each, in creation order and one at a time, gets the baton back with
-        `ThreadReleased` raised at its controlled point and unwinds; then its OS thread is joined.
+        `ThreadReleased` raised at its controlled point and unwinds; then its carrier is joined.
         Returns the names of threads that would not end (user code that swallows `ThreadReleased`
         again and again, see `check`); they stay parked for good, as daemon threads."""
         self.closed = True
         stuck: list[str] = []
-        for thread in self.threads:
-            if thread.os_thread is None:
-                thread.state = DONE  # never ran: nothing to unwind
-                continue
-            if thread.state == RUNNING:
-                # It holds the baton: the driver was interrupted while waiting for it (a wall-clock
-                # timeout of a thread that spins without a controlled point). It cannot be stopped.
-                stuck.append(thread.name)
-                continue
-            if thread.state != DONE:
-                thread.killed = True
-                self.run(thread)
-            if thread.abandoned or thread.state != DONE:
-                stuck.append(thread.name)
-                continue
-            thread.os_thread.join()
+        try:
+            for thread in self.threads:
+                if thread.carrier is None:
+                    thread.state = DONE  # never ran: nothing to unwind
+                    continue
+                if thread.state == RUNNING:
+                    # It holds the baton: the driver was interrupted while waiting for it (a wall-clock
+                    # timeout of a thread that spins without a controlled point). It cannot be stopped.
+                    stuck.append(thread.name)
+                    continue
+                if thread.state != DONE:
+                    thread.killed = True
+                    self.run(thread)
+                if thread.abandoned or thread.state != DONE:
+                    stuck.append(thread.name)
+                    continue
+                thread.carrier.join()
+        finally:
+            if self._signals is not None:
+                self._signals.close()
         if not stuck:
             self._untie()
         return stuck
@@ -389,7 +297,8 @@ class Turnstile:
     def park(self, thread: BridgeThread, deadline: int | None = None,
              on_timeout: Callable[[], None] | None = None) -> bool:
         """Block `thread` (the caller) until `wake(thread)` or the deadline; True if woken in time."""
-        self.check(thread)
+        if thread.killed:
+            self.check(thread)
         if deadline is not None and deadline <= self.now_ms():
             # A zero timeout never blocks (`acquire(timeout=0)`, `wait(0)`), as with real threads.
             if on_timeout is not None:
@@ -423,9 +332,13 @@ class Turnstile:
         self.on_wake()
 
     def _give_back(self, thread: BridgeThread) -> None:
-        self._pass_baton(thread)
-        self._wait_for_baton(thread)
-        self.check(thread)
+        if self.green:
+            green.give_back(self, thread, self._following(thread))
+        else:
+            self._pass_baton(thread)
+            self._wait_for_baton(thread)
+        if thread.killed:
+            self.check(thread)
 
     def check(self, thread: BridgeThread) -> None:
         """At a controlled point: unwind the thread if its run is over. User code that catches
@@ -437,26 +350,35 @@ class Turnstile:
         thread.releases += 1
         if thread.releases > RELEASE_LIMIT:
             thread.abandoned = True
+            if self.green:
+                green.abandon(self, thread)
             self.back.release()
             forever = _allocate_lock()
             forever.acquire()
             forever.acquire()  # nobody ever releases it
         raise ThreadReleased
 
-    def _pass_baton(self, leaving: BridgeThread) -> None:
-        """Hand the baton on: directly to the next runnable thread when the driver would pick it anyway
-        (plain run, same instant, its OS thread running or a parked one free for it), else back to the
-        driver (which alone starts new OS threads). The first thread (the executor itself) ending always
-        goes back: the batch is over."""
+    def _following(self, leaving: BridgeThread) -> BridgeThread | None:
+        """The thread `leaving` may hand the baton to directly, the one the driver would pick anyway
+        (plain run, same instant), else None (back to the driver). The first thread (the executor
+        itself) ending always goes back: the batch is over."""
         if self.direct and not self.closed and not (leaving.index == 0 and leaving.state == DONE):
-            following = next((t for t in self.threads if t.state == RUNNABLE), None)
-            if following is not None and following is not leaving:
-                if following.os_thread is None:
-                    following.os_thread = _OSThread.parked(following)
-                if following.os_thread is not None:
-                    following.state = RUNNING
-                    following.go.release()
-                    return
+            for following in self.threads:
+                if following.state == RUNNABLE:
+                    return following if following is not leaving else None
+        return None
+
+    def _pass_baton(self, leaving: BridgeThread) -> None:
+        """On OS threads: hand the baton on, directly (see `_following`) when the next thread's OS thread
+        runs or a parked one is free for it, else back to the driver (which alone starts new OS threads)."""
+        following = self._following(leaving)
+        if following is not None:
+            if following.carrier is None:
+                following.carrier = OSThread.parked(following)
+            if following.carrier is not None:
+                following.state = RUNNING
+                following.go.release()
+                return
         self.back.release()
 
     def _wait_for_baton(self, thread: BridgeThread) -> None:
@@ -473,7 +395,7 @@ class Turnstile:
             elif _real_monotonic() - since > BACKSTOP_S and not self.closed:
                 self.closed = True
                 for other in self.threads:
-                    if other is not thread and other.state != DONE and other.os_thread is not None:
+                    if other is not thread and other.state != DONE and other.carrier is not None:
                         other.killed = True
                         other.go.release()
                         self.back.acquire()

@@ -1,0 +1,239 @@
+"""The greenlet carrier: bridge threads as greenlets on the driver's own OS thread.
+
+Owns `run(turnstile, thread)`, the driver's side of a hand-over (switch into the thread's greenlet; when
+a thread hands the baton straight to the next one, switch into that one, without going back to the
+simulation; return once a thread gives the baton back), `give_back` (a thread's side), what each
+thread's greenlet carries of an OS thread that greenlets do not (its thread-state dict, where every
+`threading.local` keeps its data and asyncio its running loop; `current()`'s entry) and the signals a
+thread would not have received on an OS thread of its own (SIGALRM's wall-clock watchdog, SIGINT: see
+`SignalRoute`). A switch costs about a microsecond, where a hand-over between OS threads costs a
+lock and GIL round trip (10-30 us of CPU, more on a loaded machine): about a fifth of the CPU time of
+an 8-call batch on a `ThreadPoolExecutor`, the rest being Python code either way.
+
+Usable where emptying the thread-state dict resets `threading.local` (3.11, 3.12: `turnstile`
+asks once), else the OS-thread carrier of `turnstile` serves. It never decides which thread runs next
+(the turnstile's rule, or the driver's arbiter) and never reads a clock.
+"""
+
+from __future__ import annotations
+
+import _signal  # type: ignore[import-not-found]  # the C module `signal` wraps: no enum conversions
+import _thread
+import asyncio.events
+import contextvars
+import ctypes
+import signal
+import threading
+from collections.abc import Callable
+from types import FrameType
+from typing import Any
+
+import greenlet  # type: ignore[import-untyped]  # no stubs
+
+from harness.bridges.threads.osthreads import thread_state_dict
+
+_getcurrent = greenlet.getcurrent
+_get_running_loop = asyncio.events._get_running_loop
+_set_running_loop = asyncio.events._set_running_loop
+
+
+class Carrier(greenlet.greenlet):  # type: ignore[misc]  # greenlet's class is untyped for mypy's purposes
+    """A greenlet that runs one bridge thread's body at a time and is then parked for the next (creating
+    and first entering a greenlet costs about 20 us, resuming a parked one about 1). Each body starts as
+    on a fresh thread: an empty `contextvars` context, an empty thread-state dict (see `run`)."""
+
+    #: Freed while its body waited (its run was dropped undriven): the body unwinds, then it ends.
+    dying = False
+
+    def __init__(self) -> None:
+        super().__init__(self._loop)
+
+    def join(self) -> None:
+        """Nothing to wait for (an OS thread's carrier waits for its thread's end)."""
+
+    def _loop(self) -> None:
+        # Bodies come in `_body` and the thread an ended one hands the baton to goes out in `_handed`,
+        # never as switch arguments: a greenlet keeps the arguments it was started with for as long as
+        # it lives, and a parked carrier's frame holds nothing of the run it served.
+        while True:
+            body, _body[0] = _body[0], None
+            _handed[0] = contextvars.Context().run(body)  # type: ignore[arg-type]
+            body = None
+            if self.dying:
+                return  # greenlet is freeing it: it must end, not switch
+            self.parent.switch(_HANDED)
+
+
+#: The body a carrier starts next, and what an ended body hands the baton to (see `Carrier._loop`).
+_body: list[Callable[[], Any] | None] = [None]
+_handed: list[Any] = [None]
+_HANDED = object()
+
+
+#: At most this many carriers stay parked per OS thread.
+MAX_PARKED = 64
+
+
+class _PerOSThread(threading.local):
+    """What `run` keeps per OS thread, read while the driver's own thread-state dict is in place."""
+
+    def __init__(self) -> None:
+        self.state: dict[str, Any] = thread_state_dict()
+        self.parked: list[Carrier] = []
+
+
+_here = _PerOSThread()
+
+
+class _Signal:
+    """A signal that arrived while a bridge thread ran: handled on the driver (see `SignalRoute`)."""
+
+    __slots__ = ("frame", "handler", "signum")
+
+    def __init__(self, handler: Callable[[int, FrameType | None], Any], signum: int, frame: FrameType | None) -> None:
+        self.handler, self.signum, self.frame = handler, signum, frame
+
+
+def run(turnstile: Any, thread: Any, by_ident: dict[int, Any], ident: int) -> None:  # a Turnstile, a BridgeThread
+    """Switch into `thread`, and on into each thread the baton is handed to, until one gives it back
+    (`give_back` with nobody following). Each thread gets its own contents of this OS thread's
+    thread-state dict while it runs (its `threading.local` data) and asyncio's running loop; the
+    driver gets its own back after. A signal handler that raises while a thread runs raises here, on
+    the driver; that thread is left running for good (`leak`), as an OS thread stuck in a blocking
+    call or a loop would be."""
+    driver = _getcurrent()
+    turnstile.driver = driver
+    here = _here
+    state, parked = here.state, here.parked
+    outer = by_ident.get(ident)  # a bridge thread of another batch driving this one (nested runs)
+    mine, my_loop = state.copy(), _get_running_loop()
+    target: Any = thread
+    try:
+        while target is not None:
+            carrier = target.carrier
+            if carrier is None:
+                carrier = target.carrier = parked.pop() if parked else Carrier()
+                _body[0] = target._main
+            if carrier.parent is not driver:
+                carrier.parent = driver  # its body hands the baton back here (another greenlet may release it)
+            state.clear()
+            if target.saved is not None:
+                state.update(target.saved)
+            # asyncio (3.11, 3.12) caches the running loop for the OS thread: set it for this thread.
+            _set_running_loop(target.loop)
+            by_ident[ident] = target
+            target.state = "running"
+            following = carrier.switch()
+            if following is _HANDED:
+                following, _handed[0] = _handed[0], None
+            while isinstance(following, _Signal):
+                try:
+                    following.handler(following.signum, following.frame)
+                except BaseException:
+                    leak(carrier)
+                    raise
+                following = carrier.switch()  # the handler returned: the thread carries on
+            if target.state == "done":
+                target.saved = target.loop = None
+                if len(parked) < MAX_PARKED:
+                    parked.append(carrier)
+            else:
+                target.saved = state.copy() if state else None
+                target.loop = _get_running_loop()
+            target = following
+    finally:
+        if outer is None:
+            by_ident.pop(ident, None)
+        else:
+            by_ident[ident] = outer
+        state.clear()
+        state.update(mine)
+        _set_running_loop(my_loop)
+
+
+def give_back(turnstile: Any, thread: Any, following: Any) -> None:
+    """`thread` (the caller) hands the baton to `following`, or back to the driver (None); returns once
+    it gets the baton again. If its run is dropped while it waits (nobody drove it to the end, so
+    nobody released it), greenlet frees its carrier by raising GreenletExit here: it unwinds as a
+    released thread does (`ThreadReleased`, which the caller raises), the backstop of OS threads."""
+    try:
+        turnstile.driver.switch(following)
+    except greenlet.GreenletExit:
+        thread.killed = True
+        thread.carrier.dying = True
+
+
+#: Carriers that never end (a thread stuck in a loop the watchdog interrupted, or one that swallows
+#: its release again and again): never freed, as a stuck daemon thread is never joined. Freeing one
+#: would resume it (greenlet raises GreenletExit into a collected greenlet) in whatever code frees it.
+_leaked: list[Carrier] = []
+
+
+def leak(carrier: Carrier) -> None:
+    """Keep `carrier` for the life of the process (a reference nobody drops, not even at exit)."""
+    _leaked.append(carrier)
+    ctypes.pythonapi.Py_IncRef(ctypes.py_object(carrier))
+
+
+def abandon(turnstile: Any, thread: Any) -> None:
+    """`thread` swallowed its release too often: it gives the baton back and is never resumed."""
+    assert thread.carrier is not None
+    leak(thread.carrier)
+    while True:
+        turnstile.driver.switch(None)
+
+
+class SignalRoute:
+    """While a batch runs on greenlets: SIGALRM and SIGINT handlers that, when the signal arrives while
+    a bridge thread runs, run the real handler on the driver instead (where the signal would have been
+    handled had the thread its own OS thread: Python runs handlers on the main thread only). So the
+    wall-clock watchdog stops a thread that spins, or blocks in a real call, as it stops the driver,
+    and user code in the thread never sees the watchdog's exception. Installed on the main thread only
+    (elsewhere no handler runs at all); `close` puts back each handler it replaced, unless someone
+    replaced it meanwhile."""
+
+    SIGNALS = tuple(getattr(signal, name) for name in ("SIGALRM", "SIGINT") if hasattr(signal, name))
+
+    def __init__(self, by_ident: dict[int, Any]) -> None:
+        self.installed: list[tuple[int, Any, Any]] = []
+        if _get_ident() != _MAIN_IDENT:
+            return
+        for signum in self.SIGNALS:
+            handler = _signal.getsignal(signum)
+            # Python-level handlers only (C ones run no Python code in a thread), each routed once.
+            if callable(handler) and not hasattr(handler, "routed"):
+                route = _route(handler, by_ident)
+                _signal.signal(signum, route)
+                self.installed.append((signum, handler, route))
+
+    def close(self) -> None:
+        while self.installed:
+            signum, handler, route = self.installed.pop()
+            if _signal.getsignal(signum) is route:
+                _signal.signal(signum, handler)
+
+
+_get_ident = _thread.get_ident
+#: The main thread's ident: Python runs signal handlers there only.
+_MAIN_IDENT = threading.main_thread().ident
+
+
+def _route(handler: Callable[[int, FrameType | None], Any],
+           by_ident: dict[int, Any]) -> Callable[[int, FrameType | None], Any]:
+    ident = _MAIN_IDENT
+
+    def on_signal(signum: int, frame: FrameType | None) -> Any:
+        me = by_ident.get(ident) if ident is not None else None
+        driver = me.turnstile.driver if me is not None else None
+        if me is None or driver is None or _getcurrent() is not me.carrier:
+            return handler(signum, frame)
+        return driver.switch(_Signal(handler, signum, frame))
+
+    on_signal.routed = handler  # type: ignore[attr-defined]
+    return on_signal
+
+
+def top_frame(thread: Any) -> FrameType | None:
+    """The innermost frame of a thread that waits on its greenlet (None if it is not on one)."""
+    carrier = thread.carrier
+    return getattr(carrier, "gr_frame", None) if isinstance(carrier, Carrier) else None
