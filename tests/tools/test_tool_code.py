@@ -8,6 +8,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -32,8 +33,6 @@ BROKEN = ("raises", "exits", "nan", "set", "object", "int-key")
 def _with(variant: str, scheduler: str = "serial") -> tuple[list[str], int, dict[str, Outcome]]:
     scenario = find_scenario("compare-three-files")
     catalogue = Catalogue({**dict(BUILTIN.items()), "read_file": read_file(variant)})
-    from dataclasses import replace
-
     result = run(replace(scenario, catalogue=catalogue), get_scheduler(scheduler), 3)
     verdicts = check(result)
     labels = sorted({v.label for verdict in verdicts for v in verdict.violations})
@@ -60,8 +59,6 @@ def test_the_fixed_tool_passes_and_a_tool_failing_on_purpose_is_not_a_tool_error
 def test_the_tools_oracle_applies_to_scenarios_with_python_tools_only() -> None:
     scenario = find_scenario("compare-three-files")
     assert "tools" not in applicable(scenario)
-    from dataclasses import replace
-
     assert "tools" in applicable(replace(scenario, catalogue=Catalogue({**dict(BUILTIN.items()),
                                                                         "read_file": read_file("fixed")})))
 
@@ -84,7 +81,8 @@ def test_the_cli_exit_code_is_six_for_a_broken_tool_and_zero_once_fixed() -> Non
 
 
 def test_a_keyboard_interrupt_a_tool_raises_itself_is_its_error_not_a_ctrl_c(tmp_path: Path) -> None:
-    _module(tmp_path, "tools_interrupting", "from tests.tools.broken import read_file\nTOOLS = [read_file('interrupts')]\n")
+    _module(tmp_path, "tools_interrupting",
+            "from tests.tools.broken import read_file\nTOOLS = [read_file('interrupts')]\n")
     done = _harness(tmp_path, "run", "compare-three-files", "--tools", "tools_interrupting", "--scheduler", "parallel")
     assert done.returncode == 6, (done.stdout[-2000:], done.stderr)
     assert "raised KeyboardInterrupt" in done.stdout and "interrupted" not in done.stderr
