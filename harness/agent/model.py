@@ -21,6 +21,8 @@ from typing import Any
 from harness.agent.spec import Action, ActionKind, EmittedCall, Model, Transcript
 from harness.faults.latency import Fixed
 from harness.model import JSONValue, Outcome
+from harness.sim.realtime import sigint_mark
+from harness.tools.guard import described, users_ctrl_c
 from harness.tools.inputs import parse_reference
 
 
@@ -161,12 +163,24 @@ class PythonModel:
 
     def start(self) -> Model:
         module_name, _, attribute = self.spec.partition(":")
+        mark = sigint_mark()
         try:
             target = getattr(importlib.import_module(module_name), attribute)
         except (ImportError, AttributeError) as exc:
             raise ModelLoadError(f"cannot load the model {self.spec!r} ({exc})") from None
+        except BaseException as exc:  # SystemExit too: the model's module must not choose the exit code
+            if users_ctrl_c(exc, mark):
+                raise
+            raise ModelLoadError(f"cannot load the model {self.spec!r}: importing {module_name} raised "
+                                 f"{described(exc)}") from None
         if isinstance(target, type):
-            target = target()
+            try:
+                target = target()
+            except BaseException as exc:
+                if users_ctrl_c(exc, mark):
+                    raise
+                raise ModelLoadError(f"cannot load the model {self.spec!r}: calling {attribute}() raised "
+                                     f"{described(exc)}") from None
         decide = getattr(target, "decide", target)
         if not callable(decide):
             raise ModelLoadError(f"the model {self.spec!r} is not callable")

@@ -13,6 +13,8 @@ from harness.agent.run_agent import RunAgent
 from harness.agent.runtime import LoopPolicy
 from harness.agent.spec import AgentSpec
 from harness.agent.taskloop import TaskLoop
+from harness.sim.realtime import sigint_mark
+from harness.tools.guard import described, users_ctrl_c
 
 BUILTIN_LOOPS: dict[str, Callable[[], LoopPolicy]] = {"taskloop": TaskLoop, "run_agent": RunAgent}
 DEFAULT_LOOP = "taskloop"
@@ -54,14 +56,22 @@ def get_loop(name: str) -> LoopPolicy:
     if ":" not in name:
         raise UnknownLoopError(name)
     module_name, _, attribute = name.partition(":")
+    mark = sigint_mark()
     try:
         target = getattr(importlib.import_module(module_name), attribute)
     except (ImportError, AttributeError) as exc:
         raise UnknownLoopError(name, f"cannot load {name!r} ({exc})") from None
+    except BaseException as exc:  # SystemExit too: the loop's module must not choose the exit code
+        if users_ctrl_c(exc, mark):
+            raise
+        raise UnknownLoopError(name, f"cannot load the loop policy {name!r}: importing {module_name} raised "
+                                     f"{described(exc)}") from None
     if isinstance(target, type) or (callable(target) and not hasattr(target, "name")):
         try:
             target = target()
-        except (Exception, SystemExit) as exc:  # sys.exit must not end the harness with exit 0
+        except BaseException as exc:  # sys.exit must not end the harness with exit 0
+            if users_ctrl_c(exc, mark):
+                raise
             raise UnknownLoopError(name, f"cannot build a loop policy from {name!r}: calling it with no "
                                          f"arguments raised {type(exc).__name__}: {exc}") from None
     if not callable(target):

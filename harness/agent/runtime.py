@@ -67,7 +67,8 @@ class ModelFailed(Exception):
 class Outcome:
     """How the task ended: `status` is final_answer, max_round, ask_user (run_agent returns the
     question), stopped (the run ended the turn: scheduler failure, crash, interrupt, time bound),
-    model-error (the model raised, or could not be loaded) or loop-error (the loop policy raised, or
+    model-error (the model raised while deciding; one that cannot be loaded stops the run before it
+    starts, a load error) or loop-error (the loop policy raised, or
     yielded something that is no request)."""
 
     status: str

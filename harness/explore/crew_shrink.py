@@ -2,8 +2,8 @@
 
 Owns `fixed_crew` (a crew run as a crew scenario again, each agent's model replaced by one that emits
 exactly the turns it emitted in the run, one a round, with their think time, then answers) and
-`without_call` (that scenario minus one call; a turn left empty is dropped, and a consumer's data
-flow from the dropped call goes with it). A crew run cannot shrink into plain batches as a single
+`without_call` (that scenario minus one call and the calls that name it in `args_from` or
+`depends_on`; a turn left empty is dropped). A crew run cannot shrink into plain batches as a single
 agent's can: batches run one after another would lose the concurrency between agents that the
 finding is about. Both work on the scenario's data, so whatever they make loads (and is saved in a
 reproducer) like any scenario file. It never runs anything; the engine's shrink loop does.
@@ -16,12 +16,12 @@ import re
 from typing import Any
 
 from harness.run import RunResult
-from harness.scenario.arguments import OPT_OUT
 from harness.scenario.dump import scenario_to_data
 from harness.scenario.load import scenario_from_data
 from harness.scenario.model_load import agents_to_data
 from harness.scenario.spec import Scenario
 from harness.scenario.trust import VETTED
+from harness.tools.inputs import Source
 
 
 def fixed_crew(result: RunResult) -> dict[str, Any]:
@@ -79,24 +79,18 @@ def _escaped(replacement: str) -> str:
 
 
 def without_call(data: dict[str, Any], agent: str, call_id: str) -> dict[str, Any] | None:
-    """`data` (from `fixed_crew`) minus the call `call_id` of `agent` (None if no call would be left)."""
+    """`data` (from `fixed_crew`) minus the call `call_id` of `agent` and every call of that agent that
+    names it, directly or through another such call, in `args_from` or `depends_on` (so the smaller
+    crew loads again; a turn left empty is dropped). None if no call would be left."""
     smaller = copy.deepcopy(data)
     for row in smaller["agents"]:
         if row["name"] != agent:
             continue
+        gone = _with_referrers([c for rule in row["model"]["rules"] for c in rule.get("calls", [])], call_id)
         kept_rules = []
         for rule in row["model"]["rules"]:
             if "calls" in rule:
-                rule["calls"] = [c for c in rule["calls"] if c["id"] != call_id]
-                for call in rule["calls"]:
-                    if "args_from" in call:
-                        kept = {arg: text for arg, text in call["args_from"].items()
-                                if not re.search(rf"(^|\{{){re.escape(call_id)}\.value", text)}
-                        if len(kept) < len(call["args_from"]):
-                            call[OPT_OUT] = False  # it now runs without that input, as the shrink means
-                        call["args_from"] = kept
-                    if "depends_on" in call:
-                        call["depends_on"] = [d for d in call["depends_on"] if d != call_id]
+                rule["calls"] = [c for c in rule["calls"] if c["id"] not in gone]
                 if not rule["calls"]:
                     continue
             kept_rules.append(rule)
@@ -104,6 +98,27 @@ def without_call(data: dict[str, Any], agent: str, call_id: str) -> dict[str, An
     if not any("calls" in rule for row in smaller["agents"] for rule in row["model"]["rules"]):
         return None
     return smaller
+
+
+def _with_referrers(calls: list[dict[str, Any]], call_id: str) -> set[str]:
+    """`call_id` and the ids of the calls (of one agent's script) that name it, transitively."""
+    named_by: dict[str, set[str]] = {}
+    for call in calls:
+        producers = list(call.get("depends_on", []))
+        for text in call.get("args_from", {}).values():
+            try:
+                producers += Source.parse(text).producers
+            except ValueError:
+                continue
+        for producer in producers:
+            named_by.setdefault(producer, set()).add(call["id"])
+    gone, todo = {call_id}, [call_id]
+    while todo:
+        for consumer in named_by.get(todo.pop(), ()):
+            if consumer not in gone:
+                gone.add(consumer)
+                todo.append(consumer)
+    return gone
 
 
 def calls_of(data: dict[str, Any]) -> list[tuple[str, str]]:

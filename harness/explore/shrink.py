@@ -2,14 +2,16 @@
 
 Owns `shrink_finding` (greedily drop calls while the label can still be found the way it was found,
 then the shortest prefix of the order tape that still shows it), a crew's shrinking (its turns fixed
-as they ran, see `harness.explore.crew_shrink`), `without_call`, and `ShrinkMemo`, which the
-findings of one exploration share. It never searches for a first finding (the strategies do).
+as they ran, see `harness.explore.crew_shrink`), `without_call` (a call goes with every call that
+names it in `args_from` or `depends_on`, so what shrinking makes always loads again as a reproducer),
+and `ShrinkMemo`, which the findings of one exploration share. It never searches for a first finding
+(the strategies do).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -24,22 +26,53 @@ from harness.run import RunResult, run
 from harness.scenario.spec import Scenario
 from harness.scheduling import Scheduler
 from harness.sim.arbiter import TIME, Tape
+from harness.tools.inputs import Source
+
+
+def referrers(scenario: Scenario, call_id: str) -> tuple[str, ...]:
+    """The calls that name `call_id` (directly or through another such call) in their `args_from` or
+    `depends_on`, in model order: a scenario without `call_id` must lose them too, or it would not
+    load again (`args_from` and `depends_on` must name calls of the scenario)."""
+    named_by: dict[str, set[str]] = {}  # producer -> the calls that name it
+    for consumer, producers in scenario.depends_on.items():
+        for producer in producers:
+            named_by.setdefault(producer, set()).add(consumer)
+    for consumer, table in scenario.args_from.items():
+        for text in table.values():
+            try:
+                producers = Source.parse(text).producers
+            except ValueError:  # a scenario built in Python unchecked: the reference names nothing
+                continue
+            for producer in producers:
+                named_by.setdefault(producer, set()).add(consumer)
+    gone, todo = {call_id}, [call_id]
+    while todo:
+        for consumer in named_by.get(todo.pop(), ()):
+            if consumer not in gone:
+                gone.add(consumer)
+                todo.append(consumer)
+    return tuple(call.id for call in scenario.calls if call.id in gone and call.id != call_id)
 
 
 def without_call(scenario: Scenario, call_id: str) -> Scenario | None:
-    """The scenario minus one call (None if nothing would be left)."""
+    """The scenario minus one call and every call that names it (`referrers`), None if nothing would
+    be left. A call the scenario does not have leaves it as it is."""
+    gone = {call_id, *referrers(scenario, call_id)}
     batches = []
     for batch in scenario.batches:
-        kept = [c for c in batch if c.id != call_id]
+        kept = [c for c in batch if c.id not in gone]
         if kept:
             batches.append(Batch.of([(c.id, c.name, c.arguments) for c in kept], batch.label))
     if not batches:
         return None
-    depends = {k: tuple(d for d in v if d != call_id) for k, v in scenario.depends_on.items() if k != call_id}
-    return replace(scenario, batches=tuple(batches), depends_on=depends,
-                   args_from={k: v for k, v in scenario.args_from.items() if k != call_id},
-                   call_latency={k: v for k, v in scenario.call_latency.items() if k != call_id},
-                   call_failures={k: v for k, v in scenario.call_failures.items() if k != call_id})
+
+    def keep(table: Mapping[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in table.items() if k not in gone}
+
+    # No call left names a dropped one (its referrers went with it), so depends_on needs no pruning.
+    return replace(scenario, batches=tuple(batches), depends_on=keep(scenario.depends_on),
+                   args_from=keep(scenario.args_from), call_latency=keep(scenario.call_latency),
+                   call_failures=keep(scenario.call_failures), recorded=keep(scenario.recorded))
 
 
 class ShrinkMemo:

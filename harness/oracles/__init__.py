@@ -18,6 +18,7 @@ from harness.oracles import (
     protocol,
     reorder,
     serializability,
+    tool_code,
 )
 from harness.oracles.verdict import Kind, Verdict, Violation, exit_code
 from harness.run import RunResult
@@ -36,6 +37,7 @@ ORACLES: dict[str, Callable[[RunResult], Verdict]] = {
     exactly_once.NAME: exactly_once.check,
     liveness.NAME: liveness.check,
     loop_policy.NAME: loop_policy.check,
+    tool_code.NAME: tool_code.check,
 }
 
 
@@ -48,6 +50,7 @@ LABELS = (
     "missing-input", "unapproved-effect", "rollback-mismatch",
     "cross-agent-lost-update", "cross-agent-stale-read", "misreported-outcome",
     "round-limit-exceeded", "retry-limit-exceeded", "tool-disabled-silently", "loop-error", "loop-blocked",
+    "tool-error",
 )
 
 

@@ -3,7 +3,7 @@
 Owns the rule, per oracle, of what a scenario must contain for that oracle to be able to fire: caps
 need a cap, exactly-once an external effect, exclusivity an interactive or exclusive tool, approvals
 a scripted user, data-flow a call that takes an argument from another's result, loop-policy a model
-that a loop drives. The rest (contract,
+that a loop drives, tools a Python tool of the user's. The rest (contract,
 protocol, serializability, liveness) apply to every run. A coverage summary lists them next to a
 pass, so "every oracle holds" says which ones could have failed. It is a static reading of the
 scenario (and the tools a run started); it never runs anything and never judges. The checkpoints
@@ -25,10 +25,12 @@ from harness.oracles import (
     liveness,
     loop_policy,
     protocol,
+    tool_code,
 )
 from harness.oracles import serializability as serializability_oracle
 from harness.scenario.spec import Scenario
 from harness.tools.catalogue import BUILTIN
+from harness.tools.guard import user_code
 from harness.tools.spec import SideEffect
 
 #: Oracles that have something to check on every run.
@@ -51,6 +53,7 @@ ORACLE_LABELS: dict[str, tuple[str, ...]] = {
     liveness.NAME: ("hang", "orphaned-call", "start-after-interrupt", "grace-exceeded", "dropped-call",
                     "loop-blocked"),
     loop_policy.NAME: loop_policy.LABELS,
+    tool_code.NAME: tool_code.LABELS,
 }
 
 
@@ -80,6 +83,9 @@ def applicable(scenario: Scenario | None, tools: Collection[str] = ()) -> tuple[
         found.append(exactly_once.NAME)
     if scenario is not None and scenario.looped:
         found.append(loop_policy.NAME)
+    if any(user_code(spec.behaviour) and not spec.delegates for spec in specs):
+        found.append(tool_code.NAME)  # a Python tool of the user's: its own code may fail
     order = [contract.NAME, protocol.NAME, data_flow.NAME, approvals.NAME, serializability_oracle.NAME,
-             exclusivity.EXCLUSIVITY, exclusivity.CAPS, exactly_once.NAME, liveness.NAME, loop_policy.NAME]
+             exclusivity.EXCLUSIVITY, exclusivity.CAPS, exactly_once.NAME, liveness.NAME, loop_policy.NAME,
+             tool_code.NAME]
     return tuple(name for name in order if name in found)

@@ -25,6 +25,7 @@ GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("the event loop is frozen", ("loop-blocked",)),
     ("a limit is overrun", ("exclusivity", "cap-exceeded", "round-limit-exceeded", "retry-limit-exceeded")),
     ("the scheduler broke its contract", ("scheduler-error", "contract-error", "loop-error")),
+    ("a tool's own code failed (the run's input, not the scheduler)", ("tool-error",)),
 )
 
 _RANK = {label: rank for rank, (_, labels) in enumerate(GROUPS) for label in labels}

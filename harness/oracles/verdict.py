@@ -20,13 +20,15 @@ class Kind(enum.StrEnum):
     SAFETY = "safety"
     LIVENESS = "liveness"
     CONTRACT = "contract"
+    TOOL = "tool"  # a user's Python tool failed in its own code: the run's input is broken, not the scheduler
 
 
 _EXIT = {Kind.SAFETY: ExitCode.SAFETY_VIOLATION, Kind.LIVENESS: ExitCode.LIVENESS_VIOLATION,
-         Kind.CONTRACT: ExitCode.CONTRACT_ERROR}
-# When several kinds fail at once, the most fundamental one wins: a broken contract makes the other
-# verdicts moot, and a hang makes safety verdicts partial.
-_PRECEDENCE = (Kind.CONTRACT, Kind.LIVENESS, Kind.SAFETY)
+         Kind.CONTRACT: ExitCode.CONTRACT_ERROR, Kind.TOOL: ExitCode.TOOL_ERROR}
+# When several kinds fail at once, the most fundamental one wins: a tool whose own code failed makes
+# the run's input broken (fix it first), a broken contract makes the other verdicts moot, and a hang
+# makes safety verdicts partial.
+_PRECEDENCE = (Kind.TOOL, Kind.CONTRACT, Kind.LIVENESS, Kind.SAFETY)
 
 
 @dataclass(frozen=True, slots=True)

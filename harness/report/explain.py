@@ -57,6 +57,7 @@ from harness.report.explain_runtime import (
     scheduler_error,
     start_after_interrupt,
     tool_disabled_silently,
+    tool_error,
     unapproved_effect,
 )
 from harness.report.explain_words import RunView, Template
@@ -79,7 +80,7 @@ TEMPLATES: dict[str, Template] = {
     "cross-agent-stale-read": across_agents(stale_read, "what one task read of the other's work"),
     "misreported-outcome": misreported_outcome,
     "round-limit-exceeded": round_limit_exceeded, "retry-limit-exceeded": retry_limit_exceeded,
-    "tool-disabled-silently": tool_disabled_silently, "loop-error": loop_error,
+    "tool-disabled-silently": tool_disabled_silently, "loop-error": loop_error, "tool-error": tool_error,
 }
 
 

@@ -196,3 +196,10 @@ def loop_error(w: Mapping[str, Any], run: RunView) -> str:
             f"{w['tool_calls']} tool call{'' if w['tool_calls'] == 1 else 's'}: {brief(w['error'], 120)}. The task "
             "ended there, without an answer: the loop's own failure, not the model's (a model that raises ends "
             "the task as model-error).")
+
+
+def tool_error(w: Mapping[str, Any], run: RunView) -> str:
+    return (f"A Python tool's own code failed at {w['at_ms']} ms, on {w['call']} (attempt {w['attempt']}): "
+            f"{brief(w['error'], 160)}. The call ended as an error, as a runtime reports a tool "
+            "that raised; the scheduler is judged on the rest, but the run's input is broken: fix the tool (to fail "
+            "on purpose, a tool raises harness.tools.ToolError).")

@@ -115,15 +115,16 @@ def code_identity(scheduler: str, scenario: Scenario, policy: Scheduler | None =
     return identity_of(user_packages(modules))
 
 
-def save(reproducer: Reproducer, directory: Path, *, version: str) -> Path:
-    """Write the reproducer into `directory` (created if missing); returns the file's path."""
+def save(reproducer: Reproducer, directory: Path, *, version: str, text: str | None = None) -> Path:
+    """Write the reproducer into `directory` (created if missing); returns the file's path. `text`:
+    its `to_json` already made (and checked), written as it is."""
     directory.mkdir(parents=True, exist_ok=True)
     # Names come from user data (a scenario named "../../x"): made safe, and short enough for any filesystem.
     parts = (_safe(reproducer.scenario.name)[:80], _safe(reproducer.scheduler)[:60], _safe(reproducer.label)[:40],
              reproducer.fingerprint[:8])
     name = "--".join(parts) + ".json"
     path = directory / name
-    path.write_text(to_json(reproducer, version=version))
+    path.write_text(to_json(reproducer, version=version) if text is None else text)
     return path
 
 

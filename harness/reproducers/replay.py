@@ -2,7 +2,8 @@
 
 Owns `verify` / `save_verified` (a reproducer that does not replay is not saved: it is replayed in
 this process and, optionally, in a fresh one under another PYTHONHASHSEED, which runs this module
-with the reproducer on stdin) and `SelfCheck`, what they found. It never explores.
+with the reproducer on stdin; before a file is written, its bytes are loaded back as `harness replay`
+loads them and replayed once more) and `SelfCheck`, what they found. It never explores.
 
 The reproducer API is importable from here, as it was before this module was split: the file
 format is `harness.reproducers.file`, the printed command `harness.reproducers.command`, the
@@ -50,13 +51,14 @@ from harness.reproducers.judgement import (
     Judgement,
     judge,
 )
+from harness.scenario.dump import NotSerializable
 from harness.scheduling import Scheduler
 
 __all__ = ["DIVERGED", "EXPECTATIONS", "FIXED", "FORMAT", "NONDETERMINISTIC", "REPRODUCED", "STILL_FAILS",
-           "Divergence", "Judgement", "Replay", "Reproducer", "ReproducerError", "SelfCheck", "code_identity",
-           "describe_divergence", "first_difference", "judge", "likely_cause", "load", "loads", "modules_named",
-           "replay", "replay_command", "reproducer_of", "save", "save_verified", "search_path_prefix", "to_json",
-           "verify"]
+           "Divergence", "Judgement", "Replay", "Reproducer", "ReproducerError", "SelfCheck", "Unloadable",
+           "code_identity", "describe_divergence", "first_difference", "judge", "likely_cause", "load", "loads",
+           "modules_named", "replay", "replay_command", "reproducer_of", "save", "save_verified", "search_path_prefix",
+           "to_json", "verify"]
 
 
 @dataclass(frozen=True)
@@ -93,9 +95,18 @@ def verify(reproducer: Reproducer, *, fresh_process: bool = False, scheduler: Sc
     return SelfCheck(here, fresh)
 
 
+class Unloadable(NotSerializable):
+    """A reproducer whose file `harness replay` would refuse or run differently (a shrinking or
+    serialisation bug): it is not saved, and the message says why."""
+
+
 def save_verified(reproducer: Reproducer, directory: Path, *, version: str, fresh_process: bool = False,
                   scheduler: Scheduler | None = None) -> tuple[Path | None, SelfCheck]:
-    """Save the reproducer only if it replays (see `verify`); returns (path or None, the check)."""
+    """Save the reproducer only if it replays (see `verify`) and its file, read back exactly as
+    `harness replay` reads it (parsed and validated from the bytes about to be written, its modules
+    trusted as the replay command trusts them), replays identically too; returns (path or None, the
+    check). Raises `Unloadable` for a file that would not load or would replay differently, and
+    `harness.scenario.dump.NotSerializable` for a scenario that data cannot name."""
     check = verify(reproducer, fresh_process=fresh_process, scheduler=scheduler)
     if not check.ok:
         return None, check
@@ -103,7 +114,21 @@ def save_verified(reproducer: Reproducer, directory: Path, *, version: str, fres
         # The same packages' files again, now that a run of it happened in this process: a module the
         # code imports only while it runs (the exploration may have run in other processes) counts too.
         reproducer = dataclasses.replace(reproducer, code=identity_of(reproducer.code.packages))
-    return save(reproducer, directory, version=version), check
+    text = to_json(reproducer, version=version)
+    _check_loads(text, reproducer, scheduler)
+    return save(reproducer, directory, version=version, text=text), check
+
+
+def _check_loads(text: str, reproducer: Reproducer, scheduler: Scheduler | None) -> None:
+    """Raise `Unloadable` unless `text` loads as `harness replay` loads it and replays identically."""
+    try:
+        loaded = loads(text, "<the reproducer being saved>", trust=reproducer.modules,
+                       own_scheduler=scheduler is None)
+    except ReproducerError as exc:
+        raise Unloadable(f"it would not load as `harness replay` loads it: {exc}") from None
+    again = replay(loaded, scheduler)
+    if not again.identical:
+        raise Unloadable(f"loaded from its file it replays differently from the run it records: {again.describe()}")
 
 
 def _replay_fresh(reproducer: Reproducer) -> tuple[bool, str]:

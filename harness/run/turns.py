@@ -23,6 +23,7 @@ from harness.agent.spec import AgentEntry
 from harness.faults.failures import FailureModel
 from harness.faults.latency import LatencyModel
 from harness.model import Batch, CallResult, JSONValue, ToolCall
+from harness.scenario.reader import ScenarioError
 from harness.scenario.spec import REALIZED, Scenario
 from harness.sim.kernel import Kernel, StopReason
 from harness.tools.spec import ToolSpec
@@ -91,9 +92,12 @@ class LoopTurns:
             self.policy = loop if loop is not None else loop_of(spec)
             model = spec.model.start()
         except (UnknownLoopError, ModelLoadError) as exc:
-            self.task: Task | None = None
-            self._finish(Outcome("model-error", detail=str(exc)))
-            return
+            # The scenario names code that does not load: the run cannot start (exit 2, naming the
+            # component, its module and what it raised), never a task that ends and passes.
+            field = "loop" if isinstance(exc, UnknownLoopError) else "model"
+            where = f"agents[{entry.name}].{field}" if entry is not None else field
+            raise ScenarioError(scenario.path or scenario.name, where, f"a {field} that loads; {exc}",
+                                has_got=False) from None
         self.task = Task(spec, model, kernel, frozenset(scenario.catalogue),
                          agent=entry.name if entry is not None else None)
         self._gen = self.policy(self.task)

@@ -32,6 +32,7 @@ from harness.sim.arbiter import Arbiter
 from harness.sim.kernel import Kernel
 from harness.sim.trace import canonical_bytes
 from harness.tools.catalogue import prepare
+from harness.tools.guard import ToolCodeError
 from harness.tools.inputs import resolve
 from harness.tools.spec import ToolError, ToolIO, ToolSpec
 from harness.world.world import World, WorldError
@@ -153,7 +154,8 @@ class AttemptExecution:
         except _Refused as exc:
             self._finish(handle, Outcome.ERROR, None, str(exc), fault="refused")
         except (ToolError, WorldError) as exc:
-            self._finish(handle, Outcome.ERROR, None, str(exc))
+            # A Python tool's own code failing is marked: the tools oracle blames the tool, not the scheduler.
+            self._finish(handle, Outcome.ERROR, None, str(exc), tool_code=isinstance(exc, ToolCodeError))
         except simpy.Interrupt as interrupt:
             # Cancelled while waiting anywhere in the attempt: what has not happened yet never will.
             if behaviour is not None:
@@ -257,7 +259,7 @@ class AttemptExecution:
         return value
 
     def _finish(self, handle: CallHandle, outcome: Outcome, value: Any, error: str | None,
-                fault: str | None = None) -> None:
+                fault: str | None = None, tool_code: bool = False) -> None:
         handle.finished = True
         detached = handle.triggered
         # Built directly, key for key what `kernel.record` would build (see `_execute`).
@@ -270,6 +272,8 @@ class AttemptExecution:
             ended["detached"] = True
         if fault is not None:
             ended["fault"] = fault
+        if tool_code:
+            ended["tool_code"] = True
         if outcome is Outcome.OK:
             ended["vd"] = value_digest(value)
         events.append(ended)

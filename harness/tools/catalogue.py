@@ -13,6 +13,7 @@ from typing import Any
 
 from harness.model import JSONValue, ToolCall
 from harness.tools import effects, files, home, remote, shell
+from harness.tools.guard import Guarded, user_code
 from harness.tools.modules import load_tools
 from harness.tools.spec import Args, Behaviour, ToolIO, ToolSpec
 
@@ -76,6 +77,9 @@ def prepare(call: ToolCall, catalogue: Mapping[str, ToolSpec]) -> tuple[ToolSpec
     args = call.parsed_arguments()
     if args is None:
         return "arguments are not a valid JSON object"
+    if user_code(spec.behaviour) and not spec.delegates:
+        # A user's Python tool: what its code raises or returns that cannot be recorded is its error.
+        spec = replace(spec, behaviour=Guarded(spec.behaviour, spec.name))
     results = getattr(catalogue, "results", None)
     if results and call.id in results:
         spec = replace(spec, behaviour=_Returning(spec.behaviour, results[call.id]))

@@ -24,6 +24,8 @@ from collections.abc import Iterable
 from functools import cache
 from typing import Any
 
+from harness.sim.realtime import sigint_mark
+from harness.tools.guard import described, users_ctrl_c
 from harness.tools.spec import ToolSpec
 
 ENTRY_POINT_GROUP = "harness.tools"
@@ -57,13 +59,15 @@ def _load(name: str) -> tuple[ToolSpec, ...]:
     if not isinstance(name, str) or not name or name != name.strip():
         raise ToolsModuleError(str(name), "expected a module name such as 'mypkg.tools' or an installed catalogue")
     provider: Any
+    mark = sigint_mark()
     entry = [ep for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP) if ep.name == name]
     if entry:
         try:
             provider = entry[0].load()
-        except Exception as exc:  # the user's package: any import failure is theirs to see
+        except BaseException as exc:  # the user's package: any import failure is theirs to see
+            _not_ctrl_c(exc, mark)
             raise ToolsModuleError(name, f"entry point {entry[0].value!r} cannot be loaded "
-                                   f"({type(exc).__name__}: {exc})") from None
+                                   f"({described(exc)})") from None
     else:
         try:
             provider = importlib.import_module(name)
@@ -73,17 +77,26 @@ def _load(name: str) -> tuple[ToolSpec, ...]:
                 hint = f"; installed catalogues: {', '.join(installed)}" if installed else ""
                 raise ToolsModuleError(name, f"no module named {exc.name!r} (is it installed or on "
                                        f"PYTHONPATH?){hint}") from None
-            raise ToolsModuleError(name, f"importing it failed ({type(exc).__name__}: {exc})") from None
-        except Exception as exc:
-            raise ToolsModuleError(name, f"importing it failed ({type(exc).__name__}: {exc})") from None
+            raise ToolsModuleError(name, f"importing it failed ({described(exc)})") from None
+        except BaseException as exc:  # SystemExit too: a module must not choose the harness's exit code
+            _not_ctrl_c(exc, mark)
+            raise ToolsModuleError(name, f"importing it failed ({described(exc)})") from None
     if not callable(provider) and hasattr(provider, "TOOLS"):
         provider = provider.TOOLS
     if callable(provider) and not isinstance(provider, ToolSpec):
         try:
             provider = provider()
-        except Exception as exc:
-            raise ToolsModuleError(name, f"its tool function failed ({type(exc).__name__}: {exc})") from None
+        except BaseException as exc:
+            _not_ctrl_c(exc, mark)
+            raise ToolsModuleError(name, f"its tool function failed ({described(exc)})") from None
     return _specs(name, provider)
+
+
+def _not_ctrl_c(exc: BaseException, mark: int) -> None:
+    """Re-raise the user's Ctrl-C; anything else the module's code raised, `SystemExit` and a
+    `KeyboardInterrupt` of its own included, is its failure to load."""
+    if users_ctrl_c(exc, mark):
+        raise exc
 
 
 def _specs(name: str, provider: Any) -> tuple[ToolSpec, ...]:

@@ -14,7 +14,7 @@ from harness.agent.spec import Message
 from harness.agent.taskloop import ContextWindow, compress
 from harness.cli import main
 from harness.oracles import check
-from harness.scenario import Scenario, scenario_from_data
+from harness.scenario import Scenario, ScenarioError, scenario_from_data
 
 
 def under(name: str, loop: str | None = None) -> Scenario:
@@ -136,11 +136,11 @@ def test_a_python_model_decides_from_the_transcript() -> None:
     assert (result.agent.status, result.agent.answer, result.agent.invalid) == ("final_answer", "total 284730.0", 1)
 
 
-def test_a_model_that_cannot_be_imported_ends_the_task_not_the_harness() -> None:
+def test_a_model_that_cannot_be_imported_is_a_load_error_not_a_task_that_passes() -> None:
+    """Issue 26: it used to end the task as model-error, and the run passed."""
     data = {"name": "py-model", "model": "tests.agent.no_such_module:decide", "world": {}, "tools": {}}
-    result = run(scenario_from_data(data, trust=["tests.agent"]), get_scheduler("serial"), 1)
-    assert result.agent is not None and result.agent.status == "model-error"
-    assert "no_such_module" in result.agent.detail and not result.scenario.calls
+    with pytest.raises(ScenarioError, match=r"<data>: model: expected a model that loads; .*no_such_module"):
+        run(scenario_from_data(data, trust=["tests.agent"]), get_scheduler("serial"), 1)
 
 
 @pytest.mark.parametrize("loop", ["taskloop", "run_agent"])

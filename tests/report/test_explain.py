@@ -146,6 +146,8 @@ CASES: dict[str, Case] = {
                                              get_scheduler("serial"), 1), "tool-disabled-silently"),
     "loop-error": of(lambda: run(loop_policy.under(find_scenario("sales-report"), loop_policy.Crashes()),
                                  get_scheduler("serial"), 1), "loop-error"),
+    "tool-error": of(lambda: run(find_scenario("compare-three-files", tools_modules=("tests.tools.broken",)),
+                                 get_scheduler("serial"), 1), "tool-error"),
 }
 
 GOLDEN = Path(__file__).parent / "golden" / "explanations.txt"
