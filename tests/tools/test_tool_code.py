@@ -135,19 +135,19 @@ def test_a_model_or_loop_that_raises_at_import_is_a_load_error_not_a_pass(
     data[component] = data[component].replace("MODULE", name)
     with pytest.raises(ScenarioError, match=rf"{component}: expected a {component} that loads; .*importing {name} "
                                             rf"raised (SystemExit: 0|RuntimeError: broken at import)"):
-        run(scenario_from_data(data), get_scheduler("serial"), 1)
+        run(scenario_from_data(data, trust=[name]), get_scheduler("serial"), 1)
     # Fixed, the same scenario runs.
     fixed = "def decide(transcript):\n    return {'type': 'final_answer', 'content': 'done'}\n" \
         if component == "model" else "from harness.agent.taskloop import TaskLoop as Loop\n"
     _module(tmp_path, name + "_fixed", fixed)
     data[component] = data[component].replace(name, name + "_fixed")
-    result = run(scenario_from_data(data), get_scheduler("serial"), 1)
+    result = run(scenario_from_data(data, trust=[name + "_fixed"]), get_scheduler("serial"), 1)
     assert result.agent is not None and result.agent.status == "final_answer"
 
 
 def test_the_cli_refuses_a_model_that_exits_at_import_with_exit_2(tmp_path: Path) -> None:
     _module(tmp_path, "model_exit0", "raise SystemExit(0)")
     (tmp_path / "s.toml").write_text('name = "s"\nmodel = "model_exit0:decide"\n')
-    done = _harness(tmp_path, "run", "s.toml")
+    done = _harness(tmp_path, "run", "s.toml", "--trust-module", "model_exit0")
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert "s.toml: model:" in done.stderr and "importing model_exit0 raised SystemExit: 0" in done.stderr
