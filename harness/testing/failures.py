@@ -121,16 +121,22 @@ def describe(finding: Finding, *, spec: str | None, policy: Scheduler, report_di
     from harness.report.story import story_lines
     from harness.reproducers.file import reproducer_of
     from harness.reproducers.replay import save_verified, verify
+    from harness.scenario.dump import NotSerializable
 
     result = finding.result
     reproducer = reproducer_of(result, spec or result.scheduler, finding.label, finding.oracle, "check_scheduler",
                                policy=policy)
     fresh = check_determinism and spec is not None
     path = None
+    unsaved = None
     with recording() as origins:  # the replay notes the user's source lines for the story
         if report_dir is not None and spec is not None:
-            path, selfcheck = save_verified(reproducer, Path(report_dir), version=__version__, fresh_process=fresh,
-                                            scheduler=policy)
+            try:
+                path, selfcheck = save_verified(reproducer, Path(report_dir), version=__version__,
+                                                fresh_process=fresh, scheduler=policy)
+            except NotSerializable as exc:  # the failure is still reported; only its file is missing
+                unsaved = str(exc)
+                selfcheck = verify(reproducer, fresh_process=fresh, scheduler=policy)
         else:
             selfcheck = verify(reproducer, fresh_process=fresh, scheduler=policy)
     name = result.scenario.name
@@ -157,6 +163,8 @@ def describe(finding: Finding, *, spec: str | None, policy: Scheduler, report_di
                                                     "run does not replay)"))
     else:
         lines.append("  " + _no_command_hint(spec))
+    if unsaved is not None:
+        lines.append(f"  no reproducer saved in {report_dir}: {unsaved}")
     calls = ", ".join(f"{c.id}={c.name}" for c in result.scenario.calls)
     details = [
         f"  witness: {json.dumps(finding.witness, sort_keys=True, default=str)}",

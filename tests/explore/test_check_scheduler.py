@@ -402,3 +402,30 @@ def test_the_reproduce_line_of_a_named_scheduler_and_a_file_scenario_runs_as_pri
         assert f"harness explore {shop / 'stock.toml'} --scheduler shop.sched:AllAtOnce" in failure.reproduce
         assert "FOUND lost-update" in done.stdout
         assert {p.name for p in elsewhere.iterdir()} <= {".harness"}  # explore's default save dir, nothing else
+
+
+def test_a_failure_whose_reproducer_cannot_be_saved_is_still_reported(tmp_path: Path) -> None:
+    """A scenario holding a tool data cannot name (defined outside any module) cannot be saved as a
+    reproducer: the check still fails with the finding and says why no file was written, instead of
+    raising the save's error out of `check_scheduler`."""
+    from harness import find_scenario
+    from harness.scenario.dump import NotSerializable, scenario_to_data
+    from harness.testing import SchedulerCheckFailed
+    from harness.tools import BUILTIN, Declared, ToolSpec
+
+    def adhoc(args, io):  # type: ignore[no-untyped-def]
+        yield 1.0
+        return None
+
+    base = find_scenario("config-clobber")
+    unsavable = type(base)(**{**base.__dict__,
+                              "catalogue": BUILTIN.replace_tool(ToolSpec("adhoc", "a test's", Declared(read_only=True),
+                                                                         adhoc))})
+    with pytest.raises(NotSerializable):
+        scenario_to_data(unsavable)
+    with pytest.raises(SchedulerCheckFailed) as failed:
+        check_scheduler("parallel", scenarios=[unsavable], generated=False, swarm=False, report_dir=tmp_path)
+    text = str(failed.value)
+    assert "config-clobber" in text and f"no reproducer saved in {tmp_path}: " in text
+    assert "outside a tools module" in text
+    assert not list(tmp_path.glob("*.json"))
