@@ -76,6 +76,9 @@ class Story:
 
     @property
     def note(self) -> str | None:
+        if self.label == "tool-error":  # the tool's own code failed: no schedule is to blame or a cure
+            return ("the tool's own code failed on this call: fix the tool (or make it raise ToolError for a "
+                    "failure it means); the order the calls ran in is not the cause")
         if self.reordered:
             return None
         if len(self.agents) > 1:

@@ -151,3 +151,9 @@ def test_the_cli_refuses_a_model_that_exits_at_import_with_exit_2(tmp_path: Path
     done = _harness(tmp_path, "run", "s.toml", "--trust-module", "model_exit0")
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert "s.toml: model:" in done.stderr and "importing model_exit0 raised SystemExit: 0" in done.stderr
+
+
+def test_the_story_of_a_tool_error_blames_the_tool_not_the_order() -> None:
+    told = CliRunner().invoke(main, ["run", "compare-three-files", "--tools", "tests.tools.broken"]).output
+    assert "the tool's own code failed on this call: fix the tool" in told
+    assert "the bug comes from how" not in told
