@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.atomic import OutputError, append_lines
 from harness.distribute.workers import pool_context, processes_for
 from harness.oracles import check
 from harness.policies.registry import build_scheduler
@@ -93,7 +94,8 @@ def load_finished(path: Path) -> dict[tuple[str, str, int], dict[str, Any]]:
     rows: dict[tuple[str, str, int], dict[str, Any]] = {}
     if not path.exists():
         return rows
-    for line in path.read_text().splitlines():
+    # A byte that is not UTF-8 (a corrupted file) spoils only its line, which is then skipped.
+    for line in path.read_bytes().decode("utf-8", "replace").splitlines():
         try:
             row = json.loads(line)
         except ValueError:
@@ -146,16 +148,18 @@ def sweep(cells: Sequence[Cell], *, processes: int | None = 1, out: Path | None 
         on_progress(finished, total)
     if out is not None and out.exists():
         _drop_torn_line(out)
-    sink = out.open("a") if out is not None else None
+    try:
+        # Unbuffered: each batch of rows reaches the file whole at once (harness.atomic.append_lines).
+        sink = out.open("ab", buffering=0) if out is not None else None
+    except OSError as exc:
+        raise OutputError(out or "", exc) from None
     try:
         for batch in _execute(todo, processes, chunk_size, resolve_wall_timeout(wall_timeout_s), cluster,
                               resolve_import_timeout(import_timeout_s)):
             for row in batch:
                 rows[(row["scenario"], row["scheduler"], row["seed"])] = row
-                if sink is not None:
-                    sink.write(json.dumps(row, sort_keys=True) + "\n")
-            if sink is not None:
-                sink.flush()
+            if sink is not None and out is not None:
+                append_lines(sink, out, [json.dumps(row, sort_keys=True) for row in batch])
             finished += len(batch)
             if on_progress:
                 on_progress(finished, total)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.atomic import make_dir, write_text
 from harness.policies import get_scheduler
 from harness.reproducers.code_identity import (
     CodeIdentity,
@@ -110,13 +111,13 @@ def code_identity(scheduler: str, scenario: Scenario, policy: Scheduler | None =
 
 def save(reproducer: Reproducer, directory: Path, *, version: str) -> Path:
     """Write the reproducer into `directory` (created if missing); returns the file's path."""
-    directory.mkdir(parents=True, exist_ok=True)
+    make_dir(directory)
     # Names come from user data (a scenario named "../../x"): made safe, and short enough for any filesystem.
     parts = (_safe(reproducer.scenario.name)[:80], _safe(reproducer.scheduler)[:60], _safe(reproducer.label)[:40],
              reproducer.fingerprint[:8])
     name = "--".join(parts) + ".json"
     path = directory / name
-    path.write_text(to_json(reproducer, version=version))
+    write_text(path, to_json(reproducer, version=version))  # whole or not at all (harness.atomic)
     return path
 
 
@@ -141,9 +142,14 @@ def _safe(text: str) -> str:
 def load(path: Path, *, trust: tuple[str, ...] = (), own_scheduler: bool = True) -> Reproducer:
     file = str(path)
     try:
-        text = Path(path).read_text()
+        raw = Path(path).read_bytes()
     except OSError as exc:
         raise ReproducerError(f"{file}: (file): expected a readable file, got {exc.strerror}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:  # a byte no JSON file may hold (the file was corrupted)
+        raise ReproducerError(f"{file}: (file): expected UTF-8 text, got byte {raw[exc.start]:#04x} at offset "
+                              f"{exc.start}") from None
     return loads(text, file, Path(path), trust=trust, own_scheduler=own_scheduler)
 
 
