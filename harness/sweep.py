@@ -1,11 +1,12 @@
 """Sweeps: many (scenario, scheduler, seed) cells, on one process, a local pool or a Dask cluster,
 into a table.
 
-Owns the cell grid, the worker function, handing chunks to a local process pool (harness.distribute.workers:
-how many processes and how they start) or to a Dask cluster (harness.distribute.cluster) in large chunks,
+Owns the cell grid, the worker function, handing chunks to local worker processes
+(harness.distribute: how many, how they start, a pool that can always be stopped; each row comes
+back as soon as it is made) or to a Dask cluster (harness.distribute.cluster) in large chunks,
 resumption (every finished cell is appended to a JSONL file at once; a restarted sweep skips the
-cells already there, and a torn last line is ignored) and the final table, sorted by cell so that the
-result does not depend on the number of processes or the order work finished in. Only `to_frame`
+cells already there, and a torn last line is ignored) and the final table, sorted by cell so that
+the result does not depend on the number of processes or the order work finished in. Only `to_frame`
 imports pandas. It never interprets results (reports do).
 """
 
@@ -20,7 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.atomic import OutputError, append_lines
-from harness.distribute.workers import pool_context, processes_for
+from harness.distribute.pool import WorkerPool
+from harness.distribute.workers import processes_for
 from harness.oracles import check
 from harness.policies.registry import build_scheduler
 from harness.run import run
@@ -77,12 +79,21 @@ def run_cell(cell: Cell, import_timeout_s: float | None = None) -> dict[str, Any
 
 def _run_chunk(cells: list[Cell], wall_timeout_s: float = 0.0, import_timeout_s: float | None = None
                ) -> list[dict[str, Any]]:
-    """Cells in this process (a pool worker, or the caller's), each under its own watchdog."""
+    """Cells in this process (a Dask worker, or the caller's), each under its own watchdog."""
+    return [row for rows in _each_cell(cells, wall_timeout_s, import_timeout_s) for row in rows]
+
+
+def _each_cell(cells: list[Cell], wall_timeout_s: float = 0.0, import_timeout_s: float | None = None
+               ) -> Iterator[list[dict[str, Any]]]:
+    """Cells in this process, each under its own watchdog, each row as soon as it is made (a local
+    pool worker sends it to the caller at once, which writes it to `--out`: a sweep killed often
+    still keeps every cell finished before each kill)."""
     try:
         # Thousands of small runs: the heap already there (the caller's modules, a worker's imports)
         # frozen, young collections less often (see harness.sim.collector.long_search).
         with wall_limit_per_run(wall_timeout_s), watching_user_interrupts(), long_search():
-            return [run_cell(cell, import_timeout_s) for cell in cells]
+            for cell in cells:
+                yield [run_cell(cell, import_timeout_s)]
     except WallClockExceeded as exc:
         if multiprocessing.parent_process() is None:
             raise
@@ -184,13 +195,15 @@ def _execute(todo: list[Cell], processes: int, chunk_size: int | None, wall_time
     if processes == 1:
         size = chunk_size or 50
         for start in range(0, len(todo), size):
-            yield _run_chunk(todo[start:start + size], wall_timeout_s, import_timeout_s)
+            yield from _each_cell(todo[start:start + size], wall_timeout_s, import_timeout_s)
         return
     # Large chunks amortise pickling and scheduling; several per process balance uneven cells.
     size = chunk_size or max(1, min(500, len(todo) // (processes * 4) or 1))
     chunks = [todo[start:start + size] for start in range(0, len(todo), size)]
-    with pool_context().Pool(min(processes, len(chunks))) as pool:
-        yield from pool.imap_unordered(work, chunks)
+    each = functools.partial(_each_cell, wall_timeout_s=wall_timeout_s, import_timeout_s=import_timeout_s)
+    # Workers that share no lock (harness.distribute.pool): one stopped mid-cell cannot hang the rest.
+    with WorkerPool(each, min(processes, len(chunks))) as pool:
+        yield from pool.as_completed(chunks)
 
 
 def to_frame(rows: Sequence[dict[str, Any]]) -> pandas.DataFrame:
