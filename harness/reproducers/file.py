@@ -206,6 +206,9 @@ def loads(text: str, file: str = "<reproducer>", path: Path | None = None, *,
                               f"package.module:attribute, got {data['scheduler']!r:.60}")
     if isinstance(data["seed"], bool):
         raise ReproducerError(f"{file}: seed: expected int, got {data['seed']!r}")
+    for index, event in enumerate(data["trace"]):
+        if not isinstance(event, dict):
+            raise ReproducerError(f"{file}: trace[{index}]: expected an object (a trace event), got {event!r:.60}")
     jitter = data.get("jitter", 0.0)
     if isinstance(jitter, bool) or not isinstance(jitter, int | float) or not 0 <= jitter <= 10:
         raise ReproducerError(f"{file}: jitter: expected a number between 0 and 10, got {jitter!r:.60}")
