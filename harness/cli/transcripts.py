@@ -124,10 +124,21 @@ def _ours(out: Path) -> None:
             sys.exit(ExitCode.USAGE_ERROR)
         click.echo(f"harness: {out}: cannot read it to check it: {exc.strerror or exc}", err=True)
         sys.exit(ExitCode.IO_ERROR)
-    if not first.startswith(MARK):
+    if not first.startswith(MARK) and not _imported_before(out):
         click.echo(f"harness: --out {out}: the file exists and `harness import` did not write it; refusing to "
                    "overwrite it (give --force to overwrite it, or another --out)", err=True)
         sys.exit(ExitCode.USAGE_ERROR)
+
+
+def _imported_before(out: Path) -> bool:
+    """A scenario an import wrote before files carried HEADER: its description says it was imported."""
+    try:
+        if out.stat().st_size > 16 * 2**20:
+            return False
+        data = tomllib.loads(out.read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+        return False
+    return str(data.get("description", "")).startswith("Imported from the ")
 
 
 def _check_name(name: str, given: str) -> None:

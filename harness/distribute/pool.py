@@ -32,6 +32,7 @@ _T = TypeVar("_T")
 _R = TypeVar("_R")
 
 _ITEM, _DONE, _ERROR = "item", "done", "error"
+_DONE_MARK: Any = object()  # in_order: a task has no more results
 
 #: Seconds a finished worker gets to leave on its own before it is killed.
 LEAVE_S = 2.0
@@ -70,30 +71,51 @@ class WorkerPool(Generic[_T, _R]):
     def as_completed(self, tasks: Iterable[_T]) -> Iterator[_R]:
         """Every result of every task, as workers produce them (tasks are handed out in order, one per
         idle worker). A worker's exception is raised here; so is WorkerDied."""
-        todo = list(tasks)
+        for _index, item in self._results(tasks):
+            yield item
+
+    def in_order(self, tasks: Iterable[_T]) -> Iterator[list[_R]]:
+        """The results of each task (a list), task after task in the order given; the workers work ahead."""
+        finished: dict[int, list[_R]] = {}
+        partial: dict[int, list[_R]] = {}
+        following = 0
+        for index, item in self._results(tasks, done=True):
+            if item is _DONE_MARK:
+                finished[index] = partial.pop(index, [])
+                while following in finished:
+                    yield finished.pop(following)
+                    following += 1
+            else:
+                partial.setdefault(index, []).append(item)
+
+    def _results(self, tasks: Iterable[_T], done: bool = False) -> Iterator[tuple[int, Any]]:
+        """(task index, result) as they come; with `done`, (task index, _DONE_MARK) when a task ends."""
+        todo = list(enumerate(tasks))
         todo.reverse()
         idle = list(self._workers)
-        busy: dict[Connection, tuple[multiprocessing.process.BaseProcess, _T]] = {}
+        busy: dict[Connection, tuple[multiprocessing.process.BaseProcess, int]] = {}
         while todo or busy:
             while todo and idle:
                 process, connection = idle.pop()
-                task = todo.pop()
+                index, task = todo.pop()
                 connection.send(task)
-                busy[connection] = (process, task)
+                busy[connection] = (process, index)
                 self._busy.add(connection)
             ready = wait([*busy, *(process.sentinel for process, _ in busy.values())])
             for connection in [c for c in busy if c in ready or c.poll()]:
-                process, task = busy[connection]
+                process, index = busy[connection]
                 kind, value = self._receive(connection, process)
                 if kind == _ITEM:
-                    yield value
+                    yield index, value
                 elif kind == _DONE:
                     del busy[connection]
                     self._busy.discard(connection)
                     idle.append((process, connection))
+                    if done:
+                        yield index, _DONE_MARK
                 else:
                     raise value
-            for connection, (process, _task) in list(busy.items()):
+            for connection, (process, _index) in list(busy.items()):
                 if process.sentinel in ready and not connection.poll():
                     raise WorkerDied(f"a worker process ended in the middle of a task (exit code {process.exitcode})")
 

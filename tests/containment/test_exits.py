@@ -363,3 +363,14 @@ def test_workers_die_with_a_killed_parent() -> None:
     while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not any(_alive(pid) for pid in workers), "a worker outlived its killed parent"
+
+
+def test_import_out_overwrites_a_scenario_an_earlier_import_wrote(tmp_path: Path) -> None:
+    """Files imported before the first line said so are recognised by their description."""
+    old = tmp_path / "old.toml"
+    assert _cli("openai", str(CHAT), "--out", str(old), command=import_command)[0] == 0
+    old.write_text(old.read_text().split("\n", 1)[1])  # as an import wrote it before the header line
+    assert _cli("openai", str(CHAT), "--out", str(old), command=import_command)[0] == 0
+    mine = tmp_path / "mine.toml"
+    mine.write_text('name = "mine"\ndescription = "my own scenario"\n')
+    assert _cli("openai", str(CHAT), "--out", str(mine), command=import_command)[0] == ExitCode.USAGE_ERROR
