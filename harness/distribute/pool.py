@@ -160,6 +160,8 @@ def _serve(connection: Connection, fn: Callable[[Any], Iterable[Any]]) -> None:
         try:
             for item in fn(task):
                 connection.send((_ITEM, item))
+        except KeyboardInterrupt:  # Ctrl-C reaches the whole process group: the parent says so, quietly here
+            return
         except Exception as exc:
             connection.send((_ERROR, _portable(exc)))
             continue
