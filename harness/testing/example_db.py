@@ -94,7 +94,7 @@ class ExampleDatabase:
         """Store `reproducer` for `key` (atomically; the same failure twice is one file)."""
         directory = self.directory(key)
         directory.mkdir(parents=True, exist_ok=True)
-        (directory / "test").write_text(key + "\n")
+        write_text(directory / "test", key + "\n")
         name = "--".join((_safe(reproducer.scenario.name)[:60], _safe(reproducer.label)[:40],
                           reproducer.fingerprint[:12])) + ".json"
         path = directory / name
