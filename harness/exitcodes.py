@@ -21,3 +21,4 @@ class ExitCode(enum.IntEnum):
     TOOL_ERROR = 6
     HARNESS_BUG = 70  # EX_SOFTWARE: a bug in the harness itself
     INTERRUPTED = 130  # 128 + SIGINT: the user pressed Ctrl-C (never a verdict on the scheduler)
+    IO_ERROR = 74  # EX_IOERR: an output file could not be written (disk full, no permission, read-only)

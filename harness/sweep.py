@@ -1,11 +1,12 @@
 """Sweeps: many (scenario, scheduler, seed) cells, on one process, a local pool or a Dask cluster,
 into a table.
 
-Owns the cell grid, the worker function, handing chunks to a local process pool (harness.distribute.workers:
-how many processes and how they start) or to a Dask cluster (harness.distribute.cluster) in large chunks,
+Owns the cell grid, the worker function, handing chunks to local worker processes
+(harness.distribute: how many, how they start, a pool that can always be stopped; each row comes
+back as soon as it is made) or to a Dask cluster (harness.distribute.cluster) in large chunks,
 resumption (every finished cell is appended to a JSONL file at once; a restarted sweep skips the
-cells already there, and a torn last line is ignored) and the final table, sorted by cell so that the
-result does not depend on the number of processes or the order work finished in. Only `to_frame`
+cells already there, and a torn last line is ignored) and the final table, sorted by cell so that
+the result does not depend on the number of processes or the order work finished in. Only `to_frame`
 imports pandas. It never interprets results (reports do).
 """
 
@@ -19,7 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.distribute.workers import pool_context, processes_for
+from harness.atomic import OutputError, append_lines
+from harness.distribute.pool import WorkerPool
+from harness.distribute.workers import processes_for
 from harness.oracles import check
 from harness.policies.registry import build_scheduler
 from harness.run import run
@@ -78,12 +81,21 @@ def run_cell(cell: Cell, import_timeout_s: float | None = None, trust: TrustLike
 
 def _run_chunk(cells: list[Cell], wall_timeout_s: float = 0.0, import_timeout_s: float | None = None,
                trust: Trust | None = None) -> list[dict[str, Any]]:
-    """Cells in this process (a pool worker, or the caller's), each under its own watchdog."""
+    """Cells in this process (a Dask worker, or the caller's), each under its own watchdog."""
+    return [row for rows in _each_cell(cells, wall_timeout_s, import_timeout_s, trust) for row in rows]
+
+
+def _each_cell(cells: list[Cell], wall_timeout_s: float = 0.0, import_timeout_s: float | None = None,
+               trust: Trust | None = None) -> Iterator[list[dict[str, Any]]]:
+    """Cells in this process, each under its own watchdog, each row as soon as it is made (a local
+    pool worker sends it to the caller at once, which writes it to `--out`: a sweep killed often
+    still keeps every cell finished before each kill)."""
     try:
         # Thousands of small runs: the heap already there (the caller's modules, a worker's imports)
         # frozen, young collections less often (see harness.sim.collector.long_search).
         with wall_limit_per_run(wall_timeout_s), watching_user_interrupts(), long_search():
-            return [run_cell(cell, import_timeout_s, trust) for cell in cells]
+            for cell in cells:
+                yield [run_cell(cell, import_timeout_s, trust)]
     except WallClockExceeded as exc:
         if multiprocessing.parent_process() is None:
             raise
@@ -95,7 +107,8 @@ def load_finished(path: Path) -> dict[tuple[str, str, int], dict[str, Any]]:
     rows: dict[tuple[str, str, int], dict[str, Any]] = {}
     if not path.exists():
         return rows
-    for line in path.read_text().splitlines():
+    # A byte that is not UTF-8 (a corrupted file) spoils only its line, which is then skipped.
+    for line in path.read_bytes().decode("utf-8", "replace").splitlines():
         try:
             row = json.loads(line)
         except ValueError:
@@ -149,16 +162,18 @@ def sweep(cells: Sequence[Cell], *, processes: int | None = 1, out: Path | None 
         on_progress(finished, total)
     if out is not None and out.exists():
         _drop_torn_line(out)
-    sink = out.open("a") if out is not None else None
+    try:
+        # Unbuffered: each batch of rows reaches the file whole at once (harness.atomic.append_lines).
+        sink = out.open("ab", buffering=0) if out is not None else None
+    except OSError as exc:
+        raise OutputError(out or "", exc) from None
     try:
         for batch in _execute(todo, processes, chunk_size, resolve_wall_timeout(wall_timeout_s), cluster,
                               resolve_import_timeout(import_timeout_s), Trust.of(trust)):
             for row in batch:
                 rows[(row["scenario"], row["scheduler"], row["seed"])] = row
-                if sink is not None:
-                    sink.write(json.dumps(row, sort_keys=True) + "\n")
-            if sink is not None:
-                sink.flush()
+            if sink is not None and out is not None:
+                append_lines(sink, out, [json.dumps(row, sort_keys=True) for row in batch])
             finished += len(batch)
             if on_progress:
                 on_progress(finished, total)
@@ -184,13 +199,16 @@ def _execute(todo: list[Cell], processes: int, chunk_size: int | None, wall_time
     if processes == 1:
         size = chunk_size or 50
         for start in range(0, len(todo), size):
-            yield _run_chunk(todo[start:start + size], wall_timeout_s, import_timeout_s, trust)
+            yield from _each_cell(todo[start:start + size], wall_timeout_s, import_timeout_s, trust)
         return
     # Large chunks amortise pickling and scheduling; several per process balance uneven cells.
     size = chunk_size or max(1, min(500, len(todo) // (processes * 4) or 1))
     chunks = [todo[start:start + size] for start in range(0, len(todo), size)]
-    with pool_context().Pool(min(processes, len(chunks))) as pool:
-        yield from pool.imap_unordered(work, chunks)
+    each = functools.partial(_each_cell, wall_timeout_s=wall_timeout_s, import_timeout_s=import_timeout_s,
+                             trust=trust)
+    # Workers that share no lock (harness.distribute.pool): one stopped mid-cell cannot hang the rest.
+    with WorkerPool(each, min(processes, len(chunks))) as pool:
+        yield from pool.as_completed(chunks)
 
 
 def to_frame(rows: Sequence[dict[str, Any]]) -> pandas.DataFrame:

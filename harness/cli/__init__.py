@@ -11,7 +11,9 @@ commands that draw.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import sys
 
 import click
 
@@ -76,3 +78,16 @@ def main(ctx: click.Context) -> None:
     """Deterministic simulation and chaos testing for schedulers of LLM tool-call batches."""
     # A KeyboardInterrupt a scheduler raises is its scheduler-error; a real Ctrl-C still stops us.
     ctx.with_resource(watching_user_interrupts())
+    _printable_streams()
+
+
+def _printable_streams() -> None:
+    """Text a stream's encoding cannot carry (a file name that is not UTF-8, kept by Python as lone
+    surrogates; any character on a narrower terminal) is printed as a backslash escape instead of
+    failing the command: `\\udcff`, which in a `--format json` string is the JSON escape of the same
+    character, so the document stays valid and reads back as the name Python gave."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and getattr(stream, "errors", None) == "strict":
+            with contextlib.suppress(ValueError, OSError):  # a closed stream stays as it is
+                reconfigure(errors="backslashreplace")

@@ -3,13 +3,15 @@
 Owns the translation of exceptions into exit codes and one-line messages on stderr: known user
 mistakes (unknown scenario or scheduler, malformed scenario file or reproducer) are exit 2, a hang
 exit 3 (an import or constructor that outlasts `--import-timeout` too, said as such), nondeterminism
-exit 5, Ctrl-C exit 130, a closed stdout pipe a quiet exit 0 and anything else a harness bug (exit
-70), never a traceback. It never parses options or prints results.
+exit 5, Ctrl-C exit 130, a closed stdout pipe a quiet exit 0, a file that cannot be written (disk
+full, no permission, read-only: harness.atomic.OutputError, or the OS's error on the way) exit 74 and
+anything else a harness bug (exit 70), never a traceback. It never parses options or prints results.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import sys
 from collections.abc import Callable
@@ -18,6 +20,7 @@ from typing import Any, TypeVar
 
 import click
 
+from harness.atomic import OutputError
 from harness.exitcodes import ExitCode
 from harness.policies import UnknownSchedulerError
 from harness.reproducers.file import ReproducerError
@@ -25,6 +28,11 @@ from harness.scenario import ScenarioError, UnknownScenarioError
 from harness.sim.realtime import ImportTimeout, WallClockExceeded
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+#: Errors of the machine's disk or the user's permissions, never of the harness: an I/O error (exit 74).
+DISK_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EPERM, errno.EACCES, errno.EROFS, errno.EIO,
+                         errno.ENOENT, errno.ENOTDIR, errno.EISDIR, errno.EEXIST, errno.ENAMETOOLONG, errno.ELOOP,
+                         errno.EINVAL, errno.ENXIO, errno.ENODEV, errno.EBUSY, errno.ETXTBSY})
 
 
 def guarded(command: F) -> F:
@@ -46,6 +54,12 @@ def guarded(command: F) -> F:
             sys.exit(ExitCode.INTERRUPTED)
         except BrokenPipeError:  # the reader went away (`harness list scenarios | head -1`)
             quiet_exit()
+        except OutputError as exc:
+            io_error(str(exc))
+        except OSError as exc:
+            if exc.errno not in DISK_ERRORS:
+                internal_error(exc)
+            io_error(f"{exc.filename}: {exc.strerror}" if exc.filename is not None else str(exc))
         except WallClockExceeded as exc:  # outside a run (oracles, reorder runs, an import): still a hang
             out_of_time(exc)
         except Exception as exc:
@@ -73,6 +87,12 @@ def quiet_exit() -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
     sys.exit(ExitCode.PASS)
+
+
+def io_error(message: str) -> None:
+    """A file the command needs could not be written or read (the disk, not the input): one line, exit 74."""
+    click.echo(f"harness: {message}", err=True)
+    sys.exit(ExitCode.IO_ERROR)
 
 
 def internal_error(exc: Exception) -> None:

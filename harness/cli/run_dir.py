@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from harness.atomic import make_dir, write_text
 from harness.oracles.verdict import Verdict
 from harness.policies import get_scheduler
 from harness.run import RunResult, run
@@ -25,15 +26,15 @@ def write_run(out: Path, result: RunResult, document: dict[str, Any], verdicts: 
     from harness.report.run_json import dumps
     from harness.sim.trace import to_jsonl
 
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "run.json").write_text(dumps(document) + "\n")
-    (out / "trace.jsonl").write_text(to_jsonl(result.trace))
+    make_dir(out)  # every file is written whole or not at all (harness.atomic)
+    write_text(out / "run.json", dumps(document) + "\n")
+    write_text(out / "trace.jsonl", to_jsonl(result.trace))
     data = gantt.gantt_data(result, verdicts)
-    (out / "gantt.json").write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    write_text(out / "gantt.json", json.dumps(data, indent=1, sort_keys=True) + "\n")
     plots.draw_gantt(data, out / "gantt.png")
-    (out / "trace.perfetto.json").write_text(json.dumps(perfetto.chrome_trace(result, verdicts)) + "\n")
+    write_text(out / "trace.perfetto.json", json.dumps(perfetto.chrome_trace(result, verdicts)) + "\n")
     reference = run(result.replayable, get_scheduler("serial"), result.seed, jitter=result.jitter)
     differences = world_diff.report(reference, result, verdicts)
-    (out / "world_diff.txt").write_text(differences)
+    write_text(out / "world_diff.txt", differences)
     files = ["run.json", "trace.jsonl", "gantt.png", "gantt.json", "trace.perfetto.json", "world_diff.txt"]
     html.write_run(out / "index.html", document, differences, files, hang_lines(result))

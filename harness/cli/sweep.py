@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from harness.atomic import make_dir, replacing
 from harness.cli.guard import guarded
 from harness.cli.options import (
     MAX_RUNS,
@@ -61,14 +62,15 @@ def sweep_command(scenario_list: str, scheduler_list: str, runs: int, seed_start
     check_schedulers(schedulers, import_timeout)
     cells = grid(scenarios, schedulers, range(seed_start, seed_start + runs))
     if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
+        make_dir(out.parent)
     with cluster_for(dask_address, processes) as cluster, progress_bar("sweep") as progress:
         rows = sweep(cells, processes=processes, out=out, on_progress=progress, wall_timeout_s=wall_timeout,
                      import_timeout_s=import_timeout, cluster=cluster, trust=trust)
     frame = to_frame(rows)
     if csv_path is not None:
-        csv_path.parent.mkdir(parents=True, exist_ok=True)
-        frame.to_csv(csv_path, index=False)
+        make_dir(csv_path.parent)
+        with replacing(csv_path) as file:  # whole or not at all: an old table stays if the disk is full
+            frame.to_csv(file, index=False)
     table = frame.groupby(["scenario", "scheduler"]).agg(
         runs=("seed", "count"), p50_ms=("makespan_ms", "median"), violations=("passed", lambda p: int((~p).sum())))
     click.echo("\n".join(line.rstrip() for line in table.to_string().splitlines()))  # no padded header

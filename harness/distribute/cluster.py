@@ -117,6 +117,13 @@ def connect(address: str, workers: int | None = None) -> Iterator[Cluster]:
     if workers is not None:
         raise DaskUnavailable("the number of workers is chosen only for --dask local (a cluster has its own)")
     try:
+        # An address distributed cannot parse is refused before a Client exists: a Client whose
+        # constructor fails on it is only half built, and its finaliser later prints a traceback
+        # (after a 20 s wait) over the clean message.
+        distributed.comm.get_address_host(distributed.comm.resolve_address(address))
+    except (ValueError, TypeError) as exc:
+        raise DaskUnavailable(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+    try:
         client = distributed.Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as exc:
         raise DaskUnavailable(f"cannot reach the Dask scheduler at {address}: {exc}") from exc

@@ -11,13 +11,14 @@ shrinks (`harness.explore.shrink`).
 
 from __future__ import annotations
 
+import functools
 import pickle
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from random import Random
 from typing import TYPE_CHECKING
 
-from harness.distribute.workers import pool_context
+from harness.distribute.pool import WorkerPool
 from harness.explore import pct as pct_module
 from harness.explore import scope
 from harness.explore.findings import (
@@ -160,8 +161,8 @@ def _run_chunk(job: Job, chunk: list[RunPlan]) -> list[_Outcome]:
         raise type(exc)(str(exc)) from None
 
 
-def _run_chunk_star(args: tuple[Job, list[RunPlan]]) -> list[_Outcome]:
-    return _run_chunk(*args)
+def _run_chunk_once(job: Job, chunk: list[RunPlan]) -> Iterator[list[_Outcome]]:
+    yield _run_chunk(job, chunk)
 
 
 def explore_planned(exploration: Exploration, scenario: Scenario, scheduler: str | Scheduler, policy: Scheduler,
@@ -269,7 +270,9 @@ def _chunks(job: Job, todo: list[RunPlan], processes: int, cluster: Cluster | No
             ran = [(plan, execute_plan(job, policy, plan)) for plan in chunk]
             yield [(_summarise(job, plan, *made), made) for plan, made in ran]
         return
-    with pool_context().Pool(min(processes, len(chunks))) as pool:
-        for outcomes in pool.imap(_run_chunk_star, [(job, chunk) for chunk in chunks]):
-            yield [(outcome, None) for outcome in outcomes]
+    # Workers that share no lock (harness.distribute.pool): one stopped mid-run cannot hang the rest.
+    with WorkerPool(functools.partial(_run_chunk_once, job), min(processes, len(chunks))) as pool:
+        for results in pool.in_order(chunks):
+            for outcomes in results:
+                yield [(outcome, None) for outcome in outcomes]
 

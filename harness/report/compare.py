@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.atomic import make_dir, replacing, write_text
+
 BASELINES = ("serial", "optimal")
 
 
@@ -175,16 +177,17 @@ def write(out: Path, rows: Sequence[dict[str, Any]], schedulers: Sequence[str], 
     from harness.report import html, plots
     from harness.sweep import COLUMNS
 
-    out.mkdir(parents=True, exist_ok=True)
+    make_dir(out)  # every file is written whole or not at all (harness.atomic)
     summary = summarise(rows, schedulers)
     summary["seeds"] = [min(seeds), max(seeds)] if seeds else []
     summary["runs_per_cell"] = len(seeds)
     summary["command"] = command
-    pandas.DataFrame(list(rows), columns=list(COLUMNS)).to_csv(out / "results.csv", index=False)
+    with replacing(out / "results.csv") as file:
+        pandas.DataFrame(list(rows), columns=list(COLUMNS)).to_csv(file, index=False)
     data = plot_data(rows, summary, schedulers)
     images = plots.draw_comparison(data, out)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
-    (out / "plot_data.json").write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    write_text(out / "summary.json", json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    write_text(out / "plot_data.json", json.dumps(data, indent=2, sort_keys=True) + "\n")
     html.write_comparison(out / "index.html", summary, schedulers, images,
                           files=["summary.json", "results.csv", "plot_data.json"],
                           verdicts=verdict_table(summary, schedulers))

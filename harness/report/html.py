@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.atomic import write_text
+
 _COMPARISON = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>harness compare</title>
 <style>
@@ -103,7 +105,7 @@ def write_comparison(path: Path, summary: dict[str, Any], schedulers: Sequence[s
     page = _environment().from_string(_COMPARISON).render(
         summary=summary, schedulers=list(schedulers), images=list(images), files=list(files),
         verdicts=list(verdicts), many=len({row["scenario"] for row in verdicts}) > 1)
-    path.write_text(page)
+    write_text(path, page)
 
 
 def write_run(path: Path, document: dict[str, Any], world_diff: str, files: Sequence[str],
@@ -115,4 +117,4 @@ def write_run(path: Path, document: dict[str, Any], world_diff: str, files: Sequ
                if x.get("story")][:2]
     page = _environment().from_string(_RUN).render(doc=document, world_diff=world_diff, files=list(files),
                                                    stories=stories, hang=list(hang))
-    path.write_text(page)
+    write_text(path, page)

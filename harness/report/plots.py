@@ -12,6 +12,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from harness.atomic import replacing_bytes
+
 
 def matplotlib_cache_dir() -> Path:
     """Where matplotlib keeps its font cache unless the user chose (`MPLCONFIGDIR`): the platform's
@@ -72,7 +74,7 @@ def draw_comparison(data: dict[str, Any], out: Path) -> list[str]:
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in scenario).strip("._")[:60]
         name = f"ecdf-{index:02d}-{safe}.png"
         fig.tight_layout()
-        fig.savefig(out / name, dpi=100)
+        _save(fig, out / name)
         plt.close(fig)
         images.append(name)
 
@@ -108,7 +110,7 @@ def draw_comparison(data: dict[str, Any], out: Path) -> list[str]:
     if len(scenarios) > 1:
         ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(out / "speedup.png", dpi=100)
+    _save(fig, out / "speedup.png")
     plt.close(fig)
     images.append("speedup.png")
 
@@ -127,7 +129,7 @@ def draw_comparison(data: dict[str, Any], out: Path) -> list[str]:
         fig.colorbar(shown, ax=ax, label="share of runs with a violation")
         ax.set_title("runs with a violation, scenario x policy")
         fig.tight_layout()
-        fig.savefig(out / "heatmap.png", dpi=100)
+        _save(fig, out / "heatmap.png")
         plt.close(fig)
         images.append("heatmap.png")
     return images
@@ -228,5 +230,11 @@ def draw_gantt(data: dict[str, Any], path: Path) -> None:
     if seen:
         ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    _save(fig, path)
     plt.close(fig)
+
+
+def _save(fig: Any, path: Path) -> None:
+    """The figure as a PNG written whole or not at all (harness.atomic)."""
+    with replacing_bytes(path) as file:
+        fig.savefig(file, dpi=100, format="png")

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.atomic import make_dir, write_text
 from harness.policies import get_scheduler
 from harness.reproducers.code_identity import (
     CodeIdentity,
@@ -118,13 +119,14 @@ def code_identity(scheduler: str, scenario: Scenario, policy: Scheduler | None =
 def save(reproducer: Reproducer, directory: Path, *, version: str, text: str | None = None) -> Path:
     """Write the reproducer into `directory` (created if missing); returns the file's path. `text`:
     its `to_json` already made (and checked), written as it is."""
-    directory.mkdir(parents=True, exist_ok=True)
+    make_dir(directory)
     # Names come from user data (a scenario named "../../x"): made safe, and short enough for any filesystem.
     parts = (_safe(reproducer.scenario.name)[:80], _safe(reproducer.scheduler)[:60], _safe(reproducer.label)[:40],
              reproducer.fingerprint[:8])
     name = "--".join(parts) + ".json"
     path = directory / name
-    path.write_text(to_json(reproducer, version=version) if text is None else text)
+    # Whole or not at all (harness.atomic).
+    write_text(path, to_json(reproducer, version=version) if text is None else text)
     return path
 
 
@@ -152,9 +154,14 @@ def _safe(text: str) -> str:
 def load(path: Path, *, trust: TrustLike | None = None, own_scheduler: bool = True) -> Reproducer:
     file = str(path)
     try:
-        text = Path(path).read_text()
+        raw = Path(path).read_bytes()
     except OSError as exc:
         raise ReproducerError(f"{file}: (file): expected a readable file, got {exc.strerror}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:  # a byte no JSON file may hold (the file was corrupted)
+        raise ReproducerError(f"{file}: (file): expected UTF-8 text, got byte {raw[exc.start]:#04x} at offset "
+                              f"{exc.start}") from None
     return loads(text, file, Path(path), trust=trust, own_scheduler=own_scheduler)
 
 
@@ -202,6 +209,9 @@ def loads(text: str, file: str = "<reproducer>", path: Path | None = None, *,
                               f"package.module:attribute, got {data['scheduler']!r:.60}")
     if isinstance(data["seed"], bool):
         raise ReproducerError(f"{file}: seed: expected int, got {data['seed']!r}")
+    for index, event in enumerate(data["trace"]):
+        if not isinstance(event, dict):
+            raise ReproducerError(f"{file}: trace[{index}]: expected an object (a trace event), got {event!r:.60}")
     jitter = data.get("jitter", 0.0)
     if isinstance(jitter, bool) or not isinstance(jitter, int | float) or not 0 <= jitter <= 10:
         raise ReproducerError(f"{file}: jitter: expected a number between 0 and 10, got {jitter!r:.60}")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import posixpath
-from collections.abc import Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Protocol
 
@@ -100,7 +100,14 @@ class LoopTurns:
                                 has_got=False) from None
         self.task = Task(spec, model, kernel, frozenset(scenario.catalogue),
                          agent=entry.name if entry is not None else None)
-        self._gen = self.policy(self.task)
+        try:  # a "policy" that fails when called, or returns no generator, is the loop's failure
+            self._gen = self.policy(self.task)
+        except Exception as exc:
+            self._finish(self._so_far("loop-error", f"calling the loop policy raised {type(exc).__name__}: {exc}"))
+            return
+        if not isinstance(self._gen, Generator):
+            returned = repr(self._gen)[:60]
+            self._finish(self._so_far("loop-error", f"the loop policy returned {returned}, not a generator"))
 
     def next_batch(self, results: Sequence[CallResult] | None) -> Batch | None:
         request = self.advance(results)

@@ -94,7 +94,7 @@ def scenario_from_data(data: Any, file: str = "<data>", *, tools_modules: tuple[
         raise r.fail("tools_module", f"importable tool modules ({exc})", has_got=False) from None
     if "name" not in top:
         raise r.fail("name", "a non-empty string (the scenario's name)", has_got=False)
-    name = r.string(top["name"], "name")
+    name = r.name(top["name"], "name")
     limits = Limits(
         time_bound_ms=r.positive(top.get("time_bound_ms", Limits().time_bound_ms), "time_bound_ms"),
         event_budget=r.positive(top.get("event_budget", Limits().event_budget), "event_budget"),

@@ -53,6 +53,14 @@ class Reader:
             raise self.fail(field, "a non-empty string" if nonempty else "a string", value)
         return value
 
+    def name(self, value: Any, field: str) -> str:
+        """A name shown on terminals and in file and command names: no control characters (a NUL cannot
+        be in a path or an argument, an escape sequence would repaint the terminal)."""
+        text = self.string(value, field)
+        if any(ord(c) < 32 or ord(c) == 127 for c in text):
+            raise self.fail(field, "a name without control characters (NUL, newline, escape...)", value)
+        return text
+
     def boolean(self, value: Any, field: str) -> bool:
         if not isinstance(value, bool):
             raise self.fail(field, "true or false", value)

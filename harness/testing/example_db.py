@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -32,6 +31,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.atomic import write_text
 from harness.reproducers.file import Reproducer, ReproducerError, loads, to_json
 
 #: The database's directory under the rootdir, and the examples' under it.
@@ -94,18 +94,11 @@ class ExampleDatabase:
         """Store `reproducer` for `key` (atomically; the same failure twice is one file)."""
         directory = self.directory(key)
         directory.mkdir(parents=True, exist_ok=True)
-        (directory / "test").write_text(key + "\n")
+        write_text(directory / "test", key + "\n")
         name = "--".join((_safe(reproducer.scenario.name)[:60], _safe(reproducer.label)[:40],
                           reproducer.fingerprint[:12])) + ".json"
         path = directory / name
-        descriptor, temporary = tempfile.mkstemp(dir=directory, suffix=".tmp")
-        try:
-            with os.fdopen(descriptor, "w") as file:
-                file.write(to_json(reproducer, version=version))
-            os.replace(temporary, path)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
+        write_text(path, to_json(reproducer, version=version))
         return path
 
     def mark_fixed(self, path: Path, *, cap: int = FIXED_CAP) -> Path | None:

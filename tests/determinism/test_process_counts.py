@@ -27,13 +27,13 @@ def test_the_default_is_every_core_but_one_process_for_small_jobs(monkeypatch: p
         workers.processes_for(0, 10)
 
 
-def _no_pool() -> multiprocessing.context.BaseContext:
+def _no_pool(*args: object) -> multiprocessing.context.BaseContext:
     raise AssertionError("a small job started a process pool")
 
 
 def test_small_jobs_by_default_pay_no_pool(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("harness.sweep.pool_context", _no_pool)
-    monkeypatch.setattr("harness.explore.planned.pool_context", _no_pool)
+    monkeypatch.setattr("harness.sweep.WorkerPool", _no_pool)
+    monkeypatch.setattr("harness.explore.planned.WorkerPool", _no_pool)
     cells = grid(["config-clobber"], ["serial", "parallel"], range(1, 6))
     assert sweep(cells, processes=None) == sweep(cells, processes=1)
     found = explore(find_scenario("config-clobber"), "parallel", "random", runs=20, processes=None, shrink=False)
