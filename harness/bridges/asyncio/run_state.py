@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 import simpy
-from simpy.events import NORMAL, URGENT
+from simpy.events import NORMAL, PENDING, URGENT
 
 from harness.bridges import start_order
 from harness.bridges.asyncio import loop as loops
@@ -127,8 +127,9 @@ class RunState:
         self.ctx.note(f"asyncio: {text}")
 
     def signal(self) -> None:
-        if not self.wake.triggered:
-            self.wake.succeed()
+        wake = self.wake
+        if wake._value is PENDING:  # `not wake.triggered`, without the property (once per settled call)
+            wake.succeed()
 
     def end(self) -> None:
         """The run's batches are over: tasks its executor left pending first run on in virtual time
