@@ -31,7 +31,7 @@ import simpy
 
 from harness.bridges.asyncio.asking import Asking
 from harness.bridges.asyncio.blocking import UNBRIDGED_FIX, Blocker, LoopFrozen
-from harness.bridges.asyncio.calls import ScenarioLimits, ToolFailed, reading, task_identity
+from harness.bridges.asyncio.calls import ScenarioLimits, ToolFailed, _current_task, reading, task_identity
 from harness.bridges.asyncio.threads import host_of
 from harness.bridges.threads.turnstile import BridgeThread
 from harness.bridges.threads.turnstile import current as bridge_thread
@@ -228,7 +228,8 @@ class Toolbox(Mapping[str, Callable[..., Awaitable[Any]]]):
 
     async def _run(self, call: ToolCall, key: str | None) -> Any:
         ctx, state = self.ctx, self.state
-        self._check_frozen()
+        if state.blocker.frozen is not None:
+            self._check_frozen()
         blocking_ms = self._blocking_ms(call.name)
         if blocking_ms and self.on_loop():  # synchronous work before the tool's first await: holds the loop
             state.blocker.hold(ctx.kernel.delay(blocking_ms, "blocking"),
@@ -249,18 +250,21 @@ class Toolbox(Mapping[str, Callable[..., Awaitable[Any]]]):
         handles = self.handles.setdefault(call.id, [])
         handle = ctx.start(call, attempt=len(handles) + 1, idempotency_key=key)
         handles.append(handle)
-        future: asyncio.Future[CallResult] = asyncio.get_running_loop().create_future()
+        loop = events.get_running_loop()
+        future: asyncio.Future[CallResult] = asyncio.Future(loop=loop)
 
         def settle(event: simpy.Event) -> None:
-            if not future.done() and isinstance(event.value, CallResult):
-                future.set_result(event.value)
+            # Straight from the call's handle: the value it settled with, set on the future the tool awaits.
+            value = event._value
+            if not future.done() and isinstance(value, CallResult):
+                future.set_result(value)
             state.signal()
 
         if handle.callbacks is None:  # already settled and processed
             settle(handle)
         else:
             handle.callbacks.append(settle)
-        self.waiting[handle] = asyncio.current_task()
+        self.waiting[handle] = _current_task(loop)
         try:
             result = await future
         except asyncio.CancelledError:
@@ -274,7 +278,7 @@ class Toolbox(Mapping[str, Callable[..., Awaitable[Any]]]):
             raise
         finally:
             self.waiting.pop(handle, None)
-        return _value(result)
+        return result.value if result.outcome is Outcome.OK else _value(result)
 
 
 async def _settled_value(event: simpy.Event, state: ToolboxHost) -> Any:
