@@ -23,6 +23,15 @@ from typing import Any, TypeVar
 
 _T = TypeVar("_T")
 
+#: The Python versions whose `BaseEventLoop._run_once` the loop's lean iteration (`VirtualLoop._iterate`)
+#: was checked against: 3.11.7, 3.12.1 and 3.13.0 differ only in the select timeout, which `_iterate`
+#: never computes (its selector never waits). On any other version, and in debug mode, each iteration is
+#: the stock `_run_once`: slower, never wrong. tests/policies/test_asyncio_loop_step.py compares the two
+#: handle by handle, and runs the bridge's tests on the stock path too.
+LEAN_VERSIONS = ((3, 11), (3, 12), (3, 13))
+#: Whether `run_ready` steps with `_iterate` (tests set it False to run the bridge on the stock path).
+lean = sys.version_info[:2] in LEAN_VERSIONS
+
 #: How many loop iterations a drain may take: enough for any cancellation cascade; a task that keeps
 #: swallowing its cancellation is given up on (a real `asyncio.run` would hang on it).
 _DRAIN_ITERATIONS = 1000
@@ -154,8 +163,9 @@ class VirtualLoop(asyncio.BaseEventLoop):
         try:
             iterations = 0
             ready = self._ready  # type: ignore[attr-defined]
+            stock = self._debug or not lean  # type: ignore[attr-defined]
             while True:
-                if self._debug:  # type: ignore[attr-defined]
+                if stock:
                     self._run_once()  # type: ignore[attr-defined]
                 else:
                     self._iterate(ready)
@@ -169,10 +179,10 @@ class VirtualLoop(asyncio.BaseEventLoop):
             self.stepping = False
 
     def _iterate(self, ready: Any) -> None:
-        """One iteration of the loop: `BaseEventLoop._run_once` (3.11-3.13) without its debug timing
-        and without the I/O poll, which has nothing to select here and never waits; the same handles
-        run in the same order. A bridged run takes ~20 iterations, where they were a tenth of what the
-        bridge adds to it."""
+        """One iteration of the loop: `BaseEventLoop._run_once` (3.11-3.13, see `LEAN_VERSIONS`) without
+        its debug timing and without the I/O poll, which has nothing to select here and never waits;
+        the same handles run in the same order. A bridged run takes ~20 iterations, where they were a
+        tenth of what the bridge adds to it."""
         loop: Any = self  # BaseEventLoop's private parts, untyped
         scheduled = loop._scheduled
         if scheduled:
