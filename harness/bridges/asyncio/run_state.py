@@ -316,7 +316,7 @@ class RunState:
             if callbacks and check in callbacks:
                 callbacks.remove(check)
         self._waits = []
-        if self.wake.triggered:
+        if self.wake._value is not PENDING:  # `triggered`, without the property (once per settled call)
             self.wake = self.kernel.env.event()
         self._pump()
 
