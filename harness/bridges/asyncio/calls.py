@@ -105,7 +105,7 @@ class BridgeToolCall(dict[str, Any]):
     @property
     def function(self) -> BridgeFunction:
         _read(self._call.id)
-        function: BridgeFunction = self["function"]
+        function: BridgeFunction = dict.__getitem__(self, "function")  # read once, not again by __getitem__
         return function
 
     def __getitem__(self, key: str) -> Any:

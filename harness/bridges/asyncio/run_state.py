@@ -16,13 +16,13 @@ through the kernel.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import threading
 import weakref
-from collections.abc import Callable, Generator
+from collections.abc import Callable
 from typing import Any
 
 import simpy
+from simpy.events import NORMAL, PENDING, URGENT
 
 from harness.bridges import start_order
 from harness.bridges.asyncio import loop as loops
@@ -88,8 +88,14 @@ class RunState:
                 state.end()
 
         self.end_of_run = end_of_run
-        self._pump_steps = self._pump()
-        ctx.env.process(self._pump_steps)
+        #: The events the pump waits on now (see `_wait`), whether its wake-up step is scheduled, and
+        #: whether it still runs (it ends when the loop is held for good, or the run is over).
+        self._waits: list[simpy.Event] = []
+        self._woken_queued: _Step | None = None
+        self._pump_alive = True
+        self._check = self._on_wait_event
+        self._woken_step = self._woken
+        self._start_pump()
 
     @classmethod
     def of(cls, ctx: SchedulerContext, registry: Registry | None) -> RunState:
@@ -121,8 +127,9 @@ class RunState:
         self.ctx.note(f"asyncio: {text}")
 
     def signal(self) -> None:
-        if not self.wake.triggered:
-            self.wake.succeed()
+        wake = self.wake
+        if wake._value is PENDING:  # `not wake.triggered`, without the property (once per settled call)
+            wake.succeed()
 
     def end(self) -> None:
         """The run's batches are over: tasks its executor left pending first run on in virtual time
@@ -155,9 +162,8 @@ class RunState:
             if session.get(_SESSION_KEY) is self:
                 del session[_SESSION_KEY]
         self._sessions.clear()
-        # The pump waits on an event for good: closing its generator drops its frame (and this state).
-        with contextlib.suppress(ValueError):  # it is running: the run ended inside a loop step
-            self._pump_steps.close()
+        # The pump waits on an event for good: its wait lets go of this state.
+        self._unhook_pump()
 
     def _running_thread_calls(self) -> list[CallHandle]:
         return [handle for handle in self.thread_calls if not handle.triggered]
@@ -225,11 +231,34 @@ class RunState:
             if not self._ending:  # the next run took the loop back: it has patches of its own in place
                 self.patches.close()
 
-    def _pump(self) -> Generator[simpy.Event, Any, None]:
-        env, kernel, loop = self.kernel.env, self.kernel, self.loop
+    # -- the pump ------------------------------------------------------------------------------------
+    #
+    # Stepped from SimPy callbacks rather than as a SimPy process, at exactly the steps a process would
+    # take (its start, each wait's first event, its end), so event order, step counts and fingerprints
+    # are those of the process it replaces; without a generator, a condition event per wait and the
+    # process's resumption, which were a fifth of what the bridge added to a run (it waits ~10 times).
+
+    def _start_pump(self) -> None:
+        """As `env.process(pump)` would: the first step runs at once, an urgent event of this instant."""
+        _schedule(self.kernel.env, [self._first_step], URGENT)
+
+    def _first_step(self, _: object) -> None:
+        self._pump()
+
+    def _pump(self) -> None:
+        """Step the loop, then the threads work was handed to, until nothing is ready; then wait for a
+        call to settle or a timer to fall due (`_wait`)."""
+        try:
+            self._pump_body()
+        except BaseException as exc:  # as a failed process: raised from the kernel's next step of it
+            self._pump_ended(exc)
+
+    def _pump_body(self) -> None:
+        kernel, loop = self.kernel, self.loop
         while not self.closed:
             loop.run_ready()
             if self.blocker.frozen is not None:
+                self._pump_ended(None)
                 return  # a blocking call never returned: the loop is held for good (a hang)
             threads = self.threads
             if threads is not None and not threads.closed:
@@ -238,9 +267,11 @@ class RunState:
                 threads.expire()
                 runnable = threads.runnable()
                 if runnable:
-                    thread = runnable[0] if self.ctx._arbiter is None else (yield from self._choose(runnable))
+                    if self.ctx._arbiter is not None:
+                        self._choose(runnable, threads)
+                        return
                     if not self.closed:
-                        threads.run(thread)
+                        threads.run(runnable[0])
                     continue
             waits = [self.wake]
             due = loop.next_timer_ms()
@@ -255,56 +286,129 @@ class RunState:
                 waits.append(self._timer[1])
             # Nothing ready and no timer: wait for a call to settle, scheduling nothing, so a
             # deadlocked executor leaves the kernel idle and is reported as a hang.
-            yield _FirstOf(env, waits)
-            if self.wake.triggered:
-                self.wake = env.event()
+            self._wait(waits)
+            return
+        self._pump_ended(None)
 
-    def _choose(self, runnable: list[BridgeThread]) -> Generator[simpy.Event, Any, BridgeThread]:
+    def _wait(self, waits: list[simpy.Event]) -> None:
+        """Go on (`_woken`) one step after the first of `waits` is processed (at once, if one was),
+        as a process waiting on `simpy.AnyOf(waits)` would."""
+        self._waits = waits
+        check = self._check
+        for event in waits:
+            callbacks = event.callbacks
+            if callbacks is None:
+                check(event)
+            else:
+                callbacks.append(check)
+
+    def _on_wait_event(self, _: object) -> None:
+        if self._woken_queued is None:
+            self._woken_queued = _schedule(self.kernel.env, [self._woken_step])
+
+    def _woken(self, _: object) -> None:
+        self._woken_queued = None
+        # The events still pending (the timer, kept for the next wait) drop the check, so that they do
+        # not hold it (and the order-first arbiter sees a timer nobody waits on as no choice).
+        check = self._check
+        for event in self._waits:
+            callbacks = event.callbacks
+            if callbacks and check in callbacks:
+                callbacks.remove(check)
+        self._waits = []
+        if self.wake._value is not PENDING:  # `triggered`, without the property (once per settled call)
+            self.wake = self.kernel.env.event()
+        self._pump()
+
+    def _pump_ended(self, error: BaseException | None) -> None:
+        """As a process ends: one more event, which raises `error` (if any) when the kernel steps it."""
+        self._pump_alive = False
+        if error is None:
+            _schedule(self.kernel.env, [])
+        else:
+            failed = simpy.Event(self.kernel.env)
+            failed._ok, failed._value = False, error
+            self.kernel.env.schedule(failed)
+
+    def _unhook_pump(self) -> None:
+        """The run is over: the pump's pending wait no longer refers to this state (see `_let_go`). A
+        wait that still fires takes the steps a closed process would, and changes nothing."""
+        env = self.kernel.env
+        inert = _ClosedPump(env)
+        for event in self._waits:
+            callbacks = event.callbacks
+            if callbacks and self._check in callbacks:
+                callbacks[callbacks.index(self._check)] = inert.check
+        self._waits = []
+        if self._woken_queued is not None:
+            self._woken_queued.callbacks = [inert.end]
+            self._woken_queued = None
+        self._pump_alive = False
+        # The bound methods kept on this state would hold it in a cycle of its own.
+        self._check = self._woken_step = _ignore
+
+    def _choose(self, runnable: list[BridgeThread], threads: ThreadHost) -> None:
         """Order-first runs: ask the arbiter which runnable thread goes next, as `from_threads` does: a
-        step that takes no time and comes before any timer fires, ordered against the calls' steps."""
+        step that takes no time and comes before any timer fires, ordered against the calls' steps.
+        The thread chosen runs, and the pump goes on, when the arbiter grants its step."""
         # The context keeps its arbiter private (schedulers never choose orders); a bridge must offer
         # its thread switches to it.
         arbiter = self.ctx._arbiter
         assert arbiter is not None
         now = self.kernel.now
         asks = [(thread, arbiter.step(thread.entry, 1, earliest=now, latest=now)) for thread in runnable]
-        yield simpy.AnyOf(self.kernel.env, [granted for _, granted in asks])
-        return next(thread for thread, granted in asks if granted.triggered)
+        any_granted = simpy.AnyOf(self.kernel.env, [granted for _, granted in asks])
+
+        def granted(_: object) -> None:
+            if not self._pump_alive:
+                return
+            try:
+                thread = next(thread for thread, granted in asks if granted.triggered)
+                if not self.closed:
+                    threads.run(thread)
+            except BaseException as exc:
+                self._pump_ended(exc)
+                return
+            self._pump()
+
+        assert any_granted.callbacks is not None
+        any_granted.callbacks.append(granted)
 
 
-class _FirstOf(simpy.Event):
-    """`simpy.AnyOf` for the pump's waits (the wake, a timer), scheduled exactly where AnyOf would be
-    (when the first of them is processed) and processed as one step, so event order, step counts and
-    fingerprints are the same; without the condition's value, which the pump never reads, nor its
-    checks, which cost a tenth of a bridged run's SimPy time (the pump waits ~10 times a run)."""
+class _Step:
+    """What SimPy's schedule holds for one of the pump's steps: callbacks and an ok value, no more."""
 
-    def __init__(self, env: simpy.Environment, events: list[simpy.Event]) -> None:
-        super().__init__(env)
-        self._events = events
-        assert self.callbacks is not None
-        self.callbacks.append(self._let_go)
-        for event in events:
-            if event.callbacks is None:
-                self._check(event)
-            else:
-                event.callbacks.append(self._check)
+    __slots__ = ("_ok", "_value", "callbacks")
 
-    def _check(self, event: simpy.Event) -> None:
-        if self.triggered:
-            return
-        if not event.ok:  # never, for a wake or a timer: as AnyOf would
-            event.defused = True
-            error = event.value
-            self.fail(error if isinstance(error, Exception) else RuntimeError(error))
-        else:
-            self.succeed()
+    def __init__(self, callbacks: list[Callable[[Any], None]]) -> None:
+        self.callbacks: list[Callable[[Any], None]] | None = callbacks
+        self._ok, self._value = True, None
 
-    def _let_go(self, _: simpy.Event) -> None:
-        # As AnyOf once processed: the events still pending (the timer, kept for the next wait) drop
-        # this check, so they do not hold it.
-        for event in self._events:
-            if event.callbacks and self._check in event.callbacks:
-                event.callbacks.remove(self._check)
+
+def _schedule(env: simpy.Environment, callbacks: list[Callable[[Any], None]], priority: int = NORMAL) -> _Step:
+    step = _Step(callbacks)
+    env.schedule(step, priority)  # type: ignore[arg-type]
+    return step
+
+
+def _ignore(_: object) -> None:
+    pass
+
+
+class _ClosedPump:
+    """A pump's wait after its run let it go: the steps a closed SimPy process takes when its wait
+    fires (the condition's step, then the process's end), holding nothing of the run's state."""
+
+    def __init__(self, env: simpy.Environment) -> None:
+        self.env, self.fired = env, False
+
+    def check(self, _: object) -> None:
+        if not self.fired:
+            self.fired = True
+            _schedule(self.env, [self.end])
+
+    def end(self, _: object) -> None:
+        _schedule(self.env, [])
 
 
 #: The state of each open run (by its SimPy environment), held weakly: the run's sessions hold it while

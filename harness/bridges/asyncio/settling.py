@@ -12,8 +12,8 @@ whether the results are right (the oracles do).
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
+from types import CoroutineType
 
 from harness.bridges.asyncio.toolbox import Toolbox
 from harness.model import Batch, CallResult, Outcome, ToolCall
@@ -32,9 +32,12 @@ class ExecutorError(RuntimeError):
 def check_unawaited_values(toolbox: Toolbox, results: list[CallResult]) -> None:
     """A result whose value is a tool's coroutine: the runtime called an async tool like a plain
     function (a sync tool function run on the event loop) and reported what it got back."""
+    coroutines = [result for result in results if isinstance(result.value, CoroutineType)]
+    if not coroutines:  # the common case: no value is a coroutine at all
+        return
     made = {id(coroutine): call for call, coroutine in toolbox.made}
-    for result in results:
-        call = made.get(id(result.value)) if inspect.iscoroutine(result.value) else None
+    for result in coroutines:
+        call = made.get(id(result.value))
         if call is not None:
             raise ExecutorError(
                 f"the executor reported an un-awaited coroutine of the tool {call.name} as the result of "
@@ -90,6 +93,8 @@ def approval_waits(batch: Batch, ctx: SchedulerContext, toolbox: Toolbox,
     """Calls the executor gave up on while their tool waited for the user's approval: a tool still
     asking in a thread the executor stopped waiting for stops asking now. Their results stay as the
     executor reported them (see `asking`)."""
+    if not toolbox.asking:  # no tool asked the user
+        return results
     for result in results:
         asking = toolbox.asking.get(result.call_id)
         if (asking is not None and not toolbox.handles.get(result.call_id) and asking.waiting
@@ -103,8 +108,8 @@ def check_unstarted(batch: Batch, ctx: SchedulerContext, toolbox: Toolbox, resul
     """An error reported for a well-formed call of a known tool that never started, while nothing
     had gone wrong in the batch, is an exception inside the executor (its glue, an asyncio primitive)
     swallowed into a result: make it a scheduler error rather than a run where every oracle holds."""
-    if ctx.interrupted:
-        return
+    if ctx.interrupted or all(result.outcome is Outcome.OK for result in results):
+        return  # nothing reported an error (the loop below skips OK results)
     if any(h.triggered and h.result.outcome is not Outcome.OK for hs in toolbox.handles.values() for h in hs):
         return
     calls = {call.id: call for call in batch}

@@ -31,7 +31,7 @@ import simpy
 
 from harness.bridges.asyncio.asking import Asking
 from harness.bridges.asyncio.blocking import UNBRIDGED_FIX, Blocker, LoopFrozen
-from harness.bridges.asyncio.calls import ScenarioLimits, ToolFailed, reading, task_identity
+from harness.bridges.asyncio.calls import ScenarioLimits, ToolFailed, _current_task, reading, task_identity
 from harness.bridges.asyncio.threads import host_of
 from harness.bridges.threads.turnstile import BridgeThread
 from harness.bridges.threads.turnstile import current as bridge_thread
@@ -84,29 +84,48 @@ class Toolbox(Mapping[str, Callable[..., Awaitable[Any]]]):
         for call in batch:
             self._named.setdefault(call.name, []).append(call)
             self._parsed[call.id] = call.parsed_arguments()
-        self.limits = ScenarioLimits.of(ctx)
+        #: Each tool's `sync` and `blocking_ms` as the scenario declares them (read per invocation otherwise).
+        self._specs: dict[str, tuple[bool, int]] = {}
+        self._limits: ScenarioLimits | None = None
         #: Calls the user did not approve: their tool refused them before they started.
         self.refused: set[str] = set()
         #: Each call's latest approval request, made by its tool (see `asking`).
         self.asking: dict[str, Asking] = {}
-        #: The coroutines `tools[name](...)` returned, with their call, in the order made.
+        #: The coroutines `tools[name](...)` returned, with their call, in the order made, and how many
+        #: of them have begun running.
         self.made: list[tuple[ToolCall, Coroutine[Any, Any, Any]]] = []
+        self._begun = 0
+
+    @property
+    def limits(self) -> ScenarioLimits:
+        """The scenario's limits, as a runtime would read them from its settings (read when asked)."""
+        if self._limits is None:
+            self._limits = ScenarioLimits.of(self.ctx)
+        return self._limits
 
     def __getitem__(self, name: str) -> Callable[..., Awaitable[Any]]:
-        if name not in self._names:
+        if name not in self._named:
             raise KeyError(name)
+        # Made per lookup, never kept: a tool kept by its toolbox would hold it in a cycle (see
+        # `RunState._let_go`: a run is freed by reference counting).
         return BridgedTool(name, self)
+
+    def _spec(self, name: str) -> tuple[bool, int]:
+        """(sync, blocking_ms) of the tool `name`, as the scenario declares it (False, 0: undeclared)."""
+        found = self._specs.get(name)
+        if found is None:
+            spec = self.ctx._catalogue.get(name)
+            found = self._specs[name] = (False, 0) if spec is None else (bool(spec.sync), spec.blocking_ms)
+        return found
 
     def is_sync(self, name: str) -> bool:
         """Whether the real tool `name` is a plain function (the scenario declares it `sync`): then
         `tools[name](...)` returns its value, blocking the caller (on the loop: the whole loop), and a
         runtime's glue should hand the runtime a plain function for it."""
-        spec = self.ctx._catalogue.get(name)
-        return spec is not None and spec.sync
+        return self._spec(name)[0]
 
     def _blocking_ms(self, name: str) -> int:
-        spec = self.ctx._catalogue.get(name)
-        return spec.blocking_ms if spec is not None else 0
+        return self._spec(name)[1]
 
     def on_loop(self) -> bool:
         """Whether the caller is the run's bridged code stepping on its loop (not the simulation
@@ -131,6 +150,8 @@ class Toolbox(Mapping[str, Callable[..., Awaitable[Any]]]):
         """The calls whose coroutine the executor made and never awaited (e.g. `gather` never reached
         because building its arguments raised), closed so that Python does not warn about them on
         stderr: the calls never ran, which the trace says instead."""
+        if self._begun == len(self.made):  # every coroutine made has run: none is left unawaited
+            return []
         dropped = [(call, c) for call, c in self.made if inspect.getcoroutinestate(c) == inspect.CORO_CREATED]
         for _, coroutine in dropped:
             coroutine.close()
@@ -146,6 +167,8 @@ class Toolbox(Mapping[str, Callable[..., Awaitable[Any]]]):
             kwargs = dict(kwargs)
             raw = kwargs.pop(KEY_ARGUMENT)
             key = None if raw is None else str(raw)
+        if len(named) == 1:  # the tool's only call: whatever the arguments and reads, the one chosen below
+            return named[0], key
         same = [c for c in named if _binds(parsed[c.id], args, kwargs)] or named
         # The call this very task last read (a retry reads it again); a value inherited from the task
         # that made this one is not evidence: a runtime that reads every call and then spawns a task
@@ -227,8 +250,10 @@ class Toolbox(Mapping[str, Callable[..., Awaitable[Any]]]):
         return _value(handle.result)
 
     async def _run(self, call: ToolCall, key: str | None) -> Any:
+        self._begun += 1
         ctx, state = self.ctx, self.state
-        self._check_frozen()
+        if state.blocker.frozen is not None:
+            self._check_frozen()
         blocking_ms = self._blocking_ms(call.name)
         if blocking_ms and self.on_loop():  # synchronous work before the tool's first await: holds the loop
             state.blocker.hold(ctx.kernel.delay(blocking_ms, "blocking"),
@@ -249,18 +274,21 @@ class Toolbox(Mapping[str, Callable[..., Awaitable[Any]]]):
         handles = self.handles.setdefault(call.id, [])
         handle = ctx.start(call, attempt=len(handles) + 1, idempotency_key=key)
         handles.append(handle)
-        future: asyncio.Future[CallResult] = asyncio.get_running_loop().create_future()
+        loop = events.get_running_loop()
+        future: asyncio.Future[CallResult] = asyncio.Future(loop=loop)
 
         def settle(event: simpy.Event) -> None:
-            if not future.done() and isinstance(event.value, CallResult):
-                future.set_result(event.value)
+            # Straight from the call's handle: the value it settled with, set on the future the tool awaits.
+            value = event._value
+            if not future.done() and isinstance(value, CallResult):
+                future.set_result(value)
             state.signal()
 
         if handle.callbacks is None:  # already settled and processed
             settle(handle)
         else:
             handle.callbacks.append(settle)
-        self.waiting[handle] = asyncio.current_task()
+        self.waiting[handle] = _current_task(loop)
         try:
             result = await future
         except asyncio.CancelledError:
@@ -274,7 +302,7 @@ class Toolbox(Mapping[str, Callable[..., Awaitable[Any]]]):
             raise
         finally:
             self.waiting.pop(handle, None)
-        return _value(result)
+        return result.value if result.outcome is Outcome.OK else _value(result)
 
 
 async def _settled_value(event: simpy.Event, state: ToolboxHost) -> Any:
@@ -327,7 +355,7 @@ class BridgedTool:
         self.__name__ = self.__qualname__ = name
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        toolbox = self._toolbox or current.get()
+        toolbox = self._toolbox if self._toolbox is not None else current.get()  # not `or`: a Mapping's len()
         thread = bridge_thread()
         if thread is not None:
             host = host_of(thread)
