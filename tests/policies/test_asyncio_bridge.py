@@ -486,3 +486,13 @@ def test_a_tool_coroutine_made_and_never_awaited_is_said_in_the_trace_not_warned
     notes = [e["text"] for e in result.trace if e["ev"] == "note"]
     assert "asyncio: execute made the tool calls call-logs, call-metrics and never awaited them: never ran" in notes
     assert not [e for e in result.trace if e["ev"] == "start"]
+
+
+def test_a_run_numbers_its_tasks_from_one_whatever_ran_before_in_the_process() -> None:
+    """The bridge lends one loop per thread to run after run; tasks hash by their number, so
+    `asyncio.wait`'s set order (which pending task is cancelled first) must not depend on how many
+    tasks earlier runs made: the same run again is the same run (on restart-rollback-restart, the
+    fourth run differed before every run numbered from one)."""
+    scenario = find_scenario("restart-rollback-restart")
+    first = run(scenario, WAIT, 1).fingerprint
+    assert [run(scenario, WAIT, 1).fingerprint for _ in range(4)] == [first] * 4

@@ -266,6 +266,9 @@ class VirtualLoop(asyncio.BaseEventLoop):
         self._scheduled.clear()  # type: ignore[attr-defined]
         self._ready.clear()  # type: ignore[attr-defined]
         self._timer_cancelled_count = 0
+        # Tasks hash by their number (an `asyncio.wait` set's order): every run numbers from 1, as in
+        # a fresh process, whatever runs this thread's loop served before.
+        self._created = 0
         self._now_ms = _zero
         self.on_error = None
         self.owner_of = None
