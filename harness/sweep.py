@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     import pandas
 
     from harness.distribute.cluster import Cluster
+    from harness.run import RunResult
 
 #: Columns of one row, in order.
 COLUMNS = ("scenario", "scheduler", "seed", "makespan_ms", "status", "passed", "labels", "calls", "fingerprint")
@@ -69,7 +70,10 @@ def run_cell(cell: Cell, import_timeout_s: float | None = None, trust: TrustLike
     worker process's first cell imports the user's runtime. A scenario file imports and reads only
     what `trust` allows (`harness.scenario.trust`)."""
     scheduler = build_scheduler(cell.scheduler, import_timeout_s)
-    result = run(find_scenario(cell.scenario, trust=trust), scheduler, cell.seed)
+    return _row(cell, run(find_scenario(cell.scenario, trust=trust), scheduler, cell.seed))
+
+
+def _row(cell: Cell, result: RunResult) -> dict[str, Any]:
     labels = sorted({x.label for v in check(result) for x in v.violations})  # every label, not each oracle's first
     row = {"scenario": cell.scenario, "scheduler": cell.scheduler, "seed": cell.seed,
            "makespan_ms": result.makespan_ms, "status": result.status.value, "passed": not labels,
@@ -79,17 +83,40 @@ def run_cell(cell: Cell, import_timeout_s: float | None = None, trust: TrustLike
     return row
 
 
+def _isolated_cells(cells: list[Cell], wall_timeout_s: float, import_timeout_s: float | None,
+                    trust: Trust | None) -> Iterator[list[dict[str, Any]]]:
+    """Cells whose runs happen in supervised children (harness.isolation), one child per scheduler
+    serving all its cells; each judged here. A cell that spins past its budget is a `hang` row (its
+    child killed), not the end of the sweep."""
+    from harness.isolation import Supervisor
+
+    children: dict[str, Supervisor] = {}
+    try:
+        for cell in cells:
+            child = children.get(cell.scheduler)
+            if child is None:
+                child = children[cell.scheduler] = Supervisor(cell.scheduler, wall_timeout_s=wall_timeout_s,
+                                                              import_timeout_s=import_timeout_s)
+            yield [_row(cell, child.run(find_scenario(cell.scenario, trust=trust), cell.seed).result)]
+    finally:
+        for child in children.values():
+            child.close()
+
+
 def _run_chunk(cells: list[Cell], wall_timeout_s: float = 0.0, import_timeout_s: float | None = None,
-               trust: Trust | None = None) -> list[dict[str, Any]]:
+               trust: Trust | None = None, isolate: bool = False) -> list[dict[str, Any]]:
     """Cells in this process (a Dask worker, or the caller's), each under its own watchdog."""
-    return [row for rows in _each_cell(cells, wall_timeout_s, import_timeout_s, trust) for row in rows]
+    return [row for rows in _each_cell(cells, wall_timeout_s, import_timeout_s, trust, isolate) for row in rows]
 
 
 def _each_cell(cells: list[Cell], wall_timeout_s: float = 0.0, import_timeout_s: float | None = None,
-               trust: Trust | None = None) -> Iterator[list[dict[str, Any]]]:
+               trust: Trust | None = None, isolate: bool = False) -> Iterator[list[dict[str, Any]]]:
     """Cells in this process, each under its own watchdog, each row as soon as it is made (a local
     pool worker sends it to the caller at once, which writes it to `--out`: a sweep killed often
-    still keeps every cell finished before each kill)."""
+    still keeps every cell finished before each kill). `isolate`: each run in a supervised child."""
+    if isolate:
+        yield from _isolated_cells(cells, wall_timeout_s, import_timeout_s, trust)
+        return
     try:
         # Thousands of small runs: the heap already there (the caller's modules, a worker's imports)
         # frozen, young collections less often (see harness.sim.collector.long_search).
@@ -131,7 +158,8 @@ def _drop_torn_line(path: Path) -> None:
 def sweep(cells: Sequence[Cell], *, processes: int | None = 1, out: Path | None = None,
           chunk_size: int | None = None, on_progress: Callable[[int, int], None] | None = None,
           wall_timeout_s: float | None = None, import_timeout_s: float | None = None,
-          cluster: Cluster | None = None, trust: TrustLike | None = None) -> list[dict[str, Any]]:
+          cluster: Cluster | None = None, trust: TrustLike | None = None,
+          isolate: bool = False) -> list[dict[str, Any]]:
     """Run every cell not already in `out` and return all rows, sorted by cell.
 
     `processes`: local worker processes (None: every core, but this process alone for fewer than
@@ -149,6 +177,11 @@ def sweep(cells: Sequence[Cell], *, processes: int | None = 1, out: Path | None 
     scheduler is not part of a cell's time: it has its own limit, `import_timeout_s` (None: 600 s; 0:
     none; `ImportTimeout` when exceeded), in whichever process imports it. Scenario files import and
     read only what `trust` allows (`harness.scenario.trust`), in every process.
+
+    `isolate`: each cell's run happens in a supervised child process (harness.isolation: one per
+    scheduler and sweep process, killed past `wall_timeout_s`, real-disk writes refused) and is
+    judged in the process that started it; a cell that spins is then a `hang` row instead of the end
+    of the sweep. The rows of cells that end are the same either way.
     """
     if processes is not None and processes < 1:
         raise ValueError("processes must be >= 1")
@@ -169,7 +202,7 @@ def sweep(cells: Sequence[Cell], *, processes: int | None = 1, out: Path | None 
         raise OutputError(out or "", exc) from None
     try:
         for batch in _execute(todo, processes, chunk_size, resolve_wall_timeout(wall_timeout_s), cluster,
-                              resolve_import_timeout(import_timeout_s), Trust.of(trust)):
+                              resolve_import_timeout(import_timeout_s), Trust.of(trust), isolate):
             for row in batch:
                 rows[(row["scenario"], row["scheduler"], row["seed"])] = row
             if sink is not None and out is not None:
@@ -184,12 +217,12 @@ def sweep(cells: Sequence[Cell], *, processes: int | None = 1, out: Path | None 
 
 
 def _execute(todo: list[Cell], processes: int, chunk_size: int | None, wall_timeout_s: float = 0.0,
-             cluster: Cluster | None = None, import_timeout_s: float | None = None, trust: Trust | None = None
-             ) -> Iterator[list[dict[str, Any]]]:
+             cluster: Cluster | None = None, import_timeout_s: float | None = None, trust: Trust | None = None,
+             isolate: bool = False) -> Iterator[list[dict[str, Any]]]:
     if not todo:
         return
     work = functools.partial(_run_chunk, wall_timeout_s=wall_timeout_s, import_timeout_s=import_timeout_s,
-                             trust=trust)
+                             trust=trust, isolate=isolate)
     if cluster is not None:  # rows come back as chunks finish: resumable, and the progress bar follows the cluster
         from harness.distribute.cluster import chunk_size as cluster_chunk
 
@@ -199,13 +232,13 @@ def _execute(todo: list[Cell], processes: int, chunk_size: int | None, wall_time
     if processes == 1:
         size = chunk_size or 50
         for start in range(0, len(todo), size):
-            yield from _each_cell(todo[start:start + size], wall_timeout_s, import_timeout_s, trust)
+            yield from _each_cell(todo[start:start + size], wall_timeout_s, import_timeout_s, trust, isolate)
         return
     # Large chunks amortise pickling and scheduling; several per process balance uneven cells.
     size = chunk_size or max(1, min(500, len(todo) // (processes * 4) or 1))
     chunks = [todo[start:start + size] for start in range(0, len(todo), size)]
     each = functools.partial(_each_cell, wall_timeout_s=wall_timeout_s, import_timeout_s=import_timeout_s,
-                             trust=trust)
+                             trust=trust, isolate=isolate)
     # Workers that share no lock (harness.distribute.pool): one stopped mid-cell cannot hang the rest.
     with WorkerPool(each, min(processes, len(chunks))) as pool:
         yield from pool.as_completed(chunks)

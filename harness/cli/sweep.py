@@ -12,6 +12,7 @@ import click
 
 from harness.atomic import make_dir, replacing
 from harness.cli.guard import guarded
+from harness.cli.isolated import isolate_option, usage_error
 from harness.cli.options import (
     MAX_RUNS,
     check_schedulers,
@@ -26,6 +27,7 @@ from harness.cli.options import (
     trust_options,
     wall_timeout_option,
 )
+from harness.isolation import IsolationError
 from harness.scenario import find_scenario, scenario_names
 
 
@@ -44,10 +46,12 @@ from harness.scenario import find_scenario, scenario_names
               help="Also write the final table as CSV.")
 @wall_timeout_option
 @trust_options
+@isolate_option(default=False)
 @guarded
 def sweep_command(scenario_list: str, scheduler_list: str, runs: int, seed_start: int, processes: int | None,
                   dask_address: str | None, out: Path | None, csv_path: Path | None, wall_timeout: float,
-                  import_timeout: float, trust_modules: tuple[str, ...], allow_dirs: tuple[Path, ...]) -> None:
+                  import_timeout: float, trust_modules: tuple[str, ...], allow_dirs: tuple[Path, ...],
+                  isolate: bool) -> None:
     """Run many (scenario, scheduler, seed) cells on every core or a Dask cluster; resumable."""
     from harness.policies import scheduler_names
     from harness.sweep import grid, sweep, to_frame
@@ -59,13 +63,17 @@ def sweep_command(scenario_list: str, scheduler_list: str, runs: int, seed_start
     for name in scenarios:
         find_scenario(name, trust=trust)
     schedulers = names(scheduler_list, scheduler_names)
-    check_schedulers(schedulers, import_timeout)
+    if not isolate:  # isolated, the user's code is imported in the children only (which say what failed)
+        check_schedulers(schedulers, import_timeout)
     cells = grid(scenarios, schedulers, range(seed_start, seed_start + runs))
     if out is not None:
         make_dir(out.parent)
-    with cluster_for(dask_address, processes) as cluster, progress_bar("sweep") as progress:
-        rows = sweep(cells, processes=processes, out=out, on_progress=progress, wall_timeout_s=wall_timeout,
-                     import_timeout_s=import_timeout, cluster=cluster, trust=trust)
+    try:
+        with cluster_for(dask_address, processes) as cluster, progress_bar("sweep") as progress:
+            rows = sweep(cells, processes=processes, out=out, on_progress=progress, wall_timeout_s=wall_timeout,
+                         import_timeout_s=import_timeout, cluster=cluster, trust=trust, isolate=isolate)
+    except IsolationError as exc:  # a scheduler its child could not import or build
+        usage_error(exc)
     frame = to_frame(rows)
     if csv_path is not None:
         make_dir(csv_path.parent)

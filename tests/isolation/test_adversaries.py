@@ -148,3 +148,27 @@ def test_a_killed_harness_leaves_no_child(place: tuple[Path, Path]) -> None:
     process.kill()
     process.communicate(timeout=60)
     assert _gone(child)
+
+
+SWEPT = ["IgnoresAlarmAndSpins", "SwitchesTimerOff", "NonDaemonThread", "OsExit", "Forks", "Chdir", "PatchesOracles",
+         "WritesFileIO", "WritesOsSystem"]
+
+
+def test_sweep_isolated(place: tuple[Path, Path]) -> None:
+    """The adversaries as the schedulers of one `harness sweep --isolate`: each cell's row has the
+    status `run --isolate` gives it (a spin is a hang row, not the end of the sweep), the oracle
+    patcher's row is not a pass, the sweep exits, and nothing lands outside `--out`."""
+    work, target = place
+    schedulers = ",".join(f"{MODULE}:{name}" for name in SWEPT)
+    done, took = _harness(work, target, "sweep", "--scenarios", "tiny.toml", "--schedulers", schedulers, "--runs", "1",
+                          "--isolate", "--wall-timeout", "1", "--processes", "1", "--out", "out/sweep.jsonl")
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr
+    assert "Traceback" not in done.stderr
+    rows = {row["scheduler"].rsplit(":", 1)[1]: row
+            for row in map(json.loads, (work / "out" / "sweep.jsonl").read_text().splitlines())}
+    assert sorted(rows) == sorted(SWEPT)
+    assert {name: rows[name]["status"] for name in SWEPT} == {name: EXPECTED[name][1] for name in SWEPT}
+    assert not rows["PatchesOracles"]["passed"] and rows["NonDaemonThread"]["passed"] and rows["Chdir"]["passed"]
+    assert took < 90
+    assert sorted(p.name for p in work.iterdir()) == ["out", "tiny.toml"]
+    assert list(target.iterdir()) == []

@@ -100,3 +100,10 @@ def test_reorder_runs_in_the_child_give_the_in_process_verdict(scheduler: str) -
         verdicts.append((result.exit_code, [(v["oracle"], v["ok"], v["message"]) for v in document["verdicts"]]))
     assert verdicts[0] == verdicts[1]
     assert verdicts[0][1][-1][0] == "reorder-invariance"
+
+
+def test_an_isolated_sweep_has_the_in_process_rows() -> None:
+    from harness.sweep import grid, sweep
+
+    cells = grid(["config-clobber", "incident-triage"], ["serial", "parallel"], range(1, 4))
+    assert sweep(cells, isolate=True) == sweep(cells)
