@@ -21,7 +21,7 @@ from harness.scenario.load import scenario_from_data
 from harness.scenario.model_load import agents_to_data
 from harness.scenario.spec import Scenario
 from harness.scenario.trust import VETTED
-from harness.tools.inputs import Source
+from harness.tools.inputs import Source, with_consumers
 
 
 def fixed_crew(result: RunResult) -> dict[str, Any]:
@@ -112,13 +112,7 @@ def _with_referrers(calls: list[dict[str, Any]], call_id: str) -> set[str]:
                 continue
         for producer in producers:
             named_by.setdefault(producer, set()).add(call["id"])
-    gone, todo = {call_id}, [call_id]
-    while todo:
-        for consumer in named_by.get(todo.pop(), ()):
-            if consumer not in gone:
-                gone.add(consumer)
-                todo.append(consumer)
-    return gone
+    return with_consumers(named_by, call_id)
 
 
 def calls_of(data: dict[str, Any]) -> list[tuple[str, str]]:

@@ -26,7 +26,7 @@ from harness.run import RunResult, run
 from harness.scenario.spec import Scenario
 from harness.scheduling import Scheduler
 from harness.sim.arbiter import TIME, Tape
-from harness.tools.inputs import Source
+from harness.tools.inputs import Source, with_consumers
 
 
 def referrers(scenario: Scenario, call_id: str) -> tuple[str, ...]:
@@ -45,12 +45,7 @@ def referrers(scenario: Scenario, call_id: str) -> tuple[str, ...]:
                 continue
             for producer in producers:
                 named_by.setdefault(producer, set()).add(consumer)
-    gone, todo = {call_id}, [call_id]
-    while todo:
-        for consumer in named_by.get(todo.pop(), ()):
-            if consumer not in gone:
-                gone.add(consumer)
-                todo.append(consumer)
+    gone = with_consumers(named_by, call_id)
     return tuple(call.id for call in scenario.calls if call.id in gone and call.id != call_id)
 
 

@@ -154,3 +154,15 @@ def reference_lookup(results: Mapping[str, Any], earlier: Container[str],
         return True, getattr(result, "value", None)
 
     return lookup
+
+
+def with_consumers(named_by: dict[str, set[str]], call_id: str) -> set[str]:
+    """`call_id` and every call that names it, directly or through another such call (`named_by`:
+    producer -> the calls that name it)."""
+    gone, todo = {call_id}, [call_id]
+    while todo:
+        for consumer in named_by.get(todo.pop(), ()):
+            if consumer not in gone:
+                gone.add(consumer)
+                todo.append(consumer)
+    return gone
