@@ -211,10 +211,12 @@ class Supervisor:
                 for offset, (scenario, seed, jitter) in enumerate(window):
                     got = self._answer(position + offset, scenario, seed, jitter)
                     outstanding -= 1
-                    yield got
-                    if got.ended_by_parent or got.result.wall_clock_exceeded:
+                    gone = got.ended_by_parent or got.result.wall_clock_exceeded
+                    if gone:  # before yielding: a caller that takes one run (`run`) never resumes us
                         self._kill()  # the rest of the window was for a child that is gone
                         outstanding = 0
+                    yield got
+                    if gone:
                         position += offset + 1
                         break
                 else:

@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import io
 import os
 import pickle
 import struct
+import types
+import typing
 from collections.abc import Mapping
 from typing import Any, cast
 
-from harness.run.result import RunResult
+from harness.run.result import BatchRun, RunResult
 from harness.scenario.spec import Scenario
 from harness.world.state import WorldState
 from harness.world.world import World
@@ -226,6 +229,7 @@ def rebuild(data: Mapping[str, Any], sent: Scenario) -> RunResult:
             raise WireError(f"a final world that is {type(final).__name__}")
         source = sent if data["source_is_sent"] else None
         result = RunResult(scenario=scenario, world=cast(World, _LazyWorld(final)), source=source, **fields)
+        _typed(result, depth=2)
         final._digest.clear()  # the parent hashes the world itself (the fingerprint is its own reading)
         result.__dict__["final"] = final  # the `final` it was packed with: no world is built to read it again
         return result
@@ -233,6 +237,56 @@ def rebuild(data: Mapping[str, Any], sent: Scenario) -> RunResult:
         raise
     except Exception as exc:
         raise WireError(f"a run's data of the wrong shape ({type(exc).__name__}: {exc})") from None
+
+
+def _typed(value: Any, depth: int) -> None:
+    """Raise `WireError` unless each field of the dataclass `value` holds what its annotation says
+    (a class, `X | None`, `tuple[X, ...]`, a mapping), looking `depth` dataclasses deep: the oracles
+    read these fields, and a field forged to another type would crash them (exit 70) instead of
+    being the child's error."""
+    kind: Any = type(value)
+    hints = _hints(kind)
+    for name, hint in hints.items():
+        item = getattr(value, name)
+        if not _fits(item, hint):
+            raise WireError(f"{type(value).__name__}.{name} is a {type(item).__name__}, expected {hint}")
+        if depth > 1:
+            for part in item if isinstance(item, tuple) else (item,):
+                if dataclasses.is_dataclass(part) and not isinstance(part, type) and type(part) in _DEEP:
+                    _typed(part, depth - 1)
+
+
+@functools.cache
+def _hints(cls: Any) -> dict[str, Any]:
+    return {name: hint for name, hint in typing.get_type_hints(cls).items()
+            if name in {f.name for f in dataclasses.fields(cls)} and name not in ("world", "scenario", "source")}
+
+
+def _fits(item: Any, hint: Any) -> bool:
+    origin = typing.get_origin(hint)
+    if hint is Any:
+        return True
+    if origin in (types.UnionType, typing.Union):
+        return any(_fits(item, option) for option in typing.get_args(hint))
+    if hint is type(None):
+        return item is None
+    if origin is tuple:
+        args = typing.get_args(hint)
+        if not isinstance(item, tuple):
+            return False
+        if len(args) == 2 and args[1] is Ellipsis:
+            return all(_fits(part, args[0]) for part in item)
+        return True
+    if origin is not None:  # Mapping[...], dict[...], list[...]: the container only
+        return isinstance(item, origin)
+    if hint is float:
+        return isinstance(item, int | float) and not isinstance(item, bool)
+    return isinstance(item, hint) if isinstance(hint, type) else True
+
+
+#: The dataclasses whose fields are checked inside a rebuilt run (the rest are values the oracles
+#: read through these).
+_DEEP = {BatchRun}
 
 
 class _LazyWorld:

@@ -239,6 +239,27 @@ class GarbageOnTheChannel:
         return _serially(batch, ctx)
 
 
+class ForgesAField:
+    """Writes a real run's packed data as its answer, with one field of another type (the status a
+    tuple): the oracles reading it would crash (exit 70) unless the parent checks every field."""
+
+    name = "forges-a-field"
+
+    def __call__(self, batch: Batch, ctx: SchedulerContext) -> Process:
+        import pickle
+        import struct
+
+        from harness import find_scenario, get_scheduler, run
+        from harness.isolation import wire
+
+        real = run(find_scenario("config-clobber"), get_scheduler("serial"), 1)
+        data = wire.pack(real, real.scenario)
+        data["status"] = (1, 2, 3)
+        frame = pickle.dumps(("result", 0, data, None, []))
+        os.write(int(sys.argv[2]), struct.pack("!I", len(frame)) + frame)
+        return _serially(batch, ctx)
+
+
 #: Each adversary with the exit code of `harness run --isolate` on a two-call scenario (1 s wall timeout).
 EXPECTED: dict[str, tuple[int, str]] = {
     "IgnoresAlarmAndSpins": (3, "hang"),
@@ -258,6 +279,7 @@ EXPECTED: dict[str, tuple[int, str]] = {
     "WritesPrivately": (0, "completed"),
     "ForgesAFrame": (4, "scheduler-error"),
     "GarbageOnTheChannel": (4, "scheduler-error"),
+    "ForgesAField": (4, "scheduler-error"),
 }
 
 
@@ -268,3 +290,15 @@ class SaysPidAndSpins(IgnoresAlarmAndSpins):
     def __call__(self, batch: Batch, ctx: SchedulerContext) -> Process:
         print(f"isolated-pid={os.getpid()}", flush=True)
         return super().__call__(batch, ctx)
+
+
+class SpinsUntilTheAlarm:
+    """Starts a call, then spins without yielding; the child's own timer stops it (a soft hang, after
+    which the child ends its session). Not in EXPECTED: a tool for the supervisor's tests."""
+
+    name = "spins-until-the-alarm"
+
+    def __call__(self, batch: Batch, ctx: SchedulerContext) -> Process:
+        yield ctx.start(batch.calls[0])
+        while True:
+            pass

@@ -107,3 +107,22 @@ def test_an_isolated_sweep_has_the_in_process_rows() -> None:
 
     cells = grid(["config-clobber", "incident-triage"], ["serial", "parallel"], range(1, 4))
     assert sweep(cells, isolate=True) == sweep(cells)
+
+
+def test_each_hang_of_one_supervisor_is_a_hang_not_the_next_runs_scheduler_error() -> None:
+    """`run` takes one run from `runs`; the child that hung must be gone before it is handed back, or
+    the next run is sent to a child that ended its session (a false scheduler-error, found in review)."""
+    scenario = find_scenario("config-clobber")
+    with Supervisor("tests.isolation.adversaries:SpinsUntilTheAlarm", wall_timeout_s=1) as child:
+        statuses = [child.run(scenario, seed).result.status for seed in (1, 2, 3)]
+    assert statuses == [RunStatus.HANG] * 3
+
+
+def test_an_isolated_sweep_row_does_not_depend_on_the_cells_before_it() -> None:
+    from harness.sweep import grid, sweep
+
+    rows = sweep(grid(["config-clobber"], ["tests.isolation.adversaries:SpinsUntilTheAlarm", "serial"], [1, 2]),
+                 isolate=True, wall_timeout_s=1)
+    assert [(row["scheduler"].rsplit(":")[-1], row["seed"], row["status"]) for row in rows] == [
+        ("serial", 1, "completed"), ("serial", 2, "completed"),
+        ("SpinsUntilTheAlarm", 1, "hang"), ("SpinsUntilTheAlarm", 2, "hang")]
