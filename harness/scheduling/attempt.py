@@ -158,10 +158,18 @@ class AttemptExecution:
             self._finish(handle, Outcome.ERROR, None, str(exc), tool_code=isinstance(exc, ToolCodeError))
         except simpy.Interrupt as interrupt:
             # Cancelled while waiting anywhere in the attempt: what has not happened yet never will.
+            failed: ToolError | WorldError | None = None
             if behaviour is not None:
-                behaviour.close()
+                try:
+                    behaviour.close()
+                except (ToolError, WorldError) as exc:  # the tool's own clean-up failed (harness.tools.guard)
+                    failed = exc
             handle.finished = True
-            kernel.record("end", call=call.id, attempt=attempt, outcome="cancelled", reason=str(interrupt.cause))
+            if isinstance(failed, ToolCodeError):  # the tools oracle blames the tool, as for a failed call
+                kernel.record("end", call=call.id, attempt=attempt, outcome="cancelled", reason=str(interrupt.cause),
+                              error=str(failed), tool_code=True)
+            else:
+                kernel.record("end", call=call.id, attempt=attempt, outcome="cancelled", reason=str(interrupt.cause))
         else:
             self._finish(handle, Outcome.OK, value, None)
         finally:

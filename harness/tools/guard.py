@@ -31,8 +31,11 @@ class ToolCodeError(ToolError):
     harness cannot record. The call ends as an error with this message; the trace marks it."""
 
     def __init__(self, tool: str, module: str, problem: str) -> None:
-        super().__init__(f"tool {tool!r} ({module}) {problem}")
+        super().__init__(tool, module, problem)  # rebuilt as type(exc)(*exc.args) (SimPy, pickle)
         self.tool, self.module, self.problem = tool, module, problem
+
+    def __str__(self) -> str:
+        return f"tool {self.tool!r} ({self.module}) {self.problem}"
 
 
 def user_code(behaviour: object) -> bool:

@@ -157,3 +157,40 @@ def test_the_story_of_a_tool_error_blames_the_tool_not_the_order() -> None:
     told = CliRunner().invoke(main, ["run", "compare-three-files", "--tools", "tests.tools.broken"]).output
     assert "the tool's own code failed on this call: fix the tool" in told
     assert "the bug comes from how" not in told
+
+
+def _cleanup_fails(args, io_):  # type: ignore[no-untyped-def]
+    text = io_.read(args["path"])
+    try:
+        yield 1.0
+    finally:
+        raise ValueError("cleanup failed")  # a tool whose clean-up fails when it is cancelled
+    return text
+
+
+class _CancelsEveryCall:
+    name = "cancels-every-call"
+
+    def __call__(self, batch, ctx):  # type: ignore[no-untyped-def]
+        handles = [ctx.start(call) for call in batch.calls]
+        yield ctx.sleep(1)
+        for handle in handles:
+            ctx.cancel(handle)
+        results = []
+        for handle in handles:
+            results.append((yield ctx.settle(handle)))
+        return results
+
+
+def test_a_tool_whose_clean_up_fails_when_cancelled_is_a_tool_error_not_a_scheduler_error(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Found in review: the guard's error raised from `close()` inside the cancellation handler could
+    not be rebuilt by SimPy (`type(exc)(*exc.args)`), and the run ended as a garbled scheduler-error."""
+    scenario = find_scenario("compare-three-files")
+    failing = replace(BUILTIN["read_file"], behaviour=_cleanup_fails)
+    catalogue = Catalogue({**dict(BUILTIN.items()), "read_file": failing})
+    result = run(replace(scenario, catalogue=catalogue), _CancelsEveryCall(), 3)
+    assert result.status.value == "completed", result.error
+    assert sorted({v.label for verdict in check(result) for v in verdict.violations}) == ["tool-error"]
+    assert "cleanup failed" in str([v.message for verdict in check(result) for v in verdict.violations])
+    assert capsys.readouterr().err == ""
