@@ -57,11 +57,13 @@ def replacing_bytes(path: str | os.PathLike[str]) -> Iterator[IO[bytes]]:
 @contextlib.contextmanager
 def _replacing(path: str | os.PathLike[str]) -> Iterator[int]:
     """A descriptor of a new temporary file beside `path`, renamed over it after the block (synced first)."""
-    target = Path(path)
+    given = Path(path)
+    # Through a symlink, as open(path, "w") writes: the file it names is replaced, the link stays.
+    target = Path(os.path.realpath(given))
     try:
         descriptor, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name[:80]}.", suffix=".tmp")
     except OSError as exc:
-        raise OutputError(target, exc) from None
+        raise OutputError(given, exc) from None
     try:
         yield os.dup(descriptor)  # the block's file object closes its own copy
         os.fsync(descriptor)
@@ -76,7 +78,7 @@ def _replacing(path: str | os.PathLike[str]) -> Iterator[int]:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         if isinstance(exc, OSError):
-            raise OutputError(target, exc) from None
+            raise OutputError(given, exc) from None
         raise
 
 

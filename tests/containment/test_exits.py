@@ -374,3 +374,15 @@ def test_import_out_overwrites_a_scenario_an_earlier_import_wrote(tmp_path: Path
     mine = tmp_path / "mine.toml"
     mine.write_text('name = "mine"\ndescription = "my own scenario"\n')
     assert _cli("openai", str(CHAT), "--out", str(mine), command=import_command)[0] == ExitCode.USAGE_ERROR
+
+
+def test_a_file_written_through_a_symlink_replaces_what_the_link_names(tmp_path: Path) -> None:
+    """As open(path, "w") would: the link stays a link, its target gets the text (found in review:
+    the rename replaced the link itself and left the target as it was)."""
+    from harness.atomic import write_text
+
+    (tmp_path / "real.txt").write_text("old\n")
+    (tmp_path / "link.txt").symlink_to("real.txt")
+    write_text(tmp_path / "link.txt", "new\n")
+    assert (tmp_path / "link.txt").is_symlink() and (tmp_path / "real.txt").read_text() == "new\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.txt", "real.txt"]
