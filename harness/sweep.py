@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 
     from harness.distribute.cluster import Cluster
     from harness.run import RunResult
+    from harness.scenario.spec import Scenario
 
 #: Columns of one row, in order.
 COLUMNS = ("scenario", "scheduler", "seed", "makespan_ms", "status", "passed", "labels", "calls", "fingerprint")
@@ -91,13 +92,17 @@ def _isolated_cells(cells: list[Cell], wall_timeout_s: float, import_timeout_s: 
     from harness.isolation import Supervisor
 
     children: dict[str, Supervisor] = {}
+    scenarios: dict[str, Scenario] = {}  # one object per name: a child is sent each scenario once
     try:
         for cell in cells:
             child = children.get(cell.scheduler)
             if child is None:
                 child = children[cell.scheduler] = Supervisor(cell.scheduler, wall_timeout_s=wall_timeout_s,
                                                               import_timeout_s=import_timeout_s)
-            yield [_row(cell, child.run(find_scenario(cell.scenario, trust=trust), cell.seed).result)]
+            scenario = scenarios.get(cell.scenario)
+            if scenario is None:
+                scenario = scenarios[cell.scenario] = find_scenario(cell.scenario, trust=trust)
+            yield [_row(cell, child.run(scenario, cell.seed).result)]
     finally:
         for child in children.values():
             child.close()

@@ -6,8 +6,10 @@ be removed once added) that refuses, with `PermissionError`, every write the chi
 attempts outside its private directory (`open` in a writing mode through `open`, `io.FileIO`,
 `os.open`/`posix.open`; `sqlite3.connect` of a file; removing, renaming, linking, making directories,
 changing modes) and every new process (`os.system`, `os.fork`, `subprocess`, `os.exec*`,
-`os.posix_spawn`), and keeps the list to report. It is a guard against Python code, not a sandbox:
-native code (ctypes, an extension) can still reach the disk. It never runs a scenario.
+`os.posix_spawn`), and keeps the list to report. It is a guard against careless Python code, not a
+sandbox: native code (ctypes, an extension) can still reach the disk, code that finds the guard
+(through `gc`) can disarm it, and `_posixsubprocess.fork_exec` called directly raises no audit event.
+It never runs a scenario.
 """
 
 from __future__ import annotations
