@@ -10,6 +10,10 @@ makes itself (`hang` for a child killed for time, `scheduler-error` otherwise); 
 fresh child. Closing the supervisor kills the group too, so no thread or process of the user's
 outlives it, and removes the private directory. It never judges (callers run the oracles on the
 results) and never prints.
+
+Its clock is the real one (`time.monotonic`), by design and outside every simulation: it measures how
+long a child takes in wall time, as harness.sim.realtime's watchdog does, and nothing it reads enters
+a run, its trace or its fingerprint.
 """
 
 from __future__ import annotations

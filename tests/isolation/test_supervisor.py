@@ -102,11 +102,21 @@ def test_reorder_runs_in_the_child_give_the_in_process_verdict(scheduler: str) -
     assert verdicts[0][1][-1][0] == "reorder-invariance"
 
 
-def test_an_isolated_sweep_has_the_in_process_rows() -> None:
+def test_an_isolated_sweep_has_the_in_process_rows(monkeypatch: pytest.MonkeyPatch) -> None:
     from harness.sweep import grid, sweep
 
+    isolated: list[int] = []
+    run_in_child = Supervisor.run
+
+    def counted(self: Supervisor, scenario, seed, jitter=0.0):  # type: ignore[no-untyped-def]
+        isolated.append(seed)
+        return run_in_child(self, scenario, seed, jitter)
+
+    monkeypatch.setattr(Supervisor, "run", counted)
     cells = grid(["config-clobber", "incident-triage"], ["serial", "parallel"], range(1, 4))
-    assert sweep(cells, isolate=True) == sweep(cells)
+    rows = sweep(cells, isolate=True)
+    assert len(isolated) == len(cells)  # every cell went through a child
+    assert rows == sweep(cells)
 
 
 def test_each_hang_of_one_supervisor_is_a_hang_not_the_next_runs_scheduler_error() -> None:
