@@ -8,6 +8,7 @@ reproducer under `--save-dir`.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import sys
 from pathlib import Path
@@ -17,6 +18,7 @@ import click
 
 from harness import __version__
 from harness.cli.guard import guarded
+from harness.cli.isolated import isolate_option, isolated_scheduler, isolating, report_refused
 from harness.cli.loop import loop_option, with_loop
 from harness.cli.options import (
     MAX_RUNS,
@@ -41,6 +43,7 @@ from harness.sim.realtime import wall_limit_per_run
 
 if TYPE_CHECKING:
     from harness.explore.findings import Finding
+    from harness.isolation.remote import IsolatedScheduler
     from harness.scenario.spec import Scenario
 
 
@@ -77,13 +80,15 @@ if TYPE_CHECKING:
 @execution_options
 @tools_option
 @trust_options
+@isolate_option(default=None)
 @guarded
 def explore_command(scenario: str, scheduler_name: str, strategy: str, runs: int, seed: int, depth: int,
                     swarm: bool, swarm_kinds: str | None, fault_bound: int, processes: int | None,
                     dask_address: str | None, keep_going: bool,
                     labels: tuple[str, ...], save_dir: Path, no_save: bool, check_determinism: bool, fmt: str,
                     wall_timeout: float, import_timeout: float, tools_modules: tuple[str, ...],
-                    trust_modules: tuple[str, ...], allow_dirs: tuple[Path, ...], **execution: Any) -> None:
+                    trust_modules: tuple[str, ...], allow_dirs: tuple[Path, ...], isolate: bool | None,
+                    **execution: Any) -> None:
     """Search for a violation: auto (the default), random latencies, PCT, bounded exhaustive search or
     Hypothesis. Stops at the first violation, shrinks it, checks that it replays and saves a reproducer.
     Every result says what it covered (scope)."""
@@ -97,7 +102,6 @@ def explore_command(scenario: str, scheduler_name: str, strategy: str, runs: int
     found_scenario, tools_args = find_with_tools(scenario, tools_modules, trust_modules, allow_dirs)
     loaded, extra = with_execution(found_scenario, execution)
     loaded, extra = with_loop(loaded, loop_name, [*tools_args, *extra])
-    check_schedulers([scheduler_name], import_timeout)
     from harness.oracles import LABELS
 
     unknown_labels = [label for label in labels if label not in LABELS]
@@ -109,9 +113,16 @@ def explore_command(scenario: str, scheduler_name: str, strategy: str, runs: int
     unknown = [k for k in kinds or () if k not in KINDS]
     if unknown:
         raise click.UsageError(f"unknown swarm kind {unknown[0]!r}; valid: {', '.join(KINDS)}")
+    # Isolated, the scheduler is imported and built in a supervised child only: every run of the search,
+    # of the shrinking and of the self-check goes there, and is judged here.
+    isolated = isolated_scheduler(scheduler_name, import_timeout) if isolating(isolate, [scheduler_name]) else None
+    if isolated is None:
+        check_schedulers([scheduler_name], import_timeout)
+    else:
+        click.get_current_context().call_on_close(functools.partial(_close, isolated))
     with cluster_for(dask_address, processes) as cluster, progress_bar(f"explore ({strategy})") as progress:
-        exploration = explore(loaded, scheduler_name, strategy, runs=runs, seed=seed, depth=depth, swarm=swarm,
-                              keep_going=keep_going, on_progress=progress, swarm_kinds=kinds,
+        exploration = explore(loaded, isolated or scheduler_name, strategy, runs=runs, seed=seed, depth=depth,
+                              swarm=swarm, keep_going=keep_going, on_progress=progress, swarm_kinds=kinds,
                               fault_bound=fault_bound, processes=processes, labels=labels or None,
                               wall_timeout_s=wall_timeout, import_timeout_s=import_timeout, cluster=cluster)
     shrunk = exploration.shrunk
@@ -122,15 +133,15 @@ def explore_command(scenario: str, scheduler_name: str, strategy: str, runs: int
     reproducer = None
     if shrunk is not None:
         reproducer = reproducer_of(shrunk.result, scheduler_name, shrunk.label, shrunk.oracle,
-                                   shrunk.found_by or strategy)
+                                   shrunk.found_by or strategy, policy=isolated)
         try:
             # The self-check replays it (a run like any other), recording the user's source lines for the story.
             with wall_limit_per_run(wall_timeout), recording() as origins:
                 if no_save:
-                    selfcheck = verify(reproducer, fresh_process=check_determinism)
+                    selfcheck = verify(reproducer, fresh_process=check_determinism, scheduler=isolated)
                 else:
                     path, selfcheck = save_verified(reproducer, save_dir, version=__version__,
-                                                    fresh_process=check_determinism)
+                                                    fresh_process=check_determinism, scheduler=isolated)
         except NotSerializable as exc:
             unsaved = str(exc)
     found = exploration.found
@@ -173,6 +184,12 @@ def explore_command(scenario: str, scheduler_name: str, strategy: str, runs: int
     if selfcheck is not None and not selfcheck.ok:
         sys.exit(ExitCode.NONDETERMINISM)
     sys.exit(_exit_for(found.result) if found is not None else ExitCode.PASS)
+
+
+def _close(isolated: IsolatedScheduler) -> None:
+    """End the isolated session, and say what its child's code tried and was refused."""
+    report_refused(tuple(isolated.refused))
+    isolated.close()
 
 
 def _exit_for(result: RunResult) -> int:

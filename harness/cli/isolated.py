@@ -1,7 +1,9 @@
 """`--isolate` / `--no-isolate`: a command's runs in a supervised child process (harness.isolation).
 
-Owns the option, the one isolated run of `harness run` (with its `--reorder` runs in the same child),
-and how a command tells the user what the child was refused (one line each on stderr). The child and
+Owns the option and its default (`isolating`: isolated when the scheduler is the user's code), the
+one isolated run of `harness run` (with its `--reorder` runs in the same child), the stand-in
+`explore` searches through (`isolated_scheduler`), and how a command tells the user what the child
+was refused (one line each on stderr). The child and
 its supervision are harness.isolation; the oracles run here, in the parent, on what came back.
 """
 
@@ -16,6 +18,7 @@ import click
 from harness.diagnosis.origins import Origins
 from harness.exitcodes import ExitCode
 from harness.isolation import IsolatedRun, IsolationError, Supervisor
+from harness.isolation.remote import IsolatedScheduler
 from harness.oracles import Verdict
 from harness.run import RunResult
 from harness.scenario.spec import Scenario
@@ -23,12 +26,40 @@ from harness.scenario.spec import Scenario
 F = TypeVar("F", bound=Callable[..., object])
 
 
-def isolate_option(default: bool) -> Callable[[F], F]:
-    """`--isolate/--no-isolate`, defaulting to `default` for this command."""
-    return click.option("--isolate/--no-isolate", "isolate", default=default, show_default=True,
+def isolate_option(default: bool | None) -> Callable[[F], F]:
+    """`--isolate/--no-isolate`, defaulting to `default` for this command (None: `isolating` decides,
+    from the scheduler's name)."""
+    when = ("Default: isolated when the scheduler is your code (module:attribute), in this process for a "
+            "built-in policy." if default is None else "")
+    return click.option("--isolate/--no-isolate", "isolate", default=default, show_default=default is not None,
                         help="Run the scheduler and the scenario's code in a supervised child process: a hard "
                              "real-time kill, resource limits, real-disk writes refused, the oracles judged in "
-                             "this process. --no-isolate runs them in this process (faster, for code you trust).")
+                             "this process. --no-isolate runs them in this process (faster, for code you trust). "
+                             + when)
+
+
+def isolating(isolate: bool | None, schedulers: Iterable[str]) -> bool:
+    """Whether a command's runs are isolated: as the user said, else when some scheduler is the user's
+    own code (a `package.module:attribute` name); the harness's built-in policies run in this process."""
+    if isolate is not None:
+        return isolate
+    from harness.policies.registry import BUILTIN_SCHEDULERS
+
+    return any(name not in BUILTIN_SCHEDULERS for name in schedulers)
+
+
+def isolated_scheduler(scheduler: str, import_timeout: float) -> IsolatedScheduler:
+    """A stand-in for `scheduler` whose runs happen in a supervised child, built there now (a child
+    that cannot import or build it is a usage error, exit 2; a slow import is an import timeout)."""
+    from harness.isolation.remote import IsolatedScheduler
+
+    try:
+        stand_in = IsolatedScheduler(scheduler, import_timeout_s=import_timeout)
+    except IsolationError as exc:
+        usage_error(exc)
+    report_refused(tuple(stand_in.refused))
+    stand_in.refused.clear()
+    return stand_in
 
 
 def run_isolated(scenario: Scenario, scheduler: str, seed: int, wall_timeout: float, import_timeout: float,

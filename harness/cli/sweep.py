@@ -12,7 +12,7 @@ import click
 
 from harness.atomic import make_dir, replacing
 from harness.cli.guard import guarded
-from harness.cli.isolated import isolate_option, usage_error
+from harness.cli.isolated import isolate_option, isolating, usage_error
 from harness.cli.options import (
     MAX_RUNS,
     check_schedulers,
@@ -46,12 +46,12 @@ from harness.scenario import find_scenario, scenario_names
               help="Also write the final table as CSV.")
 @wall_timeout_option
 @trust_options
-@isolate_option(default=False)
+@isolate_option(default=None)
 @guarded
 def sweep_command(scenario_list: str, scheduler_list: str, runs: int, seed_start: int, processes: int | None,
                   dask_address: str | None, out: Path | None, csv_path: Path | None, wall_timeout: float,
                   import_timeout: float, trust_modules: tuple[str, ...], allow_dirs: tuple[Path, ...],
-                  isolate: bool) -> None:
+                  isolate: bool | None) -> None:
     """Run many (scenario, scheduler, seed) cells on every core or a Dask cluster; resumable."""
     from harness.policies import scheduler_names
     from harness.sweep import grid, sweep, to_frame
@@ -63,6 +63,7 @@ def sweep_command(scenario_list: str, scheduler_list: str, runs: int, seed_start
     for name in scenarios:
         find_scenario(name, trust=trust)
     schedulers = names(scheduler_list, scheduler_names)
+    isolate = isolating(isolate, schedulers)
     if not isolate:  # isolated, the user's code is imported in the children only (which say what failed)
         check_schedulers(schedulers, import_timeout)
     cells = grid(scenarios, schedulers, range(seed_start, seed_start + runs))

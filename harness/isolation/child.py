@@ -2,8 +2,10 @@
 
 Owns the child's side of a session: read the job from descriptor IN (the parent's `sys.path`, the
 scheduler's name, the limits), confine itself (harness.isolation.confine), import and build the
-scheduler, answer "ready", then run each scenario the parent sends and write each run back as data
-(harness.isolation.wire) on descriptor OUT, until told to stop; then it leaves with `os._exit`, so a
+scheduler, answer "ready", then run each scenario the parent sends (with the real-time limit and the
+origins recording it asks for; an order-first run asks the parent for each choice, see
+harness.isolation.asking) and write each run back as data (harness.isolation.wire) on descriptor OUT,
+until told to stop; then it leaves with `os._exit`, so a
 thread the user's code left running cannot keep it alive. It never judges a run: the parent's
 oracles do, on the data. Its stdout is the parent's stderr; it never prints itself.
 """
@@ -34,6 +36,7 @@ def main(argv: list[str]) -> None:
 def serve(job: dict[str, Any], inbox: int, outbox: int) -> None:
     from harness.diagnosis.origins import recording
     from harness.isolation import wire
+    from harness.isolation.asking import AskingChooser
     from harness.isolation.confine import DiskGuard, apply_limits
     from harness.policies.registry import build_scheduler
     from harness.run import run
@@ -77,15 +80,22 @@ def serve(job: dict[str, Any], inbox: int, outbox: int) -> None:
             request = wire.read_frame(inbox)
             if request is None or request[0] == "stop":
                 return
-            _, index, key, scenario, seed, jitter = request
+            if request[0] == "code":  # which of the user's files a run of this scenario runs (for a reproducer)
+                from harness.reproducers.file import code_identity
+
+                wire.write_frame(outbox, ("code", code_identity(job["scheduler"], request[1], scheduler).to_data()))
+                continue
+            _, index, key, scenario, seed, jitter, wall_timeout, want_origins, ordered = request
             if scenario is not None:
                 scenarios[key] = scenario
             scenario = scenarios[key]
-            _cpu_budget(job["wall_timeout"])
+            _cpu_budget(wall_timeout)
+            # An order-first run asks the parent for each choice: the explorer's chooser stays there.
+            chooser = AskingChooser(index, inbox, outbox) if ordered else None
             try:
-                recorder = recording() if job["origins"] else nullcontext()
-                with wall_limit_per_run(job["wall_timeout"]), recorder as origins:
-                    result = run(scenario, scheduler, seed, jitter=jitter)
+                recorder = recording() if want_origins else nullcontext()
+                with wall_limit_per_run(wall_timeout), recorder as origins:
+                    result = run(scenario, scheduler, seed, jitter=jitter, chooser=chooser)
             except WallClockExceeded as exc:
                 if exc.result is None:
                     wire.write_frame(outbox, ("timeout", index, str(exc), refusals()))

@@ -34,9 +34,11 @@ from typing import Any
 
 from harness.diagnosis.origins import Origins
 from harness.isolation import wire
+from harness.isolation.asking import Answering
 from harness.model import Batch
 from harness.run.result import BatchRun, RunResult, RunStatus
 from harness.scenario.spec import Scenario
+from harness.sim.arbiter import Chooser
 from harness.sim.kernel import StopReason
 from harness.sim.realtime import ImportTimeout, WallClockExceeded, resolve_import_timeout
 from harness.world.world import World
@@ -107,6 +109,7 @@ class Supervisor:
         self.origins = origins
         self.limits = limits or Limits()
         self._child: _Child | None = None
+        self._label = ""
         #: Refusals noted while building the scheduler.
         self.refused_at_build: tuple[str, ...] = ()
 
@@ -118,8 +121,9 @@ class Supervisor:
 
     @property
     def label(self) -> str:
-        """The scheduler's name as the child's runs record it (known once a child is ready)."""
-        return self._child.label if self._child is not None else self.scheduler
+        """The scheduler's name as the child's runs record it (known once a child was ready; kept after
+        that child is gone, so a run the parent ends itself bears the same name as the others)."""
+        return self._child.label if self._child is not None else self._label or self.scheduler
 
     def start(self) -> None:
         """Start a child and wait until it has built the scheduler (raising `ImportTimeout` or
@@ -180,7 +184,7 @@ class Supervisor:
         try:
             kind, detail, message, refused = answer
             if kind == "ready":
-                child.label = str(detail)
+                child.label = self._label = str(detail)
                 self.refused_at_build = tuple(str(r) for r in refused)
                 return
             message = str(message)
@@ -193,9 +197,23 @@ class Supervisor:
             raise IsolationError(message)
         raise IsolationError(f"cannot build scheduler {self.scheduler!r}: {message}")
 
-    def run(self, scenario: Scenario, seed: int, jitter: float = 0.0) -> IsolatedRun:
-        """One run in the child (started if need be)."""
-        return next(iter(self.runs([(scenario, seed, jitter)])))
+    def run(self, scenario: Scenario, seed: int, jitter: float = 0.0, *, chooser: Chooser | None = None,
+            origins: bool | None = None, wall_timeout_s: float | None = None) -> IsolatedRun:
+        """One run in the child (started if need be). With a `chooser` (harness.sim.arbiter) the run is
+        order-first and the chooser, which stays in this process, answers each of its choices.
+        `origins` and `wall_timeout_s` override the session's for this run."""
+        if chooser is None and origins is None and wall_timeout_s is None:
+            return next(iter(self.runs([(scenario, seed, jitter)])))
+        wall = self.wall_timeout_s if wall_timeout_s is None else wall_timeout_s or 0.0
+        self.start()
+        answering = Answering(chooser) if chooser is not None else None
+        with contextlib.suppress(_Gone):  # the answer says what happened to the child
+            self._request(0, scenario, seed, jitter, wall, self.origins if origins is None else origins,
+                          answering is not None)
+        got = self._answer(0, scenario, seed, jitter, wall, answering)
+        if got.ended_by_parent or got.result.wall_clock_exceeded:
+            self._kill()
+        return got
 
     def runs(self, requests: Iterable[tuple[Scenario, int, float]]) -> Iterator[IsolatedRun]:
         """The runs of `requests`, in order, pipelined (several requests in flight, so the child never
@@ -210,10 +228,10 @@ class Supervisor:
                 window = pending[position:position + _WINDOW]
                 with contextlib.suppress(_Gone):  # the answers say what happened to the child
                     for offset, (scenario, seed, jitter) in enumerate(window):
-                        self._request(position + offset, scenario, seed, jitter)
+                        self._request(position + offset, scenario, seed, jitter, self.wall_timeout_s, self.origins)
                         outstanding += 1
                 for offset, (scenario, seed, jitter) in enumerate(window):
-                    got = self._answer(position + offset, scenario, seed, jitter)
+                    got = self._answer(position + offset, scenario, seed, jitter, self.wall_timeout_s)
                     outstanding -= 1
                     gone = got.ended_by_parent or got.result.wall_clock_exceeded
                     if gone:  # before yielding: a caller that takes one run (`run`) never resumes us
@@ -228,6 +246,22 @@ class Supervisor:
         finally:
             if outstanding:  # the caller stopped early (or something raised): answers would come out of turn
                 self._kill()
+
+    def code_identity(self, scenario: Scenario) -> Any:
+        """What the child says of the code a run of `scenario` runs (its `CodeIdentity.to_data()`, unchecked:
+        the caller parses it), or None when it does not answer in time. The user's modules are imported
+        in the child only, so only the child can tell which files they are."""
+        self.start()
+        try:
+            with contextlib.suppress(_Gone):
+                self._send(("code", scenario))
+            answer = self._receive(_STUCK_S)
+        except wire.WireError:
+            answer = None
+        if not isinstance(answer, tuple) or len(answer) != 2 or answer[0] != "code":
+            self._kill()  # no answer, or one out of turn: the session cannot be trusted to stay in step
+            return None
+        return answer[1]
 
     def close(self) -> None:
         """Tell the child to stop, then kill its process group whatever it does, and clean up."""
@@ -244,37 +278,53 @@ class Supervisor:
     _timed_out = False
     _death = ""
 
-    def _request(self, index: int, scenario: Scenario, seed: int, jitter: float) -> None:
+    def _request(self, index: int, scenario: Scenario, seed: int, jitter: float, wall_timeout_s: float,
+                 origins: bool, ordered: bool = False) -> None:
         child = self._child
         assert child is not None
         key = child.sent.get(id(scenario))
+        settings = (wall_timeout_s, origins, ordered)
         if key is None:  # known to the child once sent (kept alive here, so its id stays its own)
             key = len(child.keep)
-            self._send(("run", index, key, scenario, seed, jitter))
+            self._send(("run", index, key, scenario, seed, jitter, *settings))
             child.sent[id(scenario)] = key
             child.keep.append(scenario)
         else:
-            self._send(("run", index, key, None, seed, jitter))
+            self._send(("run", index, key, None, seed, jitter, *settings))
 
-    def _answer(self, index: int, scenario: Scenario, seed: int, jitter: float) -> IsolatedRun:
-        deadline = self.wall_timeout_s + GRACE_S if self.wall_timeout_s else None
+    def _answer(self, index: int, scenario: Scenario, seed: int, jitter: float, wall_timeout_s: float,
+                answering: Answering | None = None) -> IsolatedRun:
+        """The child's answer for run `index`; for an order-first run, answering its questions first.
+        The deadline is for the whole run, questions included."""
+        deadline = time.monotonic() + wall_timeout_s + GRACE_S if wall_timeout_s else None
         try:
-            answer = self._receive(deadline)
-            if answer is None:
-                return self._lost(scenario, seed, jitter)
-            return self._decode(answer, index, scenario, seed, jitter)
+            while True:
+                answer = self._receive(None if deadline is None else max(0.0, deadline - time.monotonic()))
+                if answer is None:
+                    return self._lost(scenario, seed, jitter, wall_timeout_s)
+                if answering is None or not isinstance(answer, tuple) or answer[:1] not in (("choose",), ("fault",)):
+                    return self._decode(answer, index, scenario, seed, jitter)
+                try:
+                    reply = answering.reply(answer, index)
+                except wire.WireError:
+                    raise
+                except BaseException:  # the chooser's own: the child's run waits for an answer that never comes
+                    self._kill()
+                    raise
+                with contextlib.suppress(_Gone):  # then the next answer says what happened to the child
+                    self._send(reply)
         except wire.WireError as exc:
             self._kill()
             return self._ended(scenario, seed, jitter, RunStatus.SCHEDULER_ERROR,
                                f"the isolated process sent data that is not a run ({exc}): the scheduler's code "
                                "wrote to the harness's channel?")
 
-    def _lost(self, scenario: Scenario, seed: int, jitter: float) -> IsolatedRun:
+    def _lost(self, scenario: Scenario, seed: int, jitter: float, wall_timeout_s: float) -> IsolatedRun:
         """The run of a child that went away or ran out of time before answering."""
         self._kill()
         if self._timed_out:
             return self._ended(scenario, seed, jitter, RunStatus.HANG,
-                               f"the run took more than {self.wall_timeout_s:g} s of real time and its isolated "
+                               f"the run took more than {wall_timeout_s:g} s of real time and its isolated "
                                "process was killed (a scheduler that never yields, and ignores or switches off "
                                "the timer?)")
         return self._ended(scenario, seed, jitter, RunStatus.SCHEDULER_ERROR,

@@ -235,7 +235,7 @@ def changes_since(recorded: CodeIdentity) -> CodeChanges:
         else:
             harness.append(f"{'harness' if key == 'version' else key} {old} -> {new}")
     changed, gone = [], []
-    roots = {package: _roots(package) for package in recorded.packages}
+    roots = {package: package_roots(package) for package in recorded.packages}
     for name, digest in recorded.files:
         candidates = [os.path.join(root, *name.split("/")) for root in roots.get(_top_of_file(name), [])]
         current = next((file_digest(c) for c in candidates if os.path.isfile(c)), None)
@@ -285,7 +285,7 @@ def _relative(name: str, path: str, package: bool) -> str:
     return "/".join([*directories, os.path.basename(path)])
 
 
-def _roots(package: str) -> list[str]:
+def package_roots(package: str) -> list[str]:
     """The directories `package` is imported from now (several for a namespace package), found
     without importing it when it is not imported yet."""
     module = sys.modules.get(package)

@@ -15,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from harness.reproducers.code_identity import package_roots
+
 
 def replay_command(path: Path | str | None, modules: tuple[str, ...] | list[str], *,
                    trust: tuple[str, ...] | list[str] | None = None, scheduler: str | None = None,
@@ -46,12 +48,15 @@ def search_path_prefix(modules: tuple[str, ...] | list[str]) -> str:
     """`PYTHONPATH=DIRS ` when some of `modules` were imported from a directory that a fresh `harness`
     process would not search (one this process got from PYTHONPATH, or that pytest put on `sys.path`
     for a package beside the user's tests), else "": a printed command then works, as printed, in a
-    fresh shell. The directories are absolute, in `sys.path` order. Modules not imported (yet), and
-    installed ones, add nothing."""
+    fresh shell. The directories are absolute, in `sys.path` order. A module not imported here (an
+    isolated child imported it) is looked up without importing it; installed ones add nothing."""
     # The directory each top-level package or module was imported from: what PYTHONPATH must hold.
     roots = []
     for module in modules:
         loaded = sys.modules.get(module.partition(".")[0])
+        if loaded is None:  # imported elsewhere (an isolated child): where this process would find it
+            roots += package_roots(module.partition(".")[0])
+            continue
         package = next(iter(getattr(loaded, "__path__", ())), None)
         location = package if isinstance(package, str) else getattr(loaded, "__file__", None)
         if isinstance(location, str):

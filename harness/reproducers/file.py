@@ -12,6 +12,7 @@ carries. It never compares a replay with its recording (`harness.reproducers.div
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shlex
 from dataclasses import dataclass
@@ -99,8 +100,14 @@ def code_identity(scheduler: str, scenario: Scenario, policy: Scheduler | None =
     define the scheduler and the scenario's tool, model and loop modules (`harness.reproducers.code_identity`).
     A built-in scheduler's code is the harness's. It never imports anything."""
     from harness.policies import BUILTIN_SCHEDULERS
+    from harness.run.elsewhere import RunsElsewhere
     from harness.tools.modules import entry_point_modules
 
+    if isinstance(policy, RunsElsewhere):  # an isolated child's stand-in: the code was imported there
+        told = policy.code_elsewhere(scenario)
+        if told is not None:
+            with contextlib.suppress(ValueError):  # not an identity: told from here, as far as this process can
+                return CodeIdentity.from_data(told, "the identity an isolated process sent")
     modules: list[str] = []
     if scheduler not in BUILTIN_SCHEDULERS and ":" in scheduler:
         modules.append(scheduler.partition(":")[0])

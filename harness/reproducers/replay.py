@@ -51,6 +51,7 @@ from harness.reproducers.judgement import (
     Judgement,
     judge,
 )
+from harness.run.elsewhere import RunsElsewhere
 from harness.scenario.dump import NotSerializable
 from harness.scheduling import Scheduler
 
@@ -113,7 +114,10 @@ def save_verified(reproducer: Reproducer, directory: Path, *, version: str, fres
     if reproducer.code is not None:
         # The same packages' files again, now that a run of it happened in this process: a module the
         # code imports only while it runs (the exploration may have run in other processes) counts too.
-        reproducer = dataclasses.replace(reproducer, code=identity_of(reproducer.code.packages))
+        # Run elsewhere (an isolated child), that process imported it and tells.
+        again = code_identity(reproducer.scheduler, reproducer.scenario, scheduler) \
+            if isinstance(scheduler, RunsElsewhere) else identity_of(reproducer.code.packages)
+        reproducer = dataclasses.replace(reproducer, code=again)
     text = to_json(reproducer, version=version)
     _check_loads(text, reproducer, scheduler)
     return save(reproducer, directory, version=version, text=text), check

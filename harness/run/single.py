@@ -14,6 +14,7 @@ from typing import Any
 from harness.run.batch import Shared, _UserInterrupt, crash_event, drain, end_batch
 from harness.run.crew import run_crew
 from harness.run.driver import Driver, describe_error, scheduler_label
+from harness.run.elsewhere import RunsElsewhere
 from harness.run.result import BatchRun, RunResult, RunStatus
 from harness.run.turns import LoopTurns, StaticTurns, Turns
 from harness.scenario.spec import Scenario
@@ -57,6 +58,8 @@ def run(scenario: Scenario, scheduler: Scheduler | str, seed: int, *, jitter: fl
         raise ValueError(f"jitter must be a number between 0 and {MAX_JITTER} (a log-scale factor), got {jitter!r}")
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ValueError(f"seed must be an integer, got {seed!r}")
+    if isinstance(scheduler, RunsElsewhere):  # e.g. an isolated child's stand-in: the run is its own
+        return scheduler.run_elsewhere(scenario, seed, jitter, chooser)
     limit = per_run_limit()
     if isinstance(scheduler, str):  # a name, as every other entry point takes it
         from harness.policies.registry import build_scheduler

@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.agent.runtime import LoopPolicy
 from harness.explore.engine import explore
@@ -37,7 +37,7 @@ from harness.explore.shrink import ShrinkMemo, shrink_finding
 from harness.explore.swarm import POLICY_KINDS
 from harness.oracles.loop_policy import CONFORMANCE_SCENARIOS, loop_conformance_scenarios
 from harness.oracles.severity import rank
-from harness.policies.registry import build_scheduler
+from harness.policies.registry import BUILTIN_SCHEDULERS, build_scheduler
 from harness.run import RunResult, scheduler_label
 from harness.scenario import Scenario, find_scenario, load_scenario
 from harness.scenario.trust import TrustLike
@@ -62,6 +62,9 @@ from harness.testing.regressions import (
     reproducer_files,
     reproducers,
 )
+
+if TYPE_CHECKING:
+    from harness.isolation.remote import IsolatedScheduler
 
 __all__ = [
     "DEFAULT_SCENARIOS", "GENERATED_FILES", "GENERATED_PATHS", "LOOP_SCENARIOS", "PROFILES", "CheckReport", "Failure",
@@ -180,7 +183,7 @@ def check_scheduler(scheduler: Scheduler | str, *, scenarios: Sequence[str | Pat
                     swarm: bool = True, report_dir: Path | str | None = None, check_determinism: bool = False,
                     wall_timeout_s: float | None = None, fail_fast: bool = False,
                     loop: str | LoopPolicy | None = None, import_timeout_s: float | None = None,
-                    trust: TrustLike | None = None) -> CheckReport:
+                    trust: TrustLike | None = None, isolate: bool | None = None) -> CheckReport:
     """Explore every scenario and raise `SchedulerCheckFailed` listing every failure, worst first, if
     any oracle finds a violation or a scenario was not exercised; return the `CheckReport` (what was
     covered: `report.summary()`) when the scheduler passes.
@@ -212,6 +215,11 @@ def check_scheduler(scheduler: Scheduler | str, *, scenarios: Sequence[str | Pat
     SIGALRM timers, so they work on the main thread of Unix only; a timer of pytest-timeout's due
     sooner is left in charge.
 
+    `isolate` runs every run (explored, shrunk, replayed) in a supervised child process and judges it
+    here (harness.isolation: a hard real-time kill, resource limits, real-disk writes refused, oracles
+    the scheduler cannot patch); it needs the scheduler's name. None (the default) isolates a name of
+    your own code (`package.module:attribute`) and runs a built-in policy or an instance in this process.
+
     Under pytest (with the harness plugin) the failures a test failed with before are replayed first,
     before anything is explored (see `harness.testing.example_db`).
     """
@@ -222,8 +230,41 @@ def check_scheduler(scheduler: Scheduler | str, *, scenarios: Sequence[str | Pat
     settings = PROFILES[name]
     took = stopwatch()  # for the summary only: real time never reaches a run
     spec = scheduler if isinstance(scheduler, str) else None
+    isolated = _isolated(spec, isolate, import_timeout_s)
+    try:
+        return _check(scheduler, spec, isolated, settings, name, scenarios, extra_scenarios, only, skip, seed,
+                      generated, swarm, report_dir, check_determinism, wall_timeout_s, fail_fast, loop,
+                      import_timeout_s, trust, took)
+    finally:
+        if isolated is not None:
+            isolated.close()
+
+
+def _isolated(spec: str | None, isolate: bool | None, import_timeout_s: float | None) -> IsolatedScheduler | None:
+    """The stand-in whose child runs every run when the check is isolated (built there now), else None."""
+    if isolate is None:
+        isolate = spec is not None and spec not in BUILTIN_SCHEDULERS
+    if not isolate:
+        return None
+    if spec is None:
+        raise ValueError("isolate=True needs the scheduler's name (\"package.module:attribute\"): an instance "
+                         "cannot be sent to another process")
+    from harness.isolation.remote import IsolatedScheduler
+
+    return IsolatedScheduler(spec, import_timeout_s=import_timeout_s)
+
+
+def _check(scheduler: Scheduler | str, spec: str | None, isolated: IsolatedScheduler | None, settings: Profile,
+           name: str, scenarios: Sequence[str | Path | Scenario] | None,
+           extra_scenarios: Sequence[str | Path | Scenario],
+           only: Sequence[str], skip: Sequence[str], seed: int, generated: bool, swarm: bool,
+           report_dir: Path | str | None, check_determinism: bool, wall_timeout_s: float | None, fail_fast: bool,
+           loop: str | LoopPolicy | None, import_timeout_s: float | None, trust: TrustLike | None,
+           took: Callable[[], float]) -> CheckReport:
+    __tracebackhide__ = True
     # A named one imported and built first, under its own limit: a runtime's import is no run's hang.
-    policy = build_scheduler(scheduler, import_timeout_s) if isinstance(scheduler, str) else scheduler
+    policy: Scheduler = isolated if isolated is not None else \
+        build_scheduler(scheduler, import_timeout_s) if isinstance(scheduler, str) else scheduler
     looped = loop_conformance_scenarios(loop) if loop is not None else []
     chosen, skipped = _select([*(scenarios if scenarios is not None else DEFAULT_SCENARIOS), *extra_scenarios,
                                *looped], generated, only, skip, trust)
@@ -239,7 +280,7 @@ def check_scheduler(scheduler: Scheduler | str, *, scenarios: Sequence[str | Pat
     def report(stopped: str | None = None) -> CheckReport:
         ordered = tuple(sorted(failures, key=lambda f: rank(f.label)))  # stable: scenario order within a rank
         return CheckReport(label, name, seed, tuple(covered), ordered, took(), stopped,
-                           tuple(skipped))
+                           tuple(skipped), isolated is not None, tuple(isolated.refused) if isolated else ())
 
     def fail_now() -> bool:
         return fail_fast and bool(failures)
@@ -251,7 +292,7 @@ def check_scheduler(scheduler: Scheduler | str, *, scenarios: Sequence[str | Pat
             if fail_now():
                 return
             scenario_took = stopwatch()
-            exploration = explore(scenario, spec or policy, "auto", runs=settings.runs, seed=seed,
+            exploration = explore(scenario, isolated or spec or policy, "auto", runs=settings.runs, seed=seed,
                                   swarm_kinds=POLICY_KINDS if swarm else (), keep_going=not fail_fast, shrink=False,
                                   import_timeout_s=import_timeout_s)
             command: tuple[str | None, tuple[str, ...], str | None] | None = None

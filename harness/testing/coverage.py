@@ -103,6 +103,11 @@ class CheckReport:
     stopped: str | None = None
     #: Scenarios the caller excluded (`skip=`), by name.
     skipped: tuple[str, ...] = field(default=())
+    #: Whether the runs happened in a supervised child process (harness.isolation).
+    isolated: bool = False
+    #: What the scheduler's code tried in its isolated process and was refused (real-disk writes, new
+    #: processes), each once.
+    refused: tuple[str, ...] = field(default=())
 
     @property
     def not_exercised(self) -> tuple[ScenarioCoverage, ...]:
@@ -124,7 +129,8 @@ class CheckReport:
         verdict = "passed" if self.passed else "FAILED"
         return (f"check_scheduler({self.scheduler}) {verdict}: {_count(len(self.scenarios), 'scenario')}, "
                 f"{_count(self.runs, 'run')}, {_count(self.calls_started, 'call')} started through the scheduler, "
-                f"{self.seconds:.1f} s (profile {self.profile}, seed {self.seed})")
+                f"{self.seconds:.1f} s (profile {self.profile}, seed {self.seed}"
+                + (", isolated)" if self.isolated else ")"))
 
     def not_exercised_message(self) -> str | None:
         """Why the check fails although no oracle did: scenarios where nothing ran. None if none."""
@@ -151,12 +157,14 @@ class CheckReport:
             lines.append(f"  skipped on request: {', '.join(self.skipped)}")
         if self.stopped:
             lines.append(f"  stopped early: {self.stopped}")
+        lines.extend(f"  isolated run refused {what}" for what in self.refused)
         return "\n".join(lines)
 
     def to_json(self) -> dict[str, Any]:
         return {"scheduler": self.scheduler, "profile": self.profile, "seed": self.seed, "passed": self.passed,
                 "runs": self.runs, "calls_started": self.calls_started, "seconds": round(self.seconds, 3),
-                "stopped": self.stopped, "skipped": list(self.skipped),
+                "stopped": self.stopped, "skipped": list(self.skipped), "isolated": self.isolated,
+                "refused": list(self.refused),
                 "not_exercised": [c.scenario for c in self.not_exercised],
                 "scenarios": [c.to_json() for c in self.scenarios],
                 "failures": [f.to_json() for f in self.failures]}

@@ -8,6 +8,7 @@ Limits are tiny (a 2-call scenario, 1 s of real time per run, 1-2 runs) to keep 
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -125,8 +126,9 @@ def test_explore(name: str, tiny: Path, baseline: dict[str, str]) -> None:
 @pytest.mark.parametrize("name", list(CATALOGUE))
 def test_sweep_and_compare(command: str, name: str, tiny: Path, baseline: dict[str, str]) -> None:
     """A cell that spins stops the command (exit 3, the cell named); any other misbehaviour is a row
-    with its violation, as for every scheduler (these commands measure, they do not judge)."""
-    args = ["--scenarios", str(tiny)] if command == "sweep" else [str(tiny)]
+    with its violation, as for every scheduler (these commands measure, they do not judge). The sweep
+    runs in process here (`--no-isolate`); isolated, a spinning cell is a `hang` row (tests/isolation)."""
+    args = ["--scenarios", str(tiny), "--no-isolate"] if command == "sweep" else [str(tiny)]
     code, output = _cli(command, *args, "--schedulers", f"{MODULE}:{name}", "--runs", "1", *LIMITS)
     expected = 3 if name in SPINS else 2 if name == "NonStrName" else 0
     assert code == expected, output
@@ -206,13 +208,23 @@ def test_system_exit_in_a_real_process(tiny: Path) -> None:
     assert done.returncode == 4 and "SystemExit" in done.stdout, done.stdout + done.stderr
 
 
-def test_spinning_constructor_in_sweep_workers(tiny: Path) -> None:
-    """Two worker processes, each with its own watchdog: the spinning constructor is a hang (exit 3)."""
+@pytest.mark.parametrize("isolate", ["--no-isolate", "--isolate"])
+def test_spinning_call_in_sweep_workers(tiny: Path, isolate: str, tmp_path: Path) -> None:
+    """Two worker processes, each with its own watchdog: in process the spinning cell is a hang that
+    stops the sweep (exit 3); isolated (the default for a scheduler of the user's) it is a `hang` row
+    and every other cell still runs (exit 0: a sweep measures)."""
     done = subprocess.run([sys.executable, "-m", "harness", "sweep", "--scenarios", f"{tiny},{tiny}",
                            "--schedulers", f"serial,{MODULE}:SpinInCall", "--runs", "2", "--processes", "2",
-                           "--wall-timeout", "1"], cwd=ROOT, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 3 and "hang" in done.stderr, done.stdout + done.stderr
+                           "--wall-timeout", "1", isolate, "--out", str(tmp_path / "rows.jsonl")], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
     assert "Traceback" not in done.stderr
+    if isolate == "--no-isolate":
+        assert done.returncode == 3 and "hang" in done.stderr, done.stdout + done.stderr
+        return
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = [json.loads(line) for line in (tmp_path / "rows.jsonl").read_text().splitlines()]
+    statuses = sorted({(row["scheduler"].rpartition(":")[2], row["status"]) for row in rows})
+    assert len(rows) == 4 and statuses == [("SpinInCall", "hang"), ("serial", "completed")], rows
 
 
 def test_a_real_ctrl_c_still_stops_the_harness(tiny: Path, tmp_path: Path) -> None:

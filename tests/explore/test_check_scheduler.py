@@ -219,8 +219,10 @@ def two_bugs() -> Iterator[set[str]]:
 
 
 def test_one_check_reports_both_bugs_of_a_runtime_with_two(two_bugs: set[str]) -> None:
+    # In this process (isolate=False): the fix below edits the module's state here, which an isolated
+    # check's child (a fresh interpreter) would never see.
     with pytest.raises(SchedulerCheckFailed) as info:
-        check_scheduler(TWO_BUGS, profile="quick")
+        check_scheduler(TWO_BUGS, profile="quick", isolate=False)
     found = {(f.scenario, f.label) for f in info.value.failures}
     assert ("config-two-spellings", "lost-update") in found  # locks by the path's text
     assert ("duplicate-ticket", "duplicate-effect") in found  # a fresh idempotency key per retry
@@ -229,7 +231,7 @@ def test_one_check_reports_both_bugs_of_a_runtime_with_two(two_bugs: set[str]) -
     assert ranks == sorted(ranks) and len(found) == len(info.value.failures)
     two_bugs.discard("raw-path-locks")  # the user fixes one bug
     with pytest.raises(SchedulerCheckFailed) as again:
-        check_scheduler(TWO_BUGS, profile="quick")
+        check_scheduler(TWO_BUGS, profile="quick", isolate=False)
     found = {(f.scenario, f.label) for f in again.value.failures}
     assert ("config-two-spellings", "lost-update") not in found and ("duplicate-ticket", "duplicate-effect") in found
 
