@@ -260,6 +260,20 @@ class ForgesAField:
         return _serially(batch, ctx)
 
 
+
+class AsksAForgedQuestion:
+    """Writes an order-first question of the wrong shape (its step a string) on the channel, as the
+    child's arbiter would ask its parent, then behaves: the parent must not hand it to its chooser.
+    Not in EXPECTED: a tool for the explore tests."""
+
+    name = "asks-a-forged-question"
+
+    def __call__(self, batch: Batch, ctx: SchedulerContext) -> Process:
+        from harness.isolation import wire
+
+        wire.write_frame(int(sys.argv[2]), ("choose", 0, tuple(c.id for c in batch.calls), "one", [], []))
+        return _serially(batch, ctx)
+
 #: Each adversary with the exit code of `harness run --isolate` on a two-call scenario (1 s wall timeout).
 EXPECTED: dict[str, tuple[int, str]] = {
     "IgnoresAlarmAndSpins": (3, "hang"),

@@ -172,3 +172,72 @@ def test_sweep_isolated(place: tuple[Path, Path]) -> None:
     assert took < 90
     assert sorted(p.name for p in work.iterdir()) == ["out", "tiny.toml"]
     assert list(target.iterdir()) == []
+
+
+#: `harness explore`'s exit code per adversary: `run --isolate`'s, but where several runs in one
+#: child change the verdict. ClosesStdout closes descriptor 1 at its first batch, so its second batch
+#: (the exploration's next run in the same child) raises EBADF: a scheduler-error, as it would be in
+#: any process that runs it twice.
+EXPLORED = {**{name: code for name, (code, _) in EXPECTED.items()}, "ClosesStdout": 4}
+
+
+@pytest.mark.parametrize("name", list(EXPECTED))
+def test_explore_isolates_a_scheduler_of_the_users_by_default(name: str, place: tuple[Path, Path]) -> None:
+    """`harness explore` with no flag: a `module:attribute` scheduler runs in a supervised child, so each
+    adversary ends with its verdict (a spin is a hang, exit 3; the oracle patcher is caught), the
+    process exits, and nothing lands outside the save directory."""
+    work, target = place
+    done, took = _harness(work, target, "explore", "tiny.toml", "--scheduler", f"{MODULE}:{name}", "--runs", "10",
+                          "--swarm-kinds", "", "--wall-timeout", "1", "--save-dir", "out", "--format", "json")
+    assert done.returncode == EXPLORED[name], done.stdout[-2000:] + done.stderr
+    assert "Traceback" not in done.stderr
+    assert took < 60
+    assert sorted(p.name for p in work.iterdir()) in (["out", "tiny.toml"], ["tiny.toml"])
+    assert list(target.iterdir()) == []
+    if done.returncode in (1, 4, 6):  # a finding: shrunk, replayed in the child, saved
+        document = json.loads(done.stdout)
+        assert document["reproducer"] and not document["nondeterministic"], document
+
+
+CHECKED = ["IgnoresAlarmAndSpins", "NonDaemonThread", "OsExit", "Forks", "Chdir", "PatchesOracles", "WritesSqlite",
+           "GarbageOnTheChannel", "ForgesAField"]
+
+
+def test_check_scheduler_isolates_a_scheduler_of_the_users_by_default(place: tuple[Path, Path]) -> None:
+    """check_scheduler by name, in a fresh process: each adversary fails with the label its run earns
+    (the spinner as a hang, killed by the parent; the oracle patcher caught), or passes where it
+    behaves, and the report says the check was isolated."""
+    work, target = place
+    script = f"""
+import json, sys
+from harness.testing import SchedulerCheckFailed, check_scheduler
+out = {{}}
+for name in {CHECKED!r}:
+    try:
+        report = check_scheduler("{MODULE}:" + name, scenarios=["tiny.toml"], profile="quick", generated=False,
+                                 swarm=False, wall_timeout_s=1.0)
+        out[name] = ["passed", report.isolated]
+    except SchedulerCheckFailed as exc:
+        out[name] = [sorted({{f.label for f in exc.failures}}), exc.report.isolated]
+print(json.dumps(out))
+"""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HARNESS_TEST_TARGET": str(target)}
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", script], cwd=work, env=env, capture_output=True, text=True,
+                          timeout=180)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    got = json.loads(done.stdout.splitlines()[-1])
+    assert got == {
+        "IgnoresAlarmAndSpins": [["hang"], True],
+        "NonDaemonThread": ["passed", True],
+        "OsExit": [["scheduler-error"], True],
+        "Forks": [["scheduler-error"], True],
+        "Chdir": ["passed", True],
+        "PatchesOracles": [["missing-result"], True],
+        "WritesSqlite": [["scheduler-error"], True],
+        "GarbageOnTheChannel": [["scheduler-error"], True],
+        "ForgesAField": [["scheduler-error"], True],
+    }
+    assert time.monotonic() - started < 150
+    assert sorted(p.name for p in work.iterdir()) == ["tiny.toml"]
+    assert list(target.iterdir()) == []

@@ -1,0 +1,111 @@
+"""Explorations through an isolated child (`IsolatedScheduler`): the same exploration as in process,
+strategy by strategy; the chooser stays in the parent and answers the child's questions, which are
+checked; a chooser that raises ends the child, not the session; and the stand-in travels to pool
+workers as its name."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Sequence
+
+import pytest
+
+from harness.explore.engine import STRATEGIES, Exploration, explore
+from harness.isolation import wire
+from harness.isolation.asking import Answering, ArbiterView
+from harness.isolation.remote import IsolatedScheduler
+from harness.oracles import check
+from harness.run import run
+from harness.scenario import find_scenario
+from harness.sim.arbiter import Tape
+
+pytestmark = pytest.mark.skipif(not hasattr(signal, "setitimer") or not hasattr(os, "killpg"),
+                                reason="isolation needs POSIX process groups")
+
+
+def _summary(exploration: Exploration) -> tuple[object, ...]:
+    shrunk = exploration.shrunk
+    return (exploration.runs, [(f.label, f.result.fingerprint, f.found_by) for f in exploration.findings],
+            shrunk.result.fingerprint if shrunk else None, exploration.scope, exploration.exhausted,
+            exploration.classes)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize(("scenario", "scheduler"), [("incident-ticket-notify", "parallel"),
+                                                     ("config-clobber", "serial"),
+                                                     ("cascade-cancel", "parallel")])  # fault choices too
+def test_an_isolated_exploration_is_the_in_process_one(strategy: str, scenario: str, scheduler: str) -> None:
+    """Every strategy, a buggy and a correct policy: the same runs, findings, shrunk run and scope
+    (an exhaustive proof included), although every choice of the order-first runs crossed the pipe."""
+    found = find_scenario(scenario)
+    here = explore(found, scheduler, strategy, runs=40, seed=7, keep_going=True)
+    with IsolatedScheduler(scheduler) as isolated:
+        there = explore(found, isolated, strategy, runs=40, seed=7, keep_going=True)
+    assert _summary(there) == _summary(here)
+    if scheduler == "serial":
+        assert not here.findings
+    if scenario == "incident-ticket-notify":
+        assert here.findings
+
+
+def test_the_pool_workers_each_start_their_own_child() -> None:
+    """Pickled to a worker process, the stand-in is its name: the exploration is the one-process one."""
+    found = find_scenario("incident-ticket-notify")
+    one = explore(found, "parallel", "auto", runs=80, seed=3, keep_going=True)
+    with IsolatedScheduler("parallel") as isolated:
+        pooled = explore(found, isolated, "auto", runs=80, seed=3, keep_going=True, processes=2)
+    assert _summary(pooled) == _summary(one)
+
+
+class _Raises:
+    def choose(self, enabled: Sequence[str], step: int) -> str:
+        raise LookupError("the search stops here")
+
+
+def test_a_chooser_that_raises_ends_the_child_and_the_next_run_goes_on() -> None:
+    scenario = find_scenario("config-clobber")
+    with IsolatedScheduler("parallel") as isolated:
+        with pytest.raises(LookupError, match="the search stops here"):
+            run(scenario, isolated, 1, chooser=_Raises())
+        again = run(scenario, isolated, 1, chooser=Tape())
+    assert again.fingerprint == run(scenario, "parallel", 1, chooser=Tape()).fingerprint
+
+
+def test_a_forged_question_is_the_schedulers_error_not_the_choosers() -> None:
+    scenario = find_scenario("config-clobber")
+    with IsolatedScheduler("tests.isolation.adversaries:AsksAForgedQuestion") as isolated:
+        result = run(scenario, isolated, 1, chooser=Tape())
+    assert result.status.value == "scheduler-error" and "wrong shape" in (result.error or "")
+    assert "scheduler-error" in {v.label for v in check(result) for v in v.violations}
+
+
+def test_questions_are_checked_before_the_chooser_sees_them() -> None:
+    seen: list[tuple[tuple[str, ...], int, object]] = []
+
+    class Bound:
+        view: ArbiterView | None = None
+
+        def bind(self, view: ArbiterView) -> None:
+            self.view = view
+
+        def choose(self, enabled: Sequence[str], step: int) -> str:
+            assert self.view is not None
+            request = self.view.request("b#2")
+            seen.append((tuple(enabled), step, request and (request.final, self.view.steps_taken)))
+            return enabled[-1]
+
+    answering = Answering(Bound())
+    pending = [("a", 1, False, 0, float("inf")), ("b", 2, True, 5, 9.0)]
+    assert answering.reply(("choose", 3, ("a", "b#2"), 4, pending, [(("b", 2), 1)]), 3) == ("chose", 3, "b#2")
+    assert seen == [(("a", "b#2"), 4, (True, {("b", 2): 1}))]
+    for forged in [("choose", 2, ("a",), 0, [], []),  # another run's
+                   ("choose", 3, ["a"], 0, [], []),  # a list, not a tuple
+                   ("choose", 3, (), 0, [], []),  # nothing enabled
+                   ("choose", 3, ("a",), 0, [("a", "1", False, 0, 1.0)], []),  # an attempt that is text
+                   ("choose", 3, ("a",), 0, [], [(("a", 1), None)]),
+                   ("fault", 3, "tok", 1, 0, [], []),  # drawn is not a bool
+                   ("steal", 3), ("choose",)]:
+        with pytest.raises(wire.WireError):
+            answering.reply(forged, 3)
+    assert len(seen) == 1
