@@ -228,6 +228,8 @@ def rebuild(data: Mapping[str, Any], sent: Scenario) -> RunResult:
         if not isinstance(final, WorldState):
             raise WireError(f"a final world that is {type(final).__name__}")
         source = sent if data["source_is_sent"] else None
+        if fields["initial"] == scenario.world:  # the very state object: the world built from it is cached
+            fields["initial"] = scenario.world
         result = RunResult(scenario=scenario, world=cast(World, _LazyWorld(final)), source=source, **fields)
         _typed(result, depth=2)
         final._digest.clear()  # the parent hashes the world itself (the fingerprint is its own reading)

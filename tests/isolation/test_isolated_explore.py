@@ -109,3 +109,12 @@ def test_questions_are_checked_before_the_chooser_sees_them() -> None:
         with pytest.raises(wire.WireError):
             answering.reply(forged, 3)
     assert len(seen) == 1
+
+
+def test_a_rebuilt_run_starts_from_the_parents_own_initial_world() -> None:
+    """The initial world comes back as the scenario's own state object, so the oracles' replay thaws
+    the world built from it once (harness.world.templates) instead of building one per run."""
+    scenario = find_scenario("config-clobber")
+    with IsolatedScheduler("serial") as isolated:
+        result = run(scenario, isolated, 1)
+    assert result.initial is scenario.world
