@@ -375,7 +375,8 @@ class Supervisor:
             data = memoryview(wire.frame(message))
         except (pickle.PicklingError, TypeError, AttributeError, RecursionError) as exc:
             raise IsolationError(f"what the run needs cannot be sent to an isolated process ({type(exc).__name__}: "
-                                 f"{exc}); a tool or model defined inside a function? run it without --isolate") \
+                                 f"{exc}); a tool or model defined inside a function? run it in process: --no-isolate, "
+                                 "isolate=False") \
                 from None
         stuck = time.monotonic() + _STUCK_S
         while data:

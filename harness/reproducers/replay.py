@@ -69,6 +69,8 @@ class SelfCheck:
     here: Replay
     #: (identical, description) of the replay in a fresh process; None when not asked for.
     fresh: tuple[bool, str] | None = None
+    #: Where "here" is: "this process", or "its isolated process" (a scheduler that runs elsewhere).
+    where: str = "this process"
 
     @property
     def ok(self) -> bool:
@@ -76,10 +78,10 @@ class SelfCheck:
 
     def describe(self) -> str:
         if self.ok:
-            where = "in this process" + (" and in a fresh one under another PYTHONHASHSEED" if self.fresh else "")
+            where = f"in {self.where}" + (" and in a fresh one under another PYTHONHASHSEED" if self.fresh else "")
             return f"replays {where}"
         if not self.here.identical:
-            return f"nondeterministic: replaying in this process {self.here.describe()}; {self.cause()}"
+            return f"nondeterministic: replaying in {self.where} {self.here.describe()}; {self.cause()}"
         assert self.fresh is not None
         return (f"nondeterministic: in a fresh process under another PYTHONHASHSEED it {self.fresh[1]}; likely "
                 "cause: an order that depends on string hashing (iterating a set, or a dict built from one)")
@@ -93,7 +95,7 @@ def verify(reproducer: Reproducer, *, fresh_process: bool = False, scheduler: Sc
     in a new interpreter under another PYTHONHASHSEED (the scheduler must then be importable by name)."""
     here = replay(reproducer, scheduler)
     fresh = _replay_fresh(reproducer) if fresh_process and here.identical else None
-    return SelfCheck(here, fresh)
+    return SelfCheck(here, fresh, "its isolated process" if isinstance(scheduler, RunsElsewhere) else "this process")
 
 
 class Unloadable(NotSerializable):

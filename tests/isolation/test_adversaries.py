@@ -196,6 +196,7 @@ def test_explore_isolates_a_scheduler_of_the_users_by_default(name: str, place: 
     if done.returncode in (1, 4, 6):  # a finding: shrunk, replayed in the child, saved
         document = json.loads(done.stdout)
         assert document["reproducer"] and not document["nondeterministic"], document
+        assert document["determinism"] == "replays in its isolated process"
 
 
 CHECKED = list(EXPECTED)
