@@ -31,7 +31,10 @@ def test_a_module_found_through_pythonpath_is_named_with_its_directory(tmp_path:
     monkeypatch.syspath_prepend(str(here))
     monkeypatch.delitem(sys.modules, "acme_sp", raising=False)
     monkeypatch.delitem(sys.modules, "acme_sp.policy", raising=False)
-    assert search_path_prefix(["acme_sp.policy"]) == ""  # not imported yet: nothing known
+    # Not imported here (an isolated child imported it): found where this process would find it,
+    # without importing it.
+    assert search_path_prefix(["acme_sp.policy"]) == f"PYTHONPATH={here} "
+    assert "acme_sp" not in sys.modules
     importlib.import_module("acme_sp.policy")
     # Only the directory the module came from, once, absolute; an installed module adds nothing.
     assert search_path_prefix(["acme_sp.policy", "simpy"]) == f"PYTHONPATH={here} "
