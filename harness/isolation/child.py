@@ -85,7 +85,9 @@ def serve(job: dict[str, Any], inbox: int, outbox: int) -> None:
 
                 wire.write_frame(outbox, ("code", code_identity(job["scheduler"], request[1], scheduler).to_data()))
                 continue
-            _, index, key, scenario, seed, jitter, wall_timeout, want_origins, ordered = request
+            _, index, key, scenario, seed, jitter, wall_timeout, want_origins, ordered, forget = request
+            for old in forget:  # the parent no longer names these
+                scenarios.pop(old, None)
             if scenario is not None:
                 scenarios[key] = scenario
             scenario = scenarios[key]

@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -86,8 +87,12 @@ class _Child:
     from_child: int
     root: str
     label: str = ""
-    sent: dict[int, int] = field(default_factory=dict)  # id(scenario) -> key (the scenario is kept in `keep`)
-    keep: list[Scenario] = field(default_factory=list)
+    #: id(scenario) -> (its key in the child, the scenario, kept alive so its id stays its own), oldest use
+    #: first: at most `_KEPT`, so a long swarm exploration (a new scenario each run) holds a bounded number.
+    sent: OrderedDict[int, tuple[int, Scenario]] = field(default_factory=OrderedDict)
+    next_key: int = 0
+    #: Keys the child may drop, told with the next request.
+    forget: list[int] = field(default_factory=list)
     messages: list[Any] = field(default_factory=list)
     reader: wire.FrameReader = field(default_factory=wire.FrameReader)
 
@@ -282,15 +287,18 @@ class Supervisor:
                  origins: bool, ordered: bool = False) -> None:
         child = self._child
         assert child is not None
-        key = child.sent.get(id(scenario))
-        settings = (wall_timeout_s, origins, ordered)
-        if key is None:  # known to the child once sent (kept alive here, so its id stays its own)
-            key = len(child.keep)
-            self._send(("run", index, key, scenario, seed, jitter, *settings))
-            child.sent[id(scenario)] = key
-            child.keep.append(scenario)
-        else:
-            self._send(("run", index, key, None, seed, jitter, *settings))
+        entry = child.sent.get(id(scenario))
+        forget, child.forget = child.forget, []
+        settings = (wall_timeout_s, origins, ordered, forget)
+        if entry is not None and entry[1] is scenario:  # known to the child: sent by key
+            child.sent.move_to_end(id(scenario))
+            self._send(("run", index, entry[0], None, seed, jitter, *settings))
+            return
+        key, child.next_key = child.next_key, child.next_key + 1
+        self._send(("run", index, key, scenario, seed, jitter, *settings))
+        child.sent[id(scenario)] = (key, scenario)
+        while len(child.sent) > _KEPT:  # the child drops it when told, after the runs sent before
+            child.forget.append(child.sent.popitem(last=False)[1][0])
 
     def _answer(self, index: int, scenario: Scenario, seed: int, jitter: float, wall_timeout_s: float,
                 answering: Answering | None = None) -> IsolatedRun:
@@ -445,6 +453,8 @@ class Supervisor:
         shutil.rmtree(child.root, ignore_errors=True)
 
 
+#: Scenarios a session keeps known to the child (sent once, then named by key).
+_KEPT = 64
 #: Runs in flight at once (requests are small once the scenario was sent).
 _WINDOW = 64
 #: Seconds a fresh interpreter may take to import the harness, beyond the import limit.

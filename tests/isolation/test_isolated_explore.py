@@ -118,3 +118,21 @@ def test_a_rebuilt_run_starts_from_the_parents_own_initial_world() -> None:
     with IsolatedScheduler("serial") as isolated:
         result = run(scenario, isolated, 1)
     assert result.initial is scenario.world
+
+
+def test_a_long_session_keeps_a_bounded_number_of_scenarios_known_to_the_child() -> None:
+    """A new scenario each run (as swarm makes them): the session keeps at most 64 known to the child,
+    pipelined runs whose scenarios were dropped meanwhile still run the right one, and a scenario
+    used again after it was dropped is sent again."""
+    import dataclasses
+
+    from harness.isolation import Supervisor
+
+    base = find_scenario("config-clobber")
+    variants = [dataclasses.replace(base, name=f"v{i}") for i in range(150)]
+    requests = [(variants[i], i % 5 + 1, 0.0) for i in range(150)] + [(variants[i], 1, 0.0) for i in (0, 149, 3)]
+    expected = [run(scenario, "serial", seed, jitter=jitter).fingerprint for scenario, seed, jitter in requests]
+    with Supervisor("serial") as supervisor:
+        got = [isolated.result.fingerprint for isolated in supervisor.runs(requests)]
+        assert supervisor._child is not None and len(supervisor._child.sent) <= 64
+    assert got == expected
