@@ -130,7 +130,9 @@ class RunState:
     def signal(self) -> None:
         wake = self.wake
         if wake._value is PENDING:  # `not wake.triggered`, without the property (once per settled call)
-            wake.succeed()
+            # `wake.succeed()`, inline.
+            wake._ok, wake._value = True, None
+            self.kernel.env.schedule(wake)
 
     def end(self) -> None:
         """The run's batches are over: tasks its executor left pending first run on in virtual time
@@ -275,7 +277,7 @@ class RunState:
                         threads.run(runnable[0])
                     continue
             waits = [self.wake]
-            due = loop.next_timer_ms()
+            due = loop.next_timer_ms() if loop._scheduled else None  # type: ignore[attr-defined]
             purpose = "sleep"
             thread_due = threads.next_deadline() if threads is not None and not threads.closed else None
             if thread_due is not None and (due is None or thread_due < due):
@@ -339,7 +341,9 @@ class RunState:
                 callbacks.remove(check)
         self._waits = []
         if self.wake._value is not PENDING:  # `triggered`, without the property (once per settled call)
-            self.wake = self.kernel.env.event()
+            # `env.event()`, without its two Python calls.
+            wake = self.wake = _new(simpy.Event)
+            wake.env, wake.callbacks = self.kernel.env, []
         self._pump()
 
     def _pump_ended(self, error: BaseException | None) -> None:
@@ -411,6 +415,9 @@ def _schedule(env: simpy.Environment, callbacks: list[Callable[[Any], None]], pr
     step = _Step(callbacks)
     env.schedule(step, priority)  # type: ignore[arg-type]
     return step
+
+
+_new = object.__new__
 
 
 def _ignore(_: object) -> None:
