@@ -129,14 +129,17 @@ class VirtualLoop(asyncio.BaseEventLoop):
 
     def create_task(self, coro: Any, *, name: str | None = None,  # type: ignore[override]
                     context: Context | None = None) -> asyncio.Task[Any]:
-        self._check_closed()  # type: ignore[attr-defined]
+        if self._closed:  # type: ignore[attr-defined]
+            self._check_closed()  # type: ignore[attr-defined]
         self._created += 1
         owner_of = self.owner_of
-        owner = None if owner_of is None else owner_of() if context is None else context.run(owner_of)
-        task: asyncio.Task[Any] = _SequencedTask(coro, loop=self, sequence=self._created, owner=owner, name=name,
-                                                 context=context)
+        # `_SequencedTask(...)` without its Python `__init__` (once per task: gather makes one per call).
+        task: Any = _new_task(_SequencedTask)
+        task._sequence = self._created
+        task.owner = None if owner_of is None else owner_of() if context is None else context.run(owner_of)
+        _init_task(task, coro, loop=self, name=name, context=context)
         self.tasks.append(task)
-        return task
+        return task  # type: ignore[no-any-return]
 
     def run_in_executor(  # type: ignore[override]
             self, executor: Any, func: Callable[..., _T], *args: Any) -> asyncio.Future[_T]:
@@ -311,6 +314,7 @@ def _zero() -> int:
 
 
 _Handle: Any = events.Handle
+_new_task, _init_task = asyncio.Task.__new__, asyncio.Task.__init__
 _new = object.__new__
 #: `get_debug` as C callables (see `VirtualLoop.set_debug`).
 _TRUE, _FALSE = True.__bool__, False.__bool__
