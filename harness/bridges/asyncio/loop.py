@@ -23,13 +23,13 @@ from typing import Any, TypeVar
 
 _T = TypeVar("_T")
 
-#: The Python versions whose `BaseEventLoop._run_once` the loop's lean iteration (`VirtualLoop._iterate`)
-#: was checked against: 3.11.7, 3.12.1 and 3.13.0 differ only in the select timeout, which `_iterate`
-#: never computes (its selector never waits). On any other version, and in debug mode, each iteration is
-#: the stock `_run_once`: slower, never wrong. tests/policies/test_asyncio_loop_step.py compares the two
-#: handle by handle, and runs the bridge's tests on the stock path too.
+#: The Python versions whose `BaseEventLoop._run_once` the loop's lean iteration (in `VirtualLoop.run_ready`,
+#: with `_due_timers`) was checked against: 3.11.7, 3.12.1 and 3.13.0 differ only in the select timeout,
+#: which the lean iteration never computes (its selector never waits). On any other version, and in debug
+#: mode, each iteration is the stock `_run_once`: slower, never wrong. tests/policies/test_asyncio_loop_step.py
+#: compares the two handle by handle, and runs the bridge's tests on the stock path too.
 LEAN_VERSIONS = ((3, 11), (3, 12), (3, 13))
-#: Whether `run_ready` steps with `_iterate` (tests set it False to run the bridge on the stock path).
+#: Whether `run_ready` steps with its lean iteration (tests set it False to run the bridge on the stock path).
 lean = sys.version_info[:2] in LEAN_VERSIONS
 
 #: How many loop iterations a drain may take: enough for any cancellation cascade; a task that keeps
@@ -191,11 +191,30 @@ class VirtualLoop(asyncio.BaseEventLoop):
             iterations = 0
             ready = self._ready  # type: ignore[attr-defined]
             stock = self._debug or not lean  # type: ignore[attr-defined]
+            popleft = ready.popleft
             while True:
                 if stock:
                     self._run_once()  # type: ignore[attr-defined]
                 else:
-                    self._iterate(ready)
+                    # One lean iteration (see `_due_timers`): the timers due now join the ready queue,
+                    # then the handles ready when it began run, in order (`Handle._run` inline for the
+                    # plain handles the loop makes itself: ~30 a run).
+                    if self._scheduled:  # type: ignore[attr-defined]
+                        self._due_timers(ready)
+                    for _ in range(len(ready)):
+                        handle = popleft()
+                        if handle._cancelled:
+                            continue
+                        if type(handle) is _Handle:
+                            try:
+                                handle._context.run(handle._callback, *handle._args)
+                            except (SystemExit, KeyboardInterrupt):
+                                raise
+                            except BaseException as exc:
+                                _report(handle, exc)
+                        else:
+                            handle._run()
+                    handle = None  # breaks the cycle an exception's traceback would make, as _run_once does
                 iterations += 1
                 if not ready or (limit is not None and iterations >= limit):
                     break
@@ -205,11 +224,12 @@ class VirtualLoop(asyncio.BaseEventLoop):
             sys.set_asyncgen_hooks(*hooks)
             self.stepping = False
 
-    def _iterate(self, ready: Any) -> None:
-        """One iteration of the loop: `BaseEventLoop._run_once` (3.11-3.13, see `LEAN_VERSIONS`) without
-        its debug timing and without the I/O poll, which has nothing to select here and never waits;
-        the same handles run in the same order. A bridged run takes ~20 iterations, where they were a
-        tenth of what the bridge adds to it."""
+    def _due_timers(self, ready: Any) -> None:
+        """The first half of one iteration of the loop, `BaseEventLoop._run_once` (3.11-3.13, see
+        `LEAN_VERSIONS`), without its debug timing and without the I/O poll, which has nothing to
+        select here and never waits: the timers due now move to the ready queue (`run_ready` then runs
+        the ready handles, the second half); the same handles run in the same order. A bridged run
+        takes ~20 iterations, where they were a tenth of what the bridge adds to it."""
         loop: Any = self  # BaseEventLoop's private parts, untyped
         scheduled = loop._scheduled
         if scheduled:
@@ -240,21 +260,6 @@ class VirtualLoop(asyncio.BaseEventLoop):
                     handle = heapq.heappop(scheduled)
                     handle._scheduled = False
                     ready.append(handle)
-        popleft = ready.popleft
-        for _ in range(len(ready)):
-            handle = popleft()
-            if handle._cancelled:
-                continue
-            if type(handle) is _Handle:  # `Handle._run`, inline (once per handle: ~30 a run)
-                try:
-                    handle._context.run(handle._callback, *handle._args)
-                except (SystemExit, KeyboardInterrupt):
-                    raise
-                except BaseException as exc:
-                    _report(handle, exc)
-            else:
-                handle._run()
-        handle = None  # breaks the cycle an exception's traceback would make, as _run_once does
 
     def next_timer_ms(self) -> int | None:
         """The virtual millisecond of the earliest live timer (asyncio.sleep, wait_for...), if any."""

@@ -250,48 +250,46 @@ class RunState:
 
     def _pump(self) -> None:
         """Step the loop, then the threads work was handed to, until nothing is ready; then wait for a
-        call to settle or a timer to fall due (`_wait`)."""
+        call to settle or a timer to fall due (`_wait`). A failure ends the pump as a failed process
+        ends (raised from the kernel's next step of it)."""
         try:
-            self._pump_body()
+            kernel, loop = self.kernel, self.loop
+            while not self.closed:
+                loop.run_ready()
+                if self.blocker.frozen is not None:
+                    self._pump_ended(None)
+                    return  # a blocking call never returned: the loop is held for good (a hang)
+                threads = self.threads
+                if threads is not None and not threads.closed:
+                    # Between loop iterations, the threads work was handed to: one at a time, each until
+                    # it blocks or ends (its future settles then), and the loop again after each.
+                    threads.expire()
+                    runnable = threads.runnable()
+                    if runnable:
+                        if self.ctx._arbiter is not None:
+                            self._choose(runnable, threads)
+                            return
+                        if not self.closed:
+                            threads.run(runnable[0])
+                        continue
+                waits = [self.wake]
+                due = loop.next_timer_ms() if loop._scheduled else None  # type: ignore[attr-defined]
+                purpose = "sleep"
+                thread_due = threads.next_deadline() if threads is not None and not threads.closed else None
+                if thread_due is not None and (due is None or thread_due < due):
+                    due, purpose = thread_due, "thread-wait"
+                if due is not None:
+                    due = max(due, kernel.now)
+                    if self._timer is None or self._timer[0] != due or self._timer[1].processed:
+                        self._timer = (due, kernel.delay(due - kernel.now, purpose))
+                    waits.append(self._timer[1])
+                # Nothing ready and no timer: wait for a call to settle, scheduling nothing, so a
+                # deadlocked executor leaves the kernel idle and is reported as a hang.
+                self._wait(waits)
+                return
+            self._pump_ended(None)
         except BaseException as exc:  # as a failed process: raised from the kernel's next step of it
             self._pump_ended(exc)
-
-    def _pump_body(self) -> None:
-        kernel, loop = self.kernel, self.loop
-        while not self.closed:
-            loop.run_ready()
-            if self.blocker.frozen is not None:
-                self._pump_ended(None)
-                return  # a blocking call never returned: the loop is held for good (a hang)
-            threads = self.threads
-            if threads is not None and not threads.closed:
-                # Between loop iterations, the threads work was handed to: one at a time, each until
-                # it blocks or ends (its future settles then), and the loop again after each.
-                threads.expire()
-                runnable = threads.runnable()
-                if runnable:
-                    if self.ctx._arbiter is not None:
-                        self._choose(runnable, threads)
-                        return
-                    if not self.closed:
-                        threads.run(runnable[0])
-                    continue
-            waits = [self.wake]
-            due = loop.next_timer_ms() if loop._scheduled else None  # type: ignore[attr-defined]
-            purpose = "sleep"
-            thread_due = threads.next_deadline() if threads is not None and not threads.closed else None
-            if thread_due is not None and (due is None or thread_due < due):
-                due, purpose = thread_due, "thread-wait"
-            if due is not None:
-                due = max(due, kernel.now)
-                if self._timer is None or self._timer[0] != due or self._timer[1].processed:
-                    self._timer = (due, kernel.delay(due - kernel.now, purpose))
-                waits.append(self._timer[1])
-            # Nothing ready and no timer: wait for a call to settle, scheduling nothing, so a
-            # deadlocked executor leaves the kernel idle and is reported as a hang.
-            self._wait(waits)
-            return
-        self._pump_ended(None)
 
     def _wait(self, waits: list[simpy.Event]) -> None:
         """Go on (`_woken`) one step after the first of `waits` is processed (at once, if one was),
