@@ -1,4 +1,4 @@
-"""The virtual loop's two ways of stepping: its lean iteration (`VirtualLoop._iterate`, a trimmed copy of
+"""The virtual loop's two ways of stepping: its lean iteration (in `VirtualLoop.run_ready`, a trimmed copy of
 CPython's `BaseEventLoop._run_once`, used only on the versions it was checked against) and the stock
 `_run_once`. Both must run the same handles in the same order at the same virtual times, so every bridged
 run is the same on either path; the bridge's own tests also pass on the stock path."""

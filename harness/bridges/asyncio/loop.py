@@ -16,20 +16,20 @@ import atexit
 import heapq
 import sys
 import threading
-from asyncio import base_events, events
+from asyncio import base_events, events, format_helpers
 from collections.abc import Callable, Coroutine, Generator
-from contextvars import Context
+from contextvars import Context, copy_context
 from typing import Any, TypeVar
 
 _T = TypeVar("_T")
 
-#: The Python versions whose `BaseEventLoop._run_once` the loop's lean iteration (`VirtualLoop._iterate`)
-#: was checked against: 3.11.7, 3.12.1 and 3.13.0 differ only in the select timeout, which `_iterate`
-#: never computes (its selector never waits). On any other version, and in debug mode, each iteration is
-#: the stock `_run_once`: slower, never wrong. tests/policies/test_asyncio_loop_step.py compares the two
-#: handle by handle, and runs the bridge's tests on the stock path too.
+#: The Python versions whose `BaseEventLoop._run_once` the loop's lean iteration (in `VirtualLoop.run_ready`,
+#: with `_due_timers`) was checked against: 3.11.7, 3.12.1 and 3.13.0 differ only in the select timeout,
+#: which the lean iteration never computes (its selector never waits). On any other version, and in debug
+#: mode, each iteration is the stock `_run_once`: slower, never wrong. tests/policies/test_asyncio_loop_step.py
+#: compares the two handle by handle, and runs the bridge's tests on the stock path too.
 LEAN_VERSIONS = ((3, 11), (3, 12), (3, 13))
-#: Whether `run_ready` steps with `_iterate` (tests set it False to run the bridge on the stock path).
+#: Whether `run_ready` steps with its lean iteration (tests set it False to run the bridge on the stock path).
 lean = sys.version_info[:2] in LEAN_VERSIONS
 
 #: How many loop iterations a drain may take: enough for any cancellation cascade; a task that keeps
@@ -103,16 +103,43 @@ class VirtualLoop(asyncio.BaseEventLoop):
     def time(self) -> float:
         return self._now_ms() / 1000.0
 
+    def set_debug(self, enabled: bool) -> None:
+        super().set_debug(enabled)
+        # Every future and task asks its loop `get_debug()` when made (from C, a Python call each time):
+        # answered by a C callable kept in step with the flag instead (by BaseEventLoop.__init__ too).
+        self.get_debug = _TRUE if enabled else _FALSE  # type: ignore[method-assign]
+
+    def call_soon(self, callback: Callable[..., object], *args: Any,  # type: ignore[override]
+                  context: Context | None = None) -> events.Handle:
+        """`BaseEventLoop.call_soon`: the same handle appended to the ready queue, made without its
+        three Python calls in the common case (every task step and future callback is one: ~30 a
+        run); in debug mode, on a closed loop and off the lean versions, the stock method."""
+        if self._debug or self._closed or not lean:  # type: ignore[attr-defined]
+            return super().call_soon(callback, *args, context=context)
+        handle: Any = _new(_Handle)
+        handle._context = context if context is not None else copy_context()
+        handle._loop = self
+        handle._callback = callback
+        handle._args = args
+        handle._cancelled = False
+        handle._repr = None
+        handle._source_traceback = None
+        self._ready.append(handle)  # type: ignore[attr-defined]
+        return handle  # type: ignore[no-any-return]
+
     def create_task(self, coro: Any, *, name: str | None = None,  # type: ignore[override]
                     context: Context | None = None) -> asyncio.Task[Any]:
-        self._check_closed()  # type: ignore[attr-defined]
+        if self._closed:  # type: ignore[attr-defined]
+            self._check_closed()  # type: ignore[attr-defined]
         self._created += 1
         owner_of = self.owner_of
-        owner = None if owner_of is None else owner_of() if context is None else context.run(owner_of)
-        task: asyncio.Task[Any] = _SequencedTask(coro, loop=self, sequence=self._created, owner=owner, name=name,
-                                                 context=context)
+        # `_SequencedTask(...)` without its Python `__init__` (once per task: gather makes one per call).
+        task: Any = _new_task(_SequencedTask)
+        task._sequence = self._created
+        task.owner = None if owner_of is None else owner_of() if context is None else context.run(owner_of)
+        _init_task(task, coro, loop=self, name=name, context=context)
         self.tasks.append(task)
-        return task
+        return task  # type: ignore[no-any-return]
 
     def run_in_executor(  # type: ignore[override]
             self, executor: Any, func: Callable[..., _T], *args: Any) -> asyncio.Future[_T]:
@@ -164,11 +191,30 @@ class VirtualLoop(asyncio.BaseEventLoop):
             iterations = 0
             ready = self._ready  # type: ignore[attr-defined]
             stock = self._debug or not lean  # type: ignore[attr-defined]
+            popleft = ready.popleft
             while True:
                 if stock:
                     self._run_once()  # type: ignore[attr-defined]
                 else:
-                    self._iterate(ready)
+                    # One lean iteration (see `_due_timers`): the timers due now join the ready queue,
+                    # then the handles ready when it began run, in order (`Handle._run` inline for the
+                    # plain handles the loop makes itself: ~30 a run).
+                    if self._scheduled:  # type: ignore[attr-defined]
+                        self._due_timers(ready)
+                    for _ in range(len(ready)):
+                        handle = popleft()
+                        if handle._cancelled:
+                            continue
+                        if type(handle) is _Handle:
+                            try:
+                                handle._context.run(handle._callback, *handle._args)
+                            except (SystemExit, KeyboardInterrupt):
+                                raise
+                            except BaseException as exc:
+                                _report(handle, exc)
+                        else:
+                            handle._run()
+                    handle = None  # breaks the cycle an exception's traceback would make, as _run_once does
                 iterations += 1
                 if not ready or (limit is not None and iterations >= limit):
                     break
@@ -178,11 +224,12 @@ class VirtualLoop(asyncio.BaseEventLoop):
             sys.set_asyncgen_hooks(*hooks)
             self.stepping = False
 
-    def _iterate(self, ready: Any) -> None:
-        """One iteration of the loop: `BaseEventLoop._run_once` (3.11-3.13, see `LEAN_VERSIONS`) without
-        its debug timing and without the I/O poll, which has nothing to select here and never waits;
-        the same handles run in the same order. A bridged run takes ~20 iterations, where they were a
-        tenth of what the bridge adds to it."""
+    def _due_timers(self, ready: Any) -> None:
+        """The first half of one iteration of the loop, `BaseEventLoop._run_once` (3.11-3.13, see
+        `LEAN_VERSIONS`), without its debug timing and without the I/O poll, which has nothing to
+        select here and never waits: the timers due now move to the ready queue (`run_ready` then runs
+        the ready handles, the second half); the same handles run in the same order. A bridged run
+        takes ~20 iterations, where they were a tenth of what the bridge adds to it."""
         loop: Any = self  # BaseEventLoop's private parts, untyped
         scheduled = loop._scheduled
         if scheduled:
@@ -213,13 +260,6 @@ class VirtualLoop(asyncio.BaseEventLoop):
                     handle = heapq.heappop(scheduled)
                     handle._scheduled = False
                     ready.append(handle)
-        popleft = ready.popleft
-        for _ in range(len(ready)):
-            handle = popleft()
-            if handle._cancelled:
-                continue
-            handle._run()
-        handle = None  # breaks the cycle an exception's traceback would make, as _run_once does
 
     def next_timer_ms(self) -> int | None:
         """The virtual millisecond of the earliest live timer (asyncio.sleep, wait_for...), if any."""
@@ -276,6 +316,23 @@ class VirtualLoop(asyncio.BaseEventLoop):
 
 def _zero() -> int:
     return 0
+
+
+_Handle: Any = events.Handle
+_new_task, _init_task = asyncio.Task.__new__, asyncio.Task.__init__
+_new = object.__new__
+#: `get_debug` as C callables (see `VirtualLoop.set_debug`).
+_TRUE, _FALSE = True.__bool__, False.__bool__
+
+
+def _report(handle: Any, exc: BaseException) -> None:
+    """What `Handle._run` does with a callback's exception (outside debug mode, where the lean
+    iteration runs): handed to the loop's exception handler."""
+    callback = format_helpers._format_callback_source(handle._callback, handle._args)
+    context = {"message": f"Exception in callback {callback}", "exception": exc, "handle": handle}
+    if handle._source_traceback:
+        context["source_traceback"] = handle._source_traceback
+    handle._loop.call_exception_handler(context)
 
 
 def _ceil_ms(seconds: float) -> int:

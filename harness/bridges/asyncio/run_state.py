@@ -92,8 +92,9 @@ class RunState:
         #: whether it still runs (it ends when the loop is held for good, or the run is over).
         self._waits: list[simpy.Event] = []
         self._woken_queued: _Step | None = None
+        self._wake_callbacks: list[Callable[[Any], None]] | None = None
         self._pump_alive = True
-        self._check = self._on_wait_event
+        self._check: Callable[[object], None] = self._on_wait_event
         self._woken_step = self._woken
         self._start_pump()
 
@@ -129,7 +130,9 @@ class RunState:
     def signal(self) -> None:
         wake = self.wake
         if wake._value is PENDING:  # `not wake.triggered`, without the property (once per settled call)
-            wake.succeed()
+            # `wake.succeed()`, inline.
+            wake._ok, wake._value = True, None
+            self.kernel.env.schedule(wake)
 
     def end(self) -> None:
         """The run's batches are over: tasks its executor left pending first run on in virtual time
@@ -247,64 +250,83 @@ class RunState:
 
     def _pump(self) -> None:
         """Step the loop, then the threads work was handed to, until nothing is ready; then wait for a
-        call to settle or a timer to fall due (`_wait`)."""
+        call to settle or a timer to fall due (`_wait`). A failure ends the pump as a failed process
+        ends (raised from the kernel's next step of it)."""
         try:
-            self._pump_body()
+            kernel, loop = self.kernel, self.loop
+            while not self.closed:
+                loop.run_ready()
+                if self.blocker.frozen is not None:
+                    self._pump_ended(None)
+                    return  # a blocking call never returned: the loop is held for good (a hang)
+                threads = self.threads
+                if threads is not None and not threads.closed:
+                    # Between loop iterations, the threads work was handed to: one at a time, each until
+                    # it blocks or ends (its future settles then), and the loop again after each.
+                    threads.expire()
+                    runnable = threads.runnable()
+                    if runnable:
+                        if self.ctx._arbiter is not None:
+                            self._choose(runnable, threads)
+                            return
+                        if not self.closed:
+                            threads.run(runnable[0])
+                        continue
+                waits = [self.wake]
+                due = loop.next_timer_ms() if loop._scheduled else None  # type: ignore[attr-defined]
+                purpose = "sleep"
+                thread_due = threads.next_deadline() if threads is not None and not threads.closed else None
+                if thread_due is not None and (due is None or thread_due < due):
+                    due, purpose = thread_due, "thread-wait"
+                if due is not None:
+                    due = max(due, kernel.now)
+                    if self._timer is None or self._timer[0] != due or self._timer[1].processed:
+                        self._timer = (due, kernel.delay(due - kernel.now, purpose))
+                    waits.append(self._timer[1])
+                # Nothing ready and no timer: wait for a call to settle, scheduling nothing, so a
+                # deadlocked executor leaves the kernel idle and is reported as a hang.
+                self._wait(waits)
+                return
+            self._pump_ended(None)
         except BaseException as exc:  # as a failed process: raised from the kernel's next step of it
             self._pump_ended(exc)
-
-    def _pump_body(self) -> None:
-        kernel, loop = self.kernel, self.loop
-        while not self.closed:
-            loop.run_ready()
-            if self.blocker.frozen is not None:
-                self._pump_ended(None)
-                return  # a blocking call never returned: the loop is held for good (a hang)
-            threads = self.threads
-            if threads is not None and not threads.closed:
-                # Between loop iterations, the threads work was handed to: one at a time, each until
-                # it blocks or ends (its future settles then), and the loop again after each.
-                threads.expire()
-                runnable = threads.runnable()
-                if runnable:
-                    if self.ctx._arbiter is not None:
-                        self._choose(runnable, threads)
-                        return
-                    if not self.closed:
-                        threads.run(runnable[0])
-                    continue
-            waits = [self.wake]
-            due = loop.next_timer_ms()
-            purpose = "sleep"
-            thread_due = threads.next_deadline() if threads is not None and not threads.closed else None
-            if thread_due is not None and (due is None or thread_due < due):
-                due, purpose = thread_due, "thread-wait"
-            if due is not None:
-                due = max(due, kernel.now)
-                if self._timer is None or self._timer[0] != due or self._timer[1].processed:
-                    self._timer = (due, kernel.delay(due - kernel.now, purpose))
-                waits.append(self._timer[1])
-            # Nothing ready and no timer: wait for a call to settle, scheduling nothing, so a
-            # deadlocked executor leaves the kernel idle and is reported as a hang.
-            self._wait(waits)
-            return
-        self._pump_ended(None)
 
     def _wait(self, waits: list[simpy.Event]) -> None:
         """Go on (`_woken`) one step after the first of `waits` is processed (at once, if one was),
         as a process waiting on `simpy.AnyOf(waits)` would."""
         self._waits = waits
         check = self._check
+        # The wake event's callback list, which SimPy walks when the event is processed: the check can
+        # see whether it is the last callback to run (see `_on_wait_event`).
+        self._wake_callbacks = None
         for event in waits:
             callbacks = event.callbacks
             if callbacks is None:
                 check(event)
             else:
                 callbacks.append(check)
+                if event is self.wake:
+                    self._wake_callbacks = callbacks
 
-    def _on_wait_event(self, _: object) -> None:
-        if self._woken_queued is None:
-            self._woken_queued = _schedule(self.kernel.env, [self._woken_step])
+    def _on_wait_event(self, event: object) -> None:
+        if self._woken_queued is not None:
+            return
+        kernel = self.kernel
+        env = kernel.env
+        queue = env._queue
+        if (event is self.wake and self._wake_callbacks is not None and self._wake_callbacks[-1] is self._check
+                and (not queue or queue[0][0] > env._now or (queue[0][0] == env._now and queue[0][1] > NORMAL))
+                and kernel.steps + 1 < kernel.limits.event_budget):
+            # The wake-up step would be the very next one the kernel takes: nothing is scheduled before
+            # it (every event of this instant, NORMAL or URGENT, was processed, and one scheduled later
+            # would come after it), and no other callback of the wake event is left to run after this
+            # one. Taken here, inside this step, and counted as the kernel would: the same steps in
+            # the same order and the same step count, without a scheduled step's cost (once per
+            # settled call). Only the insertion counter skips a number, which orders nothing.
+            kernel.steps += 1
+            self._woken(None)
+            return
+        self._woken_queued = _schedule(env, [self._woken_step])
 
     def _woken(self, _: object) -> None:
         self._woken_queued = None
@@ -317,7 +339,9 @@ class RunState:
                 callbacks.remove(check)
         self._waits = []
         if self.wake._value is not PENDING:  # `triggered`, without the property (once per settled call)
-            self.wake = self.kernel.env.event()
+            # `env.event()`, without its two Python calls.
+            wake = self.wake = _new(simpy.Event)
+            wake.env, wake.callbacks = self.kernel.env, []
         self._pump()
 
     def _pump_ended(self, error: BaseException | None) -> None:
@@ -389,6 +413,9 @@ def _schedule(env: simpy.Environment, callbacks: list[Callable[[Any], None]], pr
     step = _Step(callbacks)
     env.schedule(step, priority)  # type: ignore[arg-type]
     return step
+
+
+_new = object.__new__
 
 
 def _ignore(_: object) -> None:

@@ -76,14 +76,13 @@ class Toolbox(Mapping[str, Callable[..., Awaitable[Any]]]):
         self._claimed: dict[str, int] = {}
         #: The task awaiting each unsettled handle (for the leftover report).
         self.waiting: dict[CallHandle, asyncio.Task[Any] | None] = {}
-        self._names = sorted({call.name for call in batch})
-        #: The calls of each tool, in model order, and each call's arguments parsed once (read-only:
-        #: every invocation is matched against them, a runtime invokes each call once at least).
+        #: The calls of each tool, in model order, and the arguments of the calls of tools with several
+        #: calls, parsed once when an invocation is first matched against them (read-only: a tool
+        #: with one call never needs them, see `match`).
         self._named: dict[str, list[ToolCall]] = {}
-        self._parsed: dict[str, dict[str, Any] | None] = {}
+        self._parsed: dict[str, dict[str, Any] | None] | None = None
         for call in batch:
             self._named.setdefault(call.name, []).append(call)
-            self._parsed[call.id] = call.parsed_arguments()
         #: Each tool's `sync` and `blocking_ms` as the scenario declares them (read per invocation otherwise).
         self._specs: dict[str, tuple[bool, int]] = {}
         self._limits: ScenarioLimits | None = None
@@ -134,13 +133,17 @@ class Toolbox(Mapping[str, Callable[..., Awaitable[Any]]]):
         return events._get_running_loop() is state.loop and state.blocker.active
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._names)
+        return iter(sorted(self._named))
 
     def __len__(self) -> int:
-        return len(self._names)
+        return len(self._named)
 
     def invoke(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Awaitable[Any]:
-        call, key = self.match(name, args, kwargs)
+        named = self._named.get(name)
+        if named is not None and len(named) == 1 and KEY_ARGUMENT not in kwargs:
+            call, key = named[0], None  # what `match` chooses for a tool's only call, without the call
+        else:
+            call, key = self.match(name, args, kwargs)
         self._claimed[call.id] = self._claimed.get(call.id, 0) + 1
         coroutine = self._run(call, key)
         self.made.append((call, coroutine))
@@ -161,14 +164,14 @@ class Toolbox(Mapping[str, Callable[..., Awaitable[Any]]]):
         named = self._named.get(name)
         if not named:
             raise KeyError(name)
-        parsed = self._parsed
         key: str | None = None
-        if KEY_ARGUMENT in kwargs and not any(KEY_ARGUMENT in (parsed[c.id] or {}) for c in named):
+        if KEY_ARGUMENT in kwargs and not any(KEY_ARGUMENT in (self._parsed_of()[c.id] or {}) for c in named):
             kwargs = dict(kwargs)
             raw = kwargs.pop(KEY_ARGUMENT)
             key = None if raw is None else str(raw)
         if len(named) == 1:  # the tool's only call: whatever the arguments and reads, the one chosen below
             return named[0], key
+        parsed = self._parsed_of()
         same = [c for c in named if _binds(parsed[c.id], args, kwargs)] or named
         # The call this very task last read (a retry reads it again); a value inherited from the task
         # that made this one is not evidence: a runtime that reads every call and then spawns a task
@@ -180,6 +183,12 @@ class Toolbox(Mapping[str, Callable[..., Awaitable[Any]]]):
             fresh = [c for c in same if c.id not in self._claimed]
             chosen = fresh[0] if fresh else same[-1]
         return chosen, key
+
+    def _parsed_of(self) -> dict[str, dict[str, Any] | None]:
+        parsed = self._parsed
+        if parsed is None:
+            parsed = self._parsed = {call.id: call.parsed_arguments() for call in self.batch}
+        return parsed
 
     def invoke_blocking(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], thread: BridgeThread) -> Any:
         """`tools[name](...)` in a bridge thread: start the matching call and park the thread on the
@@ -254,11 +263,12 @@ class Toolbox(Mapping[str, Callable[..., Awaitable[Any]]]):
         ctx, state = self.ctx, self.state
         if state.blocker.frozen is not None:
             self._check_frozen()
-        blocking_ms = self._blocking_ms(call.name)
+        blocking_ms = (self._specs.get(call.name) or self._spec(call.name))[1]
         if blocking_ms and self.on_loop():  # synchronous work before the tool's first await: holds the loop
             state.blocker.hold(ctx.kernel.delay(blocking_ms, "blocking"),
                                f"the tool {call.name} ({call.id}): its blocking work", "tool-work")
-        if ctx.needs_approval(call):  # the tool asks the user first (harness.scheduling.approvals)
+        # The tool asks the user first (harness.scheduling.approvals); never without a scripted user.
+        if ctx._approvals is not None and ctx.needs_approval(call):
             asking = self.asking[call.id] = Asking(ctx, call)
             try:
                 refused = await _settled_value(asking.process, state)
@@ -380,7 +390,7 @@ class BridgedTool:
             state.blocker.foreign_call(name, self.name)
             raise RuntimeError(f"tool {self.name!r} was called from the thread {name!r}, which the harness's "
                                f"bridge does not run (a real thread, outside the virtual clock): {UNBRIDGED_FIX}")
-        if toolbox.is_sync(self.name) and toolbox.on_loop():
+        if (toolbox._specs.get(self.name) or toolbox._spec(self.name))[0] and toolbox.on_loop():  # `is_sync`
             # A plain function called on the event loop: it blocks the loop until the call ends.
             return toolbox.invoke_on_loop(self.name, args, kwargs)
         return toolbox.invoke(self.name, args, kwargs)
