@@ -183,10 +183,21 @@ def is_user(filename: str) -> bool:
     return not filename.startswith(_STDLIB) or any(part in filename for part in _INSTALLED)
 
 
+#: The directory user paths are shown relative to (None: the current one). An isolated child works in
+#: a private directory of its own and shows them relative to its parent's (`show_paths_from`).
+_SHOWN_FROM: str | None = None
+
+
+def show_paths_from(directory: str | None) -> None:
+    """Show the user's source paths relative to `directory` (None: the current directory)."""
+    global _SHOWN_FROM
+    _SHOWN_FROM = directory
+
+
 def where(frame: FrameType) -> str:
     path = frame.f_code.co_filename
     try:
-        relative = os.path.relpath(path)
+        relative = os.path.relpath(path, _SHOWN_FROM)
         if not relative.startswith(".."):
             path = relative
     except ValueError:  # another drive (Windows)

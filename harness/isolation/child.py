@@ -34,7 +34,7 @@ def main(argv: list[str]) -> None:
 
 
 def serve(job: dict[str, Any], inbox: int, outbox: int) -> None:
-    from harness.diagnosis.origins import recording
+    from harness.diagnosis.origins import recording, show_paths_from
     from harness.isolation import wire
     from harness.isolation.asking import AskingChooser
     from harness.isolation.confine import DiskGuard, apply_limits
@@ -45,6 +45,7 @@ def serve(job: dict[str, Any], inbox: int, outbox: int) -> None:
     from harness.sim.realtime import ImportTimeout, WallClockExceeded, wall_limit_per_run, watching_user_interrupts
 
     sys.path[:] = job["sys_path"]
+    show_paths_from(job["cwd"])  # a story's source lines read as they would in the parent
     sys.dont_write_bytecode = True
     apply_limits(job["address_space"], job["open_files"], None)
     guard = DiskGuard(job["root"])

@@ -136,3 +136,24 @@ def test_a_long_session_keeps_a_bounded_number_of_scenarios_known_to_the_child()
         got = [isolated.result.fingerprint for isolated in supervisor.runs(requests)]
         assert supervisor._child is not None and len(supervisor._child.sent) <= 64
     assert got == expected
+
+
+def test_an_isolated_story_names_the_users_lines_as_in_process() -> None:
+    """The story's `started at` / `awaited at` lines come from the child, which works in a private
+    directory: they read relative to the user's directory all the same."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    stories = []
+    for flag in ("--isolate", "--no-isolate"):
+        done = subprocess.run([sys.executable, "-m", "harness", "explore", "config-two-spellings", "--scheduler",
+                               "tests.explore.two_bugs:scheduler", "--seed", "2", "--no-save", "--format", "json", flag],
+                              cwd=root, env={**os.environ, "PYTHONPATH": str(root)}, capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 1 and done.stderr == "", done.stdout[-2000:] + done.stderr
+        stories.append(json.loads(done.stdout)["story"])
+    assert stories[0] == stories[1]
+    assert "tests/explore/two_bugs.py:" in json.dumps(stories[0])
