@@ -11,6 +11,8 @@ refused is kept in `refused` for the caller to report.
 
 from __future__ import annotations
 
+import os
+import threading
 import weakref
 from collections.abc import Mapping
 from typing import Any
@@ -91,5 +93,15 @@ class IsolatedScheduler(RunsElsewhere):
 
 
 def _rebuilt(spec: str, import_timeout_s: float | None, limits: Limits | None) -> IsolatedScheduler:
-    """An `IsolatedScheduler` unpickled in another process: its own child, started at its first run."""
-    return IsolatedScheduler(spec, import_timeout_s=import_timeout_s, limits=limits, start=False)
+    """An `IsolatedScheduler` unpickled in another process: its own child, started at its first run.
+    One per process and thread for the same settings, so a Dask worker that unpickles the stand-in with
+    every task it is given keeps one child (a session is used by one thread at a time)."""
+    key = (spec, import_timeout_s, limits, os.getpid(), threading.get_ident())
+    kept = _REBUILT.get(key)
+    if kept is None:
+        kept = _REBUILT[key] = IsolatedScheduler(spec, import_timeout_s=import_timeout_s, limits=limits, start=False)
+    return kept
+
+
+#: The stand-ins unpickled in this process, by settings, process and thread (see `_rebuilt`).
+_REBUILT: dict[tuple[Any, ...], IsolatedScheduler] = {}

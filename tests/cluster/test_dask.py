@@ -52,6 +52,26 @@ def test_exploration_on_the_cluster_finds_what_one_process_finds(cluster: Cluste
         f.label for f in explore(scenario, "parallel", "auto", runs=60, seed=3, keep_going=True, shrink=False).findings]
 
 
+def test_an_isolated_exploration_on_the_cluster_keeps_one_child_per_worker(cluster: Cluster) -> None:
+    """The stand-in travels to the workers as its name; each worker thread keeps one child for every
+    task it runs (not one per task), and the exploration is the one-process one."""
+    from harness.isolation.remote import IsolatedScheduler
+
+    scenario = find_scenario("incident-ticket-notify")
+    here = explore(scenario, "parallel", "auto", runs=120, seed=3, keep_going=True, shrink=False)
+    with IsolatedScheduler("parallel") as isolated:
+        there = explore(scenario, isolated, "auto", runs=120, seed=3, keep_going=True, shrink=False, cluster=cluster)
+    assert [(f.label, f.result.fingerprint) for f in there.findings] == \
+        [(f.label, f.result.fingerprint) for f in here.findings] and there.scope == here.scope
+
+    def kept() -> list[bool]:  # per stand-in this worker unpickled and kept: is its child alive?
+        from harness.isolation import remote
+
+        return [stand_in.supervisor._child is not None for stand_in in remote._REBUILT.values()]
+
+    assert sorted(map(tuple, cluster.client.run(kept).values())) == [(True,), (True,)]
+
+
 def test_sweep_command_on_a_local_cluster_resumes_a_local_sweep(tmp_path: Path) -> None:
     cells = grid(["config-clobber", "edit-then-test"], ["serial", "parallel"], range(1, 11))
     out = tmp_path / "cells.jsonl"
