@@ -40,12 +40,14 @@ def isolate_option(default: bool | None) -> Callable[[F], F]:
 
 def isolating(isolate: bool | None, schedulers: Iterable[str]) -> bool:
     """Whether a command's runs are isolated: as the user said, else when some scheduler is the user's
-    own code (a `package.module:attribute` name); the harness's built-in policies run in this process."""
+    own code (a `package.module:attribute` name) and this system can isolate (POSIX); the harness's
+    built-in policies run in this process."""
     if isolate is not None:
         return isolate
+    from harness.isolation import available
     from harness.policies.registry import BUILTIN_SCHEDULERS
 
-    return any(name not in BUILTIN_SCHEDULERS for name in schedulers)
+    return available() and any(name not in BUILTIN_SCHEDULERS for name in schedulers)
 
 
 def isolated_scheduler(scheduler: str, import_timeout: float) -> IsolatedScheduler:

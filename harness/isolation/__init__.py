@@ -7,6 +7,6 @@ ignoring SIGALRM), dies, forks, or leaves threads behind is killed with its whol
 run becomes a `hang` or `scheduler-error` result. See docs/isolation.md.
 """
 
-from harness.isolation.supervisor import GRACE_S, IsolatedRun, IsolationError, Limits, Supervisor
+from harness.isolation.supervisor import GRACE_S, IsolatedRun, IsolationError, Limits, Supervisor, available
 
-__all__ = ["GRACE_S", "IsolatedRun", "IsolationError", "Limits", "Supervisor"]
+__all__ = ["GRACE_S", "IsolatedRun", "IsolationError", "Limits", "Supervisor", "available"]

@@ -52,6 +52,11 @@ ADDRESS_SPACE = 8 * 1024 ** 3
 OPEN_FILES = 1024
 
 
+def available() -> bool:
+    """Whether this system can isolate runs (POSIX process groups, pipes `select` can wait on)."""
+    return os.name == "posix" and hasattr(os, "killpg")
+
+
 class IsolationError(Exception):
     """A session cannot go on, the user's to fix (a usage error): the child could not import or build
     the scheduler (the message is what it said), or a scenario cannot be sent to it."""
@@ -135,7 +140,7 @@ class Supervisor:
         `IsolationError` as building it in this process would)."""
         if self._child is not None:
             return
-        if os.name != "posix" or not hasattr(os, "killpg"):
+        if not available():
             raise IsolationError("isolated runs need a POSIX system (process groups and pipes select can wait "
                                      "on); run without --isolate here")
         root = tempfile.mkdtemp(prefix="harness-isolated-")

@@ -218,7 +218,8 @@ def check_scheduler(scheduler: Scheduler | str, *, scenarios: Sequence[str | Pat
     `isolate` runs every run (explored, shrunk, replayed) in a supervised child process and judges it
     here (harness.isolation: a hard real-time kill, resource limits, real-disk writes refused, oracles
     the scheduler cannot patch); it needs the scheduler's name. None (the default) isolates a name of
-    your own code (`package.module:attribute`) and runs a built-in policy or an instance in this process.
+    your own code (`package.module:attribute`) where the system can (POSIX), and runs a built-in policy or
+    an instance in this process.
 
     Under pytest (with the harness plugin) the failures a test failed with before are replayed first,
     before anything is explored (see `harness.testing.example_db`).
@@ -243,7 +244,9 @@ def check_scheduler(scheduler: Scheduler | str, *, scenarios: Sequence[str | Pat
 def _isolated(spec: str | None, isolate: bool | None, import_timeout_s: float | None) -> IsolatedScheduler | None:
     """The stand-in whose child runs every run when the check is isolated (built there now), else None."""
     if isolate is None:
-        isolate = spec is not None and spec not in BUILTIN_SCHEDULERS
+        from harness.isolation import available
+
+        isolate = spec is not None and spec not in BUILTIN_SCHEDULERS and available()
     if not isolate:
         return None
     if spec is None:

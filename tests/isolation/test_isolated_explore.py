@@ -157,3 +157,18 @@ def test_an_isolated_story_names_the_users_lines_as_in_process() -> None:
         stories.append(json.loads(done.stdout)["story"])
     assert stories[0] == stories[1]
     assert "tests/explore/two_bugs.py:" in json.dumps(stories[0])
+
+
+def test_the_default_isolates_a_users_scheduler_only_where_the_system_can(monkeypatch: pytest.MonkeyPatch) -> None:
+    import harness.isolation
+    from harness.cli.isolated import isolating
+    from harness.policies import get_scheduler
+    from harness.testing import _isolated, check_scheduler
+
+    assert not isolating(None, ["serial", "parallel"]) and isolating(None, ["serial", "pkg.mod:attr"])
+    assert isolating(True, ["serial"]) and not isolating(False, ["pkg.mod:attr"])
+    assert _isolated("serial", None, None) is None and _isolated(None, None, None) is None
+    with pytest.raises(ValueError, match="needs the scheduler's name"):
+        check_scheduler(get_scheduler("serial"), isolate=True)
+    monkeypatch.setattr(harness.isolation, "available", lambda: False)  # no POSIX process groups here
+    assert not isolating(None, ["pkg.mod:attr"]) and _isolated("pkg.mod:attr", None, None) is None
