@@ -172,6 +172,8 @@ class Turnstile:
         self.green = green is not None and carrier() == "greenlet"
         #: On greenlets: the greenlet that drives the threads now (a thread gives the baton back to it).
         self.driver: Any = None
+        #: On greenlets, while driven: what a thread handing the baton on needs (see `green.run`).
+        self.green_here: Any = None
         #: On greenlets: signals that arrive while a thread runs are handled on the driver (until released).
         self._signals = green.SignalRoute(_by_ident) if self.green else None
         self.back = _allocate_lock()
