@@ -247,22 +247,27 @@ class _BatchRun:
     def _drive_until(self, done: Callable[[], bool]) -> Generator[simpy.Event, Any, None]:
         """Run the batch's threads, one at a time, waiting on the simulation (a call, a timeout) when
         none is runnable, until `done()` or the threads are released."""
-        ctx, turnstile = self.ctx, self.turnstile
+        ctx, turnstile, reaper = self.ctx, self.turnstile, self.reaper
+        plain = self.arbiter is None
         while not done() and not self.closed:
-            runnable = turnstile.runnable()
-            if runnable:
-                thread = runnable[0] if self.arbiter is None else (yield from self._choose(runnable))
-                turnstile.run(thread)
-                continue
-            waits = [self.wake]
+            if plain:
+                first = turnstile.first_runnable()
+                if first is not None:
+                    turnstile.run(first)
+                    continue
+            else:
+                runnable = turnstile.runnable()
+                if runnable:
+                    turnstile.run((yield from self._choose(runnable)))
+                    continue
             deadline = turnstile.next_deadline()
-            if deadline is not None:
-                # Never negative: a deadline the clock has already reached (or passed) expires at once.
-                waits.append(ctx.sleep(max(0, deadline - ctx.now), "thread-wait"))
+            # Never negative: a deadline the clock has already reached (or passed) expires at once.
+            wait = self.wake if deadline is None else ctx.any_of(
+                [self.wake, ctx.sleep(max(0, deadline - ctx.now), "thread-wait")])
             self.waiting = True
-            self.reaper.arm()
-            yield waits[0] if len(waits) == 1 else ctx.any_of(waits)
-            self.reaper.disarm()
+            reaper.arm()
+            yield wait
+            reaper.disarm()
             self.waiting = False
             if self.wake.triggered:
                 self.wake = ctx.env.event()

@@ -51,15 +51,22 @@ class Reaper:
             watch = _watches[kernel.env] = _Watch()
         self._watch = watch
 
+    # `armed` is exactly whether it is in its watch's list (`_Watch.arm` and `disarm`, inlined: the
+    # driver arms and disarms it around every wait).
     def arm(self) -> None:
         if self.fired:
             return
-        self.armed = True
-        self._watch.arm(self)
+        watch = self._watch
+        if not self.armed:
+            self.armed = True
+            watch.armed.append(self)
+        if not watch._scheduled:
+            watch._schedule(self.kernel, self.kernel.env._now)
 
     def disarm(self) -> None:
-        self.armed = False
-        self._watch.disarm(self)
+        if self.armed:
+            self.armed = False
+            self._watch.armed.remove(self)
 
 
 class _Watch:
@@ -72,16 +79,6 @@ class _Watch:
         # environment and trace alive for good. The armed reapers' kernel is the one it watches.
         self.armed: list[Reaper] = []
         self._scheduled = False
-
-    def arm(self, reaper: Reaper) -> None:
-        if reaper not in self.armed:
-            self.armed.append(reaper)
-        if not self._scheduled:
-            self._schedule(reaper.kernel, reaper.kernel.env._now)
-
-    def disarm(self, reaper: Reaper) -> None:
-        if reaper in self.armed:
-            self.armed.remove(reaper)
 
     def _schedule(self, kernel: Kernel, at: float, event: simpy.Event | None = None) -> None:
         """Schedule the watch's event at `at`: `event`, the one just processed, again (SimPy is done with

@@ -179,6 +179,8 @@ class Turnstile:
         self.back = _allocate_lock()
         self.back.acquire()  # released by a thread on an OS thread when it gives the baton back
         self.threads: list[BridgeThread] = []
+        #: How many threads have a deadline set (blocked with a timeout): none, and nothing can expire.
+        self.timed = 0
         self.serial = 0  # creation counter of this batch's primitives: their deterministic hashes
         self.closed = False
         self.driving = False  # the driver is waiting for a thread (the run is alive even if the kernel is still)
@@ -210,15 +212,26 @@ class Turnstile:
     def runnable(self) -> list[BridgeThread]:
         return [t for t in self.threads if t.state == RUNNABLE]
 
+    def first_runnable(self) -> BridgeThread | None:
+        """The runnable thread lowest in creation order (the plain runs' rule), if any."""
+        for thread in self.threads:
+            if thread.state == RUNNABLE:
+                return thread
+        return None
+
     def alive(self) -> list[BridgeThread]:
         return [t for t in self.threads if t.state != DONE]
 
     def next_deadline(self) -> int | None:
+        if not self.timed:
+            return None
         deadlines = [t.deadline for t in self.threads if t.state == BLOCKED and t.deadline is not None]
         return min(deadlines) if deadlines else None
 
     def expire(self) -> None:
         """Wake, as timed out, every blocked thread whose virtual deadline has come."""
+        if not self.timed:
+            return
         now = self.now_ms()
         for thread in self.threads:
             if thread.state == BLOCKED and thread.deadline is not None and thread.deadline <= now:
@@ -307,6 +320,10 @@ class Turnstile:
                 on_timeout()
             return False
         thread.state = BLOCKED
+        if thread.deadline is not None:  # left set by a release that ran it while it waited
+            self.timed -= 1
+        if deadline is not None:
+            self.timed += 1
         thread.deadline = deadline
         thread.timed_out = False
         thread.on_timeout = on_timeout
@@ -329,7 +346,9 @@ class Turnstile:
 
     def _make_runnable(self, thread: BridgeThread) -> None:
         thread.state = RUNNABLE
-        thread.deadline = None
+        if thread.deadline is not None:
+            self.timed -= 1
+            thread.deadline = None
         thread.on_timeout = None
         self.on_wake()
 
