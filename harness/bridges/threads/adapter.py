@@ -361,10 +361,12 @@ class _BatchRun:
             self.reaper.on_stop = _no_stop
             if self.ctx.interrupt.callbacks and self._interrupted in self.ctx.interrupt.callbacks:
                 self.ctx.interrupt.callbacks.remove(self._interrupted)
-            # The real pool registers its workers for an exit-time join; these are over already.
+            # The real pool registers its workers for an exit-time join; these are over already. (Most
+            # often gone already: an ended worker's `Thread` is freed, and its entry with it.)
             registry: Any = futures_thread._threads_queues
-            for worker in [t for t in registry if isinstance(t, bridged_thread.Thread)]:
-                registry.pop(worker, None)
+            if registry.data:
+                for worker in [t for t in registry if isinstance(t, bridged_thread.Thread)]:
+                    registry.pop(worker, None)
 
 
 def _no_stop(_why: str) -> None:
