@@ -2,10 +2,12 @@
 
 Owns `Reaper`. A run that hangs (deadlock, virtual-time bound, event budget) stops stepping the kernel
 without resuming the bridge, and `run()` has no hook to say so; real threads parked on the turnstile
-would then outlive the run. While the bridge waits, the reaper is an event at the next instant that
-has anything scheduled, processed after that instant's other events; each time it looks at what is
-left: nothing (a deadlock), only events past the time bound, or no step left in the event budget, and
-the run is over — it calls `on_stop` (which releases the threads) there and then. It is invisible to
+would then outlive the run. While the bridge waits, the reaper is an event processed after an
+instant's other events: first the instant it starts waiting, then the latest instant already scheduled
+within the time bound (nothing can stop the run before it, as SimPy never takes an event back), or,
+near the event budget, the next instant; each time it looks at what is left: nothing (a deadlock),
+only events past the time bound, or no step left in the event budget, and the run is over — it calls
+`on_stop` (which releases the threads) there and then. It is invisible to
 order-first exploration (the arbiter counts as timers only events someone waits on, and the reaper's
 callback list reads as empty) and never adds an instant of its own. It never touches threads itself.
 
@@ -29,6 +31,8 @@ from harness.sim.kernel import Kernel
 
 #: After the instant's other events (SimPy: URGENT 0, NORMAL 1), like the arbiter's end of instant.
 _LAST = EventPriority(2)
+#: Steps left of the event budget below which the watch looks at every instant again.
+_NEAR_BUDGET = 1000
 
 
 class _Unheard(list[Callable[[Any], None]]):
@@ -105,6 +109,13 @@ class _Watch:
         elif kernel.steps + 1 >= kernel.limits.event_budget:
             why = f"the event budget ({kernel.limits.event_budget}) is spent"
         else:
+            # Nothing can stop the run before its latest event already due within the bound (SimPy
+            # never takes an event back): look again then, not at every instant between. Near the
+            # event budget, at every instant, as the budget is counted in steps, not instants.
+            env = kernel.env
+            if kernel.limits.event_budget - kernel.steps > _NEAR_BUDGET + len(env._queue):
+                bound = kernel.limits.time_bound_ms
+                upcoming = max(at for at, *_ in env._queue if at <= bound)
             self._schedule(kernel, upcoming, event)
             return
         stopping, self.armed = self.armed, []
