@@ -120,7 +120,8 @@ class ThreadTools(Mapping[str, Callable[..., Any]]):
             raise RuntimeError("bridged tools are called from the executor's own threads")
         # A thread released at the end of its run starts nothing more (a pool worker catches
         # `ThreadReleased` into its future and would take the next queued call).
-        self.turnstile.check(me)
+        if me.killed:
+            self.turnstile.check(me)
         self.in_flight.append(call.id)
         try:
             if self.ctx.needs_approval(call):  # the tool asks the user first (harness.scheduling.approvals)
@@ -128,7 +129,8 @@ class ThreadTools(Mapping[str, Callable[..., Any]]):
                 refused = asking.wait_in_thread(self.turnstile, me)
                 if refused is not None:
                     raise ToolFailed(refused.error or "denied by the user")
-            self.turnstile.check(me)
+            if me.killed:
+                self.turnstile.check(me)
             handle = self.ctx.start(call, attempt=len(self.handles.get(call.id, [])) + 1)
             self.handles.setdefault(call.id, []).append(handle)
             if not handle.triggered:

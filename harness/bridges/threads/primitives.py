@@ -85,7 +85,8 @@ class _BridgeLock(Hashed):
         me = _by_ident.get(_get_ident())  # `current()`, inlined: a hot path
         if me is None:
             raise RuntimeError("a bridged lock held by a thread of the run cannot be waited for outside it")
-        me.turnstile.check(me)
+        if me.killed:  # `check`, guarded: a wait's hot path
+            me.turnstile.check(me)
         deadline = None if timeout is None or timeout < 0 else me.turnstile.deadline_in(timeout)
         self._waiters.append(me)
         # The releaser hands the lock over (FIFO): woken means owning.
@@ -164,7 +165,8 @@ class _BridgeRLock(_BridgeLock):
             return False
         if not isinstance(token, BridgeThread):
             raise RuntimeError("a bridged lock held by a thread of the run cannot be waited for outside it")
-        token.turnstile.check(token)
+        if token.killed:  # `check`, guarded: a wait's hot path
+            token.turnstile.check(token)
         deadline = None if timeout is None or timeout < 0 else token.turnstile.deadline_in(timeout)
         self._waiters.append(token)
         # The releaser hands the lock over (FIFO, `_hand_over`): woken means owning it, once.
@@ -274,7 +276,8 @@ class Condition(Hashed):
         if not self._is_owned():
             raise RuntimeError("cannot wait on un-acquired lock")
         me = caller()
-        me.turnstile.check(me)
+        if me.killed:  # `check`, guarded: a wait's hot path
+            me.turnstile.check(me)
         saved = self._lock._release_save() if hasattr(self._lock, "_release_save") else self._lock.release()
         self._waiters.append(me)
         try:
@@ -343,7 +346,8 @@ class Semaphore(Hashed):
         if not blocking:
             return False
         me = caller()
-        me.turnstile.check(me)
+        if me.killed:  # `check`, guarded: a wait's hot path
+            me.turnstile.check(me)
         if timeout is not None and timeout <= 0:
             return False  # a zero timeout never blocks (what `park` would answer at once)
         self._waiters.append(me)
@@ -424,7 +428,8 @@ class Event(Hashed):
         if self._flag:
             return True
         me = caller()
-        me.turnstile.check(me)
+        if me.killed:  # `check`, guarded: a wait's hot path
+            me.turnstile.check(me)
         self._waiters.append(me)
         me.turnstile.park(me, me.turnstile.deadline_in(timeout), lambda: self._waiters.remove(me))
         return self._flag

@@ -63,7 +63,8 @@ class SimpleQueue(Hashed):
             me = caller()  # raises, saying why
         deadline = None if timeout is None else me.turnstile.deadline_in(timeout)
         while not self._items:
-            me.turnstile.check(me)
+            if me.killed:  # `check`, guarded: a wait's hot path
+                me.turnstile.check(me)
             self._waiters.append(me)
             if not me.turnstile.park(me, deadline, lambda: self._waiters.remove(me)):
                 raise queue.Empty

@@ -327,7 +327,12 @@ class Turnstile:
         thread.deadline = deadline
         thread.timed_out = False
         thread.on_timeout = on_timeout
-        self._give_back(thread)
+        if self.green:  # `_give_back`, inlined: every wait of every thread comes here
+            green.give_back(self, thread, self._following(thread))
+            if thread.killed:
+                self.check(thread)
+        else:
+            self._give_back(thread)
         return not thread.timed_out
 
     def yield_now(self, thread: BridgeThread) -> None:
