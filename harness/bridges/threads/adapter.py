@@ -120,7 +120,8 @@ class ThreadTools(Mapping[str, Callable[..., Any]]):
             raise RuntimeError("bridged tools are called from the executor's own threads")
         # A thread released at the end of its run starts nothing more (a pool worker catches
         # `ThreadReleased` into its future and would take the next queued call).
-        self.turnstile.check(me)
+        if me.killed:
+            self.turnstile.check(me)
         self.in_flight.append(call.id)
         try:
             if self.ctx.needs_approval(call):  # the tool asks the user first (harness.scheduling.approvals)
@@ -128,7 +129,8 @@ class ThreadTools(Mapping[str, Callable[..., Any]]):
                 refused = asking.wait_in_thread(self.turnstile, me)
                 if refused is not None:
                     raise ToolFailed(refused.error or "denied by the user")
-            self.turnstile.check(me)
+            if me.killed:
+                self.turnstile.check(me)
             handle = self.ctx.start(call, attempt=len(self.handles.get(call.id, [])) + 1)
             self.handles.setdefault(call.id, []).append(handle)
             if not handle.triggered:
@@ -247,22 +249,27 @@ class _BatchRun:
     def _drive_until(self, done: Callable[[], bool]) -> Generator[simpy.Event, Any, None]:
         """Run the batch's threads, one at a time, waiting on the simulation (a call, a timeout) when
         none is runnable, until `done()` or the threads are released."""
-        ctx, turnstile = self.ctx, self.turnstile
+        ctx, turnstile, reaper = self.ctx, self.turnstile, self.reaper
+        plain = self.arbiter is None
         while not done() and not self.closed:
-            runnable = turnstile.runnable()
-            if runnable:
-                thread = runnable[0] if self.arbiter is None else (yield from self._choose(runnable))
-                turnstile.run(thread)
-                continue
-            waits = [self.wake]
+            if plain:
+                first = turnstile.first_runnable()
+                if first is not None:
+                    turnstile.run(first)
+                    continue
+            else:
+                runnable = turnstile.runnable()
+                if runnable:
+                    turnstile.run((yield from self._choose(runnable)))
+                    continue
             deadline = turnstile.next_deadline()
-            if deadline is not None:
-                # Never negative: a deadline the clock has already reached (or passed) expires at once.
-                waits.append(ctx.sleep(max(0, deadline - ctx.now), "thread-wait"))
+            # Never negative: a deadline the clock has already reached (or passed) expires at once.
+            wait = self.wake if deadline is None else ctx.any_of(
+                [self.wake, ctx.sleep(max(0, deadline - ctx.now), "thread-wait")])
             self.waiting = True
-            self.reaper.arm()
-            yield waits[0] if len(waits) == 1 else ctx.any_of(waits)
-            self.reaper.disarm()
+            reaper.arm()
+            yield wait
+            reaper.disarm()
             self.waiting = False
             if self.wake.triggered:
                 self.wake = ctx.env.event()
@@ -356,10 +363,12 @@ class _BatchRun:
             self.reaper.on_stop = _no_stop
             if self.ctx.interrupt.callbacks and self._interrupted in self.ctx.interrupt.callbacks:
                 self.ctx.interrupt.callbacks.remove(self._interrupted)
-            # The real pool registers its workers for an exit-time join; these are over already.
+            # The real pool registers its workers for an exit-time join; these are over already. (Most
+            # often gone already: an ended worker's `Thread` is freed, and its entry with it.)
             registry: Any = futures_thread._threads_queues
-            for worker in [t for t in registry if isinstance(t, bridged_thread.Thread)]:
-                registry.pop(worker, None)
+            if registry.data:
+                for worker in [t for t in registry if isinstance(t, bridged_thread.Thread)]:
+                    registry.pop(worker, None)
 
 
 def _no_stop(_why: str) -> None:

@@ -1,8 +1,9 @@
 """The greenlet carrier: bridge threads as greenlets on the driver's own OS thread.
 
-Owns `run(turnstile, thread)`, the driver's side of a hand-over (switch into the thread's greenlet; when
-a thread hands the baton straight to the next one, switch into that one, without going back to the
-simulation; return once a thread gives the baton back), `give_back` (a thread's side), what each
+Owns `run(turnstile, thread)`, the driver's side of a hand-over (switch into the thread's greenlet;
+return once a thread gives the baton back), `give_back` (a thread's side: back to the driver, or,
+when it hands the baton straight to the next thread, a switch straight into that thread's greenlet,
+one switch where going through the driver took two), what each
 thread's greenlet carries of an OS thread that greenlets do not (its thread-state dict, where every
 `threading.local` keeps its data and asyncio its running loop; `current()`'s entry) and the signals a
 thread would not have received on an OS thread of its own (SIGALRM's wall-clock watchdog, SIGINT: see
@@ -52,22 +53,29 @@ class Carrier(greenlet.greenlet):  # type: ignore[misc]  # greenlet's class is u
         """Nothing to wait for (an OS thread's carrier waits for its thread's end)."""
 
     def _loop(self) -> None:
-        # Bodies come in `_body` and the thread an ended one hands the baton to goes out in `_handed`,
-        # never as switch arguments: a greenlet keeps the arguments it was started with for as long as
-        # it lives, and a parked carrier's frame holds nothing of the run it served.
+        # The thread whose body runs next comes in `_next`, never as a switch argument: a greenlet
+        # keeps the arguments it was started with for as long as it lives, and a parked carrier's frame
+        # holds nothing of the run it served.
         while True:
-            body, _body[0] = _body[0], None
-            _handed[0] = contextvars.Context().run(body)  # type: ignore[arg-type]
-            body = None
+            thread, _next[0] = _next[0], None
+            following = contextvars.Context().run(thread._main)
             if self.dying:
                 return  # greenlet is freeing it: it must end, not switch
-            self.parent.switch(_HANDED)
+            turnstile = thread.turnstile
+            thread.saved = thread.loop = None
+            state, parked, by_ident, ident = turnstile.green_here
+            if len(parked) < MAX_PARKED:
+                parked.append(self)
+            # Straight into the next thread (this very carrier, if it takes a parked one: then the
+            # switch returns at once and the loop starts its body), else back to the driver.
+            going = self.parent if following is None else _enter(turnstile, following, state, parked, by_ident, ident)
+            thread = following = turnstile = state = parked = by_ident = None
+            going.switch()
+            going = None
 
 
-#: The body a carrier starts next, and what an ended body hands the baton to (see `Carrier._loop`).
-_body: list[Callable[[], Any] | None] = [None]
-_handed: list[Any] = [None]
-_HANDED = object()
+#: The thread whose body a carrier starts next (see `Carrier._loop`).
+_next: list[Any] = [None]
 
 
 #: At most this many carriers stay parked per OS thread.
@@ -86,61 +94,39 @@ _here = _PerOSThread()
 
 
 class _Signal:
-    """A signal that arrived while a bridge thread ran: handled on the driver (see `SignalRoute`)."""
+    """A signal that arrived while a bridge thread ran: handled on the driver (see `SignalRoute`), then
+    that thread's carrier resumed."""
 
-    __slots__ = ("frame", "handler", "signum")
+    __slots__ = ("carrier", "frame", "handler", "signum")
 
-    def __init__(self, handler: Callable[[int, FrameType | None], Any], signum: int, frame: FrameType | None) -> None:
-        self.handler, self.signum, self.frame = handler, signum, frame
+    def __init__(self, handler: Callable[[int, FrameType | None], Any], signum: int, frame: FrameType | None,
+                 carrier: Carrier) -> None:
+        self.handler, self.signum, self.frame, self.carrier = handler, signum, frame, carrier
 
 
 def run(turnstile: Any, thread: Any, by_ident: dict[int, Any], ident: int) -> None:  # a Turnstile, a BridgeThread
-    """Switch into `thread`, and on into each thread the baton is handed to, until one gives it back
-    (`give_back` with nobody following). Each thread gets its own contents of this OS thread's
-    thread-state dict while it runs (its `threading.local` data) and asyncio's running loop; the
-    driver gets its own back after. A signal handler that raises while a thread runs raises here, on
-    the driver; that thread is left running for good (`leak`), as an OS thread stuck in a blocking
-    call or a loop would be."""
+    """Switch into `thread`; it and each thread the baton is handed to switch straight into the next
+    (`give_back`), until one gives the baton back to the driver. Each thread gets its own contents of
+    this OS thread's thread-state dict while it runs (its `threading.local` data) and asyncio's running
+    loop; the driver gets its own back after. A signal handler that raises while a thread runs raises
+    here, on the driver; that thread is left running for good (`leak`), as an OS thread stuck in a
+    blocking call or a loop would be."""
     driver = _getcurrent()
     turnstile.driver = driver
     here = _here
     state, parked = here.state, here.parked
+    turnstile.green_here = (state, parked, by_ident, ident)
     outer = by_ident.get(ident)  # a bridge thread of another batch driving this one (nested runs)
     mine, my_loop = state.copy(), _get_running_loop()
-    target: Any = thread
     try:
-        while target is not None:
-            carrier = target.carrier
-            if carrier is None:
-                carrier = target.carrier = parked.pop() if parked else Carrier()
-                _body[0] = target._main
-            if carrier.parent is not driver:
-                carrier.parent = driver  # its body hands the baton back here (another greenlet may release it)
-            state.clear()
-            if target.saved is not None:
-                state.update(target.saved)
-            # asyncio (3.11, 3.12) caches the running loop for the OS thread: set it for this thread.
-            _set_running_loop(target.loop)
-            by_ident[ident] = target
-            target.state = "running"
-            following = carrier.switch()
-            if following is _HANDED:
-                following, _handed[0] = _handed[0], None
-            while isinstance(following, _Signal):
-                try:
-                    following.handler(following.signum, following.frame)
-                except BaseException:
-                    leak(carrier)
-                    raise
-                following = carrier.switch()  # the handler returned: the thread carries on
-            if target.state == "done":
-                target.saved = target.loop = None
-                if len(parked) < MAX_PARKED:
-                    parked.append(carrier)
-            else:
-                target.saved = state.copy() if state else None
-                target.loop = _get_running_loop()
-            target = following
+        back = _enter(turnstile, thread, state, parked, by_ident, ident).switch()
+        while isinstance(back, _Signal):
+            try:
+                back.handler(back.signum, back.frame)
+            except BaseException:
+                leak(back.carrier)
+                raise
+            back = back.carrier.switch()  # the handler returned: the thread carries on
     finally:
         if outer is None:
             by_ident.pop(ident, None)
@@ -151,13 +137,41 @@ def run(turnstile: Any, thread: Any, by_ident: dict[int, Any], ident: int) -> No
         _set_running_loop(my_loop)
 
 
+def _enter(turnstile: Any, target: Any, state: dict[str, Any], parked: list[Carrier], by_ident: dict[int, Any],
+           ident: int) -> Carrier:
+    """Make `target` the running thread of this OS thread (its thread-state dict contents, its running
+    loop, `current()`), and return the carrier to switch into. Whoever switches into a thread, the
+    driver or the thread handing it the baton, calls this first."""
+    carrier: Carrier | None = target.carrier
+    if carrier is None:
+        carrier = target.carrier = parked.pop() if parked else Carrier()
+        _next[0] = target
+    if carrier.parent is not turnstile.driver:
+        carrier.parent = turnstile.driver  # it gives the baton back there (another greenlet may have made it)
+    state.clear()
+    if target.saved is not None:
+        state.update(target.saved)
+    # asyncio (3.11, 3.12) caches the running loop for the OS thread: set it for this thread.
+    _set_running_loop(target.loop)
+    by_ident[ident] = target
+    target.state = "running"
+    return carrier
+
+
 def give_back(turnstile: Any, thread: Any, following: Any) -> None:
-    """`thread` (the caller) hands the baton to `following`, or back to the driver (None); returns once
-    it gets the baton again. If its run is dropped while it waits (nobody drove it to the end, so
-    nobody released it), greenlet frees its carrier by raising GreenletExit here: it unwinds as a
-    released thread does (`ThreadReleased`, which the caller raises), the backstop of OS threads."""
+    """`thread` (the caller) hands the baton to `following`, switching straight into it, or back to
+    the driver (None); returns once it gets the baton again. If its run is dropped while it waits
+    (nobody drove it to the end, so nobody released it), greenlet frees its carrier by raising
+    GreenletExit here: it unwinds as a released thread does (`ThreadReleased`, which the caller
+    raises), the backstop of OS threads."""
+    state, parked, by_ident, ident = turnstile.green_here
+    thread.saved = state.copy() if state else None
+    thread.loop = _get_running_loop()
     try:
-        turnstile.driver.switch(following)
+        if following is None:
+            turnstile.driver.switch()
+        else:
+            _enter(turnstile, following, state, parked, by_ident, ident).switch()
     except greenlet.GreenletExit:
         thread.killed = True
         thread.carrier.dying = True
@@ -227,7 +241,7 @@ def _route(handler: Callable[[int, FrameType | None], Any],
         driver = me.turnstile.driver if me is not None else None
         if me is None or driver is None or _getcurrent() is not me.carrier:
             return handler(signum, frame)
-        return driver.switch(_Signal(handler, signum, frame))
+        return driver.switch(_Signal(handler, signum, frame, me.carrier))
 
     on_signal.routed = handler  # type: ignore[attr-defined]
     return on_signal

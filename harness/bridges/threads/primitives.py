@@ -85,7 +85,8 @@ class _BridgeLock(Hashed):
         me = _by_ident.get(_get_ident())  # `current()`, inlined: a hot path
         if me is None:
             raise RuntimeError("a bridged lock held by a thread of the run cannot be waited for outside it")
-        me.turnstile.check(me)
+        if me.killed:  # `check`, guarded: a wait's hot path
+            me.turnstile.check(me)
         deadline = None if timeout is None or timeout < 0 else me.turnstile.deadline_in(timeout)
         self._waiters.append(me)
         # The releaser hands the lock over (FIFO): woken means owning.
@@ -116,7 +117,13 @@ class _BridgeLock(Hashed):
     __enter__ = acquire
 
     def __exit__(self, *exc: object) -> None:
-        self.release()
+        # `release()`, inlined: the other half of the hottest path.
+        if self._owner is None:
+            raise RuntimeError("release unlocked lock")
+        if self._waiters:
+            self._hand_over()
+        else:
+            self._owner = None
 
     # What `threading.Condition` asks of its lock.
     def _is_owned(self) -> bool:
@@ -135,7 +142,7 @@ class _BridgeLock(Hashed):
 
 def Lock() -> Any:
     """`threading.Lock()`: bridged in a bridge thread, real elsewhere."""
-    return _BridgeLock() if current() is not None else _REAL["Lock"]()
+    return _BridgeLock() if _by_ident.get(_get_ident()) is not None else _REAL["Lock"]()  # `current()`, inlined
 
 
 class _BridgeRLock(_BridgeLock):
@@ -158,7 +165,8 @@ class _BridgeRLock(_BridgeLock):
             return False
         if not isinstance(token, BridgeThread):
             raise RuntimeError("a bridged lock held by a thread of the run cannot be waited for outside it")
-        token.turnstile.check(token)
+        if token.killed:  # `check`, guarded: a wait's hot path
+            token.turnstile.check(token)
         deadline = None if timeout is None or timeout < 0 else token.turnstile.deadline_in(timeout)
         self._waiters.append(token)
         # The releaser hands the lock over (FIFO, `_hand_over`): woken means owning it, once.
@@ -212,7 +220,7 @@ class Condition(Hashed):
     __slots__ = ("_lock", "_waiters", "acquire", "release")
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
-        if cls is Condition and current() is None:
+        if cls is Condition and _by_ident.get(_get_ident()) is None:  # `current()`, inlined
             return _REAL["Condition"](*args, **kwargs)
         return super().__new__(cls)
 
@@ -223,10 +231,33 @@ class Condition(Hashed):
         self.release = self._lock.release
         self._waiters: deque[BridgeThread] = deque()
 
+    # Every `Future` holds one, entered at each of its state changes: the default lock's own
+    # `acquire`/`release` fast paths, inlined.
     def __enter__(self) -> bool:
+        lock = self._lock
+        if type(lock) is _BridgeRLock:
+            token = _by_ident.get(_get_ident()) or _get_ident()
+            owner = lock._owner
+            if owner is token:
+                lock._count += 1
+                return True
+            if owner is None:
+                lock._owner, lock._count = token, 1
+                return True
         return bool(self.acquire())
 
     def __exit__(self, *exc: object) -> None:
+        lock = self._lock
+        if type(lock) is _BridgeRLock:
+            if lock._owner is not (_by_ident.get(_get_ident()) or _get_ident()):
+                raise RuntimeError("cannot release un-acquired lock")
+            lock._count -= 1
+            if lock._count == 0:
+                if lock._waiters:
+                    lock._hand_over()
+                else:
+                    lock._owner = None
+            return
         self.release()
 
     def _is_owned(self) -> bool:
@@ -245,7 +276,8 @@ class Condition(Hashed):
         if not self._is_owned():
             raise RuntimeError("cannot wait on un-acquired lock")
         me = caller()
-        me.turnstile.check(me)
+        if me.killed:  # `check`, guarded: a wait's hot path
+            me.turnstile.check(me)
         saved = self._lock._release_save() if hasattr(self._lock, "_release_save") else self._lock.release()
         self._waiters.append(me)
         try:
@@ -279,6 +311,10 @@ class Condition(Hashed):
             n -= 1
 
     def notify_all(self) -> None:
+        if not self._waiters:  # the common case (a future settling with nobody in its `result()`)
+            if not self._is_owned():
+                raise RuntimeError("cannot notify on un-acquired lock")
+            return
         self.notify(len(self._waiters))
 
     notifyAll = notify_all
@@ -290,7 +326,7 @@ class Semaphore(Hashed):
     __slots__ = ("_value", "_waiters")
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
-        if cls is Semaphore and current() is None:
+        if cls is Semaphore and _by_ident.get(_get_ident()) is None:  # `current()`, inlined
             return _REAL["Semaphore"](*args, **kwargs)
         return super().__new__(cls)
 
@@ -310,7 +346,8 @@ class Semaphore(Hashed):
         if not blocking:
             return False
         me = caller()
-        me.turnstile.check(me)
+        if me.killed:  # `check`, guarded: a wait's hot path
+            me.turnstile.check(me)
         if timeout is not None and timeout <= 0:
             return False  # a zero timeout never blocks (what `park` would answer at once)
         self._waiters.append(me)
@@ -364,7 +401,7 @@ class Event(Hashed):
     __slots__ = ("_flag", "_waiters")
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
-        if cls is Event and current() is None:
+        if cls is Event and _by_ident.get(_get_ident()) is None:  # `current()`, inlined
             return _REAL["Event"](*args, **kwargs)
         return super().__new__(cls)
 
@@ -391,7 +428,8 @@ class Event(Hashed):
         if self._flag:
             return True
         me = caller()
-        me.turnstile.check(me)
+        if me.killed:  # `check`, guarded: a wait's hot path
+            me.turnstile.check(me)
         self._waiters.append(me)
         me.turnstile.park(me, me.turnstile.deadline_in(timeout), lambda: self._waiters.remove(me))
         return self._flag

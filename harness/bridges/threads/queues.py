@@ -17,7 +17,7 @@ from collections import deque
 from typing import Any
 
 from harness.bridges.threads.primitives import FOREIGN_SERIALS, Hashed, caller
-from harness.bridges.threads.turnstile import DONE, BridgeThread, current
+from harness.bridges.threads.turnstile import DONE, BridgeThread, _by_ident, _get_ident, current
 
 _REAL: dict[str, Any] = {
     "SimpleQueue": queue.SimpleQueue,
@@ -58,10 +58,13 @@ class SimpleQueue(Hashed):
             return self._items.popleft()
         if not block:
             raise queue.Empty
-        me = caller()
-        deadline = me.turnstile.deadline_in(timeout)
+        me = _by_ident.get(_get_ident())  # `caller()`, inlined: every idle pool worker waits here
+        if me is None:
+            me = caller()  # raises, saying why
+        deadline = None if timeout is None else me.turnstile.deadline_in(timeout)
         while not self._items:
-            me.turnstile.check(me)
+            if me.killed:  # `check`, guarded: a wait's hot path
+                me.turnstile.check(me)
             self._waiters.append(me)
             if not me.turnstile.park(me, deadline, lambda: self._waiters.remove(me)):
                 raise queue.Empty
@@ -83,8 +86,13 @@ class Future(_RealFuture[Any]):
 
     def __init__(self) -> None:
         super().__init__()
-        thread = current()
-        self._serial = thread.turnstile.next_serial() if thread is not None else next(FOREIGN_SERIALS)
+        thread = _by_ident.get(_get_ident())  # `current()`, inlined: one per submitted call
+        if thread is None:
+            self._serial = next(FOREIGN_SERIALS)
+        else:
+            turnstile = thread.turnstile  # `next_serial()`, inlined
+            turnstile.serial += 1
+            self._serial = turnstile.serial
 
     def __hash__(self) -> int:
         return self._serial

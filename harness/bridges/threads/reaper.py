@@ -2,10 +2,12 @@
 
 Owns `Reaper`. A run that hangs (deadlock, virtual-time bound, event budget) stops stepping the kernel
 without resuming the bridge, and `run()` has no hook to say so; real threads parked on the turnstile
-would then outlive the run. While the bridge waits, the reaper is an event at the next instant that
-has anything scheduled, processed after that instant's other events; each time it looks at what is
-left: nothing (a deadlock), only events past the time bound, or no step left in the event budget, and
-the run is over — it calls `on_stop` (which releases the threads) there and then. It is invisible to
+would then outlive the run. While the bridge waits, the reaper is an event processed after an
+instant's other events: first the instant it starts waiting, then the latest instant already scheduled
+within the time bound (nothing can stop the run before it, as SimPy never takes an event back), or,
+near the event budget, the next instant; each time it looks at what is left: nothing (a deadlock),
+only events past the time bound, or no step left in the event budget, and the run is over — it calls
+`on_stop` (which releases the threads) there and then. It is invisible to
 order-first exploration (the arbiter counts as timers only events someone waits on, and the reaper's
 callback list reads as empty) and never adds an instant of its own. It never touches threads itself.
 
@@ -29,6 +31,8 @@ from harness.sim.kernel import Kernel
 
 #: After the instant's other events (SimPy: URGENT 0, NORMAL 1), like the arbiter's end of instant.
 _LAST = EventPriority(2)
+#: Steps left of the event budget below which the watch looks at every instant again.
+_NEAR_BUDGET = 1000
 
 
 class _Unheard(list[Callable[[Any], None]]):
@@ -51,15 +55,22 @@ class Reaper:
             watch = _watches[kernel.env] = _Watch()
         self._watch = watch
 
+    # `armed` is exactly whether it is in its watch's list (`_Watch.arm` and `disarm`, inlined: the
+    # driver arms and disarms it around every wait).
     def arm(self) -> None:
         if self.fired:
             return
-        self.armed = True
-        self._watch.arm(self)
+        watch = self._watch
+        if not self.armed:
+            self.armed = True
+            watch.armed.append(self)
+        if not watch._scheduled:
+            watch._schedule(self.kernel, self.kernel.env._now)
 
     def disarm(self) -> None:
-        self.armed = False
-        self._watch.disarm(self)
+        if self.armed:
+            self.armed = False
+            self._watch.armed.remove(self)
 
 
 class _Watch:
@@ -72,16 +83,6 @@ class _Watch:
         # environment and trace alive for good. The armed reapers' kernel is the one it watches.
         self.armed: list[Reaper] = []
         self._scheduled = False
-
-    def arm(self, reaper: Reaper) -> None:
-        if reaper not in self.armed:
-            self.armed.append(reaper)
-        if not self._scheduled:
-            self._schedule(reaper.kernel, reaper.kernel.env._now)
-
-    def disarm(self, reaper: Reaper) -> None:
-        if reaper in self.armed:
-            self.armed.remove(reaper)
 
     def _schedule(self, kernel: Kernel, at: float, event: simpy.Event | None = None) -> None:
         """Schedule the watch's event at `at`: `event`, the one just processed, again (SimPy is done with
@@ -108,6 +109,13 @@ class _Watch:
         elif kernel.steps + 1 >= kernel.limits.event_budget:
             why = f"the event budget ({kernel.limits.event_budget}) is spent"
         else:
+            # Nothing can stop the run before its latest event already due within the bound (SimPy
+            # never takes an event back): look again then, not at every instant between. Near the
+            # event budget, at every instant, as the budget is counted in steps, not instants.
+            env = kernel.env
+            if kernel.limits.event_budget - kernel.steps > _NEAR_BUDGET + len(env._queue):
+                bound = kernel.limits.time_bound_ms
+                upcoming = max(at for at, *_ in env._queue if at <= bound)
             self._schedule(kernel, upcoming, event)
             return
         stopping, self.armed = self.armed, []

@@ -172,11 +172,15 @@ class Turnstile:
         self.green = green is not None and carrier() == "greenlet"
         #: On greenlets: the greenlet that drives the threads now (a thread gives the baton back to it).
         self.driver: Any = None
+        #: On greenlets, while driven: what a thread handing the baton on needs (see `green.run`).
+        self.green_here: Any = None
         #: On greenlets: signals that arrive while a thread runs are handled on the driver (until released).
         self._signals = green.SignalRoute(_by_ident) if self.green else None
         self.back = _allocate_lock()
         self.back.acquire()  # released by a thread on an OS thread when it gives the baton back
         self.threads: list[BridgeThread] = []
+        #: How many threads have a deadline set (blocked with a timeout): none, and nothing can expire.
+        self.timed = 0
         self.serial = 0  # creation counter of this batch's primitives: their deterministic hashes
         self.closed = False
         self.driving = False  # the driver is waiting for a thread (the run is alive even if the kernel is still)
@@ -208,15 +212,26 @@ class Turnstile:
     def runnable(self) -> list[BridgeThread]:
         return [t for t in self.threads if t.state == RUNNABLE]
 
+    def first_runnable(self) -> BridgeThread | None:
+        """The runnable thread lowest in creation order (the plain runs' rule), if any."""
+        for thread in self.threads:
+            if thread.state == RUNNABLE:
+                return thread
+        return None
+
     def alive(self) -> list[BridgeThread]:
         return [t for t in self.threads if t.state != DONE]
 
     def next_deadline(self) -> int | None:
+        if not self.timed:
+            return None
         deadlines = [t.deadline for t in self.threads if t.state == BLOCKED and t.deadline is not None]
         return min(deadlines) if deadlines else None
 
     def expire(self) -> None:
         """Wake, as timed out, every blocked thread whose virtual deadline has come."""
+        if not self.timed:
+            return
         now = self.now_ms()
         for thread in self.threads:
             if thread.state == BLOCKED and thread.deadline is not None and thread.deadline <= now:
@@ -305,10 +320,19 @@ class Turnstile:
                 on_timeout()
             return False
         thread.state = BLOCKED
+        if thread.deadline is not None:  # left set by a release that ran it while it waited
+            self.timed -= 1
+        if deadline is not None:
+            self.timed += 1
         thread.deadline = deadline
         thread.timed_out = False
         thread.on_timeout = on_timeout
-        self._give_back(thread)
+        if self.green:  # `_give_back`, inlined: every wait of every thread comes here
+            green.give_back(self, thread, self._following(thread))
+            if thread.killed:
+                self.check(thread)
+        else:
+            self._give_back(thread)
         return not thread.timed_out
 
     def yield_now(self, thread: BridgeThread) -> None:
@@ -327,7 +351,9 @@ class Turnstile:
 
     def _make_runnable(self, thread: BridgeThread) -> None:
         thread.state = RUNNABLE
-        thread.deadline = None
+        if thread.deadline is not None:
+            self.timed -= 1
+            thread.deadline = None
         thread.on_timeout = None
         self.on_wake()
 
