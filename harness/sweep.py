@@ -97,8 +97,10 @@ def _isolated_cells(cells: list[Cell], wall_timeout_s: float, import_timeout_s: 
         for cell in cells:
             child = children.get(cell.scheduler)
             if child is None:
+                # Built again for each cell, as `run_cell` builds it in process: a scheduler that keeps
+                # state between runs gives the rows it gives there, whatever the cells' order.
                 child = children[cell.scheduler] = Supervisor(cell.scheduler, wall_timeout_s=wall_timeout_s,
-                                                              import_timeout_s=import_timeout_s)
+                                                              import_timeout_s=import_timeout_s, fresh_per_run=True)
             scenario = scenarios.get(cell.scenario)
             if scenario is None:
                 scenario = scenarios[cell.scenario] = find_scenario(cell.scenario, trust=trust)

@@ -134,16 +134,22 @@ def explore_command(scenario: str, scheduler_name: str, strategy: str, runs: int
     if shrunk is not None:
         reproducer = reproducer_of(shrunk.result, scheduler_name, shrunk.label, shrunk.oracle,
                                    shrunk.found_by or strategy, policy=isolated)
+        # Isolated, the self-check runs in a fresh child, as in process it builds the scheduler afresh by
+        # name: a scheduler that keeps state between runs does not replay there, and is not saved.
+        checking = isolated_scheduler(scheduler_name, import_timeout) if isolated is not None else None
         try:
             # The self-check replays it (a run like any other), recording the user's source lines for the story.
             with wall_limit_per_run(wall_timeout), recording() as origins:
                 if no_save:
-                    selfcheck = verify(reproducer, fresh_process=check_determinism, scheduler=isolated)
+                    selfcheck = verify(reproducer, fresh_process=check_determinism, scheduler=checking)
                 else:
                     path, selfcheck = save_verified(reproducer, save_dir, version=__version__,
-                                                    fresh_process=check_determinism, scheduler=isolated)
+                                                    fresh_process=check_determinism, scheduler=checking)
         except NotSerializable as exc:
             unsaved = str(exc)
+        finally:
+            if checking is not None:
+                _close(checking)
     found = exploration.found
     # What the user reads (why, story, replay) is all of one run: the shrunk one when there is one.
     shown = shrunk or found

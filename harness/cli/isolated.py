@@ -47,7 +47,8 @@ def isolating(isolate: bool | None, schedulers: Iterable[str]) -> bool:
     from harness.isolation import available
     from harness.policies.registry import BUILTIN_SCHEDULERS
 
-    return available() and any(name not in BUILTIN_SCHEDULERS for name in schedulers)
+    # A name with no ':' that is not built in is unknown: it is reported here, listing the valid names.
+    return available() and any(":" in name and name not in BUILTIN_SCHEDULERS for name in schedulers)
 
 
 def isolated_scheduler(scheduler: str, import_timeout: float) -> IsolatedScheduler:

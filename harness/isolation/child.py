@@ -58,6 +58,8 @@ def serve(job: dict[str, Any], inbox: int, outbox: int) -> None:
         new, seen = guard.refused[seen:], len(guard.refused)
         return new
 
+    # The interpreter and the harness are up: from here the import limit counts (the parent's deadline).
+    wire.write_frame(outbox, ("started",))
     with watching_user_interrupts():
         try:
             scheduler = build_scheduler(job["scheduler"], job["import_timeout"])
@@ -71,11 +73,11 @@ def serve(job: dict[str, Any], inbox: int, outbox: int) -> None:
             if isinstance(exc.__context__, ImportTimeout):
                 wire.write_frame(outbox, ("build-error", "import-timeout", str(exc.__context__), refusals()))
                 return
-            kind = "usage" if isinstance(exc, Exception) else "raised"
+            kind = "unknown" if isinstance(exc, LookupError) else "usage" if isinstance(exc, Exception) else "raised"
             wire.write_frame(outbox, ("build-error", kind, describe_error(exc) if kind == "raised" else str(exc),
                                       refusals()))
             return
-        wire.write_frame(outbox, ("ready", scheduler_label(scheduler)[0], "", refusals()))
+        wire.write_frame(outbox, ("ready", scheduler_label(scheduler)[0], _grace_of(scheduler), refusals()))
         scenarios: dict[int, Scenario] = {}
         while True:
             request = wire.read_frame(inbox)
@@ -86,7 +88,7 @@ def serve(job: dict[str, Any], inbox: int, outbox: int) -> None:
 
                 wire.write_frame(outbox, ("code", code_identity(job["scheduler"], request[1], scheduler).to_data()))
                 continue
-            _, index, key, scenario, seed, jitter, wall_timeout, want_origins, ordered, forget = request
+            _, index, key, scenario, seed, jitter, wall_timeout, want_origins, ordered, forget, fresh = request
             for old in forget:  # the parent no longer names these
                 scenarios.pop(old, None)
             if scenario is not None:
@@ -96,6 +98,8 @@ def serve(job: dict[str, Any], inbox: int, outbox: int) -> None:
             # An order-first run asks the parent for each choice: the explorer's chooser stays there.
             chooser = AskingChooser(index, inbox, outbox) if ordered else None
             try:
+                if fresh:  # built again for this run, as a sweep builds it for each cell in process
+                    scheduler = build_scheduler(job["scheduler"], job["import_timeout"])
                 recorder = recording() if want_origins else nullcontext()
                 with wall_limit_per_run(wall_timeout), recorder as origins:
                     result = run(scenario, scheduler, seed, jitter=jitter, chooser=chooser)
@@ -114,6 +118,16 @@ def serve(job: dict[str, Any], inbox: int, outbox: int) -> None:
             wire.write_frame(outbox, ("result", index, wire.pack(result, scenario), notes, refusals()))
             if result.wall_clock_exceeded:
                 return  # the scheduler spun: nothing else runs in this process
+
+
+def _grace_of(scheduler: object) -> int | None:
+    """The interrupt grace the scheduler declares (`grace_ms`, an int), for the parent's swarm; None
+    if it declares none (the parent checks it as harness.explore.swarm.declared_grace_ms does)."""
+    try:
+        grace = getattr(scheduler, "grace_ms", None)
+    except Exception:
+        return None
+    return grace if type(grace) is int else None
 
 
 def _die_with(parent: int) -> None:

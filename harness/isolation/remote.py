@@ -11,6 +11,7 @@ refused is kept in `refused` for the caller to report.
 
 from __future__ import annotations
 
+import multiprocessing.util
 import os
 import threading
 import weakref
@@ -47,16 +48,35 @@ class IsolatedScheduler(RunsElsewhere):
         #: What the child's code tried and was refused (writes outside its directory, new processes),
         #: in the order first seen, each once.
         self.refused: dict[str, None] = {}
+        self._built = start
+        #: Close this session when a worker process exits (set for a stand-in unpickled there).
+        self._close_at_process_exit = False
         if start:
             self.supervisor.start()
             self._note(self.supervisor.refused_at_build)
             self.name = self.supervisor.label
+
+    @property
+    def grace_ms(self) -> int | None:
+        """The interrupt grace the scheduler declares (its `grace_ms`, as the child read it), so a swarm
+        judges it against its own promise (harness.explore.swarm.declared_grace_ms)."""
+        if not self._built:
+            self.supervisor.start()
+            self._built = True
+        return self.supervisor.grace_ms
 
     def __call__(self, batch: Batch, ctx: SchedulerContext) -> SchedulerProcess:
         raise TypeError(f"{self.spec} runs in an isolated process: give it to run(), explore() or check_scheduler(), "
                         "which hand it whole runs")
 
     def run_elsewhere(self, scenario: Scenario, seed: int, jitter: float, chooser: Chooser | None) -> RunResult:
+        if self._close_at_process_exit:
+            # A pool's worker process leaves through multiprocessing's exit, which runs its finalizers
+            # but not the garbage collector's, so the child's private directory is removed then too.
+            # Registered at the first run, not when unpickled: a new process clears the registry after
+            # unpickling what it was started with.
+            multiprocessing.util.Finalize(self, self.close, exitpriority=10)
+            self._close_at_process_exit = False
         limit = per_run_limit()
         recorder = origins_module.active
         got = self.supervisor.run(scenario, seed, jitter, chooser=chooser, origins=recorder is not None,
@@ -100,6 +120,7 @@ def _rebuilt(spec: str, import_timeout_s: float | None, limits: Limits | None) -
     kept = _REBUILT.get(key)
     if kept is None:
         kept = _REBUILT[key] = IsolatedScheduler(spec, import_timeout_s=import_timeout_s, limits=limits, start=False)
+        kept._close_at_process_exit = True
     return kept
 
 

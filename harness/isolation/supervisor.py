@@ -37,6 +37,7 @@ from harness.diagnosis.origins import Origins
 from harness.isolation import wire
 from harness.isolation.asking import Answering
 from harness.model import Batch
+from harness.policies.registry import UnknownSchedulerError, scheduler_names
 from harness.run.result import BatchRun, RunResult, RunStatus
 from harness.scenario.spec import Scenario
 from harness.sim.arbiter import Chooser
@@ -60,6 +61,15 @@ def available() -> bool:
 class IsolationError(Exception):
     """A session cannot go on, the user's to fix (a usage error): the child could not import or build
     the scheduler (the message is what it said), or a scenario cannot be sent to it."""
+
+
+class UnknownIsolatedScheduler(IsolationError, UnknownSchedulerError):
+    """The child found no scheduler by that name: an `IsolationError` (a usage error to a command) and
+    an `UnknownSchedulerError` (a `LookupError`), as building it in this process would raise."""
+
+    def __init__(self, name: str, message: str) -> None:
+        Exception.__init__(self, message)
+        self.name, self.valid = name, scheduler_names()
 
 
 @dataclass(frozen=True)
@@ -112,7 +122,7 @@ class Supervisor:
     """
 
     def __init__(self, scheduler: str, *, wall_timeout_s: float = 0.0, import_timeout_s: float | None = None,
-                 origins: bool = False, limits: Limits | None = None) -> None:
+                 origins: bool = False, limits: Limits | None = None, fresh_per_run: bool = False) -> None:
         self.scheduler = scheduler
         self.wall_timeout_s = wall_timeout_s or 0.0
         self.import_timeout_s = resolve_import_timeout(import_timeout_s)
@@ -120,6 +130,10 @@ class Supervisor:
         self.limits = limits or Limits()
         self._child: _Child | None = None
         self._label = ""
+        #: The interrupt grace the scheduler declares (`grace_ms`), known once a child was ready.
+        self.grace_ms: int | None = None
+        #: Build the scheduler again before each run (a sweep's cells), instead of once per child.
+        self.fresh_per_run = fresh_per_run
         #: Refusals noted while building the scheduler.
         self.refused_at_build: tuple[str, ...] = ()
 
@@ -173,8 +187,9 @@ class Supervisor:
         try:
             with contextlib.suppress(_Gone):
                 self._send(job)
-            deadline = self.import_timeout_s + GRACE_S + _STARTUP_S if self.import_timeout_s else None
-            answer = self._receive(deadline)
+            answer = self._receive(_STARTUP_S)  # the interpreter and the harness, before the import limit
+            if answer == ("started",):
+                answer = self._receive(self.import_timeout_s + GRACE_S if self.import_timeout_s else None)
         except wire.WireError as exc:
             self._kill()
             raise IsolationError(f"cannot build scheduler {self.scheduler!r}: its isolated process sent {exc}") \
@@ -196,6 +211,7 @@ class Supervisor:
             if kind == "ready":
                 child.label = self._label = str(detail)
                 self.refused_at_build = tuple(str(r) for r in refused)
+                self.grace_ms = message if type(message) is int and message >= 0 else None
                 return
             message = str(message)
         except (TypeError, ValueError):  # not a 4-tuple, or its refusals not a list
@@ -203,6 +219,8 @@ class Supervisor:
         self._kill()
         if kind == "build-error" and detail == "import-timeout":
             raise ImportTimeout(message)
+        if kind == "build-error" and detail == "unknown":
+            raise UnknownIsolatedScheduler(self.scheduler, message)
         if kind == "build-error" and detail == "usage":
             raise IsolationError(message)
         raise IsolationError(f"cannot build scheduler {self.scheduler!r}: {message}")
@@ -294,7 +312,7 @@ class Supervisor:
         assert child is not None
         entry = child.sent.get(id(scenario))
         forget, child.forget = child.forget, []
-        settings = (wall_timeout_s, origins, ordered, forget)
+        settings = (wall_timeout_s, origins, ordered, forget, self.fresh_per_run)
         if entry is not None and entry[1] is scenario:  # known to the child: sent by key
             child.sent.move_to_end(id(scenario))
             self._send(("run", index, entry[0], None, seed, jitter, *settings))

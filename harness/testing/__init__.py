@@ -246,7 +246,7 @@ def _isolated(spec: str | None, isolate: bool | None, import_timeout_s: float | 
     if isolate is None:
         from harness.isolation import available
 
-        isolate = spec is not None and spec not in BUILTIN_SCHEDULERS and available()
+        isolate = spec is not None and ":" in spec and spec not in BUILTIN_SCHEDULERS and available()
     if not isolate:
         return None
     if spec is None:

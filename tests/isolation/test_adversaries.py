@@ -175,9 +175,9 @@ def test_sweep_isolated(place: tuple[Path, Path]) -> None:
 
 #: `harness explore`'s exit code per adversary: `run --isolate`'s, but where several runs in one
 #: child change the verdict. ClosesStdout closes descriptor 1 at its first batch, so its second batch
-#: (the exploration's next run in the same child) raises EBADF: a scheduler-error, as it would be in
-#: any process that runs it twice.
-EXPLORED = {**{name: code for name, (code, _) in EXPECTED.items()}, "ClosesStdout": 4}
+#: (the exploration's next run in the same child) raises EBADF, a scheduler-error; the self-check's
+#: fresh child runs it once, without the error: state kept between runs, exit 5, nothing saved.
+EXPLORED = {**{name: code for name, (code, _) in EXPECTED.items()}, "ClosesStdout": 5}
 
 
 @pytest.mark.parametrize("name", list(EXPECTED))
@@ -193,6 +193,8 @@ def test_explore_isolates_a_scheduler_of_the_users_by_default(name: str, place: 
     assert took < 60
     assert sorted(p.name for p in work.iterdir()) in (["out", "tiny.toml"], ["tiny.toml"])
     assert list(target.iterdir()) == []
+    if done.returncode == 5:
+        assert "does not replay" in done.stdout or json.loads(done.stdout)["nondeterministic"]
     if done.returncode in (1, 4, 6):  # a finding: shrunk, replayed in the child, saved
         document = json.loads(done.stdout)
         assert document["reproducer"] and not document["nondeterministic"], document
@@ -228,7 +230,7 @@ print(json.dumps(out))
     got = json.loads(done.stdout.splitlines()[-1])
     # Each adversary's check fails with the label its run earns, or passes where the run completes
     # and holds (ClosesStdout's second run, in the same child, raises EBADF: see EXPLORED).
-    expected = {name: ["passed", True] if EXPLORED[name] == 0 else
+    expected = {name: ["passed", True] if EXPECTED[name][0] == 0 and name != "ClosesStdout" else
                 [["hang"] if status == "hang" else ["missing-result"] if status == "completed" else [status], True]
                 for name, (_, status) in EXPECTED.items()}
     expected["ClosesStdout"] = [["scheduler-error"], True]
@@ -236,3 +238,49 @@ print(json.dumps(out))
     assert time.monotonic() - started < 240
     assert sorted(p.name for p in work.iterdir()) == ["tiny.toml"]
     assert list(target.iterdir()) == []
+
+
+USERLAND = "tests.isolation.userland"
+
+
+def test_the_self_check_of_an_isolated_exploration_runs_in_a_fresh_child(place: tuple[Path, Path]) -> None:
+    """A scheduler that keeps state between runs: in process, the self-check builds it afresh by name,
+    the replay differs and nothing is saved; isolated, the self-check runs in a fresh child and says
+    the same, so `harness replay` never meets a saved reproducer that does not replay."""
+    work, target = place
+    codes = []
+    for flag in ("--isolate", "--no-isolate"):
+        done, _ = _harness(work, target, "explore", "config-clobber", "--scheduler", f"{USERLAND}:Warms", "--strategy",
+                           "random", "--runs", "20", "--save-dir", f"saved{flag}", flag)
+        assert "no reproducer saved" in done.stdout and "Traceback" not in done.stderr, done.stdout + done.stderr
+        codes.append(done.returncode)
+    assert codes == [5, 5]
+    assert sorted(p.name for p in work.iterdir()) == ["tiny.toml"]
+
+
+def test_pool_workers_leave_no_private_directory(place: tuple[Path, Path]) -> None:
+    """Each pool worker's child is closed as the worker leaves: its private directory is gone."""
+    import shutil
+    import tempfile
+
+    work, _ = place
+    # Short: multiprocessing's forkserver puts its socket under TMPDIR, and a socket path is short.
+    scratch = Path(tempfile.mkdtemp(prefix="hx", dir="/tmp"))
+    request_cleanup = shutil.rmtree
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(scratch)}
+    done = subprocess.run([sys.executable, "-m", "harness", "explore", "config-clobber", "--scheduler",
+                           f"{USERLAND}:Warms", "--strategy", "random", "--runs", "400", "--processes", "2",
+                           "--no-save", "--label", "duplicate-effect"], cwd=work, env=env, capture_output=True,
+                          text=True, timeout=120)
+    left = list(scratch.iterdir())
+    request_cleanup(scratch, ignore_errors=True)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stdout + done.stderr
+    assert left == []
+
+
+def test_a_constructor_that_ignores_the_timer_is_killed_soon_after_the_import_limit(place: tuple[Path, Path]) -> None:
+    work, target = place
+    done, took = _harness(work, target, "explore", "tiny.toml", "--scheduler", f"{USERLAND}:BuiltForever",
+                          "--import-timeout", "1", "--no-save")
+    assert done.returncode == 3 and "import timeout" in done.stderr, done.stdout + done.stderr
+    assert took < 15  # the limit counts from when the child's harness is up, plus the 2 s grace

@@ -150,7 +150,8 @@ def test_an_isolated_story_names_the_users_lines_as_in_process() -> None:
     stories = []
     for flag in ("--isolate", "--no-isolate"):
         done = subprocess.run([sys.executable, "-m", "harness", "explore", "config-two-spellings", "--scheduler",
-                               "tests.explore.two_bugs:scheduler", "--seed", "2", "--no-save", "--format", "json", flag],
+                               "tests.explore.two_bugs:scheduler", "--seed", "2", "--no-save", "--format", "json",
+                               flag],
                               cwd=root, env={**os.environ, "PYTHONPATH": str(root)}, capture_output=True, text=True,
                               timeout=120)
         assert done.returncode == 1 and done.stderr == "", done.stdout[-2000:] + done.stderr
@@ -172,3 +173,40 @@ def test_the_default_isolates_a_users_scheduler_only_where_the_system_can(monkey
         check_scheduler(get_scheduler("serial"), isolate=True)
     monkeypatch.setattr(harness.isolation, "available", lambda: False)  # no POSIX process groups here
     assert not isolating(None, ["pkg.mod:attr"]) and _isolated("pkg.mod:attr", None, None) is None
+
+
+USERLAND = "tests.isolation.userland"
+
+
+def test_a_declared_grace_reaches_the_swarm_of_an_isolated_exploration() -> None:
+    """The child tells which grace the scheduler declares: the 5 s poller passes the interrupt swarm
+    isolated, as in process, instead of failing it against the default 500 ms."""
+    scenario = find_scenario("incident-triage")
+    here = explore(scenario, f"{USERLAND}:poller5s", "random", runs=24, seed=3, swarm=True, swarm_kinds=("interrupt",),
+                   keep_going=True, shrink=False)
+    with IsolatedScheduler(f"{USERLAND}:poller5s") as isolated:
+        assert isolated.grace_ms == 5000
+        there = explore(scenario, isolated, "random", runs=24, seed=3, swarm=True, swarm_kinds=("interrupt",),
+                        keep_going=True, shrink=False)
+    assert _summary(there) == _summary(here) and not here.findings
+
+
+def test_an_isolated_sweep_builds_the_scheduler_for_each_cell_as_in_process() -> None:
+    """A scheduler that keeps state between runs: the isolated rows are the in-process rows, whatever
+    the order of the cells or the number of processes."""
+    from harness.sweep import grid, sweep
+
+    cells = grid(["config-clobber", "edit-then-test"], [f"{USERLAND}:Warms"], range(1, 7))
+    here = sweep(cells, processes=1)
+    assert sweep(cells, processes=1, isolate=True) == here
+    assert sweep(cells, processes=2, isolate=True) == here
+
+
+def test_an_unknown_name_is_the_same_error_isolated_or_not() -> None:
+    from harness.policies import UnknownSchedulerError
+    from harness.testing import check_scheduler
+
+    for name in ("nosuch.module:thing", "nosuch", f"{USERLAND}:Nope"):
+        for isolate in (None, False):
+            with pytest.raises(UnknownSchedulerError, match="valid:"):
+                check_scheduler(name, scenarios=["config-clobber"], profile="quick", generated=False, isolate=isolate)

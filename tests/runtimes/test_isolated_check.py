@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("pydantic_ai.models.function")
 
-from harness.testing import SchedulerCheckFailed, check_scheduler  # noqa: E402
+from harness.testing import SchedulerCheckFailed, check_scheduler
 
 RACES = ["config-clobber", "edit-then-test"]
 
