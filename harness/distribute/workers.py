@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import tempfile
 
 #: Below this many runs the default (None: every core) stays in this process. A forkserver pool's
 #: start-up is about 0.35 s on a 2-core machine (the server imports the harness once), and a checked
@@ -42,10 +43,21 @@ def pool_context() -> multiprocessing.context.BaseContext:
 
     Both start workers from a clean process (no threads, no state inherited from the caller, e.g. a
     progress bar's refresh thread); forkserver then forks each worker from a warm server, so the
-    harness is imported once rather than once per worker.
+    harness is imported once rather than once per worker. The forkserver listens on a Unix socket
+    under the temporary directory: where that path would be too long for a socket (a deep `TMPDIR`,
+    as test runners make), workers are spawned instead.
     """
-    if "forkserver" in multiprocessing.get_all_start_methods():
+    if "forkserver" in multiprocessing.get_all_start_methods() and _socket_fits(tempfile.gettempdir()):
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(["harness.sweep", "harness.explore.engine"])
         return context
     return multiprocessing.get_context("spawn")
+
+
+#: The longest path a Unix socket may have (Linux: 108 bytes with the terminating NUL; macOS: 104).
+_SOCKET_PATH_MAX = 103
+
+
+def _socket_fits(temporary: str) -> bool:
+    """Whether multiprocessing's forkserver socket (`TMP/pymp-XXXXXXXX/listener-XXXXXXXX`) fits."""
+    return len(os.fsencode(temporary)) + len("/pymp-xxxxxxxx/listener-xxxxxxxx") <= _SOCKET_PATH_MAX
