@@ -43,7 +43,19 @@ class OpenAIToolCall:
 
 
 def openai_tool_calls(batch: Batch) -> list[OpenAIToolCall]:
-    return [OpenAIToolCall(call.id, OpenAIFunction(call.name, call.arguments)) for call in batch]
+    """The batch's calls in the OpenAI shape: a new list each time, of objects made once per batch
+    (frozen, without a `__dict__`: nobody can tell them from new ones but by identity), since a bridged
+    batch is most often the last one again (a run of one scenario after another: ~7 us of a run)."""
+    global _last
+    last = _last
+    if last[0] is not batch:  # a batch is frozen, and so are its calls: the same batch, the same objects
+        last = _last = (batch, tuple(OpenAIToolCall(call.id, OpenAIFunction(call.name, call.arguments))
+                                     for call in batch))  # one pair, assigned at once: safe across threads
+    return list(last[1])
+
+
+#: The latest batch and its calls (the batch is held, so its identity cannot be reused while cached).
+_last: tuple[Batch | None, tuple[OpenAIToolCall, ...]] = (None, ())
 
 
 GateFn = Callable[[list[OpenAIToolCall]], bool]
