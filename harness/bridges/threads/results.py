@@ -21,6 +21,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from simpy.events import PENDING
+
 from harness.bridges.asyncio.asking import Asking
 from harness.model import Batch, CallResult, Outcome
 from harness.scheduling.context import CallHandle, SchedulerContext
@@ -32,33 +34,46 @@ _OUTCOMES = {outcome.value: outcome for outcome in Outcome}
 
 def _read(item: Any, position: int, batch: Batch) -> tuple[str, Outcome, Any, str | None]:
     """(call id, outcome, value, error) of one returned item."""
-    calls = batch.calls
-    fallback = calls[position].id if position < len(calls) else f"unpaired-{position}"
     if isinstance(item, BaseException):
         text = str(item) or type(item).__name__
+        fallback = _fallback(position, batch)
         if isinstance(item, concurrent.futures.CancelledError):
             return fallback, Outcome.CANCELLED, None, text
         if isinstance(item, TimeoutError):
             return fallback, Outcome.TIMEOUT, None, text
         return fallback, Outcome.ERROR, None, text
-    envelope = (type(item) is dict or isinstance(item, Mapping)) and not _ENVELOPE.isdisjoint(item)
-    if not envelope:
-        return fallback, Outcome.OK, item, None
-    call_id = fallback
-    for key in ("id", "tool_call_id", "call_id"):
-        if isinstance(item.get(key), str):
-            call_id = item[key]
+    plain = type(item) is dict  # most often: then no ABC check, and its `get` reads nothing else
+    if not ((plain or isinstance(item, Mapping)) and not _ENVELOPE.isdisjoint(item)):
+        return _fallback(position, batch), Outcome.OK, item, None
+    get = item.get
+    for key in _ID_KEYS:
+        call_id = get(key)
+        if isinstance(call_id, str):
             break
-    error = item.get("error")
-    error_text = None if error is None else (error if isinstance(error, str) else json.dumps(error))
-    stated = item.get("outcome")
+    else:
+        call_id = _fallback(position, batch)
+    error = get("error")
+    stated = get("outcome")
     if isinstance(stated, str) and stated in _OUTCOMES:
         outcome = _OUTCOMES[stated]
+    elif error is None and get("success") is not False:
+        return call_id, Outcome.OK, (item["result"] if plain and "result" in item
+                                     else get("result", get("content"))), None
     else:
-        outcome = Outcome.ERROR if item.get("success") is False or error is not None else Outcome.OK
+        outcome = Outcome.ERROR
+    error_text = None if error is None else (error if isinstance(error, str) else json.dumps(error))
     if outcome is Outcome.OK:
-        return call_id, outcome, item.get("result", item.get("content")), None
-    return call_id, outcome, None, error_text or str(item.get("content") or outcome.value)
+        return call_id, outcome, get("result", get("content")), None
+    return call_id, outcome, None, error_text or str(get("content") or outcome.value)
+
+
+_ID_KEYS = ("id", "tool_call_id", "call_id")
+
+
+def _fallback(position: int, batch: Batch) -> str:
+    """The id of an item that names no call: the call at its position."""
+    calls = batch.calls
+    return calls[position].id if position < len(calls) else f"unpaired-{position}"
 
 
 def read_results(items: Any, batch: Batch, ctx: SchedulerContext,
@@ -88,8 +103,8 @@ def read_results(items: Any, batch: Batch, ctx: SchedulerContext,
         if len(started) == 1:  # the common case, without the generators below
             handle = started[0]
             start = handle.started_ms
-            if handle.triggered:
-                settled = handle.result
+            settled = handle._value  # `handle.result`, without two properties: it is the call's CallResult
+            if settled is not PENDING:
                 end = settled.end_ms
                 if (settled.outcome is outcome and settled.value is value and settled.error == error
                         and settled.attempts == 1 and settled.start_ms == start <= end and not settled.notes
