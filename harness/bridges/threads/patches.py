@@ -21,11 +21,12 @@ from __future__ import annotations
 import _thread
 import concurrent.futures._base as futures_base
 import logging
+import operator
 import os
 import queue
 import threading
 import time
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any
 
 from harness.bridges import clock as bridged_clock
@@ -84,14 +85,83 @@ _ORIGINALS: dict[tuple[int, str], Any] = {(id(module), name): getattr(module, na
 _START_NAMES = ("_start_new_thread", "_start_joinable_thread")
 
 _depth = 0
-_saved: list[tuple[Any, str, Any]] = []
+#: The thread tier's real values while it is installed (see `_Tier`), else None.
+_thread_reals: tuple[tuple[Any, ...], ...] | None = None
 #: The clock tier (the table's clocks in their loop-aware form, the datetime stand-ins, see
 #: `harness.bridges.clock`, and the seeded `as_completed`, see `start_order`): installed by every
 #: installation, and alone for an asyncio-bridged run, whose code on the loop reads virtual clocks but
 #: must keep real locks and threads (a module imported during the run would otherwise subclass a
 #: bridged `threading.Thread` for good, as anyio's worker does).
 _clock_depth = 0
-_clock_saved: list[tuple[Any, str, Any]] = []
+_clock_reals: tuple[tuple[Any, ...], ...] | None = None
+#: `threading`'s real start functions replaced with the clock tier (see `_START_NAMES`): (name, real).
+_start_saved: list[tuple[str, Any]] = []
+
+
+class _Tier:
+    """A tier's targets grouped by module: each module's names are read and replaced a dictionary at a
+    time (`setattr` on a module is a write to its `__dict__`: one `itemgetter` and one `update` a module
+    instead of a `getattr`, a `setattr` and a saved triple a name, at every bridged batch), and
+    restored the same way."""
+
+    __slots__ = ("groups", "host_facts", "order")
+
+    def __init__(self, targets: tuple[tuple[Any, str, Any], ...]) -> None:
+        modules: list[Any] = []
+        names: list[list[str]] = []
+        replacements: list[dict[str, Any]] = []
+        order = []
+        for module, name, replacement in targets:
+            at = next((i for i, m in enumerate(modules) if m is module), None)
+            if at is None:
+                at = len(modules)
+                modules.append(module)
+                names.append([])
+                replacements.append({})
+            order.append((module, name, at, len(names[at])))
+            names[at].append(name)
+            replacements[at][name] = replacement
+        #: (module's dict, its names, a reader of their values, the names' replacements), by module.
+        self.groups = tuple((vars(module), tuple(group), _reader(tuple(group)), replaced)
+                            for module, group, replaced in zip(modules, names, replacements, strict=True))
+        #: (module, name, group, position) in the targets' order.
+        self.order = tuple(order)
+        #: The host facts among the targets: (name, group, position).
+        self.host_facts = tuple((name, at, position) for module, name, at, position in order
+                                if name in host.HOST and (module is os or module is threading))
+
+    def install(self) -> tuple[tuple[Any, ...], ...]:
+        """Replace every target; returns the real values, by group."""
+        reals: list[tuple[Any, ...]] = []
+        try:
+            for namespace, _, read, replacements in self.groups:
+                reals.append(read(namespace))
+                namespace.update(replacements)
+        except BaseException:  # a target gone from its module: put back what was replaced, then say so
+            for (namespace, names, _, _), values in zip(self.groups, reals, strict=False):  # the first few
+                namespace.update(zip(names, values, strict=True))
+            raise
+        facts = host.HOST  # what the replacements answer code that is not bridged (a test may fake them)
+        for name, at, position in self.host_facts:
+            facts[name] = reals[at][position]
+        return tuple(reals)
+
+    def restore(self, reals: tuple[tuple[Any, ...], ...]) -> None:
+        for (namespace, names, _, _), values in zip(reversed(self.groups), reversed(reals), strict=True):
+            namespace.update(zip(names, values, strict=True))
+
+    def saved(self, reals: tuple[tuple[Any, ...], ...] | None) -> list[tuple[Any, str, Any]]:
+        """(module, name, real) in the targets' order, if installed."""
+        if reals is None:
+            return []
+        return [(module, name, reals[at][position]) for module, name, at, position in self.order]
+
+
+def _reader(names: tuple[str, ...]) -> Callable[[Mapping[str, Any]], tuple[Any, ...]]:
+    if len(names) > 1:
+        return operator.itemgetter(*names)
+    name = names[0]
+    return lambda namespace: (namespace[name],)
 
 
 def _clock_targets() -> tuple[tuple[Any, str, Any], ...]:
@@ -156,60 +226,68 @@ class _QuietRelease(logging.Filter):
 _quiet = _QuietRelease()
 
 
+def _tiers() -> tuple[_Tier, _Tier]:
+    """The thread tier and the clock tier, grouped once."""
+    global _tier_pair
+    if _tier_pair is None:
+        _tier_pair = (_Tier(_thread_targets()), _Tier(_clock_targets()))
+    return _tier_pair
+
+
+_tier_pair: tuple[_Tier, _Tier] | None = None
+
+
 def _install() -> None:
-    saved = _saved
-    for module, name, replacement in _thread_targets():
-        saved.append((module, name, getattr(module, name)))
-        setattr(module, name, replacement)
-    _read_host(saved)
+    global _thread_reals
+    _thread_reals = _tiers()[0].install()
     futures_base.LOGGER.addFilter(_quiet)
 
 
-def _read_host(saved: list[tuple[Any, str, Any]]) -> None:
-    """What the host facts really are now (a test may have faked them beneath the patches): what
-    the replacements answer code that is not bridged."""
-    facts = host.HOST
-    for module, name, real in saved:
-        if name in facts and (module is os or module is threading):
-            facts[name] = real
-
-
 def _restore() -> None:
-    while _saved:
-        module, name, real = _saved.pop()
-        setattr(module, name, real)
+    global _thread_reals
+    reals, _thread_reals = _thread_reals, None
+    if reals is not None:
+        _tiers()[0].restore(reals)
     futures_base.LOGGER.removeFilter(_quiet)
 
 
 def _install_clocks() -> None:
-    saved = _clock_saved
-    for module, name, replacement in _clock_targets():
-        saved.append((module, name, getattr(module, name)))
-        setattr(module, name, replacement)
+    global _clock_reals
+    _clock_reals = _tiers()[1].install()
     for name in _START_NAMES:  # with the clocks: a thread started from a bridged loop is noted
         real = getattr(threading, name, None)
         if real is not None:
-            _clock_saved.append((threading, name, real))
+            _start_saved.append((name, real))
             setattr(threading, name, _refuse_real_threads(real))
-    _read_host(_clock_saved)
 
 
 def _restore_clocks() -> None:
-    while _clock_saved:
-        module, name, real = _clock_saved.pop()
-        setattr(module, name, real)
+    global _clock_reals
+    while _start_saved:
+        name, real = _start_saved.pop()
+        setattr(threading, name, real)
+    reals, _clock_reals = _clock_reals, None
+    if reals is not None:
+        _tiers()[1].restore(reals)
+
+
+def _saved_now(clocks_only: bool) -> list[tuple[Any, str, Any]]:
+    """(module, name, real) of every name replaced now (the thread tier's first unless `clocks_only`),
+    the start functions excepted."""
+    thread_tier, clock_tier = _tiers()
+    clocks = clock_tier.saved(_clock_reals)
+    return clocks if clocks_only else thread_tier.saved(_thread_reals) + clocks
 
 
 #: `_replacements` by tier, with the reals it was read from (the same objects run after run, unless a
 #: test fakes a host fact beneath the patches): an asyncio-bridged run swaps its executor's module at
 #: every batch, and reading the table each time was ~5% of a small run.
-_replacements_of: dict[bool, tuple[list[Any], dict[int, Any]]] = {}
+_replacements_of: dict[bool, tuple[tuple[Any, ...], dict[int, Any]]] = {}
 
 
 def _swap_globals(namespace: MutableMapping[str, Any], clocks_only: bool = False) -> list[tuple[str, Any]]:
     """Point names the executor's module imported from the patched modules at the replacements."""
-    saved = _clock_saved if clocks_only else (*_saved, *_clock_saved)
-    reals = [real for _, _, real in saved]
+    reals = (_clock_reals,) if clocks_only else (_thread_reals, _clock_reals)
     cached = _replacements_of.get(clocks_only)
     # The same reals slot by slot (`==` on functions and classes is `is`) give the same table.
     if cached is None or cached[0] != reals:
@@ -229,9 +307,8 @@ def _swap_globals(namespace: MutableMapping[str, Any], clocks_only: bool = False
 
 def _replacements(clocks_only: bool) -> dict[int, Any]:
     """What each real value (by id: the reals live as long as the saved patches) is replaced with."""
-    saved = _clock_saved if clocks_only else (*_saved, *_clock_saved)
-    replacements = {id(real): getattr(module, name) for module, name, real in saved
-                    if not (module is threading and name in _START_NAMES)}
+    saved = _saved_now(clocks_only)
+    replacements = {id(real): getattr(module, name) for module, name, real in saved}
     for module, name, _ in saved:
         original = _ORIGINALS.get((id(module), name))
         if original is not None:
@@ -249,7 +326,7 @@ def replacement_of(value: Any) -> Any:
 
 
 def _real_of(module: Any, name: str) -> Any:
-    for saved_module, saved_name, real in (*_saved, *_clock_saved):
+    for saved_module, saved_name, real in _saved_now(False):
         if saved_module is module and saved_name == name:
             return real
     return None
