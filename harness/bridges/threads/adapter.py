@@ -50,7 +50,7 @@ from harness.bridges.threads.results import read_results
 from harness.bridges.threads.turnstile import DONE, BridgeThread, Turnstile, current
 from harness.diagnosis.threads import thread_waits
 from harness.diagnosis.wait import Wait
-from harness.model import Batch, Outcome, ToolCall
+from harness.model import Batch, CallResult, Outcome, ToolCall
 from harness.scheduling.context import CallHandle, SchedulerContext, SchedulerProcess
 
 Execute = Callable[..., Sequence[Any]]
@@ -139,7 +139,7 @@ class ThreadTools(Mapping[str, Callable[..., Any]]):
                     self.turnstile.park(me)
         finally:
             self.in_flight.remove(call.id)
-        result = handle.result
+        result: CallResult = handle._value  # `handle.result` without two properties: it has settled
         if result.outcome is not Outcome.OK:
             raise ToolFailed(result.error or result.outcome.value)
         return result.value

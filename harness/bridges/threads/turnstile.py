@@ -278,7 +278,8 @@ class Turnstile:
                 if thread.abandoned or thread.state != DONE:
                     stuck.append(thread.name)
                     continue
-                thread.carrier.join()
+                if not self.green:  # a greenlet carrier has nothing to wait for (`Carrier.join`)
+                    thread.carrier.join()
         finally:
             if self._signals is not None:
                 self._signals.close()
