@@ -11,9 +11,9 @@ fresh child. Closing the supervisor kills the group too, so no thread or process
 outlives it, and removes the private directory. It never judges (callers run the oracles on the
 results) and never prints.
 
-Its clock is the real one (`time.monotonic`), by design and outside every simulation: it measures how
-long a child takes in wall time, as harness.sim.realtime's watchdog does, and nothing it reads enters
-a run, its trace or its fingerprint.
+Its deadlines are real time (harness.sim.realtime.time_left), by design and outside every simulation:
+it measures how long a child takes in wall time, as that module's watchdog does, and nothing it reads
+enters a run, its trace or its fingerprint.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -42,7 +41,7 @@ from harness.run.result import BatchRun, RunResult, RunStatus
 from harness.scenario.spec import Scenario
 from harness.sim.arbiter import Chooser
 from harness.sim.kernel import StopReason
-from harness.sim.realtime import ImportTimeout, WallClockExceeded, resolve_import_timeout
+from harness.sim.realtime import ImportTimeout, WallClockExceeded, resolve_import_timeout, time_left
 from harness.world.world import World
 
 #: Real seconds the parent waits beyond a run's own budget (the child's SIGALRM watchdog answers first
@@ -327,10 +326,10 @@ class Supervisor:
                 answering: Answering | None = None) -> IsolatedRun:
         """The child's answer for run `index`; for an order-first run, answering its questions first.
         The deadline is for the whole run, questions included."""
-        deadline = time.monotonic() + wall_timeout_s + GRACE_S if wall_timeout_s else None
+        left = time_left(wall_timeout_s + GRACE_S) if wall_timeout_s else None
         try:
             while True:
-                answer = self._receive(None if deadline is None else max(0.0, deadline - time.monotonic()))
+                answer = self._receive(left() if left is not None else None)
                 if answer is None:
                     return self._lost(scenario, seed, jitter, wall_timeout_s)
                 if answering is None or not isinstance(answer, tuple) or answer[:1] not in (("choose",), ("fault",)):
@@ -409,7 +408,7 @@ class Supervisor:
                                  f"{exc}); a tool or model defined inside a function? run it in process: --no-isolate, "
                                  "isolate=False") \
                 from None
-        stuck = time.monotonic() + _STUCK_S
+        left = time_left(_STUCK_S)
         while data:
             try:
                 written = os.write(child.to_child, data)
@@ -418,9 +417,9 @@ class Supervisor:
             except OSError as exc:  # EPIPE: the child is gone
                 raise _Gone from exc
             if written:
-                data, stuck = data[written:], time.monotonic() + _STUCK_S
+                data, left = data[written:], time_left(_STUCK_S)
                 continue
-            if time.monotonic() > stuck:
+            if not left():
                 raise _Gone
             readable, _, _ = select.select([child.from_child], [child.to_child], [], 1.0)
             if readable:
@@ -445,18 +444,18 @@ class Supervisor:
         child = self._child
         assert child is not None
         self._timed_out = False
-        deadline = None if seconds is None else time.monotonic() + seconds
+        left = None if seconds is None else time_left(seconds)
         while True:
             if child.messages:
                 message = child.messages.pop(0)
                 if isinstance(message, wire.WireError):
                     raise message
                 return message
-            left = None if deadline is None else deadline - time.monotonic()
-            if left is not None and left <= 0:
+            remaining = None if left is None else left()
+            if remaining == 0:
                 self._timed_out = True
                 return None
-            ready, _, _ = select.select([child.from_child], [], [], left)
+            ready, _, _ = select.select([child.from_child], [], [], remaining)
             if ready and not self._drain(child):  # closed: the child exited, or its code closed the descriptor
                 self._death = _how_it_ended(child.process)
                 return None

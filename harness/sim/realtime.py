@@ -3,8 +3,9 @@ user's Ctrl-C from a `KeyboardInterrupt` the scheduler's own code raises.
 
 Owns `WallClockExceeded`, `wall_clock_watchdog` (SIGALRM), the per-run real-time limit that
 commands driving many runs set (`wall_limit_per_run`), the separate limit on importing and building a
-scheduler before any run (`ImportTimeout`, `watched_build`), the SIGINT count behind `aborts`, and the
-stopwatch a report uses to say how long a check took (`stopwatch`). Real
+scheduler before any run (`ImportTimeout`, `watched_build`), the SIGINT count behind `aborts`, the
+stopwatch a report uses to say how long a check took (`stopwatch`), and the deadlines of a process
+supervising an isolated child (`time_left`, harness.isolation). Real
 time here only ever *stops* code under test that never yields; it never reaches the simulation: no
 virtual time, trace event or random draw depends on it, so a run stays a pure function of its seed.
 """
@@ -212,6 +213,13 @@ def interrupt_swallowed(mark: int) -> bool:
     """Whether a real Ctrl-C arrived since `mark` although nothing was raised for it (the scheduler's
     code caught it): the run re-raises it, since the user asked the harness to stop."""
     return _watching and _sigints != mark
+
+
+def time_left(seconds: float) -> Callable[[], float]:
+    """A function giving the real seconds left of `seconds` from this call, never below 0: how long a
+    supervising process still waits for its child (harness.isolation); nothing a run does reads it."""
+    ends = time.monotonic() + seconds
+    return lambda: max(0.0, ends - time.monotonic())
 
 
 def stopwatch() -> Callable[[], float]:
