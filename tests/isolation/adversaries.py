@@ -16,20 +16,11 @@ import sqlite3
 import sys
 import threading
 import time
-from collections.abc import Generator
 from typing import Any
 
-from harness.model import Batch, CallResult
+from harness.model import Batch
 from harness.scheduling import SchedulerContext
-
-Process = Generator[Any, Any, list[CallResult]]
-
-
-def _serially(batch: Batch, ctx: SchedulerContext) -> Process:
-    results = []
-    for call in batch:
-        results.append((yield ctx.start(call)))
-    return results
+from tests.containment.adversaries import Process, _serially
 
 
 def _target(name: str) -> str:

@@ -49,8 +49,9 @@ def test_an_isolated_exploration_is_the_in_process_one(strategy: str, scenario: 
         assert here.findings
 
 
-def test_the_pool_workers_each_start_their_own_child() -> None:
-    """Pickled to a worker process, the stand-in is its name: the exploration is the one-process one."""
+def test_an_isolated_exploration_on_a_pool_is_the_one_process_one() -> None:
+    """Pickled to a worker process, the stand-in is its name and starts a child there: the exploration
+    is the one-process one."""
     found = find_scenario("incident-ticket-notify")
     one = explore(found, "parallel", "auto", runs=80, seed=3, keep_going=True)
     with IsolatedScheduler("parallel") as isolated:
