@@ -179,8 +179,7 @@ class Supervisor:
         self._child = child
         cwd = os.getcwd()
         job = {"sys_path": [os.path.join(cwd, p) if not os.path.isabs(p) else p for p in sys.path],
-               "cwd": cwd, "scheduler": self.scheduler, "import_timeout": self.import_timeout_s,
-               "wall_timeout": self.wall_timeout_s, "origins": self.origins, "root": root,
+               "cwd": cwd, "scheduler": self.scheduler, "import_timeout": self.import_timeout_s, "root": root,
                "address_space": self.limits.address_space, "open_files": self.limits.open_files,
                "guard": self.limits.guard}
         try:
