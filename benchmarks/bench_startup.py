@@ -7,6 +7,9 @@ files); each figure is the median of `--runs` fresh processes:
 - `import_harness_ms`: `import harness`, timed inside the child (interpreter start-up excluded);
 - `import_api_ms`: `from harness import run, find_scenario, get_scheduler` the same way (what a
   script needs before its first run: SimPy, pyfakefs and the tool catalogue);
+- `check_import_ms`: wall time of `python -c "from harness.testing import check_scheduler"` (what a
+  test module checking a policy imports), and `check_import_over_bare_python`, its ratio to `python -c
+  pass` measured beside it (issue 27's target: at most 5);
 - `help_ms`: wall time of `harness --help` (the console script, else `python -m harness`), start-up
   of the interpreter included, and `bare_python_ms`, the wall time of `python -c pass` beside it
   (site-packages' .pth files run there too: what no package can save);
@@ -32,6 +35,7 @@ from _figures import emit
 
 ROOT = Path(__file__).resolve().parents[1]
 IMPORT_TARGET_MS, HELP_TARGET_MS = 80.0, 150.0
+CHECK_IMPORT_TARGET_RATIO = 5.0  # `from harness.testing import check_scheduler` / `python -c pass`
 
 _TIMED = "import time; t = time.perf_counter()\n{statement}\nprint((time.perf_counter() - t) * 1000)"
 
@@ -71,6 +75,7 @@ def main() -> None:
     import_ms = timed_import("import harness", args.runs)
     api_ms = timed_import("from harness import run, find_scenario, get_scheduler", args.runs)
     help_ms = wall(help_command, args.runs)
+    check_ms = wall([sys.executable, "-c", "from harness.testing import check_scheduler"], args.runs)
     figures = {
         "benchmark": "start-up in fresh interpreters (median; bytecode compiled)",
         "python": platform.python_version(),
@@ -84,6 +89,9 @@ def main() -> None:
         "help_ms": round(help_ms, 1),
         "help_target_ms": HELP_TARGET_MS,
         "help_ratio": round(HELP_TARGET_MS / help_ms, 2),
+        "check_import_ms": round(check_ms, 1),
+        "check_import_over_bare_python": round(check_ms / bare, 2),
+        "check_import_target_ratio": CHECK_IMPORT_TARGET_RATIO,
         "bare_python_ms": round(bare, 1),
         "help_over_bare_python_ms": round(help_ms - bare, 1),
         "help_command": " ".join(Path(help_command[0]).name if i == 0 else part for i, part in enumerate(help_command)),

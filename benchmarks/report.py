@@ -45,6 +45,11 @@ def _startup_rows(f: dict[str, Any]) -> list[Row]:
          f"<= {f['import_harness_target_ms']:.0f} ms (not a target)", f"{f['import_api_ratio']:.2f}"),
         (f"`{f['help_command']}` (wall, `python -c pass` = {f['bare_python_ms']:.0f} ms)", f"{f['help_ms']:.0f} ms",
          f"<= {f['help_target_ms']:.0f} ms", f"{f['help_ratio']:.2f}"),
+        *([("`from harness.testing import check_scheduler` (wall) vs `python -c pass`",
+            f"{f['check_import_over_bare_python']:.1f}x ({f['check_import_ms']:.0f} ms)",
+            f"<= {f['check_import_target_ratio']:g}x",
+            f"{f['check_import_target_ratio'] / f['check_import_over_bare_python']:.2f}")]
+          if "check_import_ms" in f else []),
     ]
 
 

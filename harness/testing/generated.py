@@ -21,10 +21,11 @@ from harness.scenario import Scenario
 from harness.scheduling import Scheduler
 from harness.sim.arbiter import TIME
 from harness.sim.collector import long_search
+from harness.testing import GENERATED
 from harness.world import World
 
 #: What coverage summaries and failures call the generated part.
-NAME = "generated"
+NAME = GENERATED
 
 GENERATED_FILES = {"/repo/a.txt": "alpha beta\n", "/repo/b.txt": "beta gamma\n", "/repo/src/c.txt": "gamma\n",
                    "/repo/tests/test_a.txt": "requires a.txt alpha\n"}

@@ -165,7 +165,8 @@ def test_the_default_isolates_a_users_scheduler_only_where_the_system_can(monkey
     import harness.isolation
     from harness.cli.isolated import isolating
     from harness.policies import get_scheduler
-    from harness.testing import _isolated, check_scheduler
+    from harness.testing import check_scheduler
+    from harness.testing.checking import _isolated
 
     assert not isolating(None, ["serial", "parallel"]) and isolating(None, ["serial", "pkg.mod:attr"])
     assert isolating(True, ["serial"]) and not isolating(False, ["pkg.mod:attr"])

@@ -58,3 +58,29 @@ else:
     raise AssertionError("harness.no_such_name")
 """
     _loaded(setup)
+
+
+def test_importing_the_check_loads_no_simulation_machinery() -> None:
+    """A test module's `from harness.testing import check_scheduler` costs a few times `python -c pass`:
+    the search and all it needs load on the first check."""
+    setup = ("from harness.testing import DEFAULT_SCENARIOS, SchedulerCheckFailed, check_scheduler, default_scenarios\n"
+             "left = sorted(m for m in ('simpy', 'pyfakefs', 'hypothesis', 'asyncio', 'harness.run',\n"
+             "                          'harness.testing.checking') if m in sys.modules)\n"
+             "assert not left, left")
+    _loaded(setup)
+
+
+def test_the_checks_lazy_names_are_its_modules_names() -> None:
+    setup = """
+import harness.testing as testing
+from harness.testing import LOOP_SCENARIOS, CheckReport, Failure, GENERATED_PATHS, assert_fixed, reproducers
+from harness.testing.checking import LOOP_SCENARIOS as the_loop_scenarios
+from harness.testing.coverage import CheckReport as the_report
+from harness.oracles.loop_policy import CONFORMANCE_SCENARIOS
+from harness.testing import generated
+assert LOOP_SCENARIOS is the_loop_scenarios is CONFORMANCE_SCENARIOS and CheckReport is the_report
+assert generated.NAME == testing.GENERATED == testing.default_scenarios()[-1]
+for name in testing.__all__:
+    getattr(testing, name)
+"""
+    _loaded(setup)
