@@ -112,11 +112,21 @@ def _scale_rows(f: dict[str, Any]) -> list[Row]:
     return rows
 
 
+def _report_text_rows(f: dict[str, Any]) -> list[Row]:
+    at = next(p for p in f["points"] if p["calls"] == f["target_calls"])
+    flat = ", ".join(f"{p['text_us_per_call']:.0f}" for p in f["points"])
+    return [(f"`harness run --format text` of a {f['target_calls']:,}-call run vs run + oracles "
+             f"(us per call at {', '.join(str(p['calls']) for p in f['points'])}: {flat})",
+             f"{at['text_over_run']:.2f}x ({at['text_ms']:.0f} ms vs {at['run_ms']:.0f} ms)",
+             f"<= {f['target_text_over_run']:g}x", f"{f['target_ratio']:.2f}")]
+
+
 #: name -> (script arguments for a full run, for a quick one, rows from its figures)
 BENCHMARKS: dict[str, tuple[list[str], list[str], Callable[[dict[str, Any]], list[Row]]]] = {
     "bench_run": (["--rounds", "5"], ["--rounds", "3", "--seconds", "0.2"], _run_rows),
     "bench_scale": ([], ["--max-n", "10000", "--calls", "5000"], _scale_rows),
     "bench_startup": (["--runs", "11"], ["--runs", "5"], _startup_rows),
+    "bench_report_text": (["--rounds", "5"], ["--rounds", "1", "--max-n", "1000"], _report_text_rows),
     "bench_explore": (["--rounds", "3"], ["--rounds", "1", "--runs", "1000", "--examples", "200"], _explore_rows),
     "bench_sweep_scale": (["--rounds", "3"], ["--rounds", "1", "--cells", "1000"], _sweep_scale_rows),
 }

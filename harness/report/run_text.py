@@ -16,6 +16,7 @@ from harness.diagnosis.origins import Origins
 from harness.oracles.facts import spelled
 from harness.oracles.verdict import Verdict, exit_code
 from harness.report.agent_events import describe_agent, describe_input
+from harness.report.columns import Justify, print_columns
 from harness.report.gate_events import GATE_EVENTS, describe_gate
 from harness.report.hang import hang_lines
 from harness.report.plural import count
@@ -23,6 +24,11 @@ from harness.report.run_json import loop_holds, reproduce_command
 from harness.run import RunResult
 from harness.sim.trace import TraceEvent
 from harness.transcripts import fidelity
+
+TIMELINE_COLUMNS: tuple[tuple[str, Justify], ...] = (("t ms", "right"), ("call", "left"), ("tool", "left"),
+                                                    ("event", "left"))
+RESULT_COLUMNS: tuple[tuple[str, Justify], ...] = tuple(
+    (name, "left") for name in ("id", "outcome", "start", "end", "attempts", "value / error"))
 
 
 def render_run(result: RunResult, console: Console, *, version: str, verdicts: Sequence[Verdict] = (),
@@ -61,25 +67,9 @@ def render_run(result: RunResult, console: Console, *, version: str, verdicts: S
     console.print(f"{'reproduce':<{keys}}  {reproduce_command(result, scheduler_spec, extra_args)}",
                   soft_wrap=True, markup=False)
 
-    tools = {call.id: call.name for call in result.scenario.calls}
-    timeline = Table(title="timeline", title_justify="left", box=None, pad_edge=False)
-    for column, justify in (("t ms", "right"), ("call", "left"), ("tool", "left"), ("event", "left")):
-        timeline.add_column(column, justify=justify)  # type: ignore[arg-type]
-    for event in result.trace:
-        described = describe_event(event)
-        if described is None:
-            continue
-        call = event.get("call", "") or (f"[{event['agent']}]" if "agent" in event else "")
-        timeline.add_row(str(event["t"]), call, tools.get(call, ""), described)
-    console.print(timeline)
-
-    results = Table(title="results (as reported)", title_justify="left", box=None, pad_edge=False)
-    for column in ("id", "outcome", "start", "end", "attempts", "value / error"):
-        results.add_column(column)
-    for r in result.results:
-        shown = r.error if r.error is not None else _brief(r.value)
-        results.add_row(r.call_id, r.outcome.value, str(r.start_ms), str(r.end_ms), str(r.attempts), shown)
-    console.print(results)
+    # Both grow with the run: laid out in time linear in their rows (harness.report.columns).
+    print_columns(console, "timeline", TIMELINE_COLUMNS, timeline_rows(result))
+    print_columns(console, "results (as reported)", RESULT_COLUMNS, result_rows(result))
     console.print(f"status       {result.status.value}" + (f"  ({result.error})" if result.error else ""))
     for line in hang_lines(result):  # a hang: what each unfinished call waited on
         console.print(line, markup=False, soft_wrap=True)
@@ -126,6 +116,25 @@ def render_run(result: RunResult, console: Console, *, version: str, verdicts: S
         _print_story(console, result, verdicts, origins)
     else:
         console.print("PASSED: every oracle holds")
+
+
+def timeline_rows(result: RunResult) -> list[tuple[str, str, str, str]]:
+    """The timeline table's rows: each trace event a reader needs, with its time, call and tool."""
+    tools = {call.id: call.name for call in result.scenario.calls}
+    rows = []
+    for event in result.trace:
+        described = describe_event(event)
+        if described is None:
+            continue
+        call = event.get("call", "") or (f"[{event['agent']}]" if "agent" in event else "")
+        rows.append((str(event["t"]), call, tools.get(call, ""), described))
+    return rows
+
+
+def result_rows(result: RunResult) -> list[tuple[str, str, str, str, str, str]]:
+    """The results table's rows: each result as the scheduler reported it, its value in brief."""
+    return [(r.call_id, r.outcome.value, str(r.start_ms), str(r.end_ms), str(r.attempts),
+             r.error if r.error is not None else _brief(r.value)) for r in result.results]
 
 
 def _print_why(console: Console, result: RunResult, verdicts: Sequence[Verdict], limit: int = 8) -> None:
