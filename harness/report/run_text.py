@@ -174,8 +174,13 @@ def _print_story(console: Console, result: RunResult, verdicts: Sequence[Verdict
         console.print(line, markup=False, soft_wrap=True)
 
 
+#: Trace events the timeline leaves out: where the run begins, and a batch's and the run's ends, which
+#: the results and status lines say.
+BOOKKEEPING = frozenset({"run", "batch_end", "quiesce"})
+
+
 def describe_event(event: TraceEvent) -> str | None:
-    """One line for a trace event, or None for bookkeeping events a reader does not need."""
+    """One line for a trace event, or None for `BOOKKEEPING` events a reader does not need."""
     ev = event["ev"]
     if ev == "start":
         return "start" + (f" (attempt {event['attempt']})" if event.get("attempt", 1) != 1 else "")
@@ -198,6 +203,18 @@ def describe_event(event: TraceEvent) -> str | None:
         return f"batch {event['index']} '{event['label']}' begins"
     if ev == "report":
         return "results reported: " + ", ".join(event["order"])
+    if ev == "interrupt":
+        return f"the user interrupts (Ctrl-C): {event['grace_ms']} ms grace for running calls to stop"
+    if ev == "crash":
+        return "the process crashes (injected): every running call dies with it"
+    if ev == "skip":
+        return f"skipped: {event['reason']}"
+    if ev == "faults":
+        return f"injected fault: {', '.join(str(kind).replace('_', ' ') for kind in event['kinds'])}"
+    if ev == "delegate":
+        return f"delegates to {event.get('agent') or 'a subagent'}"
+    if ev == "lock":
+        return f"locks {', '.join(event['files'])}"
     if ev == "scheduler_failed":
         return f"scheduler failed ({event['status']}): {event['error']}"
     if ev == "agent":
