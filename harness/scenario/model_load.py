@@ -211,6 +211,7 @@ def _script(model: Mapping[str, Any], tools: set[str], unknown_tools: set[str],
             raise ModelSpecError(f"model.rules[{i}].name", f"a rule name not used by another rule, got {name!r}")
     kwargs: dict[str, Any] = {}
     if "fallback" in model:
+        _template(_string(model["fallback"], "model.fallback"), "model.fallback", scripted)
         kwargs["fallback"] = Action(ActionKind.FINAL_ANSWER, content=_string(model["fallback"], "model.fallback"),
                                     rule="(fallback)")
     return ScriptedModel(rules, data=_plain(model), **kwargs)
@@ -262,8 +263,9 @@ def _rule(value: Any, field: str, tools: set[str], unknown_tools: set[str], scri
         latency: LatencyModel = Fixed(0)
         if "reply_latency" in value:
             latency = _latency(value["reply_latency"], f"{field}.reply_latency")
-        action = Action(kind, content=_string(value["text"], f"{field}.text", empty=True), reason=reason,
-                        reply=reply, reply_latency=latency)
+        text = _string(value["text"], f"{field}.text", empty=True)
+        _template(text, f"{field}.text", scripted)
+        action = Action(kind, content=text, reason=reason, reply=reply, reply_latency=latency)
     return Rule(name, when, action, times)
 
 
@@ -375,6 +377,25 @@ def _when(value: Any, field: str, scripted: set[Any]) -> Conditions:
     if "replied" in value:
         kwargs["replied"] = _string(value["replied"], f"{field}.replied", empty=True)
     return Conditions(**kwargs)
+
+
+def _template(text: str, field: str, scripted: set[Any]) -> None:
+    """An answer's or question's `{CALL.value.key}` references name calls the model emits, and a braced
+    text that starts with such a call is a reference: a misspelt one would be printed as written, or
+    as null, in every run."""
+    for inner in _BRACED.findall(text):
+        try:
+            ref = parse_reference(inner)
+        except ArgsFromError:
+            head = inner.strip().split(".")[0]
+            if head in scripted:
+                raise ModelSpecError(field, f"a reference {{{head}.value}} or {{{head}.value.KEY...}} to call "
+                                     f"{head!r}, got {{{inner}}}") from None
+            continue  # braces that name no call are text (a JSON example, a placeholder for the user)
+        _scripted(ref.call, f"{field} ({{{inner}}})", scripted)
+
+
+_BRACED = re.compile(r"\{([^{}]+)\}")
 
 
 def _scripted(call_id: str, field: str, scripted: set[Any]) -> None:

@@ -51,6 +51,29 @@ def test_bad_model_input_is_named(data: dict[str, Any], message: str) -> None:
         scenario_from_data(data, "f.toml")
 
 
+def answer(text: str) -> dict[str, Any]:
+    """The base model with a second rule answering `text` once q is done."""
+    return with_model(rules=[BASE["model"]["rules"][0],
+                             {"name": "done", "when": {"ok": "q"}, "action": "final_answer", "text": text}])
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("found {qq.value.results}", r"model.rules\[1\].text \(\{qq.value.results\}\): expected the id of a call the "
+                                 r"model emits \(did you mean 'q'\?"),
+    ("found {q.results}", r"model.rules\[1\].text: expected a reference \{q.value\} or \{q.value.KEY...\} to call "
+                          r"'q', got \{q.results\}"),
+])
+def test_an_answer_quoting_a_call_the_model_never_made_is_a_load_error(text: str, message: str) -> None:
+    with pytest.raises(ScenarioError, match=r"^f.toml: " + message):
+        scenario_from_data(answer(text), "f.toml")
+
+
+def test_an_answers_braces_that_name_no_call_are_text() -> None:
+    loaded = scenario_from_data(answer('first result {q.value.results.0.title}; as JSON: {"ok": true} {name}'),
+                                "f.toml")
+    assert loaded.agent is not None
+
+
 def test_cli_reports_a_bad_model_without_a_traceback(tmp_path: Path) -> None:
     path = tmp_path / "bad.toml"
     path.write_text('name = "bad"\n[model]\n[[model.rules]]\naction = "tool_call"\n')
