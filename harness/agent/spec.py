@@ -111,7 +111,8 @@ class ModelSource(Protocol):
 
 
 #: Loop settings a scenario may set (`loop = { policy = "taskloop", max_round = 15, ... }`).
-LOOP_SETTINGS = ("max_round", "context_messages", "observation_chars", "replan_every", "retry_same_signature")
+LOOP_SETTINGS = ("max_round", "context_messages", "observation_chars", "replan_every", "retry_same_signature",
+                 "failure_hint_after")
 
 
 @dataclass(frozen=True)

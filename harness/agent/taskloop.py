@@ -99,12 +99,16 @@ def signature(call: EmittedCall) -> str:
 
 class TaskLoop:
     name = "taskloop"
-    description = ("seed 004's TaskLoop: max_round 15, invalid re-prompted, same error 3 times disables a tool, "
+    description = ("seed 004's TaskLoop: max_round 15, invalid re-prompted, a hint after 2 failures of a tool in "
+                   "a row, same error 3 times disables a tool, "
                    "20-message context window, observations over 600 chars compressed, replanning summary")
     source = "seed 004"
     #: AGENT_MAX_ROUND, and ToolRetryPolicy's max_retry_same_signature (seed 004).
     MAX_ROUND = 15
     RETRY_SAME_SIGNATURE = 2
+    #: Consecutive failed calls of one tool after which the model gets seed 004's "may be unavailable,
+    #: consider an alternative" hint (its TOOL_ERROR subscriber); 0: no hint.
+    FAILURE_HINT_AFTER = 2
 
     def limits(self, spec: AgentSpec) -> LoopLimits:
         """What this loop enforces (the loop-policy oracle holds it to them): the scenario's settings,
@@ -123,6 +127,10 @@ class TaskLoop:
         context.pin(Message("user", spec.task))
         task.emit(AGENT_STARTED, loop=self.name, task=spec.task, max_round=max_round)
         errors: dict[str, list[str]] = {}
+        # Seed 004's TOOL_ERROR subscriber: a tool whose calls failed this many times in a row (any
+        # arguments) gets a hint in the context, before the same-signature limit disables it.
+        hint_after = spec.setting("failure_hint_after", self.FAILURE_HINT_AFTER)
+        streaks: dict[str, int] = {}
         invalid = 0
         reprompted = False
         for round_ in range(1, max_round + 1):
@@ -164,6 +172,7 @@ class TaskLoop:
             now = task.kernel.now
             by_id = {r.call_id: r for r in results}
             for call in action.calls:
+                hint = None
                 if call in refused:
                     result = CallResult(call.id, CallOutcome.ERROR, None,
                                         f"tool {call.name!r} is unavailable for this task (it failed the same way "
@@ -177,20 +186,27 @@ class TaskLoop:
                     result = found
                     if result.ok:
                         errors.pop(self.signature(call), None)
+                        streaks.pop(call.name, None)
                         task.emit(TOOL_FINISHED, round=round_, call=call.id, tool=call.name)
                     else:
                         task.emit(TOOL_ERROR, round=round_, call=call.id, tool=call.name, error=result.error)
+                        streaks[call.name] = streaks.get(call.name, 0) + 1
+                        if hint_after and streaks[call.name] == hint_after:
+                            hint = Message("system", f"Tool {call.name} may be unavailable: its last {hint_after} "
+                                           f"calls failed ({result.error or result.outcome.value}); consider an "
+                                           "alternative.")
                         seen = errors.setdefault(self.signature(call), [])
                         seen.append(result.error or result.outcome.value)
                         if (len(seen) >= retries + 1 and len(set(seen[-(retries + 1):])) == 1
                                 and call.name not in task.unavailable):
                             task.unavailable.append(call.name)
                             self._added(task, context, Message(
-                                "system", f"Tool {call.name} may be unavailable: it failed {retries + 1} times with "
-                                f"the same error ({seen[-1]}); consider an alternative."), round_,
-                                disabled=call.name)
+                                "system", f"Tool {call.name} is disabled for this task: it failed {retries + 1} times "
+                                f"with the same error ({seen[-1]})."), round_, disabled=call.name)
                 task.record([result])
                 self._added(task, context, Message("tool", observation(result), call.id), round_)
+                if hint is not None:
+                    self._added(task, context, hint, round_, hinted=call.name)
         task.emit(AGENT_FINISHED, round=max_round, status="max_round",
                   detail=f"more than {max_round} rounds: the task was stopped (AgentLoopLimitError)")
         return task.outcome("max_round", "", max_round, invalid, f"exceeded max_round {max_round}")

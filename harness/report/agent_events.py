@@ -36,6 +36,8 @@ def describe_agent(event: TraceEvent) -> str:
         for key in ("compressed", "dropped", "disabled", "rejected"):
             if event.get(key) is not None:
                 parts.append(f"{key} {event[key]}" if event[key] is not True else key)
+        if event.get("hinted") is not None:
+            parts.append(f"hint: {event['hinted']} may be unavailable")
         return f"[CONTEXT_UPDATED]{round_} " + ", ".join(parts)
     if kind == "HUMAN_CONFIRM_REQUIRED":
         return f"[HUMAN_CONFIRM_REQUIRED]{round_} {_short(str(event.get('question', '')))}"

@@ -152,6 +152,10 @@ def agents_to_data(agents: Sequence[AgentEntry], tools: set[str]) -> dict[str, A
     return out
 
 
+#: Loop settings where 0 switches the mechanism off.
+_ZERO_ALLOWED = ("replan_every", "retry_same_signature", "failure_hint_after")
+
+
 def _loop(value: Any) -> tuple[str, dict[str, int]]:
     if value is None:
         return "taskloop", {}
@@ -165,11 +169,10 @@ def _loop(value: Any) -> tuple[str, dict[str, int]]:
     for name in LOOP_SETTINGS:
         if name in value:
             number = value[name]
-            if not isinstance(number, int) or isinstance(number, bool) or number < (1 if name != "replan_every"
-                                                                                      and name != "retry_same_signature"
-                                                                                      else 0):
-                raise ModelSpecError(f"loop.{name}", f"a whole number >= 1 (0 allowed for replan_every and "
-                                     f"retry_same_signature), got {number!r}")
+            least = 0 if name in _ZERO_ALLOWED else 1
+            if not isinstance(number, int) or isinstance(number, bool) or number < least:
+                raise ModelSpecError(f"loop.{name}", f"a whole number >= 1 (0 allowed for "
+                                     f"{', '.join(_ZERO_ALLOWED)}), got {number!r}")
             settings[name] = number
     return _policy(value.get("policy", "taskloop"), "loop.policy"), settings
 

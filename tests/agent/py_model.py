@@ -20,3 +20,14 @@ def decide(transcript: Transcript) -> dict[str, Any]:
 def raises(transcript: Transcript) -> dict[str, Any]:
     """A model whose own code fails on its first decision."""
     raise KeyError("choices")
+
+
+def two_customers(transcript: Transcript) -> dict[str, Any]:
+    """Two failing CRM queries with different arguments, then an answer quoting the system messages the
+    loop added to the context (what the model was told)."""
+    if transcript.round <= 2:
+        arguments = {"customer": "acme" if transcript.round == 1 else "globex"}
+        return {"type": "tool_call", "calls": [{"id": f"crm{transcript.round}", "name": "query_crm",
+                                                "arguments": arguments}]}
+    told = [m.content for m in transcript.messages if m.role == "system"][1:]  # past the system prompt
+    return {"type": "final_answer", "content": " | ".join(told) or "nothing"}

@@ -69,6 +69,35 @@ def test_failing_tool_is_disabled_after_three_identical_errors_and_the_loop_stil
     assert plain.agent is not None and (plain.agent.status, plain.agent.tool_calls) == ("max_round", 8)
 
 
+def _crm_twice(**loop: int) -> Scenario:
+    """tool-disabled's failing CRM, asked about two customers by the Python model `two_customers`."""
+    data = {"name": "crm-twice", "tools": {"query_crm": {"latency": {"fixed": 400},
+                                                         "failure": {"rate": 1.0, "permanent": True,
+                                                                     "message": "503 Service Unavailable"},
+                                                         "does": [{"op": "wait"}]}},
+            "loop": {"policy": "taskloop", **loop}, "model": "tests.agent.py_model:two_customers"}
+    return scenario_from_data(data, "crm-twice.toml", trust=["tests.agent.py_model"])
+
+
+def test_two_failures_of_a_tool_in_a_row_give_the_model_seed_004s_hint() -> None:
+    """Seed 004's TOOL_ERROR subscriber: after two failed calls of one tool in a row, whatever their
+    arguments, the model is told the tool may be unavailable; disabling waits for the same error three
+    times with the same arguments."""
+    result = run(_crm_twice(), get_scheduler("serial"), 1)
+    assert result.agent is not None and result.agent.status == "final_answer"
+    assert result.agent.answer == ("Tool query_crm may be unavailable: its last 2 calls failed (permanent failure: "
+                                   "503 Service Unavailable); consider an alternative.")
+    hinted = [(e["round"], e["hinted"]) for e in events(result, "CONTEXT_UPDATED") if e.get("hinted")]
+    assert hinted == [(2, "query_crm")] and result.agent.unavailable == ()
+    off = run(_crm_twice(failure_hint_after=0), get_scheduler("serial"), 1)
+    assert off.agent is not None and off.agent.answer == "nothing"
+    # tool-disabled: the hint in round 2, then the tool disabled in round 3, each told once.
+    told = run(under("tool-disabled"), get_scheduler("parallel"), 1)
+    changes = [(e["round"], "hinted" if e.get("hinted") else "disabled") for e in events(told, "CONTEXT_UPDATED")
+               if e.get("hinted") or e.get("disabled")]
+    assert changes == [(2, "hinted"), (3, "disabled")]
+
+
 def test_invalid_output_and_unknown_tool_are_reprompted_then_the_model_recovers() -> None:
     result = run(under("unknown-tool-recovery"), get_scheduler("serial"), 1)
     assert result.agent is not None
