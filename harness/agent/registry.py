@@ -31,6 +31,12 @@ def loop_names() -> list[str]:
     return sorted(BUILTIN_LOOPS)
 
 
+def loop_tools(name: str) -> tuple[str, ...]:
+    """The tools a built-in loop answers itself (`taskloop`'s `recall`): a model under it may call them."""
+    factory = BUILTIN_LOOPS.get(name)
+    return tuple(getattr(factory, "LOOP_TOOLS", ())) if factory is not None else ()
+
+
 def describe_loops() -> list[tuple[str, str, str]]:
     """(name, description, source) of every built-in loop."""
     rows = []

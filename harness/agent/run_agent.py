@@ -65,7 +65,7 @@ class RunAgent:
             for call in action.calls:
                 task.emit(TOOL_STARTED, round=step, call=call.id, tool=call.name)
             results = tuple((yield RunCalls(action.calls, f"step-{step}")))
-            task.tool_calls += len(action.calls)
+            task.ran(action.calls)
             task.record(results)
             for result in results:
                 tool = next((c.name for c in action.calls if c.id == result.call_id), "")

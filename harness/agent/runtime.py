@@ -78,6 +78,11 @@ class Outcome:
     tool_calls: int = 0
     unavailable: tuple[str, ...] = ()
     detail: str = ""
+    #: Seed 004's TaskReport: the calls run per tool (name, count, in the order first run) and the
+    #: tokens the task's decisions read and wrote, estimated from their text (`estimate_tokens`).
+    per_tool: tuple[tuple[str, int], ...] = ()
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
     #: Every result the loop reported to the model (`Task.record`: what its transcript's `results`
     #: held at the end), in the order recorded; set by the runner when the task ends, whatever the
     #: policy returned. The loop-policy oracle reads it; reports and run JSON do not show it.
@@ -85,7 +90,9 @@ class Outcome:
 
     def to_json(self) -> dict[str, Any]:
         return {"status": self.status, "answer": self.answer, "rounds": self.rounds, "invalid": self.invalid,
-                "tool_calls": self.tool_calls, "unavailable": list(self.unavailable), "detail": self.detail}
+                "tool_calls": self.tool_calls, "unavailable": list(self.unavailable), "detail": self.detail,
+                "per_tool": dict(self.per_tool),
+                "tokens": {"prompt": self.prompt_tokens, "completion": self.completion_tokens, "estimated": True}}
 
 
 def combined(outcomes: Mapping[str, Outcome]) -> Outcome:
@@ -103,7 +110,26 @@ def combined(outcomes: Mapping[str, Outcome]) -> Outcome:
                    sum(o.rounds for o in outcomes.values()), sum(o.invalid for o in outcomes.values()),
                    sum(o.tool_calls for o in outcomes.values()),
                    tuple(dict.fromkeys(t for o in outcomes.values() for t in o.unavailable)), detail,
-                   tuple(r for o in outcomes.values() for r in o.reported))
+                   per_tool=_summed(o.per_tool for o in outcomes.values()),
+                   prompt_tokens=sum(o.prompt_tokens for o in outcomes.values()),
+                   completion_tokens=sum(o.completion_tokens for o in outcomes.values()),
+                   reported=tuple(r for o in outcomes.values() for r in o.reported))
+
+
+def _summed(counts: Iterable[tuple[tuple[str, int], ...]]) -> tuple[tuple[str, int], ...]:
+    total: dict[str, int] = {}
+    for each in counts:
+        for name, n in each:
+            total[name] = total.get(name, 0) + n
+    return tuple(total.items())
+
+
+def estimate_tokens(text: str) -> int:
+    """About how many tokens `text` is to a model: a token per 4 ASCII characters and one per other
+    character (a CJK character is a token or more). An estimate, said so wherever it is shown: the
+    scripted model has no tokenizer."""
+    ascii_chars = sum(1 for ch in text if ch < "\x80")
+    return -(-ascii_chars // 4) + (len(text) - ascii_chars)
 
 
 class LoopPolicy(Protocol):
@@ -160,6 +186,9 @@ class Task:
     replies: list[str] = field(default_factory=list)
     decisions: list[Action] = field(default_factory=list)
     tool_calls: int = 0
+    per_tool: dict[str, int] = field(default_factory=dict)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
     #: The agent's name in a `[[agents]]` scenario: it prefixes call ids (`name/id`), labels events
     #: and keys the random streams; None for a scenario's single agent.
     agent: str | None = None
@@ -201,6 +230,9 @@ class Task:
             action = self.model.decide(self.transcript(round_, messages, reprompted=reprompted))
         except Exception as exc:  # the model's own failure, told apart from the loop's (see ModelFailed)
             raise ModelFailed(exc) from exc
+        self.prompt_tokens += sum(estimate_tokens(m.content) for m in messages)
+        self.completion_tokens += estimate_tokens(" ".join([action.content, action.reason,
+                                                            *(f"{c.name} {c.arguments}" for c in action.calls)]))
         if action.kind.value == "tool_call":
             action = replace(action, calls=self.assign_ids(action.calls, round_))
         self.decisions.append(action)
@@ -236,12 +268,20 @@ class Task:
         self.latest.update(renamed)
         return tuple(fixed)
 
+    def ran(self, calls: Iterable[EmittedCall]) -> None:
+        """Count calls the loop handed to the scheduler (the task report's per-tool counts)."""
+        for call in calls:
+            self.tool_calls += 1
+            self.per_tool[call.name] = self.per_tool.get(call.name, 0) + 1
+
     def record(self, results: Iterable[CallResult]) -> None:
         for result in results:
             self.results[result.call_id] = result
 
     def outcome(self, status: str, answer: str = "", rounds: int = 0, invalid: int = 0, detail: str = "") -> Outcome:
-        return Outcome(status, answer, rounds, invalid, self.tool_calls, tuple(self.unavailable), detail)
+        return Outcome(status, answer, rounds, invalid, self.tool_calls, tuple(self.unavailable), detail,
+                       per_tool=tuple(self.per_tool.items()), prompt_tokens=self.prompt_tokens,
+                       completion_tokens=self.completion_tokens)
 
 
 def _retarget(text: str, latest: Mapping[str, str]) -> str:

@@ -86,6 +86,10 @@ def render_run(result: RunResult, console: Console, *, version: str, verdicts: S
                       + (f" ({outcome.detail})" if outcome.detail else ""), markup=False)
         if outcome.answer and not result.agents:
             console.print(f"answer       {outcome.answer}", markup=False)
+        if outcome.per_tool or outcome.prompt_tokens:  # seed 004's TaskReport
+            tools = ", ".join(f"{name} {n}" for name, n in outcome.per_tool) or "no tool calls"
+            console.print(f"task report  {tools}; about {outcome.prompt_tokens:,} prompt and "
+                          f"{outcome.completion_tokens:,} completion tokens (estimated)", markup=False)
     for name, each in result.agents.items():
         console.print(f"  {name:<10} {each.status} after {count(each.rounds, 'round')}, "
                       f"{count(each.tool_calls, 'tool call')}"

@@ -29,7 +29,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from harness.agent.model import Conditions, PythonModel, Rule, ScriptedModel
-from harness.agent.registry import loop_names
+from harness.agent.registry import loop_names, loop_tools
 from harness.agent.spec import LOOP_SETTINGS, Action, ActionKind, AgentEntry, AgentSpec, EmittedCall, ModelSource
 from harness.faults.failures import FailureSpecError, parse_failure
 from harness.faults.latency import Fixed, LatencyModel, LatencySpecError, parse_latency
@@ -73,7 +73,7 @@ def parse_agent(model: Any, loop: Any, tools: set[str], unknown_tools: set[str],
             raise ModelSpecError("model.rules", "no rules next to model.python (the Python model decides)")
         source = _python(model["python"], "model.python")
     else:
-        source = _script(model, tools, unknown_tools, earlier)
+        source = _script(model, tools | set(loop_tools(policy)), unknown_tools, earlier)
     return AgentSpec(source, task, think, policy, settings, data=_plain(model))
 
 
