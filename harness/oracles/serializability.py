@@ -39,11 +39,13 @@ It reads the run; it never steers one.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 from harness.oracles.anomalies import ghost_effects
 from harness.oracles.facts import RunFacts
 from harness.oracles.history_search import MAX_BRANCHES, search
 from harness.oracles.model_order import Step, observed_of, replay_steps, same_result
+from harness.oracles.reference import MEANINGS, MODEL, in_reference_order, reference_note, reference_of
 from harness.oracles.replays import remembered
 from harness.oracles.verdict import Verdict
 from harness.run import RunResult
@@ -59,14 +61,28 @@ __all__ = ["MAX_BRANCHES", "NAME", "check", "check_model_order"]
 
 
 def check(result: RunResult) -> Verdict:
+    reference, _ = reference_of(result)
     if result.agents:
         # Several agents on one world: no model order spans them, so the question is whether some
-        # order of whole turns explains the run (each order judged by the model-order check below).
-        # The orders are fresh scenario objects: nothing here may be cached by object identity.
+        # order of whole turns explains the run (each order judged by the model-order check below,
+        # each batch in the reference order). The orders are fresh scenario objects: nothing here
+        # may be cached by object identity.
         from harness.oracles import turn_order
 
-        return turn_order.check(result, check_model_order)
-    return check_model_order(result)
+        return _named(turn_order.check(result, lambda order: check_model_order(in_reference_order(order, reference))),
+                      reference, result)
+    return _named(check_model_order(in_reference_order(result, reference)), reference, result)
+
+
+def _named(verdict: Verdict, reference: str, result: RunResult) -> Verdict:
+    """The verdict saying which reference it was judged against (its words too, for another than model)."""
+    if reference == MODEL:
+        return replace(verdict, reference=MODEL,
+                       note="; ".join(filter(None, (verdict.note, reference_note(result)))))
+    order = f"{reference} order"
+    violations = tuple(replace(v, message=v.message.replace("model order", order)) for v in verdict.violations)
+    return replace(verdict, violations=violations, reference=reference,
+                   note="; ".join(filter(None, (verdict.note, f"judged against {MEANINGS[reference]}"))))
 
 
 def check_model_order(result: RunResult) -> Verdict:

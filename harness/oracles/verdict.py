@@ -51,6 +51,9 @@ class Verdict:
     ok: bool
     violations: tuple[Violation, ...] = field(default=())
     note: str = ""
+    #: The order the verdict was judged against (serializability: "model" or "writes-first"; see
+    #: `harness.oracles.reference`), None for an oracle that judges no order.
+    reference: str | None = None
 
     @classmethod
     def of(cls, oracle: str, violations: Iterable[Violation], note: str = "") -> Verdict:
@@ -80,6 +83,7 @@ class Verdict:
             "witness": dict(self.witness),
             "message": self.message,
             "violations": [v.to_json() for v in self.violations],
+            **({"reference": self.reference} if self.reference is not None else {}),
         }
 
 

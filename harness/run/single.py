@@ -85,7 +85,9 @@ def _run(scenario: Scenario, scheduler: Scheduler, seed: int, jitter: float, cho
     kernel.record("run", scenario=scenario.name, scheduler=name, seed=seed, jitter=jitter or None,
                   # Which chooser made the tape is not part of the run: any chooser that makes the same
                   # choices makes the same run, and a reproducer replays it with a plain Tape.
-                  explorer="order-first" if chooser is not None else None)
+                  explorer="order-first" if chooser is not None else None,
+                  # The order the scheduler means to keep, for serializability (harness.oracles.reference).
+                  reference=_declared_reference(scheduler))
     arbiter = Arbiter(kernel, chooser, {c.id: i for i, c in enumerate(scenario.calls)}) if chooser else None
     shared = Shared(kernel, world, scenario, jitter, arbiter)
     if scenario.agents:  # several agents at once, each turn by turn
@@ -152,3 +154,9 @@ def _run(scenario: Scenario, scheduler: Scheduler, seed: int, jitter: float, cho
                      source=scenario if scenario.agent is not None else None, agent=turns.outcome,
                      produced=dict(shared.produced))
 
+
+def _declared_reference(scheduler: object) -> str | None:
+    """The scheduler's `reference_order` when it declares one other than model order (as written: the
+    oracle says so when no reference has that name)."""
+    declared = getattr(scheduler, "reference_order", None)
+    return None if declared is None or declared == "model" else str(declared)

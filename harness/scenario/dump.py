@@ -175,6 +175,8 @@ def scenario_to_data(scenario: Scenario) -> dict[str, Any]:
         data["tools_module"] = list(modules)
     if not scenario.check_arguments:
         data[OPT_OUT] = False
+    if scenario.reference is not None:
+        data["reference"] = scenario.reference
     if scenario.agent is not None:  # a loop scenario: its model decides the batches (after any fixed ones)
         if not scenario.batches:
             del data["batches"]

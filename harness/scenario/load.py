@@ -29,7 +29,7 @@ from harness.scenario.arguments import OPT_OUT, check_calls
 from harness.scenario.batches_load import PerCall, parse_batches
 from harness.scenario.model_load import ModelSpecError, parse_agent, parse_agents
 from harness.scenario.reader import Reader, ScenarioError, check_text
-from harness.scenario.spec import Interrupt, Scenario
+from harness.scenario.spec import REFERENCE_ORDERS, Interrupt, Scenario
 from harness.scenario.tools_load import check_known_tools, parse_tools, tool_modules
 from harness.scenario.trust import Trust, TrustLike, check_code
 from harness.scenario.world_load import parse_world
@@ -51,7 +51,7 @@ __all__ = ["ScenarioError", "load_scenario", "scenario_from_data"]
 _TOP_KEYS = {"name", "description", "source", "time_bound_ms", "event_budget", "max_concurrency", "interrupt",
              "approvals",
              "execution", "faults", "world", "tools", "batches", "unknown_tools", "tools_module", "model", "loop",
-             "agents", "machine", OPT_OUT}
+             "agents", "machine", "reference", OPT_OUT}
 _EXECUTION_KEYS = {f.name for f in dataclasses.fields(ExecutionPolicy)}
 
 
@@ -137,6 +137,9 @@ def scenario_from_data(data: Any, file: str = "<data>", *, tools_modules: tuple[
     agent = _agent(r, top, catalogue, batches)
     check_known_tools(r, batches, catalogue, top.get("unknown_tools", []))
     check_arguments = r.boolean(top.get(OPT_OUT, True), OPT_OUT)
+    reference = top.get("reference")
+    if reference is not None and reference not in REFERENCE_ORDERS:
+        raise r.fail("reference", f"one of {', '.join(REFERENCE_ORDERS)}", reference)
     check_calls(top, catalogue, partial(ScenarioError, file, has_got=False))
     approvals = _approvals(r, top, catalogue, batches)
     if per_call.results:
@@ -173,6 +176,7 @@ def scenario_from_data(data: Any, file: str = "<data>", *, tools_modules: tuple[
         check_arguments=check_arguments,
         machine=machine,
         embedded=embedded,
+        reference=reference,
     )
 
 

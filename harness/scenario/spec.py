@@ -62,6 +62,11 @@ class Embedded:
     files: tuple[str, ...]
 
 
+#: The reference orders serializability may judge a run against: the model's order, or design note
+#: 002's rule that in a batch with a write every read comes after the batch's writes.
+REFERENCE_ORDERS = ("model", "writes-first")
+
+
 @dataclass(frozen=True)
 class Scenario:
     name: str
@@ -105,6 +110,10 @@ class Scenario:
     check_arguments: bool = True
     #: The real files `[world] from_dir` copied in (None: the world is all the file's own data).
     embedded: Embedded | None = None
+    #: The order serializability judges against (`reference = "writes-first"`; one of
+    #: `REFERENCE_ORDERS`); None: the one the scheduler declares, else model order
+    #: (`harness.oracles.reference`).
+    reference: str | None = None
 
     def __post_init__(self) -> None:
         if not self.batches and self.agent is None and not self.agents and not self.realized:
