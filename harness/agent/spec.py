@@ -112,7 +112,7 @@ class ModelSource(Protocol):
 
 #: Loop settings a scenario may set (`loop = { policy = "taskloop", max_round = 15, ... }`).
 LOOP_SETTINGS = ("max_round", "context_messages", "observation_chars", "replan_every", "retry_same_signature",
-                 "failure_hint_after")
+                 "failure_hint_after", "ask_when_stuck", "ask_after_failed_rounds")
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,9 @@ an `invalid` decision (unparseable output, wrong field names) and a tool_call na
 registry does not know are re-prompted with an error in the context and counted, never executed;
 `ToolRetryPolicy`: the same tool with the same argument signature failing with the same error
 `retry_same_signature + 1` times (2 + 1 by default) marks the tool unavailable for the rest of the
-task, and later calls to it are refused with an error the model reads; a `ContextWindow` of
+task, and later calls to it are refused with an error the model reads (a model that calls it again is
+stuck: the loop stops and asks the user, `ask_when_stuck`; `ask_after_failed_rounds` failing rounds in
+a row stop it too); a `ContextWindow` of
 `context_messages` (20) messages, where the system prompt and the user's task are never dropped, old
 successes go before old failures and the last two rounds go last, and an observation longer than
 `observation_chars` (600) is compressed by its rule, over a text value's own lines (keep the lines with
@@ -190,6 +192,11 @@ class TaskLoop:
         # arguments) gets a hint in the context, before the same-signature limit disables it.
         hint_after = spec.setting("failure_hint_after", self.FAILURE_HINT_AFTER)
         streaks: dict[str, int] = {}
+        # Seed 004's "human on the loop": stuck (a disabled tool called again) or failing round after
+        # round, the loop stops and asks the user instead of going on.
+        ask_when_stuck = spec.setting("ask_when_stuck", 1)
+        ask_after_failed_rounds = spec.setting("ask_after_failed_rounds", 0)
+        failed_rounds = 0
         # A scenario tool of the same name wins over the loop's own.
         loop_tools = tuple(name for name in self.LOOP_TOOLS if name not in task.known_tools)
         invalid = 0
@@ -234,6 +241,7 @@ class TaskLoop:
                 task.ran(runnable)
             now = task.kernel.now
             by_id = {r.call_id: r for r in results}
+            went: list[bool] = []  # each answered call of the round: did it succeed?
             for call in action.calls:
                 hint = None
                 if call.name in loop_tools and call not in refused:
@@ -271,11 +279,24 @@ class TaskLoop:
                                 "system", f"Tool {call.name} is disabled for this task: it failed {retries + 1} times "
                                 f"with the same error ({seen[-1]})."), round_, failure=True, disabled=call.name)
                 task.record([result])
+                went.append(result.ok)
                 content, shortened = observed(result, context.observation_chars)
                 self._added(task, context, Message("tool", content, call.id), round_, failure=not result.ok,
                             compressed=shortened)
                 if hint is not None:
                     self._added(task, context, hint, round_, failure=True, hinted=call.name)
+            failed_rounds = failed_rounds + 1 if went and not any(went) else 0
+            question = None
+            if ask_when_stuck and refused:
+                question = (f"I am stuck: the model called {', '.join(dict.fromkeys(c.name for c in refused))} "
+                            "again after it was disabled for failing. How should I go on?")
+            elif ask_after_failed_rounds and failed_rounds >= ask_after_failed_rounds:
+                question = f"Every tool call failed {failed_rounds} rounds in a row. How should I go on?"
+            if question is not None:
+                task.emit(HUMAN_CONFIRM_REQUIRED, round=round_, question=question, by="loop")
+                detail = "the loop stopped to ask the user (human on the loop)"
+                task.emit(AGENT_FINISHED, round=round_, status="ask_user", detail=detail)
+                return task.outcome("ask_user", question, round_, invalid, detail)
         task.emit(AGENT_FINISHED, round=max_round, status="max_round",
                   detail=f"more than {max_round} rounds: the task was stopped (AgentLoopLimitError)")
         return task.outcome("max_round", "", max_round, invalid, f"exceeded max_round {max_round}")

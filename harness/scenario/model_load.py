@@ -153,7 +153,8 @@ def agents_to_data(agents: Sequence[AgentEntry], tools: set[str]) -> dict[str, A
 
 
 #: Loop settings where 0 switches the mechanism off.
-_ZERO_ALLOWED = ("replan_every", "retry_same_signature", "failure_hint_after")
+_ZERO_ALLOWED = ("replan_every", "retry_same_signature", "failure_hint_after", "ask_when_stuck",
+                 "ask_after_failed_rounds")
 
 
 def _loop(value: Any) -> tuple[str, dict[str, int]]:

@@ -31,3 +31,8 @@ def two_customers(transcript: Transcript) -> dict[str, Any]:
                                                 "arguments": arguments}]}
     told = [m.content for m in transcript.messages if m.role == "system"][1:]  # past the system prompt
     return {"type": "final_answer", "content": " | ".join(told) or "nothing"}
+
+
+def keeps_calling(transcript: Transcript) -> dict[str, Any]:
+    """A model that calls the failing CRM with the same arguments every round, disabled or not."""
+    return {"type": "tool_call", "calls": [{"id": "crm", "name": "query_crm", "arguments": {"customer": "acme"}}]}

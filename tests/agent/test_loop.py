@@ -69,13 +69,14 @@ def test_failing_tool_is_disabled_after_three_identical_errors_and_the_loop_stil
     assert plain.agent is not None and (plain.agent.status, plain.agent.tool_calls) == ("max_round", 8)
 
 
-def _crm_twice(**loop: int) -> Scenario:
-    """tool-disabled's failing CRM, asked about two customers by the Python model `two_customers`."""
+def _crm_twice(model: str = "two_customers", **loop: int) -> Scenario:
+    """tool-disabled's failing CRM, asked about by a Python model of tests.agent.py_model (`two_customers`:
+    two customers, then an answer)."""
     data = {"name": "crm-twice", "tools": {"query_crm": {"latency": {"fixed": 400},
                                                          "failure": {"rate": 1.0, "permanent": True,
                                                                      "message": "503 Service Unavailable"},
                                                          "does": [{"op": "wait"}]}},
-            "loop": {"policy": "taskloop", **loop}, "model": "tests.agent.py_model:two_customers"}
+            "loop": {"policy": "taskloop", **loop}, "model": f"tests.agent.py_model:{model}"}
     return scenario_from_data(data, "crm-twice.toml", trust=["tests.agent.py_model"])
 
 
@@ -96,6 +97,22 @@ def test_two_failures_of_a_tool_in_a_row_give_the_model_seed_004s_hint() -> None
     changes = [(e["round"], "hinted" if e.get("hinted") else "disabled") for e in events(told, "CONTEXT_UPDATED")
                if e.get("hinted") or e.get("disabled")]
     assert changes == [(2, "hinted"), (3, "disabled")]
+
+
+def test_a_stuck_or_failing_loop_stops_and_asks_the_user() -> None:
+    """Seed 004's human on the loop: a model that calls the tool the loop disabled is stuck, and the loop
+    stops and asks instead of refusing it round after round; failing rounds in a row can stop it too."""
+    stuck = run(_crm_twice("keeps_calling"), get_scheduler("serial"), 1)
+    assert stuck.agent is not None and (stuck.agent.status, stuck.agent.rounds) == ("ask_user", 4)
+    assert stuck.agent.answer.startswith("I am stuck: the model called query_crm again after it was disabled")
+    asked = [e for e in events(stuck, "HUMAN_CONFIRM_REQUIRED")]
+    assert [(e["round"], e["by"]) for e in asked] == [(4, "loop")]
+    failing = run(_crm_twice("keeps_calling", ask_after_failed_rounds=2), get_scheduler("serial"), 1)
+    assert failing.agent is not None and (failing.agent.status, failing.agent.rounds) == ("ask_user", 2)
+    assert failing.agent.answer == "Every tool call failed 2 rounds in a row. How should I go on?"
+    going_on = run(_crm_twice("keeps_calling", ask_when_stuck=0, max_round=6), get_scheduler("serial"), 1)
+    assert going_on.agent is not None and (going_on.agent.status, going_on.agent.tool_calls) == ("max_round", 3)
+    assert all(v.ok for v in check(stuck)) and all(v.ok for v in check(going_on))
 
 
 def test_invalid_output_and_unknown_tool_are_reprompted_then_the_model_recovers() -> None:
