@@ -22,15 +22,15 @@ check too, unless the user skipped it. Kept reproducers are regression tests (`a
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.lazy import install
 from harness.sim.realtime import resolve_wall_timeout, wall_limit_per_run, watching_user_interrupts
+from harness.testing.profiles import ALIASES, DEFAULT_SCENARIOS, PROFILES, Profile, default_scenarios
+from harness.testing.profiles import GENERATED as GENERATED  # what only= and skip= call the generated part
+from harness.testing.reports import SchedulerCheckFailed, collecting_reports
 
 # What the check reports, and the regression helpers, load when first read (see harness.lazy):
 # `from harness.testing import check_scheduler` stays cheap (issue 27: a few times `python -c pass`).
@@ -45,11 +45,10 @@ install(__name__, {
 
 if TYPE_CHECKING:
     from harness.agent.runtime import LoopPolicy
-    from harness.explore.findings import Finding
+    from harness.oracles.loop_policy import CONFORMANCE_SCENARIOS as LOOP_SCENARIOS
     from harness.scenario import Scenario
     from harness.scenario.trust import TrustLike
     from harness.scheduling import Scheduler
-    from harness.testing.checking import LOOP_SCENARIOS
     from harness.testing.coverage import CheckReport, ScenarioCoverage
     from harness.testing.failures import Failure
     from harness.testing.generated import GENERATED_FILES, GENERATED_PATHS
@@ -70,90 +69,6 @@ __all__ = [
     "reproducers",
 ]
 
-
-@dataclass(frozen=True)
-class Profile:
-    """How hard to look: auto-exploration runs per scenario, and generated batches."""
-
-    runs: int
-    generated: int
-
-
-#: `quick` stays within ~5 s on one core for a fast policy, `ci` within ~30 s; `deep` is for nightly.
-PROFILES = {"quick": Profile(12, 30), "ci": Profile(60, 120), "deep": Profile(400, 1000)}
-#: Older names of the profiles.
-ALIASES = {"dev": "quick"}
-
-#: The scenarios whose races a correct policy must survive, if none are given; each names the
-#: situation it provokes.
-DEFAULT_SCENARIOS = (
-    "config-clobber",           # two read-modify-writes of one file
-    "config-two-spellings",     # one file spelled two ways (`./`)
-    "symlink-alias",            # one file through a symlink
-    "symlink-dotdot",           # `..` after a symlink: the kernel resolves the link first
-    "v4a-multi-file",           # one V4A patch of two files, a read of the second beside it
-    "hardlink-alias",           # one file through a hard link
-    "case-alias",               # one file in two cases on a case-insensitive disk
-    "edit-then-test",           # a write, then a read of the whole tree
-    "fix-then-test-dag",        # a declared depends_on chain
-    "shared-shell-cwd",         # shell state shared by calls
-    "cd-then-cat",              # `cd` then a relative path, in one turn
-    "cd-then-edit",             # `cd`, then relative and absolute spellings of one file next turn
-    "home-assistant",           # an external device: write, then read its state
-    "risky-writes",             # external effects in model order
-    "restart-rollback-restart", # identical calls with different ids
-    "duplicate-ticket",         # a timeout, a retry and an idempotency key
-    "ticket-retry",             # a non-idempotent effect slower than the timeout
-    "scrape-fanout",            # a global and a per-tool cap
-    "interrupt-midbatch",       # a user interrupt with calls running
-    "interrupt-search-fanout",  # a user interrupt with calls queued
-    "stuck-extract",            # a call that never answers
-    "cascade-cancel",           # a failing sibling next to a call that ignores cancellation
-    "clarify-mixed",            # an interactive call among others
-    "malformed-args",           # arguments that are not JSON
-    "rare-torn-read",           # a race only a rare order shows
-    "ops-approvals",            # calls that need the user's approval: approved, denied, unanswered
-    "interleaved-caps",         # two capped tools whose calls interleave
-    "two-agents-one-runtime",   # one scheduler instance serving two agents on one world at once
-)
-
-#: What `only=` and `skip=` call the Hypothesis-generated part.
-GENERATED = "generated"
-
-
-def default_scenarios(*, generated: bool = True) -> list[str]:
-    """The names `check_scheduler` explores by default, for one pytest item per scenario (each then
-    runs alone on an xdist worker, and `-k` picks one)::
-
-        @pytest.mark.parametrize("scenario", default_scenarios())
-        def test_my_policy(scenario):
-            check_scheduler("mypackage.policies:MyPolicy", only=[scenario])
-
-    `"generated"` (the Hypothesis-generated batches) is the last, unless `generated=False`."""
-    return [*DEFAULT_SCENARIOS, *([GENERATED] if generated else [])]
-
-
-class SchedulerCheckFailed(AssertionError):
-    """Every failure of one `check_scheduler` call, worst first, and what the check covered.
-
-    `failures` lists them (each with its text, reproducer and replay line) and `report` is the
-    `CheckReport`; `finding`, `reproducer`, `replay_command` and `example` are the first failure's."""
-
-    def __init__(self, message: str, report: CheckReport) -> None:
-        super().__init__(message)
-        self.report = report
-        self.failures: tuple[Failure, ...] = report.failures
-        #: The seed and profile the check ran with (what a command reproducing it must give).
-        self.seed, self.profile = report.seed, report.profile
-        first = report.failures[0] if report.failures else None
-        self.finding: Finding | None = first.finding if first else None
-        self.reproducer: Path | None = first.reproducer if first else None
-        #: `harness replay FILE --trust-module ...`: the command that replays the first saved reproducer.
-        self.replay_command: str | None = first.replay_command if first else None
-        #: The verified reproducers the pytest plugin keeps in its example database, one per failure that
-        #: replays; `example` is the first failure's (None when it does not replay).
-        self.examples = tuple(f.example for f in report.failures if f.example is not None)
-        self.example = first.example if first else None
 
 def check_scheduler(scheduler: Scheduler | str, *, scenarios: Sequence[str | Path | Scenario] | None = None,
                     extra_scenarios: Sequence[str | Path | Scenario] = (), only: Sequence[str] = (),
@@ -217,24 +132,3 @@ def check_scheduler(scheduler: Scheduler | str, *, scenarios: Sequence[str | Pat
                      only=only, skip=skip, seed=seed, generated=generated, swarm=swarm, report_dir=report_dir,
                      check_determinism=check_determinism, wall_timeout_s=wall_timeout_s, fail_fast=fail_fast,
                      loop=loop, import_timeout_s=import_timeout_s, trust=trust, isolate=isolate)
-
-
-#: Where the reports of the checks a pytest test makes go (set by the plugin around each test).
-_COLLECTED: ContextVar[list[CheckReport] | None] = ContextVar("harness_check_reports", default=None)
-
-
-@contextmanager
-def collecting_reports() -> Iterator[list[CheckReport]]:
-    """Collect the `CheckReport` of every `check_scheduler` call made inside, passed or failed."""
-    reports: list[CheckReport] = []
-    token = _COLLECTED.set(reports)
-    try:
-        yield reports
-    finally:
-        _COLLECTED.reset(token)
-
-
-def _collect(report: CheckReport) -> None:
-    collected = _COLLECTED.get()
-    if collected is not None:
-        collected.append(report)

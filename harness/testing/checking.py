@@ -26,10 +26,11 @@ from harness.scenario import Scenario, find_scenario, load_scenario
 from harness.scenario.trust import TrustLike
 from harness.scheduling import Scheduler
 from harness.sim.realtime import WallClockExceeded, resolve_wall_timeout, stopwatch
-from harness.testing import DEFAULT_SCENARIOS, GENERATED, Profile, SchedulerCheckFailed, _collect
 from harness.testing import generated as generated_part
 from harness.testing.coverage import CheckReport, ScenarioCoverage
 from harness.testing.failures import Failure, describe, explore_command, trust_flags
+from harness.testing.profiles import DEFAULT_SCENARIOS, GENERATED, Profile
+from harness.testing.reports import SchedulerCheckFailed, collect
 
 if TYPE_CHECKING:
     from harness.isolation.remote import IsolatedScheduler
@@ -142,7 +143,7 @@ def _check(scheduler: Scheduler | str, spec: str | None, isolated: IsolatedSched
     outcome = report("fail_fast: stopped at the first failure" if fail_now() else None)
     if outcome.failures or outcome.not_exercised:
         _raise(outcome)
-    _collect(outcome)
+    collect(outcome)
     return outcome
 
 
@@ -216,7 +217,7 @@ def _raise(report: CheckReport) -> CheckReport:
             shown = first.setdefault(f.label, i)
             parts.append(f"[{i}] {f.text if shown == i else f.brief(shown)}")
     parts.append(report.summary())
-    _collect(report)
+    collect(report)
     raise SchedulerCheckFailed("\n\n".join(parts), report)
 
 

@@ -21,7 +21,7 @@ from harness.scenario import Scenario
 from harness.scheduling import Scheduler
 from harness.sim.arbiter import TIME
 from harness.sim.collector import long_search
-from harness.testing import GENERATED
+from harness.testing.profiles import GENERATED
 from harness.world import World
 
 #: What coverage summaries and failures call the generated part.
