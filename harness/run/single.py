@@ -30,6 +30,7 @@ from harness.sim.realtime import (
     sigint_mark,
     wall_clock_watchdog,
 )
+from harness.world.clock import virtual_file_times
 from harness.world.world import World
 
 #: Jitter multiplies latencies by up to e^jitter: beyond this, virtual times overflow any bound.
@@ -78,8 +79,15 @@ def run(scenario: Scenario, scheduler: Scheduler | str, seed: int, *, jitter: fl
 
 
 def _run(scenario: Scenario, scheduler: Scheduler, seed: int, jitter: float, chooser: Chooser | None) -> RunResult:
-    mark = sigint_mark()
     kernel = Kernel(seed, scenario.limits)
+    # Files the run writes are stamped with its virtual time, not the host's (harness.world.clock).
+    with virtual_file_times(lambda: kernel.env.now):
+        return _run_on(kernel, scenario, scheduler, seed, jitter, chooser)
+
+
+def _run_on(kernel: Kernel, scenario: Scenario, scheduler: Scheduler, seed: int, jitter: float,
+            chooser: Chooser | None) -> RunResult:
+    mark = sigint_mark()
     world = World.from_state(scenario.world)
     name, name_problem = scheduler_label(scheduler)
     kernel.record("run", scenario=scenario.name, scheduler=name, seed=seed, jitter=jitter or None,

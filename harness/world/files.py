@@ -17,6 +17,7 @@ from typing import Any
 from pyfakefs.fake_file import FakeDirectory, FakeFile
 from pyfakefs.helpers import PERM_DEF_FILE as _PERM_DEF_FILE
 
+from harness.world.clock import file_time
 from harness.world.errors import WorldError, from_os_error
 from harness.world.resolution import PathResolution
 
@@ -55,6 +56,7 @@ class WorldFiles(PathResolution):
             if isinstance(found, FakeDirectory):
                 raise WorldError(_errno.EISDIR, path)
             found.set_contents(text)
+            _stamped(found)
             return
         if found is None:
             parent_dir, name = posixpath.split(path)
@@ -71,6 +73,7 @@ class WorldFiles(PathResolution):
             if isinstance(target, FakeDirectory):
                 raise WorldError(_errno.EISDIR, path)
             target.set_contents(text)
+            _stamped(target)
             return
         try:
             self.fs.create_file(real, contents=text)
@@ -224,3 +227,9 @@ class WorldFiles(PathResolution):
                     out.append(("link", path, target))
             else:
                 out.append(path if files_only else ("file", path, obj))
+
+
+def _stamped(changed: FakeFile) -> None:
+    """A file written in place: its modification and change times are now (pyfakefs' `set_contents`
+    leaves them; the os-level write it fakes does not), in the run's virtual time (harness.world.clock)."""
+    changed.st_mtime = changed.st_ctime = file_time()

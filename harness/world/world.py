@@ -18,6 +18,7 @@ from pyfakefs.fake_file import FakeDirectory, FakeFile
 from pyfakefs.fake_filesystem import FakeFilesystem, OSType
 
 from harness import moved
+from harness.world.clock import virtual_file_times
 from harness.world.errors import WorldError
 from harness.world.files import WorldFiles
 from harness.world.ledger import Ledger
@@ -124,12 +125,14 @@ class World(WorldFiles):
 
     @classmethod
     def _built(cls, state: WorldState) -> World:
-        """A live world assembled from `state`, object by object."""
-        world = cls(case_sensitive=state.case_sensitive, cwd=state.cwd, home=state.home, env=dict(state.env),
-                    users=dict(state.users))
-        world.populate(
-            dirs=state.dirs, files=state.files, symlinks=state.symlinks, hardlinks=state.hardlinks
-        )
+        """A live world assembled from `state`, object by object, every file stamped at the virtual
+        epoch (whenever and wherever it is built: it may become the template of every later run)."""
+        with virtual_file_times(lambda: 0.0):
+            world = cls(case_sensitive=state.case_sensitive, cwd=state.cwd, home=state.home, env=dict(state.env),
+                        users=dict(state.users))
+            world.populate(
+                dirs=state.dirs, files=state.files, symlinks=state.symlinks, hardlinks=state.hardlinks
+            )
         for name, entries in state.ledgers:
             world.ledgers[name] = Ledger(name, entries)
         return world

@@ -1,0 +1,46 @@
+"""File times in virtual time: while a run is open on this thread, every time pyfakefs stamps on a
+file of the world (`st_mtime`, `st_ctime`, `st_atime`) is a fixed epoch plus the run's virtual time.
+
+Owns that clock. pyfakefs stamps files with `pyfakefs.helpers.now()`, the host's `time.time()`, so a
+planner or a tool comparing `st_mtime` (hermes' read cache) saw a machine-dependent value that moved
+from one run to the next. `helpers.now` is replaced once, when this module is imported, by a function
+that reads the clock of the run open on the calling thread and, with none open, calls pyfakefs' own
+function: a user's own pyfakefs file system outside a run keeps the host's times. It never changes
+what a file holds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable, Iterator
+
+from pyfakefs import helpers
+
+#: What a file's time reads at 0 ms of virtual time: 2026-01-01T00:00:00Z, the epoch the bridges'
+#: `time.time()` counts from (`harness.bridges.threads.virtual_time.EPOCH_S`).
+EPOCH_S = 1_767_225_600
+
+_host_now: Callable[[], float] = helpers.now
+_open = threading.local()
+
+
+def file_time() -> float:
+    """What a file is stamped with now: the open run's virtual time on this thread, else the host's."""
+    clock: Callable[[], float] | None = getattr(_open, "clock", None)
+    return clock() if clock is not None else _host_now()
+
+
+@contextlib.contextmanager
+def virtual_file_times(virtual_ms: Callable[[], float]) -> Iterator[None]:
+    """Within this block, on this thread, files are stamped `EPOCH_S` plus `virtual_ms()` milliseconds
+    (nested blocks: the innermost run's clock, the outer one's again when it ends)."""
+    outer = getattr(_open, "clock", None)
+    _open.clock = lambda: EPOCH_S + virtual_ms() / 1000.0
+    try:
+        yield
+    finally:
+        _open.clock = outer
+
+
+helpers.now = file_time
