@@ -87,7 +87,7 @@ class Shared:
         self.file_locks: dict[str, simpy.Resource] = {}
         self.produced: dict[str, Any] = {}  # each call's latest value settled ok, what args_from reads
         #: A crew with subagents starts one for a `delegate` call (see `harness.run.crew`).
-        self.delegate: Callable[[Any, Any], simpy.Event] | None = None
+        self.delegate: Callable[[Any, Any, str], simpy.Event] | None = None
 
     def context(self, current: Scenario, batch: Batch, name: str, session: dict[str, Any],
                 interrupt: simpy.Event | None) -> SchedulerContext:

@@ -59,6 +59,11 @@ class _Member:
     process: simpy.Process | None = None
 
 
+#: How deep subagents may nest: an agent's subagent runs at depth 1, its own subagent at 2, and a
+#: delegation from there is refused (hermes' `delegate_task`, `MAX_DEPTH = 2`).
+MAX_DEPTH = 2
+
+
 class _Crew:
     def __init__(self, shared: Shared, mark: int) -> None:
         self.shared, self.mark = shared, mark
@@ -70,16 +75,25 @@ class _Crew:
         self.members: dict[str, _Member] = {}
         #: Subagents started by a `delegate` call, in the order they were.
         self.subagents: list[simpy.Process] = []
+        #: How deep each started subagent runs: 1 for one an agent that started on its own delegated to.
+        self.depths: dict[str, int] = {}
 
-    def delegate(self, name: Any, task: Any) -> simpy.Event:
-        """Start the subagent `name` for a `delegate` call: the event of its task, whose value is how
-        the task ended. A name that is no subagent, or one already started, is the tool's error."""
+    def delegate(self, name: Any, task: Any, call_id: str) -> simpy.Event:
+        """Start the subagent `name` for the `delegate` call `call_id` (its id begins with the caller's
+        name): the event of its task, whose value is how the task ended. A name that is no subagent,
+        one already started, or a subagent deeper than `MAX_DEPTH` is the tool's error."""
         member = self.members.get(name) if isinstance(name, str) else None
         if member is None or not member.entry.delegated:
             valid = ", ".join(m.entry.name for m in self.members.values() if m.entry.delegated)
             raise ToolError(f"no subagent named {name!r} to delegate to (subagents: {valid})")
         if member.process is not None:
             raise ToolError(f"subagent {name!r} already has a task (each [[agents]] entry runs one)")
+        caller = call_id.partition("/")[0]
+        depth = self.depths.get(caller, 0) + 1
+        if depth > MAX_DEPTH:
+            raise ToolError(f"delegation too deep: {caller!r} runs at depth {depth - 1}, and a subagent it starts "
+                            f"would run at depth {depth}; at most {MAX_DEPTH} (hermes' delegate_task MAX_DEPTH)")
+        self.depths[member.entry.name] = depth
         if isinstance(task, str) and task and member.turns.task is not None:
             member.turns.task.spec = replace(member.turns.task.spec, task=task)
         member.process = self.kernel.env.process(self.subagent(member))

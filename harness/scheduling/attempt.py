@@ -81,7 +81,7 @@ class AttemptExecution:
     _args_from: Mapping[str, Mapping[str, str]]
     _produced: dict[str, Any]
     _file_locks: dict[str, simpy.Resource]
-    _delegate: Callable[[Any, Any], simpy.Event] | None
+    _delegate: Callable[[Any, Any, str], simpy.Event] | None
 
     def _execute(self, handle: CallHandle, idempotency_key: str | None) -> Generator[simpy.Event, Any, None]:
         kernel, call, attempt = self.kernel, handle.call, handle.attempt
@@ -184,7 +184,8 @@ class AttemptExecution:
         try:
             if self._delegate is None:
                 raise ToolError("there is no subagent to delegate to (no [[agents]] entry is delegated = true)")
-            task = self._delegate(args.get("agent"), args.get("task"))  # raises ToolError for a wrong name
+            # Raises ToolError for a wrong name, or past the delegation depth limit.
+            task = self._delegate(args.get("agent"), args.get("task"), call_id)
         except ToolError as exc:  # refused before anything ran: no effect, like a rate limit
             raise _Refused(str(exc)) from None
         self.kernel.record("delegate", call=call_id, attempt=attempt, agent=args.get("agent"))

@@ -94,7 +94,7 @@ class SchedulerContext(AttemptExecution):
                  approvals: ApprovalScript | None = None,
                  produced: dict[str, Any] | None = None,
                  file_locks: dict[str, simpy.Resource] | None = None,
-                 delegate: Callable[[Any, Any], simpy.Event] | None = None,
+                 delegate: Callable[[Any, Any, str], simpy.Event] | None = None,
                  machine: Machine | None = None) -> None:
         self.kernel = kernel
         #: The machine the runtime runs on (the scenario's `[machine]`): what bridged code reads as

@@ -394,6 +394,35 @@ def test_delegating_to_a_wrong_or_busy_subagent_is_the_tool_error() -> None:
     assert all(v.ok for v in check(result)), [v.message for v in check(result) if not v.ok]
 
 
+def _chain(length: int) -> Any:
+    """A lead delegating to `s1`, which delegates to `s2`, and so on to `s<length>`; each answers when its
+    delegation ended, ok or refused."""
+    names = ["lead", *(f"s{i}" for i in range(1, length + 1))]
+    rows: list[dict[str, Any]] = []
+    for i, name in enumerate(names):
+        rules: list[dict[str, Any]] = [{"name": "done", "when": {"min_round": 2}, "action": "final_answer",
+                                        "text": f"{name} done"}]
+        if i + 1 < len(names):
+            rules.insert(0, {"name": "go", "when": {"round": 1}, "action": "tool_call", "calls": [
+                {"id": "down", "name": "delegate", "arguments": json.dumps({"agent": names[i + 1]})}]})
+        else:
+            rules.insert(0, {"name": "go", "when": {"round": 1}, "action": "final_answer", "text": f"{name} done"})
+        rows.append({"name": name, **({"delegated": True} if i else {}), "model": {"task": name, "rules": rules}})
+    return scenario_from_data({"name": "chain", "world": {}, "agents": rows})
+
+
+def test_delegation_nests_two_deep_and_a_third_level_is_refused_as_hermes_does() -> None:
+    two = run(_chain(2), get_scheduler("serial"), 1)
+    by_id = {r.call_id: r for r in two.results}
+    assert by_id["lead/down"].ok and by_id["s1/down"].ok and two.agents["s2"].status == "final_answer"
+    three = run(_chain(3), get_scheduler("serial"), 1)
+    by_id = {r.call_id: r for r in three.results}
+    assert by_id["lead/down"].ok and by_id["s1/down"].ok
+    assert "delegation too deep: 's2' runs at depth 2" in (by_id["s2/down"].error or "")
+    assert three.agents["s3"].status == "not-delegated"
+    assert all(v.ok for v in check(three)), [v.message for v in check(three) if not v.ok]
+
+
 def test_a_subagent_nobody_delegates_to_never_starts_and_does_not_fail_the_task() -> None:
     result = run(delegating({"id": "b", "name": "delegate", "arguments": '{"agent": "helper"}'},
                             subagents=("helper", "spare")), get_scheduler("parallel"), 1)
