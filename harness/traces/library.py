@@ -2,15 +2,16 @@
 
 Owns the text: a header saying what it was learned from; one `[tools.NAME]` table per traced tool,
 each with a comment saying where its numbers came from (sample count, the fit and its KS distance, or
-why there is no fit); one `[[batches]]` per recorded turn, its calls in the order they started, with a
-comment giving the recorded makespan and concurrency. A tool is declared whole with behaviour unknown
-(`does = []`: it only waits its latency) and the conservative claims of a tool nothing is known about
-(not read-only, external side effect, not idempotent); a traced name the catalogue already has is
-declared as `traced.NAME`, since a catalogue tool keeps its own behaviour and arguments. Latency: the
-fitted log-normal, or with fewer than MIN_SAMPLES samples the observed values (`choice`); the error
-rate becomes a transient `failure` rate. Argument values, trace ids and timestamps are written only
-with `keep_arguments` (traces may hold secrets): calls otherwise send `{}`. The same turns give the
-same bytes. It never reads a trace and never runs a scenario.
+why there is no fit); one `[[batches]]` per recorded turn, its calls in the order they started (ids
+`tTURN.CALL`: a trace may reuse a call id in another turn), with a comment giving the recorded
+makespan and concurrency. A tool is declared whole with behaviour unknown (`does = []`: it only waits
+its latency) and the conservative claims of a tool nothing is known about (not read-only, external
+side effect, not idempotent); a traced name the catalogue already has is declared as `traced.NAME`,
+since a catalogue tool keeps its own behaviour and arguments. Latency: the fitted log-normal, or with
+fewer than MIN_SAMPLES samples the observed values (`choice`); the error rate becomes a transient
+`failure` rate. Argument values, trace ids and timestamps are written only with `keep_arguments`
+(traces may hold secrets): calls otherwise send `{}`. The same turns give the same bytes. It never
+reads a trace and never runs a scenario.
 """
 
 from __future__ import annotations
@@ -123,9 +124,10 @@ def _batch(number: int, turn: Turn, names: Mapping[str, str], keep_arguments: bo
     for index, call in enumerate(turn.calls, 1):
         arguments = call.arguments if keep_arguments and call.arguments is not None else "{}"
         outcomes = ", ".join(a.outcome for a in call.attempts)
-        lines += [f"# recorded: {call.attempts[-1].duration_ms:.1f} ms, {outcomes}",
+        recorded = f" (call id {call.call_id!r})" if keep_arguments else ""
+        lines += [f"# recorded{recorded}: {call.attempts[-1].duration_ms:.1f} ms, {outcomes}",
                   "[[batches.calls]]",
-                  f"id = {_string(call.call_id if keep_arguments else f't{number}.{index}')}",
+                  f"id = {_string(f't{number}.{index}')}",
                   f"name = {_string(names[call.tool])}",
                   f"arguments = {_string(arguments)}"]
         if keep_arguments:
