@@ -18,6 +18,7 @@ from harness.traces.learn import Learned
 def draw_fits(learned: Learned, path: Path) -> None:
     """Write the PNG of every tool's ECDF and fit to `path` (whole or not at all)."""
     plt = _pyplot()
+    from matplotlib import ticker
     tools = [m for m in learned.tools if m.latencies_ms]
     columns = min(3, max(1, len(tools)))
     rows = max(1, math.ceil(len(tools) / columns))
@@ -43,6 +44,7 @@ def draw_fits(learned: Learned, path: Path) -> None:
         else:
             ax.set_title(f"{model.tool}  (n={n}: too few for a fit)", fontsize=10)
         ax.set_xscale("log")
+        ax.xaxis.set_minor_formatter(ticker.NullFormatter())  # minor labels of a short log range collide
         ax.set_xlabel("latency (ms)")
         ax.set_ylabel("share of attempts")
         ax.set_ylim(0, 1.02)
