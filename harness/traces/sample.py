@@ -38,12 +38,13 @@ _START_NS = 1_767_603_600_000_000_000  # 2026-01-05T09:00:00Z
 _MS = 1_000_000
 
 
-def generate(seed: int = SEED) -> bytes:
-    """The sample export: one OTLP JSON document per conversation, one per line."""
+def generate(seed: int = SEED, conversations: int = CONVERSATIONS) -> bytes:
+    """The sample export: one OTLP JSON document per conversation, one per line (the benchmark asks
+    for more conversations than the sample has)."""
     streams = RandomStreams(seed)
     ids = streams.stream("sample/ids")
     lines = []
-    for conversation in range(CONVERSATIONS):
+    for conversation in range(conversations):
         trace_id = f"{ids.getrandbits(128):032x}"
         agent_id = f"{ids.getrandbits(64):016x}"
         clock = _START_NS + conversation * 90_000 * _MS
