@@ -55,6 +55,7 @@ def scenario_text(learned: Learned, turns: Sequence[Turn], *, name: str, files: 
     sources = ", ".join(PurePath(f).name for f in files) or "<no file>"
     names = tool_names([m.tool for m in learned.tools])
     longest = max((t.makespan_ms for t in turns), default=0.0)
+    timed_out = sorted(a.duration_ms for t in turns for c in t.calls for a in c.attempts if a.outcome == "timeout")
     lines = [
         f"# Learned by `harness traces import` from {sources}: {len(turns)} turns, "
         f"{sum(len(t.calls) for t in turns)} tool calls.",
@@ -69,8 +70,13 @@ def scenario_text(learned: Learned, turns: Sequence[Turn], *, name: str, files: 
         f"source = {_string(f'harness traces import {sources}')}",
         # A turn ten times the longest recorded one is a hang, not a slow tool.
         f"time_bound_ms = {max(600_000, math.ceil(longest * 10))}",
-        "",
     ]
+    if timed_out:
+        timeout = max(1, round(timed_out[len(timed_out) // 2]))
+        lines += [f"# The runtime's per-call timeout, read from the {len(timed_out)} timed-out attempts (their median "
+                  "duration). The runtime's retries are not modelled: a scenario retries only idempotent tools.",
+                  f"execution = {{ timeout_ms = {timeout} }}"]
+    lines.append("")
     for model in learned.tools:
         lines += _tool(model, names[model.tool], sources)
     for number, turn in enumerate(turns, 1):
@@ -89,17 +95,24 @@ def _tool(model: ToolModel, name: str, sources: str) -> list[str]:
         latency = f"{{ lognormal = {{ median = {median}, sigma = {sigma} }} }}"
         comment.append(f"# Log-normal fit: median {fit.median_ms:.1f} ms, sigma {fit.sigma:.3f}; KS D = {fit.ks:.3f} "
                        f"(p = {fit.p_value:.3f}, optimistic: fitted to the same sample).")
+        if fit.censored:
+            comment.append(f"# {fit.censored} timed-out or cancelled attempts enter the fit as right-censored (the "
+                           "latency was at least their duration).")
     elif model.latencies_ms:
-        values = ", ".join(str(round(v)) for v in model.latencies_ms)
+        # A timed-out attempt's latency was longer than the timeout: 1 ms past where the runtime gave up.
+        values = ", ".join(str(v) for v in sorted([round(v) for v in model.latencies_ms]
+                                                  + [math.ceil(v) + 1 for v in model.censored_ms]))
         latency = f"{{ choice = [{values}] }}"
-        comment.append(f"# No fit: {model.why_no_fit}; the observed latencies, one drawn at random per attempt.")
+        past = f", and 1 ms past each of the {len(model.censored_ms)} timed-out or cancelled ones" \
+            if model.censored_ms else ""
+        comment.append(f"# No fit: {model.why_no_fit}; the observed latencies{past}, one drawn at random per "
+                       "attempt.")
     else:
         waited = 1000
         latency = f"{{ fixed = {waited} }}"
         comment.append("# No latency sample: every attempt timed out or was cancelled; a placeholder of 1 s.")
     if model.timeouts:
-        comment.append(f"# {model.timeouts} attempts timed out ({model.timeout_rate:.1%}); their durations are where "
-                       "the runtime stopped waiting, not in the sample, so the fit understates the tail.")
+        comment.append(f"# {model.timeouts} attempts timed out ({model.timeout_rate:.1%}).")
     if model.retried_calls:
         comment.append(f"# {model.retried_calls} calls were retried by the runtime.")
     table = [f"[tools.{_key(name)}]",
