@@ -1,7 +1,7 @@
 """The `harness` command line: the command group and where each command lives.
 
 One module per command (`list` in listing, `run`, `compare`, `sweep`, `explore`, `replay`, `matrix`;
-`import` in harness.cli.transcripts; `traces import|summary` in harness.cli.traces), the option
+`import` in harness.cli.transcripts; `traces import|summary|whatif` in harness.cli.traces), the option
 groups and validators they share in options, and the exception-to-exit-code wrapper every command
 wears in guard. Usage errors (unknown scenario or scheduler, malformed scenario file) are one line
 on stderr and exit 2, never a traceback. Commands write files only under the `--out` directory the
@@ -40,8 +40,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
                "nondeterministic (exit 5), fixed (exit 0) or still fails."),
     "run": ("harness.cli.run", "run_command", "Run SCENARIO (a built-in name or a .toml path) once under one "
             "scheduler and seed."),
-    "traces": ("harness.cli.traces", "traces_group", "Learn from production traces (OTLP JSON): recorded turns, "
-               "per-tool latency fits, a scenario to run."),
+    "traces": ("harness.cli.traces", "traces_group", "Learn from production traces (OTLP JSON): per-tool "
+               "latency fits, a scenario, what-if replays of turns."),
     "sweep": ("harness.cli.sweep", "sweep_command", "Run many (scenario, scheduler, seed) cells on every core or a "
               "Dask cluster; resumable."),
 }

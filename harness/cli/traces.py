@@ -1,14 +1,15 @@
-"""The `harness traces import|summary` commands (registered in `harness.cli`).
+"""The `harness traces import|summary|whatif` commands (registered in `harness.cli`).
 
-Owns the commands' options and where their output goes. `import` writes the scenario learned from
-the traces (`harness.traces.library`) to `--out` or stdout and one line about what it read on stderr;
+Owns the commands' options and where their output goes. `import` writes the scenario learned from the
+traces (`harness.traces.library`) to `--out` or stdout and one line about what it read on stderr;
 `summary` prints the per-tool models and the workload (`--format text|json`) and, with `--plot PNG`,
-draws each tool's ECDF and fit. FILE arguments are OTLP JSON exports or directories of them;
-`--sample` reads the built-in synthetic sample instead. A large export shows a progress bar on a
-terminal only (stderr stays clean in pipes and tests). A malformed trace is one line on stderr, exit
-2. Before the scenario is written it is loaded back with the scenario loader (a scenario that does
-not load is a harness bug, exit 70); `--out` is written whole or not at all, and only over a file
-`harness traces import` wrote unless `--force`. It never runs a schedule.
+draws each tool's ECDF and fit; `whatif` replays the recorded turns under each scheduler
+(`harness.traces.whatif`) and prints the table and the fidelity line. FILE arguments are OTLP JSON
+exports or directories of them; `--sample` reads the built-in synthetic sample instead. A large export
+shows a progress bar on a terminal only (stderr stays clean in pipes and tests). A malformed trace is
+one line on stderr, exit 2. Before the scenario is written it is loaded back with the scenario loader (a
+scenario that does not load is a harness bug, exit 70); `--out` is written whole or not at all, and only
+over a file `harness traces import` wrote unless `--force`. Only `whatif` runs schedules.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ _SAMPLE = click.option("--sample", is_flag=True,
 
 @click.group("traces")
 def traces_group() -> None:
-    """Learn from production traces (OTLP JSON): recorded turns, per-tool latency fits, a scenario to run.
+    """Learn from production traces (OTLP JSON): per-tool latency fits, a scenario, what-if replays of turns.
 
     FILES are OTLP JSON exports (`.json`: one document, or one per line as the collector's file
     exporter writes; `.jsonl`: one per line) or directories of them. Tool calls are the GenAI
@@ -111,6 +112,69 @@ def summary_command(files: tuple[Path, ...], sample: bool, plot: Path | None, fm
             click.echo(f"harness: {exc}", err=True)
             sys.exit(ExitCode.IO_ERROR)
         click.echo(f"harness: wrote {plot}", err=True)
+
+
+@traces_group.command("whatif")
+@_FILES
+@_SAMPLE
+@click.option("--schedulers", "scheduler_list", default="serial,parallel,resource_keys", show_default=True,
+              help="Comma-separated scheduler names to replay the recorded turns under.")
+@click.option("--runs", type=click.IntRange(min=1, max=1000), default=20, show_default=True,
+              help="Seeds per recorded turn and scheduler.")
+@click.option("--seed-start", type=int, default=1, show_default=True)
+@click.option("--production", default=None,
+              help="The scheduler production ran: its replay is checked against the recorded makespans (the "
+                   "fidelity line). Default with --sample: dag (every call at once, through the runtime that applies "
+                   "the timeout); otherwise no check unless given.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Write whatif.json and the plots (makespan ECDF per policy, saving versus hazard) here.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def whatif_command(files: tuple[Path, ...], sample: bool, scheduler_list: str, runs: int, seed_start: int,
+                   production: str | None, out: Path | None, fmt: str) -> None:
+    """Replay the recorded turns under each scheduler with latencies from the learned models: turn
+    makespan p50/p95/p99, saving against production, share of turns with a hazard and its labels."""
+    import tomllib
+
+    from harness.policies import UnknownSchedulerError, get_scheduler
+    from harness.report.trace_whatif import draw_whatif, whatif_data, whatif_text
+    from harness.scenario import scenario_from_data
+    from harness.traces import scenario_text, tool_names
+    from harness.traces.whatif import fidelity, what_if
+
+    schedulers = list(dict.fromkeys(n.strip() for n in scheduler_list.split(",") if n.strip()))
+    if production is None and sample:
+        production = "dag"
+    if production is not None and production not in schedulers:
+        schedulers.append(production)
+    for name in schedulers:
+        try:
+            get_scheduler(name)
+        except UnknownSchedulerError as exc:
+            _usage(str(exc))
+    imported, learned = _read(_paths(files, sample))
+    text = scenario_text(learned, imported.turns, name="whatif", files=imported.files)
+    scenario = scenario_from_data(tomllib.loads(text), "<traces whatif>")
+    seeds = range(seed_start, seed_start + runs)
+    with progress_bar("replaying turns") as update:
+        what = what_if(scenario, imported.turns, schedulers, seeds, update)
+    check = None
+    if production is not None:
+        check = fidelity(what, production, imported.turns, tool_names([m.tool for m in learned.tools]))
+    sources = "the built-in synthetic sample" if sample else ", ".join(imported.files)
+    data = whatif_data(what, check)
+    if fmt == "json":
+        click.echo(json.dumps(data, indent=2))
+    else:
+        click.echo(whatif_text(what, check, sources), nl=False)
+    if out is not None:
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            write_text(out / "whatif.json", json.dumps(data, indent=2) + "\n")
+            images = draw_whatif(what, out)
+        except (OutputError, OSError) as exc:
+            click.echo(f"harness: {exc}", err=True)
+            sys.exit(ExitCode.IO_ERROR)
+        click.echo(f"harness: wrote {out / 'whatif.json'}, " + ", ".join(str(i) for i in images), err=True)
 
 
 def _paths(files: tuple[Path, ...], sample: bool) -> tuple[Path, ...]:

@@ -22,7 +22,7 @@ import orjson
 from harness.sim.streams import RandomStreams
 
 SAMPLE = Path(__file__).resolve().parent / "data" / "sample.jsonl"
-SEED = 29
+SEED = 30
 CONVERSATIONS = 30
 TURNS_PER_CONVERSATION = 3
 TIMEOUT_MS = 2000

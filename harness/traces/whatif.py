@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from harness.scenario.spec import Scenario
@@ -76,9 +76,10 @@ class WhatIf:
         return 1 - sum(outcome.mean_by_turn) / recorded if recorded else 0.0
 
 
-def what_if(scenario: Scenario, turns: Sequence[Turn], schedulers: Sequence[str], seeds: Sequence[int]) -> WhatIf:
+def what_if(scenario: Scenario, turns: Sequence[Turn], schedulers: Sequence[str], seeds: Sequence[int],
+            progress: Callable[[int, int], None] | None = None) -> WhatIf:
     """Replay each batch of `scenario` (one per turn of `turns`, as `scenario_text` wrote them) alone,
-    under each scheduler and seed."""
+    under each scheduler and seed; `progress(done, total)` hears after each turn."""
     from harness.oracles import check
     from harness.policies import get_scheduler
     from harness.run import run
@@ -87,6 +88,7 @@ def what_if(scenario: Scenario, turns: Sequence[Turn], schedulers: Sequence[str]
         raise ValueError(f"the scenario has {len(scenario.batches)} batches for {len(turns)} turns")
     single = [replace(scenario, batches=(batch,)) for batch in scenario.batches]
     outcomes = []
+    total, done = len(schedulers) * len(single), 0
     for name in schedulers:
         scheduler = get_scheduler(name)
         spans: list[tuple[int, int, int, str]] = []   # (makespan, turn, seed, bounding tool)
@@ -96,12 +98,12 @@ def what_if(scenario: Scenario, turns: Sequence[Turn], schedulers: Sequence[str]
         means = []
         for number, one in enumerate(single, 1):
             tools = {call.id: call.name for call in one.batches[0].calls}
-            total = 0
+            replayed = 0
             for seed in seeds:
                 result = run(one, scheduler, seed)
                 (batch,) = result.batches
                 makespan = batch.end_ms - batch.start_ms
-                total += makespan
+                replayed += makespan
                 last = max(batch.results, key=lambda r: (r.end_ms, r.call_id), default=None)
                 spans.append((makespan, number, seed, tools.get(last.call_id, "?") if last else "-"))
                 for r in batch.results:
@@ -109,7 +111,10 @@ def what_if(scenario: Scenario, turns: Sequence[Turn], schedulers: Sequence[str]
                 found = {x.label for verdict in check(result) for x in verdict.violations}
                 hazards += bool(found)
                 labels.update(found)
-            means.append(total / len(seeds))
+            means.append(replayed / len(seeds))
+            done += 1
+            if progress is not None:
+                progress(done, total)
         spans.sort(key=lambda s: (s[0], s[1], s[2]))
         slow = spans[-max(1, math.ceil(len(spans) * 0.05)):]
         bounding = Counter(s[3] for s in slow)

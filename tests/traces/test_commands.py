@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from harness.cli import main
 from harness.traces import SAMPLE
-from harness.traces.sample import generate
+from harness.traces.sample import SEED, generate
 
 pytest.importorskip("scipy")
 
@@ -23,7 +23,7 @@ def _invoke(*args: str) -> tuple[int, str, str]:
 
 def test_the_committed_sample_is_what_its_script_makes() -> None:
     assert SAMPLE.read_bytes() == generate(), "rerun `python -m harness.traces.sample` and commit the file"
-    assert generate(seed=30) != generate()  # the seed matters: every draw comes from its streams
+    assert generate(seed=SEED + 1) != generate()  # the seed matters: every draw comes from its streams
 
 
 def test_summary_of_the_sample_prints_fits_with_sample_counts_and_plots_them(tmp_path: Path) -> None:
@@ -32,10 +32,10 @@ def test_summary_of_the_sample_prints_fits_with_sample_counts_and_plots_them(tmp
     assert code == 0, err
     rows = {line.split()[0]: line for line in out.splitlines()[2:7]}
     assert set(rows) == {"query_db", "read_file", "run_tests", "send_email", "web_search"}
-    assert "median 43 ms, sigma 0.58" in rows["read_file"] and "0.067" in rows["read_file"]
-    assert rows["read_file"].split()[1:4] == ["99", "99", "99"]  # calls, attempts, samples
+    assert "median 40 ms, sigma 0.66" in rows["read_file"] and "0.068" in rows["read_file"]
+    assert rows["read_file"].split()[1:4] == ["78", "78", "78"]  # calls, attempts, samples
     assert "too few samples for a fit (11 < 20)" in rows["send_email"]
-    assert "turns whose calls overlapped in time: 86 of 90" in out
+    assert "turns whose calls overlapped in time: 79 of 90" in out
     assert png.stat().st_size > 10_000 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert err == f"harness: wrote {png}\n"
 
@@ -45,10 +45,10 @@ def test_summary_json_states_each_fit_with_its_sample_count_and_ks() -> None:
     assert code == 0
     tools = {t["tool"]: t for t in json.loads(out)["tools"]}
     fit = tools["web_search"]["fit"]
-    assert fit["samples"] == tools["web_search"]["samples"] == 108
+    assert fit["samples"] == tools["web_search"]["samples"] == 101
     assert 0 < fit["ks_statistic"] < 0.15 and 700 < fit["median_ms"] < 950
     assert tools["send_email"]["fit"] is None and "too few" in tools["send_email"]["no_fit"]
-    assert tools["run_tests"]["timeout_rate"] > 0.2  # the sample's 2 s timeout cuts its 1.4 s median tail
+    assert tools["run_tests"]["timeout_rate"] > 0.05  # the sample's 2 s timeout cuts its 1.4 s median's tail
 
 
 def test_import_is_byte_identical_twice_and_its_scenario_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -56,9 +56,9 @@ def test_import_is_byte_identical_twice_and_its_scenario_runs(tmp_path: Path, mo
     first = _invoke("traces", "import", "--sample")
     second = _invoke("traces", "import", "--sample")
     assert first[0] == 0 and first[1] == second[1] and first[1]
-    assert first[2].startswith("harness: read 330 tool spans and 90 model spans from 1 file: 90 turns, 323 calls")
+    assert first[2].startswith("harness: read 288 tool spans and 90 model spans from 1 file: 90 turns, 279 calls")
     text = first[1]
-    assert "query_db" in text and "median = 430" in text
+    assert "query_db" in text and "median = 382" in text and "execution = { timeout_ms = 2000 }" in text
     assert "call_" not in text and "read_file-" not in text  # no call ids, no argument values by default
     code, _, err = _invoke("traces", "import", "--sample", "--out", "learned.toml")
     assert code == 0 and Path("learned.toml").read_text() == text
