@@ -133,6 +133,17 @@ def whatif_command(files: tuple[Path, ...], sample: bool, scheduler_list: str, r
                    production: str | None, out: Path | None, fmt: str) -> None:
     """Replay the recorded turns under each scheduler with latencies from the learned models: turn
     makespan p50/p95/p99, saving against production, share of turns with a hazard and its labels."""
+    schedulers = [n.strip() for n in scheduler_list.split(",") if n.strip()]
+    if production is None and sample:
+        production = "dag"
+    replay_turns(_paths(files, sample), schedulers, runs, seed_start, production, out, fmt,
+                 sources="the built-in synthetic sample" if sample else None)
+
+
+def replay_turns(paths: tuple[Path, ...], scheduler_names: list[str], runs: int, seed_start: int,
+                 production: str | None, out: Path | None, fmt: str, *, sources: str | None = None) -> None:
+    """The what-if of `traces whatif` and `compare --traces`: print it, and write it under `out`. The
+    schedulers run in this process (a `module:attribute` scheduler too: no isolated child)."""
     import tomllib
 
     from harness.policies import UnknownSchedulerError, get_scheduler
@@ -141,9 +152,7 @@ def whatif_command(files: tuple[Path, ...], sample: bool, scheduler_list: str, r
     from harness.traces import scenario_text, tool_names
     from harness.traces.whatif import fidelity, what_if
 
-    schedulers = list(dict.fromkeys(n.strip() for n in scheduler_list.split(",") if n.strip()))
-    if production is None and sample:
-        production = "dag"
+    schedulers = list(dict.fromkeys(scheduler_names))
     if production is not None and production not in schedulers:
         schedulers.append(production)
     for name in schedulers:
@@ -151,7 +160,7 @@ def whatif_command(files: tuple[Path, ...], sample: bool, scheduler_list: str, r
             get_scheduler(name)
         except UnknownSchedulerError as exc:
             _usage(str(exc))
-    imported, learned = _read(_paths(files, sample))
+    imported, learned = _read(paths)
     text = scenario_text(learned, imported.turns, name="whatif", files=imported.files)
     scenario = scenario_from_data(tomllib.loads(text), "<traces whatif>")
     seeds = range(seed_start, seed_start + runs)
@@ -160,12 +169,11 @@ def whatif_command(files: tuple[Path, ...], sample: bool, scheduler_list: str, r
     check = None
     if production is not None:
         check = fidelity(what, production, imported.turns, tool_names([m.tool for m in learned.tools]))
-    sources = "the built-in synthetic sample" if sample else ", ".join(imported.files)
     data = whatif_data(what, check)
     if fmt == "json":
         click.echo(json.dumps(data, indent=2))
     else:
-        click.echo(whatif_text(what, check, sources), nl=False)
+        click.echo(whatif_text(what, check, sources or ", ".join(imported.files)), nl=False)
     if out is not None:
         try:
             out.mkdir(parents=True, exist_ok=True)

@@ -60,3 +60,17 @@ def test_the_text_table_and_the_same_figures_every_time() -> None:
 def test_an_unknown_scheduler_is_a_usage_error_naming_the_valid_ones() -> None:
     code, _, err = _whatif("--schedulers", "serial,paralel")
     assert code == 2 and "paralel" in err and "parallel" in err and err.count("\n") == 1
+
+
+def test_compare_with_traces_is_the_same_what_if(tmp_path: Path) -> None:
+    from harness.traces import SAMPLE
+
+    args = ["--schedulers", "serial,parallel", "--runs", "3", "--format", "json"]
+    compared = CliRunner().invoke(main, ["compare", "--traces", str(SAMPLE), "--production", "dag", *args])
+    whatif = CliRunner().invoke(main, ["traces", "whatif", "--sample", *args])
+    assert compared.exit_code == 0, compared.stderr
+    assert json.loads(compared.stdout) == json.loads(whatif.stdout)
+    both = CliRunner().invoke(main, ["compare", "incident-jitter", "--traces", str(SAMPLE)])
+    assert both.exit_code == 2 and "not two of them" in both.stderr
+    alone = CliRunner().invoke(main, ["compare", "incident-jitter", "--production", "dag"])
+    assert alone.exit_code == 2 and "--production goes with --traces" in alone.stderr
