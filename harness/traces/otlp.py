@@ -180,7 +180,7 @@ def _id(value: Any, size: int, file: str, where: str, field: str) -> str:
             raw = b""
         if len(raw) == size:
             return raw.hex()
-    raise TraceError(file, where, field, f"a {size}-byte id as {2 * size} hex digits", value)
+    raise TraceError(file, where, field, f"{'an' if size == 8 else 'a'} {size}-byte id as {2 * size} hex digits", value)
 
 
 def _nanos(value: Any, file: str, where: str, field: str) -> int:

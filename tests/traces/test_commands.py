@@ -121,3 +121,18 @@ def test_bad_files_are_one_line_each(tmp_path: Path) -> None:
     (tmp_path / "nothing.json").write_text(json.dumps({"resourceSpans": []}))
     code, _, err = _invoke("traces", "import", str(tmp_path / "nothing.json"))
     assert code == 2 and "found none" in err
+
+
+def test_a_json_file_of_json_lines_reads_as_the_collector_writes_it(tmp_path: Path) -> None:
+    """The collector's file exporter writes one document per line even into a `.json` file."""
+    copy = tmp_path / "collector.json"
+    copy.write_bytes(SAMPLE.read_bytes())
+    code, out, _ = _invoke("traces", "summary", str(copy), "--format", "json")
+    assert code == 0
+    sample = _invoke("traces", "summary", "--sample", "--format", "json")[1]
+    assert json.loads(out)["tools"] == json.loads(sample)["tools"]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [{"spanId": "zz"}]}]}]}))
+    code, _, err = _invoke("traces", "import", str(bad))
+    assert code == 2 and err == (f"harness: {bad}: resourceSpans[0].scopeSpans[0].spans[0]: spanId: expected an 8-byte "
+                                 "id as 16 hex digits, got 'zz'\n")
