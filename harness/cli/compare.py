@@ -2,7 +2,9 @@
 
 Owns the command's options and its text table (makespan percentiles, speedup over serial, ratio to
 optimal, violations by label; a loop scenario's task figures). The summary, plots and pages come
-from harness.report.compare; the runs from harness.sweep. It writes only under `--out`.
+from harness.report.compare; the runs from harness.sweep. `--traces` hands the command to
+`harness.cli.traces.replay_turns` (production's recorded turns instead of a scenario). It writes only
+under `--out`.
 """
 
 from __future__ import annotations
@@ -44,15 +46,29 @@ from harness.scenario import find_scenario, scenario_names
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None, callback=directory_option,
               help="Write summary.json, results.csv, plots and index.html here.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--traces", "traces", multiple=True, type=click.Path(path_type=Path),
+              help="Instead of a scenario: replay the recorded turns of these OTLP JSON exports (files or directories) "
+                   "with learned latencies, as `harness traces whatif` (runs in this process).")
+@click.option("--production", default=None, help="With --traces: the scheduler production ran (the fidelity line).")
 @wall_timeout_option
 @trust_options
 @guarded
 def compare_command(scenario: str | None, scenario_list: str | None, scheduler_list: str, runs: int,
                     seed_start: int, processes: int | None, dask_address: str | None, out: Path | None, fmt: str,
-                    wall_timeout: float, import_timeout: float, trust_modules: tuple[str, ...],
-                    allow_dirs: tuple[Path, ...]) -> None:
+                    traces: tuple[Path, ...], production: str | None, wall_timeout: float, import_timeout: float,
+                    trust_modules: tuple[str, ...], allow_dirs: tuple[Path, ...]) -> None:
     """Compare schedulers on the same seeds: makespan percentiles, speedup over serial, ratio to
     optimal, violations by label."""
+    if traces:  # production's recorded turns instead of a scenario (harness.cli.traces)
+        if scenario is not None or scenario_list is not None:
+            raise click.UsageError("give SCENARIO, --scenarios or --traces, not two of them")
+        from harness.cli.traces import replay_turns
+        from harness.policies import scheduler_names
+
+        replay_turns(traces, names(scheduler_list, scheduler_names), runs, seed_start, production, out, fmt)
+        return
+    if production is not None:
+        raise click.UsageError("--production goes with --traces")
     from harness.policies import scheduler_names
     from harness.report import compare
     from harness.report.run_json import dumps

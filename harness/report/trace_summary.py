@@ -1,0 +1,99 @@
+"""The learned models as text and JSON (`harness traces summary`).
+
+Owns the table of tools (calls, attempts, latency samples, empirical p50/p95/p99, the fit with its
+sample count and KS distance or why there is none, error, timeout and repeat rates) and the workload
+lines (calls per turn, tool mixes, recorded makespans, how often calls really overlapped). It never
+computes a statistic (harness.traces.learn) and never writes files.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from harness.traces.learn import Learned, ToolModel
+
+
+def summary_data(learned: Learned) -> dict[str, Any]:
+    """Everything the text shows, as JSON-ready values (times in ms, rounded to 0.1 ms)."""
+    w = learned.workload
+    return {
+        "tools": [_tool_data(m) for m in learned.tools],
+        "workload": {
+            "turns": w.turns,
+            "batch_sizes": {str(size): n for size, n in w.batch_sizes},
+            "tool_mixes": dict(w.tool_mixes),
+            "makespan_ms": {name: _r(_quantile(w.makespans_ms, q)) for name, q in _QUANTILES},
+            "overlapping_turns": w.overlapping_turns,
+        },
+    }
+
+
+_QUANTILES = (("p50", 0.5), ("p95", 0.95), ("p99", 0.99))
+
+
+def _tool_data(m: ToolModel) -> dict[str, Any]:
+    fit = m.fit
+    return {
+        "tool": m.tool, "calls": m.calls, "attempts": m.attempts, "samples": len(m.latencies_ms),
+        "latency_ms": {name: _r(m.quantile(q)) for name, q in _QUANTILES},
+        "fit": None if fit is None else {"family": "lognormal", "median_ms": _r(fit.median_ms),
+                                         "sigma": round(fit.sigma, 4), "samples": fit.samples,
+                                         "ks_statistic": round(fit.ks, 4), "ks_p_value": round(fit.p_value, 4)},
+        "no_fit": m.why_no_fit or None,
+        "error_rate": round(m.error_rate, 4), "timeout_rate": round(m.timeout_rate, 4),
+        "retried_calls": m.retried_calls,
+        "repeated_arguments": None if not m.calls_with_arguments else
+        {"calls": m.repeated_arguments, "of": m.calls_with_arguments},
+    }
+
+
+def summary_text(learned: Learned, sources: str) -> str:
+    """The table of tools and the workload lines."""
+    header = ["tool", "calls", "attempts", "samples", "p50 ms", "p95 ms", "p99 ms", "log-normal fit", "KS D",
+              "KS p", "errors", "timeouts", "same args"]
+    rows = [header]
+    for m in learned.tools:
+        fit = m.fit
+        rows.append([
+            m.tool, str(m.calls), str(m.attempts), str(len(m.latencies_ms)),
+            *(_ms(m.quantile(q)) for _, q in _QUANTILES),
+            f"median {fit.median_ms:.0f} ms, sigma {fit.sigma:.2f}" if fit else m.why_no_fit or "-",
+            f"{fit.ks:.3f}" if fit else "-", f"{fit.p_value:.2f}" if fit else "-",
+            f"{m.error_rate:.1%}", f"{m.timeout_rate:.1%}",
+            f"{m.repeated_arguments}/{m.calls_with_arguments}" if m.calls_with_arguments else "not recorded",
+        ])
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    numeric = {1, 2, 3, 4, 5, 6, 8, 9, 10, 11}
+    lines = ["  ".join(cell.rjust(widths[i]) if i in numeric else cell.ljust(widths[i])
+                       for i, cell in enumerate(row)).rstrip() for row in rows]
+    w = learned.workload
+    sizes = ", ".join(f"{size}: {n}" for size, n in w.batch_sizes)
+    mixes = ", ".join(f"{mix} ({n})" for mix, n in w.tool_mixes[:5])
+    share = w.overlapping_turns / w.turns if w.turns else 0.0
+    spans = ", ".join(f"{name} {_ms(_quantile(w.makespans_ms, q))}" for name, q in _QUANTILES)
+    return "\n".join([
+        f"traces: {sources}",
+        *lines,
+        "",
+        "Latency samples are attempts that ended ok or with an error (a timed-out attempt's duration is the "
+        "runtime's timeout); KS p is optimistic (the fit is to the same sample).",
+        f"turns: {w.turns}; calls per turn: {sizes}",
+        f"recorded makespan (ms): {spans}",
+        f"turns whose calls overlapped in time: {w.overlapping_turns} of {w.turns} ({share:.0%})",
+        f"most common tool mixes: {mixes}",
+    ]) + "\n"
+
+
+def _quantile(values: tuple[float, ...], q: float) -> float:
+    if not values:
+        return math.nan
+    return values[min(len(values) - 1, max(0, math.ceil(q * len(values)) - 1))]
+
+
+def _ms(value: float) -> str:
+    return "-" if math.isnan(value) else f"{value:.0f}"
+
+
+def _r(value: float) -> float | None:
+    return None if math.isnan(value) else round(value, 1)

@@ -1,0 +1,159 @@
+"""What-if on recorded turns: each turn replayed under each policy, latencies drawn from the learned
+models, beside what production recorded; and the fidelity check of the policy production used.
+
+Owns the replay and its figures. Every recorded turn is a one-batch scenario cut from the learned
+scenario (`harness.traces.library`: its tools, its execution policy), run once per seed under each
+scheduler and judged by every single-run oracle (`harness.oracles.check`). Per policy: the turn
+makespans' p50/p95/p99, the saving against production (1 - the sum over turns of the mean replayed
+makespan / the sum of the recorded ones), the share of turn runs with a violation and its labels, the
+tool whose call ended last in the slowest 5% of turn runs (the one that bounds them) and the worst turn.
+Fidelity: the replayed makespans under production's policy against the recorded ones, a two-sample KS
+test (it reproduces when p >= `FIDELITY_ALPHA`) with the p50/p95 errors; per tool, the same test over
+call durations names the tools that drift (p < `DRIFT_ALPHA`). A run is a pure function of the
+scenario, scheduler and seed, so the figures are the same every time. scipy is imported by `fidelity`
+only. It never reads trace files and never prints.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from harness.scenario.spec import Scenario
+from harness.traces.records import Turn
+
+FIDELITY_ALPHA = 0.05
+DRIFT_ALPHA = 0.01
+
+
+@dataclass(frozen=True)
+class PolicyOutcome:
+    """One policy over every recorded turn and seed."""
+
+    scheduler: str
+    makespans_ms: tuple[int, ...]                # sorted, one per (turn, seed)
+    mean_by_turn: tuple[float, ...]              # in turn order
+    hazard_runs: int
+    labels: tuple[tuple[str, int], ...]          # (label, turn runs), most common first
+    bounding: tuple[tuple[str, int], ...]        # (tool, slow turn runs it ended last in), most first
+    worst: tuple[int, int, int]                  # (turn number, seed, makespan ms)
+    call_durations: dict[str, tuple[int, ...]]   # tool -> each replayed call's end - start
+
+    @property
+    def runs(self) -> int:
+        return len(self.makespans_ms)
+
+    def quantile(self, q: float) -> float:
+        return _quantile(self.makespans_ms, q)
+
+
+@dataclass(frozen=True)
+class Fidelity:
+    """How well replaying under production's policy reproduces the recorded makespans."""
+
+    scheduler: str
+    ks: float
+    p_value: float
+    errors: tuple[tuple[str, float], ...]         # ("p50", relative error of replayed vs recorded)
+    drifting: tuple[tuple[str, float], ...]       # (tool, KS D of its call durations), worst first
+
+    @property
+    def reproduces(self) -> bool:
+        return self.p_value >= FIDELITY_ALPHA
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    recorded_ms: tuple[float, ...]   # in turn order
+    policies: tuple[PolicyOutcome, ...]
+    seeds: tuple[int, ...]
+
+    def saving(self, outcome: PolicyOutcome) -> float:
+        """1 - (replayed time over all turns) / (recorded time over all turns)."""
+        recorded = sum(self.recorded_ms)
+        return 1 - sum(outcome.mean_by_turn) / recorded if recorded else 0.0
+
+
+def what_if(scenario: Scenario, turns: Sequence[Turn], schedulers: Sequence[str], seeds: Sequence[int],
+            progress: Callable[[int, int], None] | None = None) -> WhatIf:
+    """Replay each batch of `scenario` (one per turn of `turns`, as `scenario_text` wrote them) alone,
+    under each scheduler and seed; `progress(done, total)` hears after each turn."""
+    from harness.oracles import check
+    from harness.policies import get_scheduler
+    from harness.run import run
+
+    if len(scenario.batches) != len(turns):
+        raise ValueError(f"the scenario has {len(scenario.batches)} batches for {len(turns)} turns")
+    single = [replace(scenario, batches=(batch,)) for batch in scenario.batches]
+    outcomes = []
+    total, done = len(schedulers) * len(single), 0
+    for name in schedulers:
+        scheduler = get_scheduler(name)
+        spans: list[tuple[int, int, int, str]] = []   # (makespan, turn, seed, bounding tool)
+        labels: Counter[str] = Counter()
+        hazards = 0
+        durations: dict[str, list[int]] = {}
+        means = []
+        for number, one in enumerate(single, 1):
+            tools = {call.id: call.name for call in one.batches[0].calls}
+            replayed = 0
+            for seed in seeds:
+                result = run(one, scheduler, seed)
+                (batch,) = result.batches
+                makespan = batch.end_ms - batch.start_ms
+                replayed += makespan
+                last = max(batch.results, key=lambda r: (r.end_ms, r.call_id), default=None)
+                spans.append((makespan, number, seed, tools.get(last.call_id, "?") if last else "-"))
+                for r in batch.results:
+                    durations.setdefault(tools.get(r.call_id, "?"), []).append(r.end_ms - r.start_ms)
+                found = {x.label for verdict in check(result) for x in verdict.violations}
+                hazards += bool(found)
+                labels.update(found)
+            means.append(replayed / len(seeds))
+            done += 1
+            if progress is not None:
+                progress(done, total)
+        spans.sort(key=lambda s: (s[0], s[1], s[2]))
+        slow = spans[-max(1, math.ceil(len(spans) * 0.05)):]
+        bounding = Counter(s[3] for s in slow)
+        worst = spans[-1]
+        outcomes.append(PolicyOutcome(
+            name, tuple(s[0] for s in spans), tuple(means), hazards,
+            tuple(sorted(labels.items(), key=lambda kv: (-kv[1], kv[0]))),
+            tuple(sorted(bounding.items(), key=lambda kv: (-kv[1], kv[0]))),
+            (worst[1], worst[2], worst[0]), {tool: tuple(sorted(v)) for tool, v in sorted(durations.items())}))
+    return WhatIf(tuple(t.makespan_ms for t in turns), tuple(outcomes), tuple(seeds))
+
+
+def fidelity(what: WhatIf, production: str, turns: Sequence[Turn], names: dict[str, str]) -> Fidelity:
+    """The fidelity of `production`'s replay (one of the policies run) against the recorded turns;
+    `names` maps traced tool names to the scenario's (`harness.traces.library.tool_names`)."""
+    from scipy import stats
+
+    outcome = next(o for o in what.policies if o.scheduler == production)
+    recorded = sorted(what.recorded_ms)
+    test = stats.ks_2samp(recorded, outcome.makespans_ms)
+    errors = tuple((name, (outcome.quantile(q) - _quantile(recorded, q)) / _quantile(recorded, q))
+                   for name, q in (("p50", 0.5), ("p95", 0.95)))
+    by_tool: dict[str, list[float]] = {}
+    for turn in turns:
+        for call in turn.calls:
+            by_tool.setdefault(names[call.tool], []).append((call.end_ns - call.start_ns) / 1e6)
+    drifting = []
+    for tool, values in sorted(by_tool.items()):
+        replayed = outcome.call_durations.get(tool, ())
+        if len(values) >= 2 and replayed:
+            tool_test = stats.ks_2samp(values, replayed)
+            if tool_test.pvalue < DRIFT_ALPHA:
+                drifting.append((tool, float(tool_test.statistic)))
+    drifting.sort(key=lambda kv: (-kv[1], kv[0]))
+    return Fidelity(production, float(test.statistic), float(test.pvalue), errors, tuple(drifting))
+
+
+def _quantile(values: Sequence[float], q: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return math.nan
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
