@@ -1,7 +1,7 @@
 """The `harness` command line: the command group and where each command lives.
 
 One module per command (`list` in listing, `run`, `compare`, `sweep`, `explore`, `replay`,
-`matrix`; `import` in harness.cli.transcripts), the option groups and validators they share in
+`matrix`, `tools`; `import` in harness.cli.transcripts), the option groups and validators they share in
 options, and the exception-to-exit-code wrapper every command wears in guard. Usage errors
 (unknown scenario or scheduler, malformed scenario file) are one line on stderr and exit 2, never a
 traceback. Commands write files only under the `--out` directory the user chose. `harness --help`
@@ -40,6 +40,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
                "nondeterministic (exit 5), fixed (exit 0) or still fails."),
     "run": ("harness.cli.run", "run_command", "Run SCENARIO (a built-in name or a .toml path) once under one "
             "scheduler and seed."),
+    "tools": ("harness.cli.tools", "tools_command", "Bring tools in from where your runtime gets them: `harness "
+              "tools import mcp`."),
     "sweep": ("harness.cli.sweep", "sweep_command", "Run many (scenario, scheduler, seed) cells on every core or a "
               "Dask cluster; resumable."),
 }
