@@ -111,7 +111,7 @@ def _violation(call: str, tool: str, hints: McpHints, hint: str, why: dict[str, 
     effect = f"{event['op']} {target}"
     message = (f"{call} ({tool}) claims {_SAYS[hint]} but did {effect} at {event['t']} ms; a scheduler that trusts "
                f"the hint {did}")
-    witness: dict[str, Any] = {"call": call, "tool": tool, "hint": hint, "hints": hints.to_data(),
+    witness: dict[str, Any] = {"call": call, "tool": tool, "hint": hint, "hints": hints.to_data(), "target": target,
                                "effect": {"op": event["op"], "target": target, "at_ms": event["t"],
                                           "attempt": event["attempt"]}}
     if beside:
