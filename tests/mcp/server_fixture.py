@@ -36,4 +36,9 @@ def send_message(channel: str, text: str) -> str:
 
 
 if __name__ == "__main__":
-    server.run()
+    import sys
+
+    if len(sys.argv) > 1:  # a port: streamable HTTP on it (the `--url` test), else stdio
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[1]))
+    else:
+        server.run()

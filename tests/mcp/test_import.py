@@ -4,8 +4,10 @@ listed into a catalogue whose hints match, which a scenario runs over; bad input
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
+import time
 import tomllib
 from pathlib import Path
 
@@ -100,6 +102,27 @@ def test_a_scenario_over_the_catalogue_runs_and_reads_the_hints(catalogue: Path,
     assert scenario.catalogue["read_note"].parameters is not None
 
 
+def test_a_streamable_http_server_is_listed_by_url() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([sys.executable, str(SERVER), str(port)], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while True:  # the server takes a moment to listen: a refused connection is exit 2 until it does
+            code, out, err = _import("--url", f"http://127.0.0.1:{port}/mcp", "--timeout", "5")
+            if code == 0 or time.monotonic() > deadline:
+                break
+            assert "All connection attempts failed" in err
+            time.sleep(0.5)
+        assert code == 0, err
+        assert list(tomllib.loads(out)["tools"]) == ["read_note", "delete_note", "set_status", "send_message"]
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
 def test_from_a_saved_listing_needs_no_server(tmp_path: Path) -> None:
     listing = {"jsonrpc": "2.0", "id": 1, "result": {"tools": [
         {"name": "search", "inputSchema": {"type": "object", "properties": {"query": {"type": "string"}},
@@ -163,3 +186,10 @@ def test_out_refuses_a_file_it_did_not_write(tmp_path: Path) -> None:
 def test_importing_harness_does_not_import_the_sdk() -> None:
     code = "import sys, harness, harness.scenario, harness.tools.mcp_catalogue; print('mcp' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "False\n"
+
+
+def test_a_saved_listing_gives_the_catalogue_the_live_server_gives(catalogue: Path) -> None:
+    code, out, _ = _import("--from", str(SERVER.with_name("tools.json")))
+    assert code == 0
+    live = catalogue.read_text().splitlines()[2:]  # after the header and the line naming the source
+    assert out.splitlines()[1:] == live
