@@ -72,8 +72,8 @@ def mcp_command(command: tuple[str, ...], from_file: Path | None, url: str | Non
         else:
             from harness.tools.mcp_server import list_tools
 
-            tools = list_tools(command, url, timeout_s=timeout_s)
-            source = url if url is not None else Path(command[-1]).name
+            name, tools = list_tools(command, url, timeout_s=timeout_s)
+            source = f"{name!r} ({url if url is not None else ' '.join(command)})"
         imported = to_catalogue(tools, source)
     except ListingError as exc:
         _usage(str(exc))

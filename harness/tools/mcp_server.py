@@ -19,9 +19,10 @@ DEFAULT_TIMEOUT_S = 20.0
 
 
 def list_tools(command: Sequence[str] = (), url: str | None = None, *,
-               timeout_s: float = DEFAULT_TIMEOUT_S) -> list[Mapping[str, Any]]:
-    """The tools (as `tools/list` JSON) of the stdio server `command` starts, or of the server at `url`.
-    Raises `ListingError` (the SDK is missing, the server does not start, answer or list in time)."""
+               timeout_s: float = DEFAULT_TIMEOUT_S) -> tuple[str, list[Mapping[str, Any]]]:
+    """The name the server gives itself and its tools (as `tools/list` JSON): the stdio server `command`
+    starts, or the server at `url`. Raises `ListingError` (the SDK is missing, the server does not start,
+    answer or list in time)."""
     try:
         import anyio
         import mcp  # noqa: F401  (a clear message below when the extra is not installed)
@@ -30,17 +31,18 @@ def list_tools(command: Sequence[str] = (), url: str | None = None, *,
     where = url if url is not None else " ".join(command)
     with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
         try:
-            tools: list[Mapping[str, Any]] = anyio.run(_listed, list(command), url, timeout_s, errlog)
+            listed: tuple[str, list[Mapping[str, Any]]] = anyio.run(_listed, list(command), url, timeout_s, errlog)
         except TimeoutError:
             raise ListingError(f"{where}: no tools/list answer within {timeout_s:g} s{_said(errlog)}") from None
         except ListingError:
             raise
         except Exception as exc:  # (whatever a foreign server does is its user's input, not our bug)
             raise ListingError(f"{where}: {_reason(exc)}{_said(errlog)}") from None
-    return tools
+    return listed
 
 
-async def _listed(command: list[str], url: str | None, timeout_s: float, errlog: IO[str]) -> list[Mapping[str, Any]]:
+async def _listed(command: list[str], url: str | None, timeout_s: float,
+                  errlog: IO[str]) -> tuple[str, list[Mapping[str, Any]]]:
     import anyio
     from mcp import ClientSession
 
@@ -55,7 +57,7 @@ async def _listed(command: list[str], url: str | None, timeout_s: float, errlog:
                                  errlog=cast(TextIO, errlog))
     with anyio.fail_after(timeout_s):
         async with transport as (read, write), ClientSession(read, write) as session:
-            await session.initialize()
+            initialized = await session.initialize()
             tools: list[Mapping[str, Any]] = []
             cursor: str | None = None
             while True:
@@ -68,7 +70,7 @@ async def _listed(command: list[str], url: str | None, timeout_s: float, errlog:
                 tools += [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in page.tools]
                 cursor = page.next_cursor
                 if cursor is None:
-                    return tools
+                    return initialized.server_info.name, tools
 
 
 def _reason(exc: BaseException) -> str:
