@@ -56,7 +56,7 @@ def _import(*args: str) -> tuple[int, str, str]:
 @pytest.fixture(scope="module")
 def catalogue(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("mcp") / "catalogue.toml"
-    code, _, err = _import("--out", str(out), "--", sys.executable, str(SERVER))
+    code, _, err = _import("--out", str(out), "--timeout", "120", "--", sys.executable, str(SERVER))
     assert code == 0, err
     assert err == f"harness: wrote {out}: 4 tools\n"
     return out
