@@ -1,8 +1,8 @@
 """The `harness` command line: the command group and where each command lives.
 
-One module per command (`list` in listing, `run`, `compare`, `sweep`, `explore`, `replay`, `matrix`;
-`import` in harness.cli.transcripts; `traces import|summary|whatif` in harness.cli.traces), the option
-groups and validators they share in options, and the exception-to-exit-code wrapper every command
+One module per command (`list` in listing, `run`, `compare`, `sweep`, `explore`, `replay`, `matrix`,
+`tools`; `import` in harness.cli.transcripts; `traces import|summary|whatif` in harness.cli.traces), the
+option groups and validators they share in options, and the exception-to-exit-code wrapper every command
 wears in guard. Usage errors (unknown scenario or scheduler, malformed scenario file) are one line
 on stderr and exit 2, never a traceback. Commands write files only under the `--out` directory the
 user chose. `harness --help` imports no command (the group lists them from a table); pandas and
@@ -42,6 +42,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
             "scheduler and seed."),
     "traces": ("harness.cli.traces", "traces_group", "Learn from production traces (OTLP JSON): per-tool "
                "latency fits, a scenario, what-if replays of turns."),
+    "tools": ("harness.cli.tools", "tools_command", "Bring tools in from where your runtime gets them: `harness "
+              "tools import mcp`."),
     "sweep": ("harness.cli.sweep", "sweep_command", "Run many (scenario, scheduler, seed) cells on every core or a "
               "Dask cluster; resumable."),
 }

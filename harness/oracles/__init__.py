@@ -13,6 +13,7 @@ from harness.oracles import (
     data_flow,
     exactly_once,
     exclusivity,
+    hints,
     liveness,
     loop_policy,
     protocol,
@@ -38,6 +39,7 @@ ORACLES: dict[str, Callable[[RunResult], Verdict]] = {
     liveness.NAME: liveness.check,
     loop_policy.NAME: loop_policy.check,
     tool_code.NAME: tool_code.check,
+    hints.NAME: hints.check,
 }
 
 
@@ -50,7 +52,7 @@ LABELS = (
     "missing-input", "unapproved-effect", "rollback-mismatch",
     "cross-agent-lost-update", "cross-agent-stale-read", "misreported-outcome",
     "round-limit-exceeded", "retry-limit-exceeded", "tool-disabled-silently", "loop-error", "loop-blocked",
-    "tool-error",
+    "tool-error", "hint-violated",
 )
 
 

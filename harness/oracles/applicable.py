@@ -3,7 +3,7 @@
 Owns the rule, per oracle, of what a scenario must contain for that oracle to be able to fire: caps
 need a cap, exactly-once an external effect, exclusivity an interactive or exclusive tool, approvals
 a scripted user, data-flow a call that takes an argument from another's result, loop-policy a model
-that a loop drives, tools a Python tool of the user's. The rest (contract,
+that a loop drives, tools a Python tool of the user's, hints a tool with MCP hints. The rest (contract,
 protocol, serializability, liveness) apply to every run. A coverage summary lists them next to a
 pass, so "every oracle holds" says which ones could have failed. It is a static reading of the
 scenario (and the tools a run started); it never runs anything and never judges. The checkpoints
@@ -22,6 +22,7 @@ from harness.oracles import (
     data_flow,
     exactly_once,
     exclusivity,
+    hints,
     liveness,
     loop_policy,
     protocol,
@@ -54,6 +55,7 @@ ORACLE_LABELS: dict[str, tuple[str, ...]] = {
                     "loop-blocked"),
     loop_policy.NAME: loop_policy.LABELS,
     tool_code.NAME: tool_code.LABELS,
+    hints.NAME: hints.LABELS,
 }
 
 
@@ -85,7 +87,9 @@ def applicable(scenario: Scenario | None, tools: Collection[str] = ()) -> tuple[
         found.append(loop_policy.NAME)
     if any(user_code(spec.behaviour) and not spec.delegates for spec in specs):
         found.append(tool_code.NAME)  # a Python tool of the user's: its own code may fail
+    if any(spec.declared.hints is not None for spec in specs):
+        found.append(hints.NAME)  # an MCP tool's hints: its effects may contradict them
     order = [contract.NAME, protocol.NAME, data_flow.NAME, approvals.NAME, serializability_oracle.NAME,
              exclusivity.EXCLUSIVITY, exclusivity.CAPS, exactly_once.NAME, liveness.NAME, loop_policy.NAME,
-             tool_code.NAME]
+             tool_code.NAME, hints.NAME]
     return tuple(name for name in order if name in found)

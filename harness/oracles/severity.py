@@ -16,7 +16,7 @@ GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "rollback-mismatch", "reordered-effect", "divergent-world")),
     ("the model is told something false", (
         "torn-read", "stale-read", "cross-agent-stale-read", "future-read", "missing-input", "divergent-result",
-        "fabricated-result", "misreported-outcome")),
+        "fabricated-result", "misreported-outcome", "hint-violated")),
     ("results are handed back wrong", (
         "mispaired-result", "missing-result", "duplicate-result", "orphan-result", "out-of-order",
         "tool-disabled-silently")),

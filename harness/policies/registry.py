@@ -20,6 +20,7 @@ from harness.policies.grouped import Grouped
 from harness.policies.hermes_gate import HermesGate
 from harness.policies.hermes_segments import HermesSegments
 from harness.policies.lanes import Lanes
+from harness.policies.mcp_hints import McpHints, McpHintsRetry
 from harness.policies.optimal import Optimal
 from harness.policies.parallel import Parallel
 from harness.policies.partition import Partition, PartitionCancel
@@ -55,7 +56,7 @@ BUILTIN_SCHEDULERS: dict[str, SchedulerEntry] = {
                        "smolagents, goose", lambda: Parallel(order="completion")),
         *(SchedulerEntry(policy.name, policy.description, policy.source, policy)
           for policy in (HermesGate, HermesSegments, ResourceKeys, Grouped, Dag, Partition, PartitionCancel,
-                         RwLock, Lanes, Optimal)),
+                         RwLock, Lanes, Optimal, McpHints, McpHintsRetry)),
     )
 }
 

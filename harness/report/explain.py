@@ -25,6 +25,7 @@ from harness.report.explain_effects import (
     duplicate_effect,
     future_read,
     ghost_effect,
+    hint_violated,
     lost_update,
     reordered_effect,
     stale_read,
@@ -81,6 +82,7 @@ TEMPLATES: dict[str, Template] = {
     "misreported-outcome": misreported_outcome,
     "round-limit-exceeded": round_limit_exceeded, "retry-limit-exceeded": retry_limit_exceeded,
     "tool-disabled-silently": tool_disabled_silently, "loop-error": loop_error, "tool-error": tool_error,
+    "hint-violated": hint_violated,
 }
 
 

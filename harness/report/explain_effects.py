@@ -213,3 +213,24 @@ def across_agents(base: Template, lost: str) -> Template:
                 "the agents' calls happened to interleave.")
 
     return template
+
+
+_HINT_SAID = {"readOnlyHint": "read-only (readOnlyHint = true)", "idempotentHint": "idempotent (idempotentHint = true)",
+              "openWorldHint": "closed-world (openWorldHint = false)"}
+
+
+def hint_violated(w: Mapping[str, Any], run: RunView) -> str:
+    effect = w["effect"]
+    did = f"{effect['op']} {thing_of(effect['target'])} at {effect['at_ms']} ms"
+    if w["hint"] == "readOnlyHint":
+        trusted = (f"A scheduler that trusts the hint ran it beside {listed(w['beside'])}, as runtimes run read-only "
+                   "tools together")
+    elif w["hint"] == "idempotentHint":
+        trusted = (f"A scheduler that trusts the hint retried it, and attempt {w['repeat']} changed the world again "
+                   "(MCP carries no idempotency key)")
+    else:
+        how = f"ran it beside {listed(w['beside'])}" if "beside" in w else f"repeated it (attempt {w['repeat']})"
+        trusted = f"A scheduler that trusts the hint treated the effect as local: it {how}"
+    return (f"{w['call']} ({w['tool']}) says it is {_HINT_SAID[w['hint']]} but its attempt {effect['attempt']} did "
+            f"{did}. {trusted}. MCP hints are a server's claim, untrusted unless the server is: the tool's real "
+            "behaviour decides what may run together or again.")

@@ -60,6 +60,9 @@ def racing_touches(violation: Violation, result: RunResult) -> list[dict[str, An
                     if touch["call"] == w.get("call", w.get("duplicated")) and touch["target"] == target \
                             and touch["op"] in MUTATING:
                         _pick(run, found, touch["call"], target, touch["t"], "effect", mutating)
+        elif label == "hint-violated":
+            effect = w["effect"]
+            _pick(run, found, w["call"], effect["target"], effect["at_ms"], f"contradicts {w['hint']}", mutating)
         elif label == "divergent-world" and "target" in w:
             for writer in w.get("writers") or ():
                 _pick(run, found, writer, w["target"], None, "write", mutating)

@@ -8,6 +8,7 @@ scenario that runs identically (same fingerprint). It never writes files.
 
 from __future__ import annotations
 
+import json
 from dataclasses import fields, replace
 from typing import Any
 
@@ -17,7 +18,7 @@ from harness.scenario.approvals_load import approvals_to_data
 from harness.scenario.arguments import OPT_OUT, fits
 from harness.scenario.model_load import agent_to_data, agents_to_data
 from harness.scenario.spec import Scenario
-from harness.scenario.tools_load import NEW_TOOL_DECLARED
+from harness.scenario.tools_load import NEW_TOOL_DECLARED, declared_from_hints
 from harness.scheduling.execution import ExecutionPolicy
 from harness.sim.kernel import Limits
 from harness.sim.machine import Machine
@@ -44,6 +45,15 @@ def _declared_changes(base: Declared, now: Declared, tool: str = "") -> dict[str
     if now.resource_keys != base.resource_keys:
         changes["resource_keys"] = _key_templates(tool, now.resource_keys)
     return changes
+
+
+def _hinted(base: Declared, now: Declared, override: dict[str, Any]) -> Declared:
+    """The declared metadata the loader derives before `declared` applies: `base` with `now`'s MCP hints, if
+    they differ from `base`'s (and then written as `annotations`)."""
+    if now.hints is None or now.hints == base.hints:
+        return base
+    override["annotations"] = now.hints.to_data()
+    return declared_from_hints(base, now.hints)
 
 
 class NotSerializable(ValueError):
@@ -74,26 +84,30 @@ def _tools(scenario: Scenario, base: Catalogue) -> dict[str, Any]:
     for name, spec in scenario.catalogue.items():
         origin = base.get(name)
         override: dict[str, Any] = {}
-        if origin is None:
+        replaces = origin is not None and isinstance(spec.behaviour, Script) and spec.behaviour is not origin.behaviour
+        if origin is None or replaces:  # (a tool of the catalogue is replaced by an MCP tool of its name)
             if spec.delegates or not isinstance(spec.behaviour, Script):
                 continue  # a module tool: _modules_needed put its module in the base
             override["description"] = spec.description
             override["does"] = spec.behaviour.to_json()
             if spec.behaviour.has_result:
                 override["result"] = spec.behaviour.result
-            if spec.parameters is not None:
-                if not spec.parameters.closed:
-                    raise NotSerializable(f"tool {name!r} takes arguments besides its parameters, which a scenario "
-                                          "file cannot say: its parameters = {...} are all it takes")
+            if replaces or (spec.parameters is not None and not spec.parameters.closed):
+                # Only an MCP tool (input_schema) may replace one of the catalogue, and say "and others too".
+                schema = spec.parameters.to_json_schema() if spec.parameters is not None else {
+                    "type": "object", "additionalProperties": True}
+                override["input_schema"] = json.dumps(schema)
+            elif spec.parameters is not None:
                 override["parameters"] = spec.parameters.to_data()
-            override["declared"] = _declared_changes(NEW_TOOL_DECLARED, spec.declared, name)
+            override["declared"] = _declared_changes(_hinted(NEW_TOOL_DECLARED, spec.declared, override), spec.declared,
+                                                     name)
             origin = replace(spec, latency=DEFAULT_LATENCY, stops_on_cancel=True, file_lock=False, sync=False,
                              blocking_ms=0)
         elif spec.behaviour is not origin.behaviour:
             raise NotSerializable(f"tool {name!r} has a behaviour other than its catalogue's; data cannot carry "
                                   "it (declare a tool under a new name instead)")
         else:
-            changes = _declared_changes(origin.declared, spec.declared, name)
+            changes = _declared_changes(_hinted(origin.declared, spec.declared, override), spec.declared, name)
             if changes:
                 override["declared"] = changes
         if spec.latency != origin.latency:

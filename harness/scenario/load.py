@@ -30,6 +30,7 @@ from harness.scenario.batches_load import PerCall, parse_batches
 from harness.scenario.model_load import ModelSpecError, parse_agent, parse_agents
 from harness.scenario.reader import Reader, ScenarioError, check_text
 from harness.scenario.spec import REFERENCE_ORDERS, Interrupt, Scenario
+from harness.scenario.tools_from import tools_from
 from harness.scenario.tools_load import check_known_tools, parse_tools, tool_modules
 from harness.scenario.trust import Trust, TrustLike, check_code
 from harness.scenario.world_load import parse_world
@@ -51,7 +52,7 @@ __all__ = ["ScenarioError", "load_scenario", "scenario_from_data"]
 _TOP_KEYS = {"name", "description", "source", "time_bound_ms", "event_budget", "max_concurrency", "interrupt",
              "approvals",
              "execution", "faults", "world", "tools", "batches", "unknown_tools", "tools_module", "model", "loop",
-             "agents", "machine", "reference", OPT_OUT}
+             "agents", "machine", "reference", "tools_from", OPT_OUT}
 _EXECUTION_KEYS = {f.name for f in dataclasses.fields(ExecutionPolicy)}
 
 
@@ -100,10 +101,12 @@ def scenario_from_data(data: Any, file: str = "<data>", *, tools_modules: tuple[
         event_budget=r.positive(top.get("event_budget", Limits().event_budget), "event_budget"),
     )
     world, embedded = parse_world(r, top.get("world", {}), trusted)
-    catalogue = parse_tools(r, top.get("tools", {}), base)
+    tables = tools_from(r, top["tools_from"], top.get("tools", {}), trusted, base) if "tools_from" in top \
+        else top.get("tools", {})
+    catalogue = parse_tools(r, tables, base)
     tool_caps = {
         name: r.positive(override["max_concurrency"], f"tools.{name}.max_concurrency")
-        for name, override in top.get("tools", {}).items()
+        for name, override in tables.items()
         if "max_concurrency" in override
     }
     max_concurrency = top.get("max_concurrency")
@@ -146,7 +149,7 @@ def scenario_from_data(data: Any, file: str = "<data>", *, tools_modules: tuple[
         catalogue = catalogue.with_results(per_call.results)
     tool_failures = {
         name: r.failure(override["failure"], f"tools.{name}.failure")
-        for name, override in top.get("tools", {}).items()
+        for name, override in tables.items()
         if "failure" in override
     }
     return Scenario(

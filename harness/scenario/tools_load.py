@@ -10,6 +10,7 @@ the base catalogue (`harness.tools.catalogue`) and never checks a call's argumen
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import replace
@@ -19,14 +20,15 @@ from harness.model import Batch
 from harness.scenario.reader import Reader
 from harness.suggest import FieldError, did_you_mean
 from harness.tools.catalogue import Catalogue
+from harness.tools.hints import McpHints
 from harness.tools.params import Parameters
 from harness.tools.script import Script, ScriptError, Template
 from harness.tools.spec import Declared, ResourceKeys, SideEffect, ToolSpec
 
 _TOOL_KEYS = {"latency", "declared", "stops_on_cancel", "max_concurrency", "failure", "file_lock", "sync",
-              "blocking_ms"}
+              "blocking_ms", "annotations"}
 #: A tool the catalogue does not have is declared whole: its behaviour (`does`) is what makes it one.
-_NEW_TOOL_KEYS = _TOOL_KEYS | {"description", "does", "result", "parameters"}
+_NEW_TOOL_KEYS = _TOOL_KEYS | {"description", "does", "result", "parameters", "input_schema"}
 #: What a declared tool claims when its scenario does not say: it may change things, and not safely twice.
 NEW_TOOL_DECLARED = Declared(read_only=False, side_effect=SideEffect.LOCAL, idempotent=False)
 _DECLARED_BOOLS = {"read_only", "idempotent", "interactive", "needs_confirmation", "honours_cancel", "exclusive"}
@@ -48,9 +50,10 @@ def parse_tools(r: Reader, value: Any, base: Catalogue) -> Catalogue:
     catalogue = base
     for tool_name, override in value.items():
         field = f"tools.{tool_name}"
-        if tool_name in base:
+        # An MCP tool (`input_schema`) is the server's, whatever the mock catalogue calls the same name.
+        if tool_name in base and not (isinstance(override, Mapping) and "input_schema" in override):
             o = r.table(override, field, _NEW_TOOL_KEYS)
-            for whole in ("does", "result", "description", "parameters"):
+            for whole in ("does", "result", "description", "parameters", "input_schema"):
                 if whole in o:
                     raise r.fail(f"{field}.{whole}", f"no {whole}: {tool_name!r} is a tool of the catalogue and "
                                  "keeps its behaviour and arguments (declare a tool under a new name to script one)",
@@ -76,6 +79,10 @@ def parse_tools(r: Reader, value: Any, base: Catalogue) -> Catalogue:
                                    nonempty=False)
             spec = ToolSpec(tool_name, description, NEW_TOOL_DECLARED, behaviour,
                             parameters=_parameters(r, o, behaviour, field) if "parameters" in o else None)
+            if "input_schema" in o:
+                spec = replace(spec, parameters=_input_schema(r, o, behaviour, field))
+        if "annotations" in o:  # before `declared`, whose explicit keys win over what the hints imply
+            spec = replace(spec, declared=declared_from_hints(spec.declared, _hints(r, o["annotations"], field)))
         if "latency" in o:
             spec = replace(spec, latency=r.latency(o["latency"], f"{field}.latency"))
         if "stops_on_cancel" in o:
@@ -91,6 +98,38 @@ def parse_tools(r: Reader, value: Any, base: Catalogue) -> Catalogue:
             spec = replace(spec, blocking_ms=r.non_negative(o["blocking_ms"], f"{field}.blocking_ms"))
         catalogue = catalogue.replace_tool(spec)
     return catalogue
+
+
+def declared_from_hints(declared: Declared, hints: McpHints) -> Declared:
+    """What a runtime that trusts MCP hints believes of the tool: read-only, idempotent and its side effect
+    (none if read-only, external in an open world, local in a closed one), absent hints read as the worst case."""
+    read_only = hints.is_read_only
+    side_effect = SideEffect.NONE if read_only else SideEffect.EXTERNAL if hints.is_open_world else SideEffect.LOCAL
+    return replace(declared, read_only=read_only, idempotent=hints.is_idempotent, side_effect=side_effect, hints=hints)
+
+
+def _hints(r: Reader, value: Any, field: str) -> McpHints:
+    try:
+        return McpHints.parse(value)
+    except ValueError as exc:
+        raise r.fail(f"{field}.annotations", str(exc), has_got=False) from None
+
+
+def _input_schema(r: Reader, table: Mapping[str, Any], behaviour: Script, field: str) -> Parameters:
+    """`input_schema`: an MCP tool's `inputSchema` as JSON text (JSON's null has no TOML spelling), read as
+    `parameters`; every argument the script and result read must be one of its properties."""
+    if "parameters" in table:
+        raise r.fail(f"{field}.input_schema", "either parameters or input_schema, not both", has_got=False)
+    text = r.string(table["input_schema"], f"{field}.input_schema")
+    try:
+        schema = json.loads(text)
+        parameters = Parameters.from_json_schema(schema if isinstance(schema, Mapping) else {"type": "?"})
+    except (json.JSONDecodeError, ValueError) as exc:
+        raise r.fail(f"{field}.input_schema", f"the JSON text of a JSON Schema of an object ({exc})",
+                     has_got=False) from None
+    for name, where in behaviour.arguments().items():
+        _parameter(r, parameters, name, f"{field}.{where}")
+    return parameters
 
 
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")

@@ -110,6 +110,12 @@ class Parameters:
         extra = schema.get("additionalProperties", False)
         return cls(tuple(items), closed=extra is False)
 
+    def to_json_schema(self) -> dict[str, Any]:
+        """The JSON Schema `from_json_schema` reads back as these parameters."""
+        properties = {p.name: {} if p.type == "any" else {"type": p.type} for p in self.items}
+        return {"type": "object", "properties": properties, "required": [p.name for p in self.items if p.required],
+                "additionalProperties": not self.closed}
+
     def to_data(self) -> dict[str, str]:
         """The short form `parse` reads back (as a closed schema: the short form has no `...`)."""
         return {p.name: p.spelled for p in self.items}

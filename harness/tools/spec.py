@@ -18,6 +18,7 @@ from typing import Any
 
 from harness.faults.latency import Fixed, LatencyModel
 from harness.model import JSONValue
+from harness.tools.hints import McpHints
 from harness.tools.params import Parameters
 from harness.world.ledger import LedgerEntry
 from harness.world.paths import absolute_path
@@ -124,9 +125,11 @@ class Declared:
     exclusive: bool = False
     category: str = "default"
     resource_keys: ResourceKeys = field(default_factory=ResourceKeys)
+    #: The MCP annotations the tool's server gave (None: not an MCP tool), kept as given: absent hints stay absent.
+    hints: McpHints | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data = {
             "read_only": self.read_only,
             "side_effect": self.side_effect.value,
             "idempotent": self.idempotent,
@@ -137,6 +140,9 @@ class Declared:
             "category": self.category,
             "resource_keys": self.resource_keys.to_json(),
         }
+        if self.hints is not None:  # only then: the fingerprints of tools without hints stay as they were
+            data["hints"] = self.hints.to_data()
+        return data
 
 
 DEFAULT_LATENCY = Fixed(100)

@@ -148,6 +148,7 @@ CASES: dict[str, Case] = {
                                  get_scheduler("serial"), 1), "loop-error"),
     "tool-error": of(lambda: run(find_scenario("compare-three-files", tools_modules=("tests.tools.broken",)),
                                  get_scheduler("serial"), 1), "tool-error"),
+    "hint-violated": of(lambda: named("mcp-lying-read-only", "mcp_hints"), "hint-violated"),
 }
 
 GOLDEN = Path(__file__).parent / "golden" / "explanations.txt"

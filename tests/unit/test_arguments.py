@@ -223,17 +223,18 @@ def test_declared_parameters_survive_a_reproducer() -> None:
     assert scenario_from_data(data).catalogue["notify"].parameters == sc.catalogue["notify"].parameters
 
 
-def test_open_parameters_a_file_cannot_spell_are_not_silently_closed_in_a_reproducer() -> None:
+def test_open_parameters_are_not_silently_closed_in_a_reproducer() -> None:
+    """The short form cannot say "and others too": a reproducer spells open parameters as input_schema."""
     from dataclasses import replace
-
-    from harness.scenario.dump import NotSerializable
 
     sc = load(calls({"id": "a", "name": "notify", "arguments": {"key": "owner", "extra": 1}},
                     tools={"notify": {**NOTIFY, "parameters": {"key": "string", "extra": "integer"}}}))
     opened = replace(sc.catalogue["notify"], parameters=Parameters.from_json_schema(
         {"properties": {"key": {"type": "string"}}, "additionalProperties": True}))
-    with pytest.raises(NotSerializable, match="takes arguments besides its parameters"):
-        scenario_to_data(replace(sc, catalogue=sc.catalogue.replace_tool(opened)))
+    data = scenario_to_data(replace(sc, catalogue=sc.catalogue.replace_tool(opened)))
+    assert "parameters" not in data["tools"]["notify"]
+    again = scenario_from_data(data).catalogue["notify"].parameters
+    assert again == opened.parameters and again is not None and not again.closed
 
 
 def test_json_schema_parameters_as_mcp_and_openai_spell_them() -> None:
