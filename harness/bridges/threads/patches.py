@@ -26,7 +26,7 @@ import os
 import queue
 import threading
 import time
-from collections.abc import Callable, Mapping, MutableMapping
+from collections.abc import Callable, MutableMapping
 from typing import Any
 
 from harness.bridges import clock as bridged_clock
@@ -102,9 +102,9 @@ class _Tier:
     """A tier's targets grouped by module: each module's names are read and replaced a dictionary at a
     time (`setattr` on a module is a write to its `__dict__`: one `itemgetter` and one `update` a module
     instead of a `getattr`, a `setattr` and a saved triple a name, at every bridged batch), and
-    restored the same way."""
+    restored the same way. Each step walks the modules in C (`map`), not in a loop of Python's."""
 
-    __slots__ = ("groups", "host_facts", "order")
+    __slots__ = ("_last", "_restores", "groups", "host_facts", "namespaces", "order", "readers", "replacements")
 
     def __init__(self, targets: tuple[tuple[Any, str, Any], ...]) -> None:
         modules: list[Any] = []
@@ -121,47 +121,57 @@ class _Tier:
             order.append((module, name, at, len(names[at])))
             names[at].append(name)
             replacements[at][name] = replacement
-        #: (module's dict, its names, a reader of their values, the names' replacements), by module.
-        self.groups = tuple((vars(module), tuple(group), _reader(tuple(group)), replaced)
+        #: (module's dict, its names, the names' replacements), by module.
+        self.groups = tuple((vars(module), tuple(group), replaced)
                             for module, group, replaced in zip(modules, names, replacements, strict=True))
+        self.namespaces = tuple(namespace for namespace, _, _ in self.groups)
+        #: Each group's reader of its names' values, as a tuple (`itemgetter` of one name gives the bare
+        #: value: that name is read twice, and only the first is used).
+        self.readers = tuple(operator.itemgetter(*group) if len(group) > 1 else operator.itemgetter(*group, *group)
+                             for _, group, _ in self.groups)
+        self.replacements = tuple(replaced for _, _, replaced in self.groups)
         #: (module, name, group, position) in the targets' order.
         self.order = tuple(order)
         #: The host facts among the targets: (name, group, position).
         self.host_facts = tuple((name, at, position) for module, name, at, position in order
                                 if name in host.HOST and (module is os or module is threading))
+        #: The reals of the latest installation, and each group's names -> reals as a dictionary: the
+        #: same objects batch after batch (unless a test fakes a target beneath the patches), and a
+        #: module restored from a ready dictionary is one `update` without a zip to walk.
+        self._last: tuple[tuple[Any, ...], ...] | None = None
+        self._restores: tuple[dict[str, Any], ...] = ()
 
     def install(self) -> tuple[tuple[Any, ...], ...]:
-        """Replace every target; returns the real values, by group."""
-        reals: list[tuple[Any, ...]] = []
-        try:
-            for namespace, _, read, replacements in self.groups:
-                reals.append(read(namespace))
-                namespace.update(replacements)
-        except BaseException:  # a target gone from its module: put back what was replaced, then say so
-            for (namespace, names, _, _), values in zip(self.groups, reals, strict=False):  # the first few
-                namespace.update(zip(names, values, strict=True))
-            raise
+        """Replace every target; returns the real values, by group (the very tuple of the previous
+        installation when they are the same objects, which `restore` recognises)."""
+        # Every group is read before any is replaced: a target gone from its module raises here, with
+        # nothing replaced yet.
+        reals = tuple(map(operator.call, self.readers, self.namespaces))
+        # `dict.update` answers None: `any` runs every update, in C.
+        any(map(dict.update, self.namespaces, self.replacements))
+        # `==` on tuples compares their items by identity first: the same reals as last time, cheaply.
+        if reals == self._last:
+            return self._last
         facts = host.HOST  # what the replacements answer code that is not bridged (a test may fake them)
         for name, at, position in self.host_facts:
             facts[name] = reals[at][position]
-        return tuple(reals)
+        self._last = reals
+        self._restores = tuple(dict(zip(names, values, strict=False))  # strict=False: a name read twice
+                               for (_, names, _), values in zip(self.groups, reals, strict=True))
+        return reals
 
     def restore(self, reals: tuple[tuple[Any, ...], ...]) -> None:
-        for (namespace, names, _, _), values in zip(reversed(self.groups), reversed(reals), strict=True):
-            namespace.update(zip(names, values, strict=True))
+        if reals is self._last:  # the common case: every module from its ready dictionary
+            any(map(dict.update, self.namespaces, self._restores))
+            return
+        for (namespace, names, _), values in zip(self.groups, reals, strict=True):
+            namespace.update(zip(names, values, strict=False))
 
     def saved(self, reals: tuple[tuple[Any, ...], ...] | None) -> list[tuple[Any, str, Any]]:
         """(module, name, real) in the targets' order, if installed."""
         if reals is None:
             return []
         return [(module, name, reals[at][position]) for module, name, at, position in self.order]
-
-
-def _reader(names: tuple[str, ...]) -> Callable[[Mapping[str, Any]], tuple[Any, ...]]:
-    if len(names) > 1:
-        return operator.itemgetter(*names)
-    name = names[0]
-    return lambda namespace: (namespace[name],)
 
 
 def _clock_targets() -> tuple[tuple[Any, str, Any], ...]:
