@@ -275,7 +275,7 @@ class Condition(Hashed):
     def wait(self, timeout: float | None = None) -> bool:
         if not self._is_owned():
             raise RuntimeError("cannot wait on un-acquired lock")
-        me = caller()
+        me = _by_ident.get(_get_ident()) or caller()  # `caller()`, inlined (it raises, saying why)
         if me.killed:  # `check`, guarded: a wait's hot path
             me.turnstile.check(me)
         saved = self._lock._release_save() if hasattr(self._lock, "_release_save") else self._lock.release()
@@ -345,7 +345,7 @@ class Semaphore(Hashed):
             return True
         if not blocking:
             return False
-        me = caller()
+        me = _by_ident.get(_get_ident()) or caller()  # `caller()`, inlined (it raises, saying why)
         if me.killed:  # `check`, guarded: a wait's hot path
             me.turnstile.check(me)
         if timeout is not None and timeout <= 0:
@@ -427,7 +427,7 @@ class Event(Hashed):
     def wait(self, timeout: float | None = None) -> bool:
         if self._flag:
             return True
-        me = caller()
+        me = _by_ident.get(_get_ident()) or caller()  # `caller()`, inlined (it raises, saying why)
         if me.killed:  # `check`, guarded: a wait's hot path
             me.turnstile.check(me)
         self._waiters.append(me)
