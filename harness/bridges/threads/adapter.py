@@ -33,6 +33,7 @@ import concurrent.futures.thread as futures_thread
 import inspect
 import itertools
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 import simpy
@@ -134,7 +135,7 @@ class ThreadTools(Mapping[str, Callable[..., Any]]):
             handle = self.ctx.start(call, attempt=len(self.handles.get(call.id, [])) + 1)
             self.handles.setdefault(call.id, []).append(handle)
             if not handle.triggered:
-                handle.callbacks.append(lambda _event: self.turnstile.wake(me))
+                handle.callbacks.append(partial(_wake_on_end, self.turnstile, me))
                 while not handle.triggered:
                     self.turnstile.park(me)
         finally:
@@ -143,6 +144,11 @@ class ThreadTools(Mapping[str, Callable[..., Any]]):
         if result.outcome is not Outcome.OK:
             raise ToolFailed(result.error or result.outcome.value)
         return result.value
+
+
+def _wake_on_end(turnstile: Turnstile, thread: BridgeThread, _event: simpy.Event) -> None:
+    """A started call's callback (with `functools.partial`: no closure a call): it wakes its thread."""
+    turnstile.wake(thread)
 
 
 class _PoolNumbers:

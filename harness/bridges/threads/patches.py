@@ -359,8 +359,10 @@ _swaps: list[_Swap] = []
 
 
 def _hold(namespace: MutableMapping[str, Any], clocks_only: bool) -> _Swap:
-    swap = next((s for s in _swaps if s.namespace is namespace and s.clocks_only == clocks_only), None)
-    if swap is None:
+    for swap in _swaps:  # a loop, not a generator: every bridged batch comes here
+        if swap.namespace is namespace and swap.clocks_only == clocks_only:
+            break
+    else:
         swap = _Swap(namespace, clocks_only)
         _swaps.append(swap)
     swap.users += 1
@@ -403,8 +405,12 @@ class Installation:
         """Also point `namespace`'s imported names at the replacements, until `close()`: the module of
         work handed to a thread later in the run (`asyncio.to_thread(tool)` with `from time import
         sleep` in the tool's module). A namespace already swapped is left alone."""
-        if self._open and all(namespace is not swapped.namespace for swapped in self._swapped):
-            self._swapped.append(_hold(namespace, self.clocks_only))
+        if not self._open:
+            return
+        for swapped in self._swapped:  # a loop, not a generator: every bridged batch comes here
+            if swapped.namespace is namespace:
+                return
+        self._swapped.append(_hold(namespace, self.clocks_only))
 
     def close(self) -> None:
         global _depth, _clock_depth
