@@ -320,6 +320,21 @@ class Condition(Hashed):
     notifyAll = notify_all
 
 
+_new = object.__new__
+
+
+def default_condition(serial: int) -> Condition:
+    """`Condition()` as a bridge thread makes it (on a new `_BridgeRLock`), numbered `serial` and its lock
+    `serial + 1` as `Condition()` numbers them, without the five calls `Condition()` makes: every
+    future a pool submits holds one (see `queues.Future`). `Condition.__init__` and `_BridgeRLock`'s, inlined."""
+    lock = _new(_BridgeRLock)
+    lock._serial, lock._owner, lock._waiters, lock._count = serial + 1, None, deque(), 0
+    condition = _new(Condition)
+    condition._serial, condition._lock, condition._waiters = serial, lock, deque()
+    condition.acquire, condition.release = lock.acquire, lock.release
+    return condition
+
+
 class Semaphore(Hashed):
     """`threading.Semaphore`: FIFO waiters, virtual timeouts."""
 
