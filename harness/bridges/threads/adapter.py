@@ -273,7 +273,7 @@ class _BatchRun:
                 if runnable:
                     turnstile.run((yield from self._choose(runnable)))
                     continue
-            deadline = turnstile.next_deadline()
+            deadline = turnstile.next_deadline() if turnstile.timed else None  # its guard, inlined
             # Never negative: a deadline the clock has already reached (or passed) expires at once.
             wait = self.wake if deadline is None else ctx.any_of(
                 [self.wake, ctx.sleep(max(0, deadline - ctx.now), "thread-wait")])
@@ -284,7 +284,8 @@ class _BatchRun:
             self.waiting = False
             if self.wake.triggered:
                 self.wake = ctx.env.event()
-            turnstile.expire()
+            if turnstile.timed:  # `expire`'s guard, inlined
+                turnstile.expire()
 
     # -- what the executor left behind ----------------------------------------------------------
 
