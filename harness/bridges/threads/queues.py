@@ -109,10 +109,18 @@ class Future(_RealFuture[Any]):
     def __hash__(self) -> int:
         return self._serial
 
-    # A pool's worker calls these two on every call it runs. On the default condition (see
-    # `default_condition`) with its lock free, the lock's `acquire`/`release` fast paths and the
-    # `notify_all` and `_invoke_callbacks` that have nothing to do are inlined (as in
-    # `Condition.__enter__`); anything else is `_base.Future`'s own code.
+    # A pool's worker calls these two on every call it runs, and an executor reads each result. On the
+    # default condition (see `default_condition`) with its lock free, the lock's `acquire`/`release`
+    # fast paths and the `notify_all` and `_invoke_callbacks` that have nothing to do are inlined (as
+    # in `Condition.__enter__`); anything else is `_base.Future`'s own code.
+    def result(self, timeout: float | None = None) -> Any:
+        if self._state == FINISHED and self._exception is None:
+            lock = getattr(self._condition, "_lock", None)
+            # Taking a free lock nobody waits for and leaving it again changes nothing: the result alone.
+            if type(lock) is _BridgeRLock and lock._owner is None:
+                return self._result
+        return super().result(timeout)
+
     def set_running_or_notify_cancel(self) -> bool:
         if self._state == PENDING:
             lock = getattr(self._condition, "_lock", None)
