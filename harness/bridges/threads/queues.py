@@ -84,7 +84,8 @@ class SimpleQueue(Hashed):
 
 class Future(_RealFuture[Any]):
     """A real `concurrent.futures.Future` that hashes by creation order within its batch, so the sets
-    `wait` returns and `as_completed` walks iterate the same way in every process."""
+    `wait` returns and `as_completed` walks iterate the same way in every process. On a pool's hot path
+    (made, started, settled, read) it skips the calls that change nothing (see below)."""
 
     def __init__(self) -> None:
         thread = _by_ident.get(_get_ident())  # `current()`, inlined: one per submitted call
