@@ -33,6 +33,7 @@ import concurrent.futures.thread as futures_thread
 import inspect
 import itertools
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 import simpy
@@ -47,7 +48,7 @@ from harness.bridges.threads import thread as bridged_thread
 from harness.bridges.threads.patches import Installation
 from harness.bridges.threads.reaper import Reaper
 from harness.bridges.threads.results import read_results
-from harness.bridges.threads.turnstile import DONE, BridgeThread, Turnstile, current
+from harness.bridges.threads.turnstile import DONE, RUNNABLE, BridgeThread, Turnstile, _by_ident, _get_ident, current
 from harness.diagnosis.threads import thread_waits
 from harness.diagnosis.wait import Wait
 from harness.model import Batch, CallResult, Outcome, ToolCall
@@ -115,7 +116,7 @@ class ThreadTools(Mapping[str, Callable[..., Any]]):
         return fresh[0] if fresh else same[-1]
 
     def _run(self, call: ToolCall) -> Any:
-        me = current()
+        me = _by_ident.get(_get_ident())  # `current()`, inlined: every call comes here
         if me is None or me.turnstile is not self.turnstile:
             raise RuntimeError("bridged tools are called from the executor's own threads")
         # A thread released at the end of its run starts nothing more (a pool worker catches
@@ -134,7 +135,7 @@ class ThreadTools(Mapping[str, Callable[..., Any]]):
             handle = self.ctx.start(call, attempt=len(self.handles.get(call.id, [])) + 1)
             self.handles.setdefault(call.id, []).append(handle)
             if not handle.triggered:
-                handle.callbacks.append(lambda _event: self.turnstile.wake(me))
+                handle.callbacks.append(partial(_wake_on_end, self.turnstile, me))
                 while not handle.triggered:
                     self.turnstile.park(me)
         finally:
@@ -143,6 +144,11 @@ class ThreadTools(Mapping[str, Callable[..., Any]]):
         if result.outcome is not Outcome.OK:
             raise ToolFailed(result.error or result.outcome.value)
         return result.value
+
+
+def _wake_on_end(turnstile: Turnstile, thread: BridgeThread, _event: simpy.Event) -> None:
+    """A started call's callback (with `functools.partial`: no closure a call): it wakes its thread."""
+    turnstile.wake(thread)
 
 
 class _PoolNumbers:
@@ -235,7 +241,7 @@ class _BatchRun:
 
     def drive(self) -> SchedulerProcess:
         ctx = self.ctx
-        yield from self._drive_until(lambda: self.main.state == DONE)
+        yield from self._drive_until(None)
         if self.closed:
             yield ctx.env.event()  # released by the reaper: the run is over, nothing more happens here
         for thread in self.turnstile.threads:
@@ -246,14 +252,19 @@ class _BatchRun:
         return read_results(self.outcome[0], self.tools.batch, ctx, self.tools.handles,  # type: ignore[no-any-return]
                             self.tools.asking)
 
-    def _drive_until(self, done: Callable[[], bool]) -> Generator[simpy.Event, Any, None]:
+    def _drive_until(self, done: Callable[[], bool] | None) -> Generator[simpy.Event, Any, None]:
         """Run the batch's threads, one at a time, waiting on the simulation (a call, a timeout) when
-        none is runnable, until `done()` or the threads are released."""
-        ctx, turnstile, reaper = self.ctx, self.turnstile, self.reaper
+        none is runnable, until `done()` (None: until the executor's own thread has ended) or the
+        threads are released."""
+        ctx, turnstile, reaper, main = self.ctx, self.turnstile, self.reaper, self.main
         plain = self.arbiter is None
-        while not done() and not self.closed:
+        while not (main.state == DONE if done is None else done()) and not self.closed:
             if plain:
-                first = turnstile.first_runnable()
+                for first in turnstile.threads:  # `first_runnable()`, inlined: the driver's every step
+                    if first.state == RUNNABLE:
+                        break
+                else:
+                    first = None
                 if first is not None:
                     turnstile.run(first)
                     continue
@@ -262,7 +273,7 @@ class _BatchRun:
                 if runnable:
                     turnstile.run((yield from self._choose(runnable)))
                     continue
-            deadline = turnstile.next_deadline()
+            deadline = turnstile.next_deadline() if turnstile.timed else None  # its guard, inlined
             # Never negative: a deadline the clock has already reached (or passed) expires at once.
             wait = self.wake if deadline is None else ctx.any_of(
                 [self.wake, ctx.sleep(max(0, deadline - ctx.now), "thread-wait")])
@@ -273,7 +284,8 @@ class _BatchRun:
             self.waiting = False
             if self.wake.triggered:
                 self.wake = ctx.env.event()
-            turnstile.expire()
+            if turnstile.timed:  # `expire`'s guard, inlined
+                turnstile.expire()
 
     # -- what the executor left behind ----------------------------------------------------------
 

@@ -216,7 +216,12 @@ class SignalRoute:
             handler = _signal.getsignal(signum)
             # Python-level handlers only (C ones run no Python code in a thread), each routed once.
             if callable(handler) and not hasattr(handler, "routed"):
-                route = _route(handler, by_ident)
+                last = _last_routes.get(signum)
+                if last is not None and last[0] is handler and last[1] is by_ident:
+                    route = last[2]  # the same handler as the previous batch's: its route again
+                else:
+                    route = _route(handler, by_ident)
+                    _last_routes[signum] = (handler, by_ident, route)
                 _signal.signal(signum, route)
                 self.installed.append((signum, handler, route))
 
@@ -226,6 +231,10 @@ class SignalRoute:
             if _signal.getsignal(signum) is route:
                 _signal.signal(signum, handler)
 
+
+#: Each signal's latest (handler, thread table, route): a batch routes the same handler as the one before
+#: it (made once, not a closure and an attribute at every batch).
+_last_routes: dict[int, tuple[Any, dict[int, Any], Callable[[int, FrameType | None], Any]]] = {}
 
 _get_ident = _thread.get_ident
 #: The main thread's ident: Python runs signal handlers there only.

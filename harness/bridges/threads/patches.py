@@ -26,7 +26,7 @@ import os
 import queue
 import threading
 import time
-from collections.abc import Callable, Mapping, MutableMapping
+from collections.abc import Callable, MutableMapping
 from typing import Any
 
 from harness.bridges import clock as bridged_clock
@@ -102,9 +102,9 @@ class _Tier:
     """A tier's targets grouped by module: each module's names are read and replaced a dictionary at a
     time (`setattr` on a module is a write to its `__dict__`: one `itemgetter` and one `update` a module
     instead of a `getattr`, a `setattr` and a saved triple a name, at every bridged batch), and
-    restored the same way."""
+    restored the same way. Each step walks the modules in C (`map`), not in a loop of Python's."""
 
-    __slots__ = ("groups", "host_facts", "order")
+    __slots__ = ("_last", "_restores", "groups", "host_facts", "namespaces", "order", "readers", "replacements")
 
     def __init__(self, targets: tuple[tuple[Any, str, Any], ...]) -> None:
         modules: list[Any] = []
@@ -121,47 +121,57 @@ class _Tier:
             order.append((module, name, at, len(names[at])))
             names[at].append(name)
             replacements[at][name] = replacement
-        #: (module's dict, its names, a reader of their values, the names' replacements), by module.
-        self.groups = tuple((vars(module), tuple(group), _reader(tuple(group)), replaced)
+        #: (module's dict, its names, the names' replacements), by module.
+        self.groups = tuple((vars(module), tuple(group), replaced)
                             for module, group, replaced in zip(modules, names, replacements, strict=True))
+        self.namespaces = tuple(namespace for namespace, _, _ in self.groups)
+        #: Each group's reader of its names' values, as a tuple (`itemgetter` of one name gives the bare
+        #: value: that name is read twice, and only the first is used).
+        self.readers = tuple(operator.itemgetter(*group) if len(group) > 1 else operator.itemgetter(*group, *group)
+                             for _, group, _ in self.groups)
+        self.replacements = tuple(replaced for _, _, replaced in self.groups)
         #: (module, name, group, position) in the targets' order.
         self.order = tuple(order)
         #: The host facts among the targets: (name, group, position).
         self.host_facts = tuple((name, at, position) for module, name, at, position in order
                                 if name in host.HOST and (module is os or module is threading))
+        #: The reals of the latest installation, and each group's names -> reals as a dictionary: the
+        #: same objects batch after batch (unless a test fakes a target beneath the patches), and a
+        #: module restored from a ready dictionary is one `update` without a zip to walk.
+        self._last: tuple[tuple[Any, ...], ...] | None = None
+        self._restores: tuple[dict[str, Any], ...] = ()
 
     def install(self) -> tuple[tuple[Any, ...], ...]:
-        """Replace every target; returns the real values, by group."""
-        reals: list[tuple[Any, ...]] = []
-        try:
-            for namespace, _, read, replacements in self.groups:
-                reals.append(read(namespace))
-                namespace.update(replacements)
-        except BaseException:  # a target gone from its module: put back what was replaced, then say so
-            for (namespace, names, _, _), values in zip(self.groups, reals, strict=False):  # the first few
-                namespace.update(zip(names, values, strict=True))
-            raise
+        """Replace every target; returns the real values, by group (the very tuple of the previous
+        installation when they are the same objects, which `restore` recognises)."""
+        # Every group is read before any is replaced: a target gone from its module raises here, with
+        # nothing replaced yet.
+        reals = tuple(map(operator.call, self.readers, self.namespaces))
+        # `dict.update` answers None: `any` runs every update, in C.
+        any(map(dict.update, self.namespaces, self.replacements))
+        # `==` on tuples compares their items by identity first: the same reals as last time, cheaply.
+        if reals == self._last:
+            return self._last
         facts = host.HOST  # what the replacements answer code that is not bridged (a test may fake them)
         for name, at, position in self.host_facts:
             facts[name] = reals[at][position]
-        return tuple(reals)
+        self._last = reals
+        self._restores = tuple(dict(zip(names, values, strict=False))  # strict=False: a name read twice
+                               for (_, names, _), values in zip(self.groups, reals, strict=True))
+        return reals
 
     def restore(self, reals: tuple[tuple[Any, ...], ...]) -> None:
-        for (namespace, names, _, _), values in zip(reversed(self.groups), reversed(reals), strict=True):
-            namespace.update(zip(names, values, strict=True))
+        if reals is self._last:  # the common case: every module from its ready dictionary
+            any(map(dict.update, self.namespaces, self._restores))
+            return
+        for (namespace, names, _), values in zip(self.groups, reals, strict=True):
+            namespace.update(zip(names, values, strict=False))
 
     def saved(self, reals: tuple[tuple[Any, ...], ...] | None) -> list[tuple[Any, str, Any]]:
         """(module, name, real) in the targets' order, if installed."""
         if reals is None:
             return []
         return [(module, name, reals[at][position]) for module, name, at, position in self.order]
-
-
-def _reader(names: tuple[str, ...]) -> Callable[[Mapping[str, Any]], tuple[Any, ...]]:
-    if len(names) > 1:
-        return operator.itemgetter(*names)
-    name = names[0]
-    return lambda namespace: (namespace[name],)
 
 
 def _clock_targets() -> tuple[tuple[Any, str, Any], ...]:
@@ -293,9 +303,18 @@ def _swap_globals(namespace: MutableMapping[str, Any], clocks_only: bool = False
     if cached is None or cached[0] != reals:
         cached = _replacements_of[clocks_only] = (reals, _replacements(clocks_only))
     replacements = cached[1]
-    # Most modules import none of them: the names are only walked when some value is one.
-    if replacements.keys().isdisjoint(map(id, namespace.values())):
+    # Most modules import none of them: the names are only walked when some value is one. The executor's
+    # module, batch after batch, holds the very values it held at its last look (compared by identity,
+    # in C: no value's `__eq__` runs), and so still none of them.
+    values = tuple(namespace.values())
+    scanned = _scanned.get(clocks_only)
+    if (scanned is not None and scanned[0] is namespace and scanned[1] is replacements
+            and len(scanned[2]) == len(values) and all(map(operator.is_, scanned[2], values))):
         return []
+    if replacements.keys().isdisjoint(map(id, values)):
+        _scanned[clocks_only] = (namespace, replacements, values)
+        return []
+    _scanned.pop(clocks_only, None)  # holds no value longer than it serves
     swapped = []
     for name, value in list(namespace.items()):
         replacement = replacements.get(id(value))
@@ -303,6 +322,11 @@ def _swap_globals(namespace: MutableMapping[str, Any], clocks_only: bool = False
             swapped.append((name, value))
             namespace[name] = replacement
     return swapped
+
+
+#: By tier: the latest namespace found to hold no real value, the table it was looked at with, and its
+#: values then (held until another namespace is looked at: values a module has since rebound live that long).
+_scanned: dict[bool, tuple[MutableMapping[str, Any], dict[int, Any], tuple[Any, ...]]] = {}
 
 
 def _replacements(clocks_only: bool) -> dict[int, Any]:
@@ -349,8 +373,10 @@ _swaps: list[_Swap] = []
 
 
 def _hold(namespace: MutableMapping[str, Any], clocks_only: bool) -> _Swap:
-    swap = next((s for s in _swaps if s.namespace is namespace and s.clocks_only == clocks_only), None)
-    if swap is None:
+    for swap in _swaps:  # a loop, not a generator: every bridged batch comes here
+        if swap.namespace is namespace and swap.clocks_only == clocks_only:
+            break
+    else:
         swap = _Swap(namespace, clocks_only)
         _swaps.append(swap)
     swap.users += 1
@@ -393,8 +419,12 @@ class Installation:
         """Also point `namespace`'s imported names at the replacements, until `close()`: the module of
         work handed to a thread later in the run (`asyncio.to_thread(tool)` with `from time import
         sleep` in the tool's module). A namespace already swapped is left alone."""
-        if self._open and all(namespace is not swapped.namespace for swapped in self._swapped):
-            self._swapped.append(_hold(namespace, self.clocks_only))
+        if not self._open:
+            return
+        for swapped in self._swapped:  # a loop, not a generator: every bridged batch comes here
+            if swapped.namespace is namespace:
+                return
+        self._swapped.append(_hold(namespace, self.clocks_only))
 
     def close(self) -> None:
         global _depth, _clock_depth

@@ -275,7 +275,7 @@ class Condition(Hashed):
     def wait(self, timeout: float | None = None) -> bool:
         if not self._is_owned():
             raise RuntimeError("cannot wait on un-acquired lock")
-        me = caller()
+        me = _by_ident.get(_get_ident()) or caller()  # `caller()`, inlined (it raises, saying why)
         if me.killed:  # `check`, guarded: a wait's hot path
             me.turnstile.check(me)
         saved = self._lock._release_save() if hasattr(self._lock, "_release_save") else self._lock.release()
@@ -320,6 +320,21 @@ class Condition(Hashed):
     notifyAll = notify_all
 
 
+_new = object.__new__
+
+
+def default_condition(serial: int) -> Condition:
+    """`Condition()` as a bridge thread makes it (on a new `_BridgeRLock`), numbered `serial` and its lock
+    `serial + 1` as `Condition()` numbers them, without the five calls `Condition()` makes: every
+    future a pool submits holds one (see `queues.Future`). `Condition.__init__` and `_BridgeRLock`'s, inlined."""
+    lock = _new(_BridgeRLock)
+    lock._serial, lock._owner, lock._waiters, lock._count = serial + 1, None, deque(), 0
+    condition = _new(Condition)
+    condition._serial, condition._lock, condition._waiters = serial, lock, deque()
+    condition.acquire, condition.release = lock.acquire, lock.release
+    return condition
+
+
 class Semaphore(Hashed):
     """`threading.Semaphore`: FIFO waiters, virtual timeouts."""
 
@@ -345,7 +360,7 @@ class Semaphore(Hashed):
             return True
         if not blocking:
             return False
-        me = caller()
+        me = _by_ident.get(_get_ident()) or caller()  # `caller()`, inlined (it raises, saying why)
         if me.killed:  # `check`, guarded: a wait's hot path
             me.turnstile.check(me)
         if timeout is not None and timeout <= 0:
@@ -427,7 +442,7 @@ class Event(Hashed):
     def wait(self, timeout: float | None = None) -> bool:
         if self._flag:
             return True
-        me = caller()
+        me = _by_ident.get(_get_ident()) or caller()  # `caller()`, inlined (it raises, saying why)
         if me.killed:  # `check`, guarded: a wait's hot path
             me.turnstile.check(me)
         self._waiters.append(me)

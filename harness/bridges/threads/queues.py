@@ -16,13 +16,15 @@ import queue
 from collections import deque
 from typing import Any
 
-from harness.bridges.threads.primitives import FOREIGN_SERIALS, Hashed, caller
+from harness.bridges.threads.primitives import FOREIGN_SERIALS, Hashed, _BridgeRLock, caller, default_condition
 from harness.bridges.threads.turnstile import DONE, BridgeThread, _by_ident, _get_ident, current
 
 _REAL: dict[str, Any] = {
     "SimpleQueue": queue.SimpleQueue,
 }
 _RealFuture = concurrent.futures.Future
+PENDING, RUNNING, FINISHED = concurrent.futures._base.PENDING, concurrent.futures._base.RUNNING, \
+    concurrent.futures._base.FINISHED
 
 
 class SimpleQueue(Hashed):
@@ -82,17 +84,77 @@ class SimpleQueue(Hashed):
 
 class Future(_RealFuture[Any]):
     """A real `concurrent.futures.Future` that hashes by creation order within its batch, so the sets
-    `wait` returns and `as_completed` walks iterate the same way in every process."""
+    `wait` returns and `as_completed` walks iterate the same way in every process. On a pool's hot path
+    (made, started, settled, read) it skips the calls that change nothing (see below)."""
 
     def __init__(self) -> None:
-        super().__init__()
         thread = _by_ident.get(_get_ident())  # `current()`, inlined: one per submitted call
         if thread is None:
+            super().__init__()
             self._serial = next(FOREIGN_SERIALS)
-        else:
-            turnstile = thread.turnstile  # `next_serial()`, inlined
-            turnstile.serial += 1
-            self._serial = turnstile.serial
+            return
+        # `_base.Future.__init__`, inlined (its fields, as in 3.11 to 3.13), its `threading.Condition()` made
+        # by `default_condition`: the same serials in the same order (the condition's, its lock's, then
+        # this future's), without the seven calls they took.
+        turnstile = thread.turnstile
+        serial = turnstile.serial
+        turnstile.serial = serial + 3
+        self._condition = default_condition(serial + 1)  # type: ignore[assignment]  # the bridged one
+        self._state = PENDING
+        self._result = None
+        self._exception = None
+        self._waiters = []
+        self._done_callbacks = []  # type: ignore[var-annotated]
+        self._serial = serial + 3
 
     def __hash__(self) -> int:
         return self._serial
+
+    # A pool's worker calls these two on every call it runs, and an executor reads each result. On the
+    # default condition (see `default_condition`) with its lock free, the lock's `acquire`/`release`
+    # fast paths and the `notify_all` and `_invoke_callbacks` that have nothing to do are inlined (as
+    # in `Condition.__enter__`); anything else is `_base.Future`'s own code.
+    def result(self, timeout: float | None = None) -> Any:
+        if self._state == FINISHED and self._exception is None:
+            lock = getattr(self._condition, "_lock", None)
+            # Taking a free lock nobody waits for and leaving it again changes nothing: the result alone.
+            if type(lock) is _BridgeRLock and lock._owner is None:
+                return self._result
+        return super().result(timeout)
+
+    def set_running_or_notify_cancel(self) -> bool:
+        if self._state == PENDING:
+            lock = getattr(self._condition, "_lock", None)
+            # Taking a free lock nobody waits for and leaving it again changes nothing: the state alone.
+            if type(lock) is _BridgeRLock and lock._owner is None:
+                self._state = RUNNING
+                return True
+        return super().set_running_or_notify_cancel()
+
+    def set_result(self, result: Any) -> None:
+        condition = self._condition
+        lock = getattr(condition, "_lock", None)
+        me = _by_ident.get(_get_ident())
+        if (type(lock) is not _BridgeRLock or lock._owner is not None or me is None
+                or (self._state != PENDING and self._state != RUNNING)):
+            super().set_result(result)  # raises InvalidStateError for a settled future, as it says why
+            return
+        lock._owner, lock._count = me, 1  # `with self._condition:`, entered
+        try:
+            self._result = result
+            self._state = FINISHED
+            for waiter in self._waiters:
+                waiter.add_result(self)
+            if condition._waiters:  # type: ignore[attr-defined]  # the bridged Condition (its lock is ours)
+                condition.notify_all()
+        finally:
+            if lock._owner is not me:  # `with self._condition:`, left
+                raise RuntimeError("cannot release un-acquired lock")
+            lock._count -= 1
+            if lock._count == 0:
+                if lock._waiters:
+                    lock._hand_over()
+                else:
+                    lock._owner = None
+        if self._done_callbacks:
+            self._invoke_callbacks()  # type: ignore[attr-defined]  # _base.Future's own

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from harness.bridges.threads.primitives import Event, Hashed, caller
-from harness.bridges.threads.turnstile import DONE, BridgeThread, current
+from harness.bridges.threads.turnstile import DONE, BridgeThread, _by_ident, _get_ident, current
 
 _REAL: dict[str, Any] = {
     "Thread": threading.Thread,
@@ -38,7 +38,7 @@ class Thread(Hashed):
     __slots__ = ("__dict__", "_args", "_bridge", "_kwargs", "_name", "_target", "daemon")
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
-        if cls is Thread and current() is None:
+        if cls is Thread and _by_ident.get(_get_ident()) is None:  # `current()`, inlined: a pool's every worker
             return _REAL["Thread"](*args, **kwargs)
         return super().__new__(cls)
 
@@ -80,7 +80,8 @@ class Thread(Hashed):
     def start(self) -> None:
         if self._bridge is not None:
             raise RuntimeError("threads can only be started once")
-        self._bridge = caller().turnstile.spawn(self.run, self._name, self)
+        me = _by_ident.get(_get_ident()) or caller()  # `caller()`, inlined (it raises, saying why)
+        self._bridge = me.turnstile.spawn(self.run, self._name, self)
 
     def run(self) -> None:
         try:
@@ -98,7 +99,7 @@ class Thread(Hashed):
             raise RuntimeError("cannot join thread before it is started")
         if bridge.state == DONE:
             return
-        me = caller()
+        me = _by_ident.get(_get_ident()) or caller()  # `caller()`, inlined (it raises, saying why)
         if bridge is me:
             raise RuntimeError("cannot join current thread")
         me.turnstile.check(me)

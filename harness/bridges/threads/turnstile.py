@@ -329,7 +329,13 @@ class Turnstile:
         thread.timed_out = False
         thread.on_timeout = on_timeout
         if self.green:  # `_give_back`, inlined: every wait of every thread comes here
-            green.give_back(self, thread, self._following(thread))
+            following = None  # `_following(thread)`, inlined: `thread` is blocked, never the one it finds
+            if self.direct and not self.closed:
+                for runnable in self.threads:
+                    if runnable.state == RUNNABLE:
+                        following = runnable
+                        break
+            green.give_back(self, thread, following)
             if thread.killed:
                 self.check(thread)
         else:
@@ -347,8 +353,13 @@ class Turnstile:
 
     def wake(self, thread: BridgeThread) -> None:
         """Make a blocked thread runnable (called by whoever holds the baton)."""
-        if thread.state == BLOCKED:
-            self._make_runnable(thread)
+        if thread.state == BLOCKED:  # `_make_runnable`, inlined: every wake comes here
+            thread.state = RUNNABLE
+            if thread.deadline is not None:
+                self.timed -= 1
+                thread.deadline = None
+            thread.on_timeout = None
+            self.on_wake()
 
     def _make_runnable(self, thread: BridgeThread) -> None:
         thread.state = RUNNABLE
