@@ -16,6 +16,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from simpy.events import PENDING
+
 from harness.bridges.asyncio.toolbox import Toolbox
 from harness.model import Batch, CallResult, Outcome
 
@@ -47,8 +49,10 @@ def to_results(batch: Batch, toolbox: Toolbox, items: Sequence[Any]) -> list[Cal
         if len(handles) == 1:  # the common case: one attempt, without the generator
             handle = handles[0]
             start = handle.started_ms
-            if handle.triggered:
-                settled = handle.result
+            settled = handle._value
+            if settled is not PENDING:  # `handle.triggered` and `handle.result`, without three properties
+                if type(settled) is not CallResult:
+                    settled = handle.result  # raises as the property does
                 end = settled.end_ms
                 if (settled.value is value and settled.outcome is outcome and settled.error == error
                         and settled.call_id == call_id and settled.attempts == 1 and settled.start_ms == start

@@ -88,7 +88,7 @@ class RunState:
                 state.end()
 
         self.end_of_run = end_of_run
-        #: The events the pump waits on now (see `_wait`), whether its wake-up step is scheduled, and
+        #: The events the pump waits on now (see `_pump`), whether its wake-up step is scheduled, and
         #: whether it still runs (it ends when the loop is held for good, or the run is over).
         self._waits: list[simpy.Event] = []
         self._woken_queued: _Step | None = None
@@ -250,7 +250,7 @@ class RunState:
 
     def _pump(self) -> None:
         """Step the loop, then the threads work was handed to, until nothing is ready; then wait for a
-        call to settle or a timer to fall due (`_wait`). A failure ends the pump as a failed process
+        call to settle or a timer to fall due. A failure ends the pump as a failed process
         ends (raised from the kernel's next step of it)."""
         try:
             kernel, loop = self.kernel, self.loop
@@ -284,29 +284,26 @@ class RunState:
                         self._timer = (due, kernel.delay(due - kernel.now, purpose))
                     waits.append(self._timer[1])
                 # Nothing ready and no timer: wait for a call to settle, scheduling nothing, so a
-                # deadlocked executor leaves the kernel idle and is reported as a hang.
-                self._wait(waits)
+                # deadlocked executor leaves the kernel idle and is reported as a hang. Go on (`_woken`)
+                # one step after the first of `waits` is processed (at once, if one was), as a process
+                # waiting on `simpy.AnyOf(waits)` would (inline: once per settled call).
+                self._waits = waits
+                check = self._check
+                # The wake event's callback list, which SimPy walks when the event is processed: the
+                # check can see whether it is the last callback to run (see `_on_wait_event`).
+                self._wake_callbacks = None
+                for event in waits:
+                    callbacks = event.callbacks
+                    if callbacks is None:
+                        check(event)
+                    else:
+                        callbacks.append(check)
+                        if event is self.wake:
+                            self._wake_callbacks = callbacks
                 return
             self._pump_ended(None)
         except BaseException as exc:  # as a failed process: raised from the kernel's next step of it
             self._pump_ended(exc)
-
-    def _wait(self, waits: list[simpy.Event]) -> None:
-        """Go on (`_woken`) one step after the first of `waits` is processed (at once, if one was),
-        as a process waiting on `simpy.AnyOf(waits)` would."""
-        self._waits = waits
-        check = self._check
-        # The wake event's callback list, which SimPy walks when the event is processed: the check can
-        # see whether it is the last callback to run (see `_on_wait_event`).
-        self._wake_callbacks = None
-        for event in waits:
-            callbacks = event.callbacks
-            if callbacks is None:
-                check(event)
-            else:
-                callbacks.append(check)
-                if event is self.wake:
-                    self._wake_callbacks = callbacks
 
     def _on_wait_event(self, event: object) -> None:
         if self._woken_queued is not None:
