@@ -408,3 +408,20 @@ def test_barrier_and_timer_wait_in_virtual_time() -> None:
 
     result = run(find_scenario("incident-triage"), from_threads(executor), seed=1)
     assert result.makespan_ms == 4000 and fired == [1.5] and failed(result) == []
+
+
+def test_a_generator_a_failed_executor_left_behind_closes_quietly_after_the_run(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`as_completed` abandoned when a tool fails is closed by the collector after the run, on a thread
+    of no run: its `with f._condition:` takes and gives back the bridged lock by that thread's ident
+    (an int equal to the last, not identical), with nothing printed to stderr."""
+    import gc
+    import sys
+
+    unraisable: list[Any] = []
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+    result = run(find_scenario("malformed-args"), from_threads(completion_order), 3)
+    assert result.status.value == "scheduler-error"
+    del result
+    gc.collect()
+    assert unraisable == []

@@ -155,7 +155,9 @@ class _BridgeRLock(_BridgeLock):
     def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
         token = _by_ident.get(_get_ident()) or _get_ident()  # `_owner_token()`, inlined: a hot path
         owner = self._owner
-        if owner is token:
+        # A bridge thread is its own token; any other thread's is its ident, an int made anew each call:
+        # equal, not identical (`is` alone misses it and a real thread's lock is never its own).
+        if owner is token or owner == token:
             self._count += 1
             return True
         if owner is None:
@@ -175,7 +177,8 @@ class _BridgeRLock(_BridgeLock):
     __enter__ = acquire
 
     def release(self) -> None:
-        if self._owner is not (_by_ident.get(_get_ident()) or _get_ident()):
+        token = _by_ident.get(_get_ident()) or _get_ident()
+        if self._owner is not token and self._owner != token:  # an ident is equal, not identical (see acquire)
             raise RuntimeError("cannot release un-acquired lock")
         self._count -= 1
         if self._count == 0:
@@ -193,7 +196,7 @@ class _BridgeRLock(_BridgeLock):
             self._count = 1
 
     def _is_owned(self) -> bool:
-        return self._owner is self._owner_token()
+        return bool(self._owner == self._owner_token())  # a bridge thread by identity, an ident by value
 
     def _release_save(self) -> object:
         count, self._count = self._count, 1
@@ -238,7 +241,7 @@ class Condition(Hashed):
         if type(lock) is _BridgeRLock:
             token = _by_ident.get(_get_ident()) or _get_ident()
             owner = lock._owner
-            if owner is token:
+            if owner is token or owner == token:  # an ident is equal, not identical (see the RLock)
                 lock._count += 1
                 return True
             if owner is None:
@@ -249,7 +252,8 @@ class Condition(Hashed):
     def __exit__(self, *exc: object) -> None:
         lock = self._lock
         if type(lock) is _BridgeRLock:
-            if lock._owner is not (_by_ident.get(_get_ident()) or _get_ident()):
+            token = _by_ident.get(_get_ident()) or _get_ident()
+            if lock._owner is not token and lock._owner != token:  # an ident by value (see the RLock)
                 raise RuntimeError("cannot release un-acquired lock")
             lock._count -= 1
             if lock._count == 0:
