@@ -59,21 +59,33 @@ class _UserInterrupt:
         self.current = (index, event)
         return event
 
+    def deliver_if_due(self) -> None:
+        """Deliver the interrupt now if it is due as the armed batch begins (an interrupt at the very
+        start): the user pressed Ctrl-C before the scheduler could start anything, so it reaches the
+        scheduler before its first step, not after it has started every call in the same millisecond."""
+        spec = self.spec
+        if spec is not None and self.current is not None and not self.fired and spec.at_ms <= self.kernel.now:
+            self._deliver(spec)
+
     def disarm(self) -> None:
         self.current = None
 
     def _fire(self, spec: Interrupt) -> Generator[simpy.Event, Any, None]:
         yield self.kernel.delay(spec.at_ms, "interrupt")
-        if self.current is not None:
-            index, event = self.current
-            self.fired = True
-            self.kernel.record("interrupt", index=index, grace_ms=spec.grace_ms)
-            event.succeed()
-            # The end of the grace period is a deadline the liveness oracle judges by, whether or not
-            # the scheduler set a timer for it: order-first runs must be able to reach it with calls
-            # still running: the first instant a call still running is late. It does nothing when it
-            # fires (and is not traced).
-            yield self.kernel.delay(spec.grace_ms + 1, "grace-expiry")
+        if self.current is not None and not self.fired:
+            self._deliver(spec)
+
+    def _deliver(self, spec: Interrupt) -> None:
+        assert self.current is not None
+        index, event = self.current
+        self.fired = True
+        self.kernel.record("interrupt", index=index, grace_ms=spec.grace_ms)
+        event.succeed()
+        # The end of the grace period is a deadline the liveness oracle judges by, whether or not the
+        # scheduler set a timer for it: order-first runs must be able to reach it with calls still
+        # running: the first instant a call still running is late. It does nothing when it fires (and
+        # is not traced).
+        self.kernel.delay(spec.grace_ms + 1, "grace-expiry")
 
 
 class Shared:

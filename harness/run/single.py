@@ -121,6 +121,7 @@ def _run_on(kernel: Kernel, scenario: Scenario, scheduler: Scheduler, seed: int,
         driver = Driver(scheduler, ctx.batch, ctx, mark, name_problem)  # the scheduler's own copy
         start = kernel.now
         kernel.record("batch", index=index, label=batch.label, calls=list(batch.ids))
+        user_interrupt.deliver_if_due()
         process = kernel.env.process(driver.drive())
         try:
             stop = kernel.run_until(kernel.env.any_of([process, crash]))

@@ -84,7 +84,7 @@ class FromAsyncio:
         task.add_done_callback(lambda _: done.succeed() if not done.triggered and state.blocker.frozen is None
                                else None)
         deliver: Callable[[simpy.Event], None] | None = None
-        if ctx.interrupt.callbacks is None:  # interrupted before this batch began
+        if ctx.interrupt.triggered:  # interrupted before this batch began, or as it began: before its first step
             self._deliver(task, state)
         else:
             deliver = lambda _: self._deliver(task, state)  # noqa: E731
