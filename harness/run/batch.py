@@ -66,6 +66,7 @@ class _UserInterrupt:
         spec = self.spec
         if spec is not None and self.current is not None and not self.fired and spec.at_ms <= self.kernel.now:
             self._deliver(spec)
+            self.kernel.env.process(self._grace_expiry(spec))
 
     def disarm(self) -> None:
         self.current = None
@@ -74,6 +75,7 @@ class _UserInterrupt:
         yield self.kernel.delay(spec.at_ms, "interrupt")
         if self.current is not None and not self.fired:
             self._deliver(spec)
+            yield from self._grace_expiry(spec)
 
     def _deliver(self, spec: Interrupt) -> None:
         assert self.current is not None
@@ -81,11 +83,14 @@ class _UserInterrupt:
         self.fired = True
         self.kernel.record("interrupt", index=index, grace_ms=spec.grace_ms)
         event.succeed()
+
+    def _grace_expiry(self, spec: Interrupt) -> Generator[simpy.Event, Any, None]:
         # The end of the grace period is a deadline the liveness oracle judges by, whether or not the
         # scheduler set a timer for it: order-first runs must be able to reach it with calls still
-        # running: the first instant a call still running is late. It does nothing when it fires (and
-        # is not traced).
-        self.kernel.delay(spec.grace_ms + 1, "grace-expiry")
+        # running: the first instant a call still running is late. A process waits on it, as the
+        # order-first arbiter offers only timers someone waits for. It does nothing when it fires
+        # (and is not traced).
+        yield self.kernel.delay(spec.grace_ms + 1, "grace-expiry")
 
 
 class Shared:
