@@ -4,7 +4,8 @@ Owns the commands' options and where their output goes. `import` writes the scen
 traces (`harness.traces.library`) to `--out` or stdout and one line about what it read on stderr;
 `summary` prints the per-tool models and the workload (`--format text|json`) and, with `--plot PNG`,
 draws each tool's ECDF and fit; `whatif` replays the recorded turns under each scheduler
-(`harness.traces.whatif`) and prints the table and the fidelity line. FILE arguments are trace exports
+(`harness.traces.whatif`) and prints the table and the fidelity line (with `--out`: the JSON, the plots
+and the Gantt chart of each policy's worst turn run). FILE arguments are trace exports
 (OTLP JSON, openai-agents, LangSmith: `harness.traces.formats`) or directories of them; `--sample`
 reads the built-in synthetic sample instead. A large export
 shows a progress bar on a terminal only (stderr stays clean in pipes and tests). A malformed trace is
@@ -130,7 +131,8 @@ def summary_command(files: tuple[Path, ...], sample: bool, plot: Path | None, fm
                    "fidelity line). Default with --sample: dag (every call at once, through the runtime that applies "
                    "the timeout); otherwise no check unless given.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Write whatif.json and the plots (makespan ECDF per policy, saving versus hazard) here.")
+              help="Write whatif.json and the plots (makespan ECDF per policy, saving versus hazard, the Gantt chart "
+                   "of each policy's worst turn run) here.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def whatif_command(files: tuple[Path, ...], sample: bool, scheduler_list: str, runs: int, seed_start: int,
                    production: str | None, out: Path | None, fmt: str) -> None:
@@ -150,10 +152,10 @@ def replay_turns(paths: tuple[Path, ...], scheduler_names: list[str], runs: int,
     import tomllib
 
     from harness.policies import UnknownSchedulerError, get_scheduler
-    from harness.report.trace_whatif import draw_whatif, whatif_data, whatif_text
+    from harness.report.trace_whatif import draw_whatif, draw_worst_turns, whatif_data, whatif_text
     from harness.scenario import scenario_from_data
     from harness.traces import scenario_text, tool_names
-    from harness.traces.whatif import fidelity, what_if
+    from harness.traces.whatif import fidelity, what_if, worst_run
 
     schedulers = list(dict.fromkeys(scheduler_names))
     if production is not None and production not in schedulers:
@@ -182,6 +184,9 @@ def replay_turns(paths: tuple[Path, ...], scheduler_names: list[str], runs: int,
             out.mkdir(parents=True, exist_ok=True)
             write_text(out / "whatif.json", json.dumps(data, indent=2) + "\n")
             images = draw_whatif(what, out)
+            worst = [(o.scheduler, o.worst[0], o.worst[1], worst_run(scenario, what, o.scheduler))
+                     for o in what.policies]
+            images += draw_worst_turns(worst, out)
         except (OutputError, OSError) as exc:
             click.echo(f"harness: {exc}", err=True)
             sys.exit(ExitCode.IO_ERROR)
