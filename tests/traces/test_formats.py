@@ -274,3 +274,16 @@ def test_an_unknown_document_lists_the_formats_read(tmp_path: Path) -> None:
     code, _, err = _invoke("traces", "import", str(path))
     assert code == 2 and err.count("\n") == 1
     assert "OTLP JSON" in err and "openai-agents" in err and "LangSmith" in err and "'events'" in err
+
+
+def test_the_same_spans_in_another_order_give_the_same_scenario(tmp_path: Path) -> None:
+    from harness.traces import learn, scenario_text
+
+    items = _agents_export()
+    texts = []
+    for name, ordered in (("a.jsonl", items), ("b.jsonl", items[::-1]), ("c.jsonl", items[1::2] + items[::2])):
+        path = tmp_path / name
+        path.write_text("".join(json.dumps(item) + "\n" for item in ordered))
+        imported = import_traces([path])
+        texts.append(scenario_text(learn(imported.turns), imported.turns, name="same", files=("x",)))
+    assert texts[0] == texts[1] == texts[2]
