@@ -14,6 +14,8 @@ Usage: python benchmarks/bench_traces.py [--spans N]
 from __future__ import annotations
 
 import argparse
+import os
+import platform
 import tempfile
 import time
 import tracemalloc
@@ -66,6 +68,8 @@ def main() -> None:
     emit("bench_traces", {
         "benchmark": "traces import: read, group into turns and learn from an OTLP JSON lines export",
         "harness_version": __version__,
+        "python": platform.python_version(),
+        "load_average_1m": round(os.getloadavg()[0], 2),
         "small": small,
         "large": large,
         "peak_growth_per_span_ratio": round((large["peak_mb"] / large["spans"]) / (small["peak_mb"] / small["spans"]),

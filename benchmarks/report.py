@@ -121,6 +121,20 @@ def _report_text_rows(f: dict[str, Any]) -> list[Row]:
              f"<= {f['target_text_over_run']:g}x", f"{f['target_ratio']:.2f}")]
 
 
+def _traces_rows(f: dict[str, Any]) -> list[Row]:
+    small, large = f["small"], f["large"]
+    return [
+        (f"`harness traces import` of a {large['spans']:,}-span OTLP JSON lines export (read, group into "
+         f"{large['turns']:,} turns, learn the fits; one timed import, in process)",
+         f"{large['spans_per_s']:,} spans/s ({large['seconds']:.1f} s, {large['file_mb']:.0f} MB)", "(not a target)",
+         "-"),
+        (f"its peak of Python allocations (tracemalloc, a second import) per span, {small['spans']:,} -> "
+         f"{large['spans']:,} spans",
+         f"{f['peak_growth_per_span_ratio']:.2f}x ({small['peak_mb']:.1f} -> {large['peak_mb']:.1f} MB, "
+         f"{large['bytes_per_tool_span']:,} bytes per tool span)", "(not a target: bounded per span)", "-"),
+    ]
+
+
 #: name -> (script arguments for a full run, for a quick one, rows from its figures)
 BENCHMARKS: dict[str, tuple[list[str], list[str], Callable[[dict[str, Any]], list[Row]]]] = {
     "bench_run": (["--rounds", "5"], ["--rounds", "3", "--seconds", "0.2"], _run_rows),
@@ -129,6 +143,7 @@ BENCHMARKS: dict[str, tuple[list[str], list[str], Callable[[dict[str, Any]], lis
     "bench_report_text": (["--rounds", "5"], ["--rounds", "1", "--max-n", "1000"], _report_text_rows),
     "bench_explore": (["--rounds", "3"], ["--rounds", "1", "--runs", "1000", "--examples", "200"], _explore_rows),
     "bench_sweep_scale": (["--rounds", "3"], ["--rounds", "1", "--cells", "1000"], _sweep_scale_rows),
+    "bench_traces": ([], ["--spans", "20000"], _traces_rows),
 }
 
 

@@ -40,8 +40,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
                "nondeterministic (exit 5), fixed (exit 0) or still fails."),
     "run": ("harness.cli.run", "run_command", "Run SCENARIO (a built-in name or a .toml path) once under one "
             "scheduler and seed."),
-    "traces": ("harness.cli.traces", "traces_group", "Learn from production traces (OTLP JSON): per-tool "
-               "latency fits, a scenario, what-if replays of turns."),
+    "traces": ("harness.cli.traces", "traces_group", "Learn from production traces: per-tool latency fits, "
+               "a scenario, what-if replays of turns."),
     "tools": ("harness.cli.tools", "tools_command", "Bring tools in from where your runtime gets them: `harness "
               "tools import mcp`."),
     "sweep": ("harness.cli.sweep", "sweep_command", "Run many (scenario, scheduler, seed) cells on every core or a "

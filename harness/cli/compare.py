@@ -47,8 +47,9 @@ from harness.scenario import find_scenario, scenario_names
               help="Write summary.json, results.csv, plots and index.html here.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--traces", "traces", multiple=True, type=click.Path(path_type=Path),
-              help="Instead of a scenario: replay the recorded turns of these OTLP JSON exports (files or directories) "
-                   "with learned latencies, as `harness traces whatif` (runs in this process).")
+              help="Instead of a scenario: replay the recorded turns of these trace exports (OTLP JSON, openai-agents "
+                   "or LangSmith; files or directories) with learned latencies, as `harness traces whatif` (runs in "
+                   "this process).")
 @click.option("--production", default=None, help="With --traces: the scheduler production ran (the fidelity line).")
 @wall_timeout_option
 @trust_options

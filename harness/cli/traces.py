@@ -4,8 +4,10 @@ Owns the commands' options and where their output goes. `import` writes the scen
 traces (`harness.traces.library`) to `--out` or stdout and one line about what it read on stderr;
 `summary` prints the per-tool models and the workload (`--format text|json`) and, with `--plot PNG`,
 draws each tool's ECDF and fit; `whatif` replays the recorded turns under each scheduler
-(`harness.traces.whatif`) and prints the table and the fidelity line. FILE arguments are OTLP JSON
-exports or directories of them; `--sample` reads the built-in synthetic sample instead. A large export
+(`harness.traces.whatif`) and prints the table and the fidelity line (with `--out`: the JSON, the plots
+and the Gantt chart of each policy's worst turn run). FILE arguments are trace exports
+(OTLP JSON, openai-agents, LangSmith: `harness.traces.formats`) or directories of them; `--sample`
+reads the built-in synthetic sample instead. A large export
 shows a progress bar on a terminal only (stderr stays clean in pipes and tests). A malformed trace is
 one line on stderr, exit 2. Before the scenario is written it is loaded back with the scenario loader (a
 scenario that does not load is a harness bug, exit 70); `--out` is written whole or not at all, and only
@@ -39,11 +41,13 @@ _SAMPLE = click.option("--sample", is_flag=True,
 
 @click.group("traces")
 def traces_group() -> None:
-    """Learn from production traces (OTLP JSON): per-tool latency fits, a scenario, what-if replays of turns.
+    """Learn from production traces: per-tool latency fits, a scenario, what-if replays of turns.
 
-    FILES are OTLP JSON exports (`.json`: one document, or one per line as the collector's file
-    exporter writes; `.jsonl`: one per line) or directories of them. Tool calls are the GenAI
-    semantic conventions' `execute_tool` spans; a turn is the tool calls one `chat` span emitted."""
+    FILES are trace exports (`.json`: one document, or one per line as the collector's file exporter
+    writes; `.jsonl`: one per line) or directories of them, each in one of three formats, detected per
+    file: OTLP JSON (tool calls are the GenAI semantic conventions' `execute_tool` spans), openai-agents'
+    exported spans (`function` spans) or LangSmith runs (`tool` runs). A turn is the tool calls one model
+    call emitted."""
 
 
 @traces_group.command("import")
@@ -58,7 +62,7 @@ def traces_group() -> None:
 @click.option("--force", is_flag=True, help="Overwrite --out even if `harness traces import` did not write it.")
 def import_command(files: tuple[Path, ...], sample: bool, out: Path | None, name: str | None, keep_arguments: bool,
                    force: bool) -> None:
-    """Turn OTLP JSON traces into a scenario: learned tool latencies, one batch per recorded turn."""
+    """Turn traces into a scenario: learned tool latencies, one batch per recorded turn."""
     from harness.traces import scenario_text
 
     paths = _paths(files, sample)
@@ -127,7 +131,8 @@ def summary_command(files: tuple[Path, ...], sample: bool, plot: Path | None, fm
                    "fidelity line). Default with --sample: dag (every call at once, through the runtime that applies "
                    "the timeout); otherwise no check unless given.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Write whatif.json and the plots (makespan ECDF per policy, saving versus hazard) here.")
+              help="Write whatif.json and the plots (makespan ECDF per policy, saving versus hazard, the Gantt chart "
+                   "of each policy's worst turn run) here.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def whatif_command(files: tuple[Path, ...], sample: bool, scheduler_list: str, runs: int, seed_start: int,
                    production: str | None, out: Path | None, fmt: str) -> None:
@@ -147,10 +152,10 @@ def replay_turns(paths: tuple[Path, ...], scheduler_names: list[str], runs: int,
     import tomllib
 
     from harness.policies import UnknownSchedulerError, get_scheduler
-    from harness.report.trace_whatif import draw_whatif, whatif_data, whatif_text
+    from harness.report.trace_whatif import draw_whatif, draw_worst_turns, whatif_data, whatif_text
     from harness.scenario import scenario_from_data
     from harness.traces import scenario_text, tool_names
-    from harness.traces.whatif import fidelity, what_if
+    from harness.traces.whatif import fidelity, what_if, worst_run
 
     schedulers = list(dict.fromkeys(scheduler_names))
     if production is not None and production not in schedulers:
@@ -179,6 +184,9 @@ def replay_turns(paths: tuple[Path, ...], scheduler_names: list[str], runs: int,
             out.mkdir(parents=True, exist_ok=True)
             write_text(out / "whatif.json", json.dumps(data, indent=2) + "\n")
             images = draw_whatif(what, out)
+            worst = [(o.scheduler, o.worst[0], o.worst[1], worst_run(scenario, what, o.scheduler))
+                     for o in what.policies]
+            images += draw_worst_turns(worst, out)
         except (OutputError, OSError) as exc:
             click.echo(f"harness: {exc}", err=True)
             sys.exit(ExitCode.IO_ERROR)
@@ -215,8 +223,8 @@ def _read(paths: tuple[Path, ...]) -> tuple[Imported, Learned]:
     except TraceError as exc:
         _usage(str(exc))
     if not imported.turns:
-        _usage(f"{', '.join(imported.files)}: expected execute_tool spans (the GenAI semantic conventions' tool "
-               f"calls), found none in {imported.model_spans} model spans")
+        _usage(f"{', '.join(imported.files)}: expected tool calls (OTLP execute_tool spans, openai-agents function "
+               f"spans or LangSmith tool runs), found none beside {imported.model_spans} model calls")
     try:
         learned = learn(imported.turns)
     except ImportError:

@@ -2,19 +2,24 @@
 
 Owns the table (per policy: turn runs, p50/p95/p99 turn makespan, saving against the recorded turns,
 the share of turn runs with a violation and its labels, the tool that bounds the slowest turn runs),
-the recorded row beside it, the fidelity line, and two figures: the turn-makespan ECDF per policy
-over the recorded one, and each policy's saving against its hazard share. It never runs anything
-(harness.traces.whatif) and imports matplotlib only when drawing.
+the recorded row beside it, the critical paths of each policy's slowest turn runs, the fidelity line,
+and the figures: the turn-makespan ECDF per policy over the recorded one, each policy's saving against
+its hazard share, and the Gantt chart of each policy's worst turn run (`harness.report.gantt`'s, from
+the run `harness.traces.whatif.worst_run` gives). It never runs anything (harness.traces.whatif) and
+imports matplotlib only when drawing.
 """
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.report.plots import _pyplot, _save
 from harness.traces.whatif import DRIFT_ALPHA, FIDELITY_ALPHA, Fidelity, WhatIf
+
+if TYPE_CHECKING:
+    from harness.run import RunResult
 
 _QUANTILES = (("p50", 0.5), ("p95", 0.95), ("p99", 0.99))
 
@@ -30,6 +35,8 @@ def whatif_data(what: WhatIf, fidelity: Fidelity | None) -> dict[str, Any]:
             "saving_vs_recorded": round(what.saving(o), 4),
             "hazard_share": round(o.hazard_runs / o.runs, 4) if o.runs else 0.0,
             "labels": dict(o.labels), "slowest_bounded_by": dict(o.bounding),
+            "slowest_critical_paths": dict(o.critical),
+            "slowest_critical_time_share": {tool: round(share, 4) for tool, share in o.critical_time},
             "worst": {"turn": o.worst[0], "seed": o.worst[1], "makespan_ms": o.worst[2]},
         } for o in what.policies],
         "fidelity": None if fidelity is None else {
@@ -62,6 +69,12 @@ def whatif_text(what: WhatIf, fidelity: Fidelity | None, sources: str) -> str:
     for o in what.policies:
         turn, seed, ms = o.worst
         lines.append(f"worst turn under {o.scheduler}: turn-{turn} (seed {seed}), {ms} ms")
+    slow = max(1, math.ceil(len(what.policies[0].makespans_ms) * 0.05)) if what.policies else 0
+    for o in what.policies:
+        shares = ", ".join(f"{tool} {share:.0%}" for tool, share in o.critical_time)
+        path, n = o.critical[0] if o.critical else ("-", 0)
+        lines.append(f"critical path of the slowest 5% under {o.scheduler}: its time by tool {shares}; most common "
+                     f"path {path} ({n} of {slow})")
     if fidelity is not None:
         lines.append(fidelity_line(fidelity))
     return "\n".join(lines) + "\n"
@@ -111,6 +124,23 @@ def draw_whatif(what: WhatIf, out: Path) -> list[Path]:
     _save(fig, scatter)
     plt.close(fig)
     return [ecdf, scatter]
+
+
+def draw_worst_turns(worst: list[tuple[str, int, int, RunResult]], out: Path) -> list[Path]:
+    """Write the Gantt chart of each policy's worst turn run, `(scheduler, turn, seed, run)`, into `out` as
+    `whatif-worst-SCHEDULER.png` (a `module:attribute` name with `:` and `.` as `-`); return their paths."""
+    from harness.oracles import check
+    from harness.report.gantt import gantt_data
+    from harness.report.plots import draw_gantt
+
+    paths = []
+    for scheduler, turn, seed, result in worst:
+        data = gantt_data(result, check(result))
+        data["title"] = f"worst turn under {scheduler}: turn-{turn}, seed {seed}"
+        path = out / f"whatif-worst-{''.join(c if c.isalnum() or c in '_-' else '-' for c in scheduler)}.png"
+        draw_gantt(data, path)
+        paths.append(path)
+    return paths
 
 
 def _quantile(values: list[float], q: float) -> float:

@@ -1,13 +1,13 @@
 """Reading OTLP JSON trace exports: the `resourceSpans / scopeSpans / spans` encoding of OTLP/HTTP
 JSON and of the collector's file exporter, as one document per file (`.json`, pretty or not) or one
-document per line (`.jsonl`, and a `.json` the file exporter wrote line by line).
+document per line (`.jsonl`, and a `.json` the file exporter wrote line by line: `harness.traces.documents`).
 
 Owns the format's field names and spellings: hex ids (base64 ids, as protobuf's own JSON mapping
 writes them, are read too), nanosecond times as strings or numbers, attributes as `key` / typed `value`
 lists, the GenAI semantic conventions' `gen_ai.operation.name`, `gen_ai.tool.name`,
 `gen_ai.tool.call.id`, `gen_ai.tool.call.arguments` and `error.type`, and the span status. It yields a
 `SpanRecord` for each tool call and model call and drops every other span after reading its ids. A
-`.jsonl` file streams: one line is held at a time. A malformed span raises `TraceError` naming the
+malformed span raises `TraceError` naming the
 file, the line, the span id and the field. It never groups spans into turns (`harness.traces.turns`).
 """
 
@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-import orjson
-
+from harness.traces.documents import Progress, documents
 from harness.traces.records import SpanRecord, TraceError
 
 #: Operations that are a tool call, and those that are a model call (which delimit turns).
@@ -31,46 +30,22 @@ _KEYS = frozenset({"gen_ai.operation.name", "gen_ai.tool.name", "gen_ai.tool.cal
                    "error.type"})
 _ERROR_STATUS = (2, "STATUS_CODE_ERROR")
 
-Progress = Callable[[int], None]
-
 
 def read_otlp(path: Path, progress: Progress | None = None) -> Iterator[SpanRecord]:
     """The tool-call and model-call spans of the OTLP JSON file at `path`, in file order; `progress`
     is told how many bytes each step consumed."""
     file = str(path)
-    try:
-        handle = path.open("rb")
-    except OSError as exc:
-        raise TraceError(file, "", "", "a readable file", exc.strerror or str(exc), has_got=True) from None
-    with handle:
-        if path.suffix.lower() != ".jsonl":
-            data = handle.read()
-            if progress is not None:
-                progress(len(data))
-            try:
-                document = orjson.loads(data)
-            except orjson.JSONDecodeError:
-                document = None
-            if document is not None or not data.strip():
-                yield from _document(document, file, "")
-                return
-            lines: Iterator[bytes] = iter(data.splitlines(keepends=True))  # the file exporter's JSON lines
-        else:
-            lines = iter(handle)
-        for number, line in enumerate(lines, 1):
-            if progress is not None:
-                progress(len(line))
-            if not line.strip():
-                continue
-            try:
-                document = orjson.loads(line)
-            except orjson.JSONDecodeError as exc:
-                raise TraceError(file, f"line {number}", "", "one OTLP JSON document per line",
-                                 f"invalid JSON ({exc})") from None
-            yield from _document(document, file, f"line {number}")
+    for line, document in documents(path, progress):
+        yield from otlp_records(document, file, line)
 
 
-def _document(document: Any, file: str, line: str) -> Iterator[SpanRecord]:
+def is_otlp(document: Any) -> bool:
+    """Whether `document` is meant as an OTLP JSON trace document (it has `resourceSpans`)."""
+    return isinstance(document, Mapping) and "resourceSpans" in document
+
+
+def otlp_records(document: Any, file: str, line: str) -> Iterator[SpanRecord]:
+    """The tool-call and model-call spans of one OTLP JSON document (`line` says where it was)."""
     if not isinstance(document, Mapping) or not isinstance(document.get("resourceSpans"), list):
         raise TraceError(file, line, "resourceSpans", "an OTLP JSON trace document (an object with a "
                          "resourceSpans list)", document if not isinstance(document, Mapping)

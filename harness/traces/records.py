@@ -9,6 +9,7 @@ the Unix epoch, as OTLP carries them. It never reads a file and never knows a fo
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 #: The outcome words of harness.model.Outcome that a recorded attempt can have.
@@ -36,6 +37,24 @@ def _show(value: Any) -> str:
         return f"a list of {len(value)} item{'' if len(value) == 1 else 's'}"
     text = repr(value).replace("\n", "\\n")
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def iso_nanos(value: Any, file: str, where: str, field: str) -> int:
+    """An ISO 8601 time (`2026-01-05T10:00:00.123456+00:00`; `Z` too; without an offset: UTC, as LangSmith
+    writes it) as integer nanoseconds since the Unix epoch, exactly (no float on the way)."""
+    if isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value.strip())
+        except ValueError:
+            moment = None
+        if moment is not None:
+            if moment.tzinfo is None:
+                moment = moment.replace(tzinfo=UTC)
+            return (moment - _EPOCH) // timedelta(microseconds=1) * 1000
+    raise TraceError(file, where, field, "an ISO 8601 time such as 2026-01-05T10:00:00.123456+00:00", value)
 
 
 @dataclass(frozen=True, slots=True)

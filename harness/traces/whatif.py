@@ -6,7 +6,9 @@ scenario (`harness.traces.library`: its tools, its execution policy), run once p
 scheduler and judged by every single-run oracle (`harness.oracles.check`). Per policy: the turn
 makespans' p50/p95/p99, the saving against production (1 - the sum over turns of the mean replayed
 makespan / the sum of the recorded ones), the share of turn runs with a violation and its labels, the
-tool whose call ended last in the slowest 5% of turn runs (the one that bounds them) and the worst turn.
+tool whose call ended last in the slowest 5% of turn runs (the one that bounds them), their critical
+paths (`critical_path`: the chain of calls, each waiting for the one before it, that ends last) and the
+worst turn, which `worst_run` runs again for its Gantt chart.
 Fidelity: the replayed makespans under production's policy against the recorded ones, a two-sample KS
 test (it reproduces when p >= `FIDELITY_ALPHA`) with the p50/p95 errors; per tool, the same test over
 call durations names the tools that drift (p < `DRIFT_ALPHA`). A run is a pure function of the
@@ -20,9 +22,14 @@ import math
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from harness.scenario.spec import Scenario
 from harness.traces.records import Turn
+
+if TYPE_CHECKING:
+    from harness.model import CallResult
+    from harness.run import RunResult
 
 FIDELITY_ALPHA = 0.05
 DRIFT_ALPHA = 0.01
@@ -39,6 +46,8 @@ class PolicyOutcome:
     labels: tuple[tuple[str, int], ...]          # (label, turn runs), most common first
     bounding: tuple[tuple[str, int], ...]        # (tool, slow turn runs it ended last in), most first
     worst: tuple[int, int, int]                  # (turn number, seed, makespan ms)
+    critical: tuple[tuple[str, int], ...]        # (tools of a critical path "a > b", slow turn runs), most first
+    critical_time: tuple[tuple[str, float], ...]  # (tool, share of the slow runs' critical-path time), most first
     call_durations: dict[str, tuple[int, ...]]   # tool -> each replayed call's end - start
 
     @property
@@ -91,7 +100,8 @@ def what_if(scenario: Scenario, turns: Sequence[Turn], schedulers: Sequence[str]
     total, done = len(schedulers) * len(single), 0
     for name in schedulers:
         scheduler = get_scheduler(name)
-        spans: list[tuple[int, int, int, str]] = []   # (makespan, turn, seed, bounding tool)
+        # (makespan, turn, seed, bounding tool, critical path, its time by tool)
+        spans: list[tuple[int, int, int, str, str, tuple[tuple[str, int], ...]]] = []
         labels: Counter[str] = Counter()
         hazards = 0
         durations: dict[str, list[int]] = {}
@@ -105,7 +115,10 @@ def what_if(scenario: Scenario, turns: Sequence[Turn], schedulers: Sequence[str]
                 makespan = batch.end_ms - batch.start_ms
                 replayed += makespan
                 last = max(batch.results, key=lambda r: (r.end_ms, r.call_id), default=None)
-                spans.append((makespan, number, seed, tools.get(last.call_id, "?") if last else "-"))
+                chain = critical_path(batch.results)
+                path = " > ".join(tools.get(r.call_id, "?") for r in chain) or "-"
+                spans.append((makespan, number, seed, tools.get(last.call_id, "?") if last else "-", path,
+                              tuple((tools.get(r.call_id, "?"), r.end_ms - r.start_ms) for r in chain)))
                 for r in batch.results:
                     durations.setdefault(tools.get(r.call_id, "?"), []).append(r.end_ms - r.start_ms)
                 found = {x.label for verdict in check(result) for x in verdict.violations}
@@ -118,13 +131,53 @@ def what_if(scenario: Scenario, turns: Sequence[Turn], schedulers: Sequence[str]
         spans.sort(key=lambda s: (s[0], s[1], s[2]))
         slow = spans[-max(1, math.ceil(len(spans) * 0.05)):]
         bounding = Counter(s[3] for s in slow)
+        critical = Counter(s[4] for s in slow)
+        on_path: Counter[str] = Counter()
+        for s in slow:
+            for tool, ms in s[5]:
+                on_path[tool] += ms
+        path_ms = sum(on_path.values())
+        shares = tuple(sorted(((t, ms / path_ms) for t, ms in on_path.items()), key=lambda kv: (-kv[1], kv[0]))) \
+            if path_ms else ()
         worst = spans[-1]
         outcomes.append(PolicyOutcome(
             name, tuple(s[0] for s in spans), tuple(means), hazards,
             tuple(sorted(labels.items(), key=lambda kv: (-kv[1], kv[0]))),
             tuple(sorted(bounding.items(), key=lambda kv: (-kv[1], kv[0]))),
-            (worst[1], worst[2], worst[0]), {tool: tuple(sorted(v)) for tool, v in sorted(durations.items())}))
+            (worst[1], worst[2], worst[0]), tuple(sorted(critical.items(), key=lambda kv: (-kv[1], kv[0]))), shares,
+            {tool: tuple(sorted(v)) for tool, v in sorted(durations.items())}))
     return WhatIf(tuple(t.makespan_ms for t in turns), tuple(outcomes), tuple(seeds))
+
+
+def critical_path(results: Sequence[CallResult]) -> tuple[CallResult, ...]:
+    """The calls that bound a batch, first to last: the call that ended last, and before it the call it
+    waited for (the one that ended last at or before it started, when it did not start with the batch),
+    and so on. Under a policy that starts every call at once it is the one slowest call; under a serial
+    one, every call. Ties go to the greater call id, so the path is the same every time."""
+    if not results:
+        return ()
+    begin = min(r.start_ms for r in results)
+    current = max(results, key=lambda r: (r.end_ms, r.call_id))
+    path, seen = [current], {current.call_id}
+    while current.start_ms > begin:
+        before = [r for r in results if r.end_ms <= current.start_ms and r.call_id not in seen]
+        if not before:
+            break
+        current = max(before, key=lambda r: (r.end_ms, r.call_id))
+        path.append(current)
+        seen.add(current.call_id)
+    return tuple(reversed(path))
+
+
+def worst_run(scenario: Scenario, what: WhatIf, scheduler: str) -> RunResult:
+    """The run of `scheduler`'s worst turn (its number and seed in `what`), again: a run is a pure
+    function of scenario, scheduler and seed, so it is the very run the what-if measured."""
+    from harness.policies import get_scheduler
+    from harness.run import run
+
+    outcome = next(o for o in what.policies if o.scheduler == scheduler)
+    turn, seed, _ = outcome.worst
+    return run(replace(scenario, batches=(scenario.batches[turn - 1],)), get_scheduler(scheduler), seed)
 
 
 def fidelity(what: WhatIf, production: str, turns: Sequence[Turn], names: dict[str, str]) -> Fidelity:

@@ -108,11 +108,12 @@ def test_a_malformed_span_names_the_file_the_line_the_span_and_the_field(
 
 def test_bad_files_are_one_line_each(tmp_path: Path) -> None:
     (tmp_path / "notjson.jsonl").write_text('{"resourceSpans": []}\n{oops\n')
-    (tmp_path / "other.json").write_text('{"data": []}')
+    (tmp_path / "other.json").write_text('{"spans": []}')
     (tmp_path / "trace.txt").write_text("")
-    for name, says in (("notjson.jsonl", "line 2: expected one OTLP JSON document per line"),
-                       ("other.json", "resourceSpans: expected an OTLP JSON trace document"),
-                       ("trace.txt", "expected an OTLP JSON export named .json or .jsonl"),
+    for name, says in (("notjson.jsonl", "line 2: expected one JSON document per line"),
+                       ("other.json", "other.json: expected a trace export: OTLP JSON (an object with resourceSpans), "
+                                     "openai-agents'"),
+                       ("trace.txt", "expected a trace export named .json or .jsonl"),
                        ("missing.json", "got 'no such file'")):
         code, _, err = _invoke("traces", "import", str(tmp_path / name))
         assert code == 2 and says in err and err.count("\n") == 1, (name, err)
