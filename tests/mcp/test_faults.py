@@ -137,3 +137,29 @@ def test_a_malformed_mcp_fault_is_a_clear_error(faults: dict[str, Any], message:
     with pytest.raises(ScenarioError) as raised:
         scenario_from_data(data)
     assert message in str(raised.value)
+
+
+def test_swarm_adds_a_server_fault_only_where_tools_name_a_server_and_draws_nothing_elsewhere() -> None:
+    from random import Random
+
+    from harness.explore.swarm import KINDS, MCP_SERVER, swarm_scenario
+
+    without = tuple(k for k in KINDS if k != MCP_SERVER)
+    plain = find_scenario("mcp-lying-read-only")  # MCP hints, but no tool names a server
+    for seed in range(20):
+        a, b = Random(seed), Random(seed)
+        changed, enabled = swarm_scenario(plain, a)
+        assert MCP_SERVER not in enabled and not changed.faults.mcp
+        assert (changed, enabled) == swarm_scenario(plain, b, without) and a.random() == b.random()
+    data = _data()
+    del data["faults"]
+    served = scenario_from_data(data)
+    added = []
+    for seed in range(20):
+        changed, enabled = swarm_scenario(served, Random(seed))
+        assert (MCP_SERVER in enabled) == bool(changed.faults.mcp)
+        added += [(f.kind, f.server) for f in changed.faults.mcp]
+        assert scenario_from_data(scenario_to_data(changed)).faults == changed.faults  # a swarm run replays
+    kinds = {kind for kind, _ in added}
+    assert kinds == {"mcp_stall", "mcp_server_death", "mcp_ignores_cancel"}
+    assert {server for _, server in added} == {"kb", "tickets"}
