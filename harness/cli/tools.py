@@ -47,8 +47,11 @@ def import_group() -> None:
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=0.1), default=20.0, show_default=True,
               help="Seconds the server has to start and list its tools.")
 @click.option("--force", is_flag=True, help="Overwrite --out even if this command did not write it.")
+@click.option("--server", "server_name", default=None,
+              help="The server name written into each tool (default: the name a live server gives itself; "
+                   "none for --from).")
 def mcp_command(command: tuple[str, ...], from_file: Path | None, url: str | None, out: Path | None,
-                timeout_s: float, force: bool) -> None:
+                timeout_s: float, force: bool, server_name: str | None) -> None:
     """Write declared tools from an MCP server's tools/list: `harness tools import mcp -- COMMAND ARGS...`
     starts a stdio server (the `mcp` extra), `--url URL` asks a streamable HTTP one, `--from FILE`
     reads a saved result. Each tool keeps its input schema and hints (annotations); its behaviour
@@ -68,13 +71,13 @@ def mcp_command(command: tuple[str, ...], from_file: Path | None, url: str | Non
             except (OSError, UnicodeDecodeError) as exc:
                 _usage(f"{from_file}: cannot read it ({getattr(exc, 'strerror', None) or exc})")
             tools = read_listing(text, str(from_file))
-            source = from_file.name
+            source, name = from_file.name, None
         else:
             from harness.tools.mcp_server import list_tools
 
             name, tools = list_tools(command, url, timeout_s=timeout_s)
             source = f"{name!r} ({url if url is not None else ' '.join(command)})"
-        imported = to_catalogue(tools, source)
+        imported = to_catalogue(tools, source, server_name or name)
     except ListingError as exc:
         _usage(str(exc))
     _check_loads(imported.text, str(out) if out is not None else "<imported catalogue>")

@@ -6,7 +6,10 @@ fails transiently 15% of the time), `interrupt` (the user interrupts somewhere i
 with the grace the runtime declares, else 500 ms: see `declared_grace_ms`), `slow-start` (first
 attempts take 5x longer), `timeout-boundary` (latencies just below, at and above the scenario's
 timeout), `duplicate-delivery` (30% of external requests arrive twice), `torn-writes` (half of the
-writes land in two halves) and `crash` (the runtime dies in the first 5 s). The changed scenario is
+writes land in two halves), `crash` (the runtime dies in the first 5 s) and, only for a scenario whose
+tools name an MCP `server`, `mcp-server` (one of those servers stalls or dies in the first 5 s, and ignores
+cancellation half the time: harness.faults.mcp; drawn after every other kind, so a scenario without
+servers draws exactly what it drew before this kind existed). The changed scenario is
 an ordinary scenario, so a reproducer of a swarm run needs no swarm logic to replay. Draws come from `swarm/<run>`.
 """
 
@@ -18,9 +21,13 @@ from typing import Any
 
 from harness.faults.failures import FailureModel
 from harness.faults.latency import PerAttempt, boundary
+from harness.faults.mcp import McpFault
 from harness.scenario.spec import Interrupt, Scenario
 
-KINDS = ("failures", "interrupt", "slow-start", "timeout-boundary", "duplicate-delivery", "torn-writes", "crash")
+KINDS = ("failures", "interrupt", "slow-start", "timeout-boundary", "duplicate-delivery", "torn-writes", "crash",
+         "mcp-server")
+#: Drawn last, and only when the scenario has MCP servers (see the module's docstring).
+MCP_SERVER = "mcp-server"
 
 #: The kinds a scheduling policy must survive. Duplicate delivery is left out: only idempotency keys
 #: sent by the tools' transport defend against a network that delivers twice, not the policy.
@@ -55,7 +62,7 @@ def swarm_scenario(scenario: Scenario, rng: Random, kinds: tuple[str, ...] = KIN
                    grace_ms: int | None = None) -> tuple[Scenario, tuple[str, ...]]:
     """The scenario with a random subset of `kinds` switched on (each with probability 1/2). An
     interrupt it adds gets `grace_ms` (the runtime's declared grace), else `DEFAULT_GRACE_MS`."""
-    enabled = tuple(kind for kind in KINDS if rng.random() < 0.5 and kind in kinds)
+    enabled = tuple(kind for kind in KINDS if kind != MCP_SERVER and rng.random() < 0.5 and kind in kinds)
     changed = scenario
     names = sorted({call.name for call in scenario.calls if call.name in scenario.catalogue})
     if "failures" in enabled:
@@ -82,4 +89,12 @@ def swarm_scenario(scenario: Scenario, rng: Random, kinds: tuple[str, ...] = KIN
             changed.faults,
             duplicate_delivery=0.3 if "duplicate-delivery" in enabled else changed.faults.duplicate_delivery,
             torn_writes=0.5 if "torn-writes" in enabled else changed.faults.torn_writes))
+    servers = sorted({spec.server for spec in (catalogue[n] for n in names) if spec.server is not None})
+    if servers and MCP_SERVER in kinds and rng.random() < 0.5:
+        server = rng.choice(servers)
+        added = [McpFault(rng.choice(("mcp_stall", "mcp_server_death")), server, rng.randint(0, 5000))]
+        if rng.random() < 0.5:
+            added.append(McpFault("mcp_ignores_cancel", server))
+        changed = replace(changed, faults=replace(changed.faults, mcp=(*changed.faults.mcp, *added)))
+        enabled += (MCP_SERVER,)
     return replace(changed, catalogue=catalogue), enabled

@@ -8,7 +8,9 @@ Owns the `[faults]` table of a scenario and the per-call draws:
 - `rate_limit = { tool = NAME, limit = N, window_ms = W }`: a call that starts when N calls of the
   tool already started in the last W ms fails at once with 429 Too Many Requests;
 - `crash = { at_ms = T }`: the runtime process dies at T: the turn gets no results, later turns never
-  come, calls in flight stop (an external request already sent still lands).
+  come, calls in flight stop (an external request already sent still lands);
+- MCP server faults, for tools whose `server` is S (harness.faults.mcp): `mcp_stall = { server = S, at_ms = T }`,
+  `mcp_server_death = { server = S, at_ms = T }`, `mcp_ignores_cancel = { server = S }`.
 Draws come from `fault/<kind>/<call id>/<attempt>`, so a call meets the same faults under every
 scheduler. It never decides what a runtime does about them.
 """
@@ -19,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from harness.faults.mcp import MCP_KINDS, McpFault, parse_mcp
 from harness.sim.streams import RandomStreams
 from harness.suggest import SpecError, check_keys
 
@@ -40,6 +43,17 @@ class FaultPlan:
     torn_writes: float = 0.0
     rate_limits: tuple[RateLimit, ...] = ()
     crash_at_ms: int | None = None
+    mcp: tuple[McpFault, ...] = ()
+
+    def mcp_cutoff(self, server: str | None) -> McpFault | None:
+        """The earliest stall or death of `server` (None: the server never stalls or dies)."""
+        if server is None or not self.mcp:
+            return None
+        cut = [f for f in self.mcp if f.server == server and f.at_ms is not None]
+        return min(cut, key=lambda f: (f.at_ms, f.kind)) if cut else None
+
+    def ignores_cancel(self, server: str | None) -> bool:
+        return server is not None and any(f.server == server and f.kind == "mcp_ignores_cancel" for f in self.mcp)
 
     def hits(self, kind: str, streams: RandomStreams, call_id: str, attempt: int) -> bool:
         rate = {"duplicate_delivery": self.duplicate_delivery, "torn_writes": self.torn_writes}[kind]
@@ -61,17 +75,23 @@ class FaultPlan:
                                   for r in self.rate_limits]
         if self.crash_at_ms is not None:
             data["crash"] = {"at_ms": self.crash_at_ms}
+        for kind in MCP_KINDS:
+            entries = [f.to_json() for f in self.mcp if f.kind == kind]
+            if entries:
+                data[kind] = entries[0] if len(entries) == 1 else entries
         return data
 
     @property
     def empty(self) -> bool:
-        return not (self.duplicate_delivery or self.torn_writes or self.rate_limits or self.crash_at_ms is not None)
+        return not (self.duplicate_delivery or self.torn_writes or self.rate_limits or self.crash_at_ms is not None
+                    or self.mcp)
 
 
 def parse_faults(data: Any, tools: Mapping[str, Any]) -> FaultPlan:
     if not isinstance(data, Mapping):
-        raise FaultSpecError("a table with keys duplicate_delivery, torn_writes, rate_limit, crash")
-    check_keys(data, ("duplicate_delivery", "torn_writes", "rate_limit", "crash"), error=FaultSpecError)
+        raise FaultSpecError("a table with keys duplicate_delivery, torn_writes, rate_limit, crash, "
+                             + ", ".join(MCP_KINDS))
+    check_keys(data, ("duplicate_delivery", "torn_writes", "rate_limit", "crash", *MCP_KINDS), error=FaultSpecError)
     rates = {}
     for kind in ("duplicate_delivery", "torn_writes"):
         if kind in data:
@@ -101,4 +121,5 @@ def parse_faults(data: Any, tools: Mapping[str, Any]) -> FaultPlan:
         crash_at = crash.get("at_ms") if isinstance(crash, Mapping) and set(crash) == {"at_ms"} else None
         if not isinstance(crash_at, int) or isinstance(crash_at, bool) or crash_at < 0:
             raise FaultSpecError(f"crash expects {{ at_ms = T }} with T >= 0, got {crash!r}")
-    return FaultPlan(rates.get("duplicate_delivery", 0.0), rates.get("torn_writes", 0.0), tuple(limits), crash_at)
+    mcp = parse_mcp(data, tools, FaultSpecError)
+    return FaultPlan(rates.get("duplicate_delivery", 0.0), rates.get("torn_writes", 0.0), tuple(limits), crash_at, mcp)

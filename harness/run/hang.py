@@ -39,6 +39,7 @@ from harness.diagnosis.origins import is_user
 from harness.diagnosis.threads import thread_waits
 from harness.diagnosis.wait import Diagnosis, Wait
 from harness.model import ToolCall
+from harness.scheduling.attempt import Stalled
 from harness.scheduling.context import CallHandle, SchedulerContext
 
 #: Bounds that keep a diagnosis of a pathological scheduler short.
@@ -252,6 +253,9 @@ class _Inspector:
                 target = getattr(handle.process, "_target", None)
                 if isinstance(target, Request):
                     on = "started, then waits for " + self.describe(target, call_id)
+                elif isinstance(target, Stalled):  # [faults] mcp_stall: the answer never comes
+                    on = (f"started at {handle.started_ms} ms; its MCP server {target.server!r} stalled at "
+                          f"{target.at_ms} ms and never answers")
                 else:
                     on = f"started at {handle.started_ms} ms and still running when the run stopped"
                     due = self._due(target)

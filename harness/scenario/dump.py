@@ -102,7 +102,7 @@ def _tools(scenario: Scenario, base: Catalogue) -> dict[str, Any]:
             override["declared"] = _declared_changes(_hinted(NEW_TOOL_DECLARED, spec.declared, override), spec.declared,
                                                      name)
             origin = replace(spec, latency=DEFAULT_LATENCY, stops_on_cancel=True, file_lock=False, sync=False,
-                             blocking_ms=0)
+                             blocking_ms=0, server=None)
         elif spec.behaviour is not origin.behaviour:
             raise NotSerializable(f"tool {name!r} has a behaviour other than its catalogue's; data cannot carry "
                                   "it (declare a tool under a new name instead)")
@@ -120,6 +120,8 @@ def _tools(scenario: Scenario, base: Catalogue) -> dict[str, Any]:
             override["sync"] = spec.sync
         if spec.blocking_ms != origin.blocking_ms:
             override["blocking_ms"] = spec.blocking_ms
+        if spec.server != origin.server and spec.server is not None:
+            override["server"] = spec.server
         if name in scenario.tool_failures:
             override["failure"] = _failure(scenario.tool_failures[name])
         if name in scenario.tool_caps:

@@ -26,7 +26,7 @@ from harness.tools.script import Script, ScriptError, Template
 from harness.tools.spec import Declared, ResourceKeys, SideEffect, ToolSpec
 
 _TOOL_KEYS = {"latency", "declared", "stops_on_cancel", "max_concurrency", "failure", "file_lock", "sync",
-              "blocking_ms", "annotations"}
+              "blocking_ms", "annotations", "server"}
 #: A tool the catalogue does not have is declared whole: its behaviour (`does`) is what makes it one.
 _NEW_TOOL_KEYS = _TOOL_KEYS | {"description", "does", "result", "parameters", "input_schema"}
 #: What a declared tool claims when its scenario does not say: it may change things, and not safely twice.
@@ -96,6 +96,8 @@ def parse_tools(r: Reader, value: Any, base: Catalogue) -> Catalogue:
             spec = replace(spec, sync=r.boolean(o["sync"], f"{field}.sync"))
         if "blocking_ms" in o:
             spec = replace(spec, blocking_ms=r.non_negative(o["blocking_ms"], f"{field}.blocking_ms"))
+        if "server" in o:  # the MCP server it comes from, which `[faults]` mcp_* entries name
+            spec = replace(spec, server=r.string(o["server"], f"{field}.server"))
         catalogue = catalogue.replace_tool(spec)
     return catalogue
 

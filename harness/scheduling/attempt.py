@@ -26,6 +26,7 @@ from simpy.resources.resource import Request
 
 from harness.faults.failures import FailureModel
 from harness.faults.latency import Fixed, LatencyModel
+from harness.faults.mcp import McpFault
 from harness.faults.plan import FaultPlan
 from harness.model import CallResult, Outcome, ToolCall
 from harness.sim.arbiter import Arbiter
@@ -110,6 +111,11 @@ class AttemptExecution:
             return
         spec, args = prepared
         handle.stops_on_cancel = spec.stops_on_cancel
+        cutoff: McpFault | None = None
+        if spec.server is not None and self._faults.mcp:
+            # MCP server faults (harness.faults.mcp): the server ignores cancellation, or stalls or dies at a time.
+            handle.stops_on_cancel = spec.stops_on_cancel and not self._faults.ignores_cancel(spec.server)
+            cutoff = self._faults.mcp_cutoff(spec.server)
         model = self._call_latency.get(call.id, spec.latency)
         # A fixed latency draws nothing: its stream is not even made (making one has no other effect).
         latency = (model.ms if type(model) is Fixed
@@ -123,6 +129,8 @@ class AttemptExecution:
         behaviour: Generator[float, None, Any] | None = None
         locks: list[Request] = []
         try:
+            if cutoff is not None and not cutoff.stalls and cutoff.at_ms is not None and kernel.now >= cutoff.at_ms:
+                yield from self._cut(cutoff)  # the server already died: the call fails as it starts
             limited = self._rate_limited(call.name)
             if limited is not None:
                 self._finish(handle, Outcome.ERROR, None, limited, fault="rate-limit")
@@ -150,7 +158,9 @@ class AttemptExecution:
                 value = yield from self._delegated(args, call.id, attempt)
             else:
                 behaviour = spec.behaviour(args, io)
-                value = yield from self._steps(behaviour, call.id, attempt, latency, model)
+                value = yield from self._steps(behaviour, call.id, attempt, latency, model, cutoff)
+        except _ServerDied as exc:
+            self._finish(handle, Outcome.ERROR, None, str(exc), fault="mcp-server-death")
         except _Refused as exc:
             self._finish(handle, Outcome.ERROR, None, str(exc), fault="refused")
         except (ToolError, WorldError) as exc:
@@ -233,16 +243,31 @@ class AttemptExecution:
             recent.append(self.kernel.now)
         return None
 
+    def _cut(self, fault: McpFault) -> Generator[simpy.Event, Any, None]:
+        """The call's server stalls or dies at `fault.at_ms`: wait until then; a stall never answers (the
+        event the call waits on never fires, as the hang diagnosis reads it), a death fails the call."""
+        assert fault.at_ms is not None
+        now = int(self.env._now)
+        if fault.at_ms > now:
+            yield self.kernel.delay(fault.at_ms - now, "call")
+        if fault.stalls:
+            yield Stalled(self.env, fault.server, fault.at_ms)
+        raise _ServerDied(fault.error_text())
+
     def _steps(self, behaviour: Generator[float, None, Any], call_id: str, attempt: int,
-               latency: int, model: LatencyModel) -> Generator[simpy.Event, Any, Any]:
+               latency: int, model: LatencyModel, cutoff: McpFault | None = None) -> Generator[simpy.Event, Any, Any]:
         """Drive a behaviour through its touch points: after a latency fraction each, or when the
         arbiter says (order-first; the latency model's range orders the steps against timers).
-        Returns the behaviour's value; a behaviour that returns early still takes its whole latency."""
+        Returns the behaviour's value; a behaviour that returns early still takes its whole latency.
+        Past its MCP server's death (`cutoff`) no step comes; past its stall, the work goes on but the answer
+        never comes (`_cut`)."""
         kernel = self.kernel
         env = self.env
         begin = int(env._now)  # what `self.kernel.now` reads, without two property hops (a few per call)
-        # A call that would outlast the run hangs in order-first runs too: only timers end it.
-        arbiter = self._arbiter if latency < kernel.limits.time_bound_ms else None
+        # A call that would outlast the run hangs in order-first runs too: only timers end it. So does one
+        # whose server stalls or dies: its steps are timed, as that moment is.
+        arbiter = self._arbiter if latency < kernel.limits.time_bound_ms and cutoff is None else None
+        cut_at = cutoff.at_ms if cutoff is not None and cutoff.at_ms is not None else math.inf
         low, high = _support(model, attempt) if arbiter is not None else (0, math.inf)
         try:
             fraction = next(behaviour)
@@ -253,6 +278,8 @@ class AttemptExecution:
                                        latest=begin + share * high)
                 else:
                     target = begin + round(latency * min(max(fraction, 0.0), 1.0))
+                    if target >= cut_at and cutoff is not None and not cutoff.stalls:
+                        yield from self._cut(cutoff)
                     now = int(env._now)
                     if target > now:
                         yield kernel.delay(target - now, "call")
@@ -263,6 +290,9 @@ class AttemptExecution:
             # The call ends (and its caller hears of it) at the whole latency, after its last
             # touch: with a timer pending, that moment is a step of its own to order against it.
             yield arbiter.step(call_id, attempt, final=True, earliest=begin + low, latest=begin + high)
+        if begin + latency >= cut_at:
+            assert cutoff is not None
+            yield from self._cut(cutoff)
         if arbiter is None and int(env._now) < begin + latency:
             yield kernel.delay(begin + latency - int(env._now), "call")
         return value
@@ -294,6 +324,19 @@ class AttemptExecution:
 
     def _read_produced(self, call_id: str) -> tuple[bool, Any]:
         return (True, self._produced[call_id]) if call_id in self._produced else (False, None)
+
+
+class Stalled(simpy.Event):
+    """What a call of a stalled MCP server waits on: an answer that never comes (the hang diagnosis names
+    the server from it)."""
+
+    def __init__(self, env: simpy.Environment, server: str, at_ms: int) -> None:
+        super().__init__(env)
+        self.server, self.at_ms = server, at_ms
+
+
+class _ServerDied(Exception):
+    """The call's MCP server died (`[faults] mcp_server_death`): the call fails with this message."""
 
 
 class _Refused(Exception):

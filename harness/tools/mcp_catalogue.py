@@ -62,8 +62,9 @@ def tools_of(data: Any, source: str) -> list[Mapping[str, Any]]:
     return tools
 
 
-def to_catalogue(tools: list[Mapping[str, Any]], source: str) -> Imported:
-    """The catalogue of `tools` (as `tools_of` returns them), with a header naming `source`."""
+def to_catalogue(tools: list[Mapping[str, Any]], source: str, server: str | None = None) -> Imported:
+    """The catalogue of `tools` (as `tools_of` returns them), with a header naming `source`; `server`, the
+    name the server gives itself (`serverInfo`), is written into each tool, for MCP faults to name."""
     lines = [f"# Declared tools of the MCP server {source}, from its tools/list; `harness tools import mcp` wrote it.",
              "# annotations: the server's hints as it gave them (an absent hint stays absent; a policy that follows",
              "#   the spec reads it as the worst case: not read-only, destructive, not idempotent, open world).",
@@ -79,7 +80,7 @@ def to_catalogue(tools: list[Mapping[str, Any]], source: str) -> Imported:
         if problem:
             warnings.append(f"tools[{i}] {name!r:.60}: left out: {problem}")
             continue
-        lines += ["", *_tool(tool)]
+        lines += ["", *_tool(tool, server)]
         count += 1
     return Imported("\n".join(lines) + "\n", count, tuple(warnings))
 
@@ -97,7 +98,7 @@ def _problem(tool: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _tool(tool: Mapping[str, Any]) -> list[str]:
+def _tool(tool: Mapping[str, Any], server: str | None) -> list[str]:
     name = tool["name"]
     key = f"tools.{name if _BARE_KEY.fullmatch(name) else json.dumps(name)}"
     schema = tool.get("inputSchema", {"type": "object"})
@@ -106,6 +107,8 @@ def _tool(tool: Mapping[str, Any]) -> list[str]:
     description = tool.get("description")
     if isinstance(description, str) and description:
         out.append(f"description = {_basic(description)}")
+    if server:
+        out.append(f"server = {_basic(server)}   # its MCP server, as [faults] mcp_stall and the like name it")
     out.append(f"input_schema = {_literal(json.dumps(schema, sort_keys=True))}")
     given = hints.to_data()
     out.append(f"annotations = {{ {', '.join(f'{k} = {str(v).lower()}' for k, v in given.items())} }}" if given

@@ -182,6 +182,8 @@ class ToolSpec:
     parameters: Parameters | None = None
     sync: bool = False
     blocking_ms: int = 0
+    #: The MCP server the tool comes from (its `serverInfo` name), which `[faults]` MCP faults name; None: not said.
+    server: str | None = None
 
     def with_declared(self, **changes: Any) -> ToolSpec:
         return replace(self, declared=replace(self.declared, **changes))

@@ -36,7 +36,7 @@ PROMISE = re.compile(r"^print\(.*\)\s+# (.+)$", flags=re.M)
 # The real runtimes the recipes glue (the `runtimes` extra): a page's block that imports one of them is
 # skipped where it is absent, as tests/runtimes skips it.
 RUNTIMES = {"agents", "langgraph", "langchain_core", "pydantic_ai", "pydantic", "smolagents", "autogen_agentchat",
-            "autogen_core", "autogen_ext"}
+            "autogen_core", "autogen_ext", "mcp"}  # mcp: docs/recipes/mcp.md (the `mcp` extra)
 
 
 @dataclass(frozen=True)
@@ -147,7 +147,8 @@ def test_the_python_examples_of_a_page_run_and_print_what_they_promise(page: Pat
         except ImportError as error:
             missing = runtime_missing(error)
             if missing:
-                pytest.skip(f"{block.where} needs {missing} (pip install -e '.[runtimes]')")
+                extra = "mcp" if missing.split(".")[0] == "mcp" else "runtimes"
+                pytest.skip(f"{block.where} needs {missing} (pip install -e '.[{extra}]')")
             raise
         promised = PROMISE.findall(block.code)
         printed = out.getvalue().splitlines()

@@ -71,6 +71,7 @@ def test_the_hints_are_the_servers_and_absent_ones_stay_absent(catalogue: Path) 
     assert tools["set_status"]["annotations"] == {"readOnlyHint": False, "destructiveHint": False,
                                                   "idempotentHint": True, "openWorldHint": False}
     assert tools["send_message"]["annotations"] == {}
+    assert {tool["server"] for tool in tools.values()} == {"fixture-files"}  # its serverInfo name, for MCP faults
     schema = json.loads(tools["delete_note"]["input_schema"])
     assert schema["required"] == ["path"] and set(schema["properties"]) == {"path", "recursive"}
 
@@ -189,7 +190,7 @@ def test_importing_harness_does_not_import_the_sdk() -> None:
 
 
 def test_a_saved_listing_gives_the_catalogue_the_live_server_gives(catalogue: Path) -> None:
-    code, out, _ = _import("--from", str(SERVER.with_name("tools.json")))
+    code, out, _ = _import("--from", str(SERVER.with_name("tools.json")), "--server", "fixture-files")
     assert code == 0
     live = catalogue.read_text().splitlines()[2:]  # after the header and the line naming the source
     assert out.splitlines()[1:] == live

@@ -84,7 +84,11 @@ def test_shared_state_and_interactive_weaknesses() -> None:
 
 #: Several agents' runtimes cannot see each other's calls: no per-batch policy keeps their turns from
 #: racing (tests/agent/test_crew.py shows the fixes that do), so there is no safe optimum to bound.
-ONE_RUNTIME = [name for name in scenario_names() if not find_scenario(name).agents]
+#: Nor is there in a scenario where every runtime without a per-call timeout hangs by design (`optimal`
+#: has none): an MCP server that never answers.
+HANGS_WITHOUT_TIMEOUT = {"mcp-stalled-server"}
+ONE_RUNTIME = [name for name in scenario_names()
+               if not find_scenario(name).agents and name not in HANGS_WITHOUT_TIMEOUT]
 
 
 @pytest.mark.parametrize("scenario", ONE_RUNTIME)
