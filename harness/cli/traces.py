@@ -81,12 +81,18 @@ def import_command(files: tuple[Path, ...], sample: bool, out: Path | None, name
     if out is None:
         click.echo(text, nl=False)
         return
+    _written(lambda: write_text(out, text), out)
+
+
+def _written(write: Callable[[], object], path: Path) -> None:
+    """Write a file the user asked for, and say so; a file that cannot be written is one line and the
+    I/O exit code."""
     try:
-        write_text(out, text)
+        write()
     except OutputError as exc:
         click.echo(f"harness: {exc}", err=True)
         sys.exit(ExitCode.IO_ERROR)
-    click.echo(f"harness: wrote {out}", err=True)
+    click.echo(f"harness: wrote {path}", err=True)
 
 
 @traces_group.command("summary")
@@ -110,12 +116,7 @@ def summary_command(files: tuple[Path, ...], sample: bool, plot: Path | None, fm
     if plot is not None:
         from harness.report.trace_fits import draw_fits
 
-        try:
-            draw_fits(learned, plot)
-        except OutputError as exc:
-            click.echo(f"harness: {exc}", err=True)
-            sys.exit(ExitCode.IO_ERROR)
-        click.echo(f"harness: wrote {plot}", err=True)
+        _written(lambda: draw_fits(learned, plot), plot)
 
 
 @traces_group.command("whatif")
