@@ -7,12 +7,12 @@ module that imports nothing of the harness, so that `harness.testing` and the se
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class Profile:
-    """How hard to look: auto-exploration runs per scenario, and generated batches."""
+class Profile(NamedTuple):
+    """How hard to look: auto-exploration runs per scenario, and generated batches. (A named tuple, not
+    a dataclass: `dataclasses` and the `inspect` it imports would double what importing the check costs.)"""
 
     runs: int
     generated: int
