@@ -1,7 +1,7 @@
 """File times in virtual time: while a run is open on this thread, every time pyfakefs stamps on a
 file of the world (`st_mtime`, `st_ctime`, `st_atime`) is a fixed epoch plus the run's virtual time.
 
-Owns that clock. pyfakefs stamps files with `pyfakefs.helpers.now()`, which reads the host's clock, so a
+Owns that clock. pyfakefs stamps files with `pyfakefs.helpers.now`, which reads the host's clock, so a
 planner or a tool comparing `st_mtime` (hermes' read cache) saw a machine-dependent value that moved
 from one run to the next. `helpers.now` is replaced once, when this module is imported, by a function
 that reads the clock of the run open on the calling thread and, with none open, calls pyfakefs' own
