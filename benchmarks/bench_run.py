@@ -13,7 +13,12 @@ any machine:
   13's figures (targets >= 0.2 and >= 0.1), median over the rounds, with every round's value;
 - `pair_over_pair_ratio`: the older figure, serial+parallel `run()` against the raw pair (half of
   `run_ratio`);
-- `cost_breakdown_us`: where a checked run's time goes (world build, run, oracles, fingerprint).
+- `cost_breakdown_us`: where a checked run's time goes (world build, run, oracles, fingerprint);
+- `lean_us`: the fair reference (`lean_reference.py`): a lean program doing what a run does (the
+  same touches, trace, values and final world, hashed to the same fingerprint, asserted before
+  measuring) with a dict world and nothing else; `fingerprinted_run_us`: `run()` plus its
+  fingerprint, the same output; `run_over_lean` = fingerprinted_run_us / lean_us (target <= 1.6,
+  issue 27) with every round's value.
 
 Usage: python benchmarks/bench_run.py [--seconds S] [--rounds N]
 """
@@ -31,6 +36,7 @@ from typing import Any
 
 import simpy
 from _figures import emit
+from lean_reference import lean_fingerprint
 
 from harness import __version__, get_scheduler, run
 from harness.model import Batch
@@ -87,7 +93,7 @@ def raw_simpy_pair(latencies: list[int]) -> None:
     env.run(env.process(parallel()))
 
 
-def rate(fn: Callable[[int], None], seconds: float) -> float:
+def rate(fn: Callable[[int], object], seconds: float) -> float:
     """Calls per second of fn(i), CPU time over at least `seconds` (after a short warm-up)."""
     for i in range(20):
         fn(i)
@@ -116,8 +122,22 @@ def main() -> None:
     snapshot_world = World.from_state(sc.world)
     finished = run(sc, parallel, 1)
 
+    world = sc.world
+    files, dirs = dict(world.files), list(world.dirs)
+
+    def lean(i: int) -> str:
+        return lean_fingerprint(sc.name, files, dirs, world.cwd, world.home, CALLS, ("serial", "parallel")[i & 1], i)
+
+    for i in (1, 2, 7, 8):  # the reference is only fair while it gives the very same output
+        expected = run(sc, policies[i & 1], i).fingerprint
+        if lean(i) != expected:
+            raise SystemExit(f"lean_reference.py no longer gives run()'s fingerprint (seed {i}): fix it first")
+
     def raw_pair(i: int) -> None:
         raw_simpy_pair(latencies)
+
+    def fingerprinted_run(i: int) -> None:
+        _ = run(sc, policies[i & 1], i).fingerprint
 
     def single_run(i: int) -> None:
         run(sc, policies[i & 1], i)
@@ -145,13 +165,15 @@ def main() -> None:
 
     rounds: dict[str, list[float]] = {}
     for _ in range(args.rounds):
-        for name, fn in (("raw_pair", raw_pair), ("run", single_run), ("checked_run", checked_run),
+        for name, fn in (("raw_pair", raw_pair), ("lean", lean), ("fingerprinted_run", fingerprinted_run),
+                         ("run", single_run), ("checked_run", checked_run),
                          ("pair", pair), ("world_build", build_world), ("world_snapshot", snapshot),
                          ("oracles", oracles_only), ("fingerprint", fingerprint_only)):
             rounds.setdefault(name, []).append(1e6 / rate(fn, args.seconds))
     us = {name: median(values) for name, values in rounds.items()}
     run_ratios = [raw / r for raw, r in zip(rounds["raw_pair"], rounds["run"], strict=True)]
     checked_ratios = [raw / r for raw, r in zip(rounds["raw_pair"], rounds["checked_run"], strict=True)]
+    lean_ratios = [r / lean for lean, r in zip(rounds["lean"], rounds["fingerprinted_run"], strict=True)]
     pair_ratios = [raw / r for raw, r in zip(rounds["raw_pair"], rounds["pair"], strict=True)]
 
     figures = {
@@ -170,6 +192,12 @@ def main() -> None:
         "checked_run_ratio": round(median(checked_ratios), 4),
         "checked_run_ratio_target": 0.1,
         "checked_run_ratio_rounds": [round(r, 4) for r in checked_ratios],
+        "lean_us": round(us["lean"], 1),
+        "fingerprinted_run_us": round(us["fingerprinted_run"], 1),
+        "run_over_lean": round(median(lean_ratios), 4),
+        "run_over_lean_target": 1.6,
+        "run_over_lean_rounds": [round(r, 4) for r in lean_ratios],
+        "lean_over_raw_pair": round(us["lean"] / us["raw_pair"], 2),
         "pair_over_pair_ratio": round(median(pair_ratios), 4),
         "harness_runs_per_s": round(1e6 / us["run"], 1),
         "cost_breakdown_us": {
