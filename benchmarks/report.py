@@ -141,6 +141,19 @@ def _traces_rows(f: dict[str, Any]) -> list[Row]:
     ]
 
 
+def _peers_rows(f: dict[str, Any]) -> list[Row]:
+    if "skipped" in f:
+        return []
+    ratio, target = f["parallel_over_detangle"], f["parallel_over_detangle_target"]
+    return [
+        (f"random exploration of the 8-call batch vs detangle {f['detangle_version']} on the same asyncio "
+         "tasks, runs per CPU-second (every run checked)",
+         f"parallel {ratio:.2f}x ({f['parallel_runs_per_s']:.0f} vs "
+         f"{f['detangle_runs_per_s']:.0f} runs/s); `gather` through `from_asyncio` "
+         f"{f['gather_bridged_over_detangle']:.2f}x", f">= {target:g}x", f"{ratio / target:.2f}"),
+    ]
+
+
 #: name -> (script arguments for a full run, for a quick one, rows from its figures)
 BENCHMARKS: dict[str, tuple[list[str], list[str], Callable[[dict[str, Any]], list[Row]]]] = {
     "bench_run": (["--rounds", "5"], ["--rounds", "3", "--seconds", "0.2"], _run_rows),
@@ -150,6 +163,7 @@ BENCHMARKS: dict[str, tuple[list[str], list[str], Callable[[dict[str, Any]], lis
     "bench_explore": (["--rounds", "3"], ["--rounds", "1", "--runs", "1000", "--examples", "200"], _explore_rows),
     "bench_sweep_scale": (["--rounds", "3"], ["--rounds", "1", "--cells", "1000"], _sweep_scale_rows),
     "bench_traces": ([], ["--spans", "20000"], _traces_rows),
+    "bench_peers": ([], ["--runs", "500", "--rounds", "1"], _peers_rows),
 }
 
 
