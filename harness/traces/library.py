@@ -81,7 +81,7 @@ def scenario_text(learned: Learned, turns: Sequence[Turn], *, name: str, files: 
     if timed_out:
         timeout = max(1, round(timed_out[len(timed_out) // 2]))
         lines += [f"# The runtime's per-call timeout, read from the {len(timed_out)} timed-out attempts (their median "
-                  "duration). The runtime's retries are not modelled: a scenario retries only idempotent tools.",
+                  "duration). The runtime's retries are not modelled: this execution policy retries nothing.",
                   f"execution = {{ timeout_ms = {timeout} }}"]
     resources = infer(turns, keep_arguments=keep_arguments)
     lines += ["", *_world(resources)]
