@@ -159,7 +159,7 @@ def replay_turns(paths: tuple[Path, ...], scheduler_names: list[str], runs: int,
     from harness.policies import UnknownSchedulerError, get_scheduler
     from harness.report.trace_whatif import draw_whatif, draw_worst_turns, whatif_data, whatif_text
     from harness.scenario import scenario_from_data
-    from harness.traces import scenario_text, tool_names
+    from harness.traces import scenario_text
     from harness.traces.whatif import fidelity, what_if, worst_run
 
     schedulers = list(dict.fromkeys(scheduler_names))
@@ -178,7 +178,7 @@ def replay_turns(paths: tuple[Path, ...], scheduler_names: list[str], runs: int,
         what = what_if(scenario, imported.turns, schedulers, seeds, update, cluster)
     check = None
     if production is not None:
-        check = fidelity(what, production, imported.turns, tool_names([m.tool for m in learned.tools]))
+        check = fidelity(what, production, imported.turns, scenario)
     data = whatif_data(what, check)
     if fmt == "json":
         click.echo(json.dumps(data, indent=2))

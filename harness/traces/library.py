@@ -21,14 +21,16 @@ reads a trace and never runs a scenario.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import PurePath
 
 from harness.tools.catalogue import BUILTIN
+from harness.traces.fits import KS_ALPHA
 from harness.traces.learn import MIN_SAMPLES, Learned, ToolModel
-from harness.traces.records import Turn
+from harness.traces.records import CallRecord, Turn
 from harness.traces.resources import FILE, READ, WRITE, Access, Resources, infer
 
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
@@ -84,11 +86,12 @@ def scenario_text(learned: Learned, turns: Sequence[Turn], *, name: str, files: 
                   "duration). The runtime's retries are not modelled: this execution policy retries nothing.",
                   f"execution = {{ timeout_ms = {timeout} }}"]
     resources = infer(turns, keep_arguments=keep_arguments)
+    models = {m.tool: m for m in learned.tools}
     lines += ["", *_world(resources)]
     for model in learned.tools:
         lines += _tool(model, names[model.tool], sources, resources.tools[model.tool], resources)
     for number, turn in enumerate(turns, 1):
-        lines += _batch(number, turn, names, keep_arguments, resources)
+        lines += _batch(number, turn, names, keep_arguments, resources, models)
     return "\n".join(lines)
 
 
@@ -112,19 +115,26 @@ def _tool(model: ToolModel, name: str, sources: str, access: Access, resources: 
                f"{len(model.latencies_ms)} latency samples."]
     fit = model.fit
     if fit is not None:
-        median = max(1, round(fit.median_ms))
-        sigma = round(min(fit.sigma, 5.0), 3)
-        latency = f"{{ lognormal = {{ median = {median}, sigma = {sigma} }} }}"
+        latency = _lognormal(fit.median_ms, fit.sigma)
         comment.append(f"# Log-normal fit: median {fit.median_ms:.1f} ms, sigma {fit.sigma:.3f}; KS D = {fit.ks:.3f} "
                        f"(p = {fit.p_value:.3f}, optimistic: fitted to the same sample).")
         if fit.censored:
             comment.append(f"# {fit.censored} timed-out or cancelled attempts enter the fit as right-censored (the "
                            "latency was at least their duration).")
+        mixture = model.mixture
+        if mixture is not None:
+            comment.append(
+                f"# It fails its KS test (p < {KS_ALPHA}); a two-component mixture: {mixture.weight:.2f} x median "
+                f"{mixture.median_ms:.1f} ms, sigma {mixture.sigma:.3f} + {1 - mixture.weight:.2f} x median "
+                f"{mixture.median2_ms:.1f} ms, sigma {mixture.sigma2:.3f}; KS D = {mixture.ks:.3f} (p = "
+                f"{mixture.p_value:.3f}); BIC {mixture.bic:.1f} against {mixture.single_bic:.1f} (lower is better): "
+                f"{'the mixture' if mixture.chosen else 'the log-normal'}.")
+            if mixture.chosen and model.split is None:  # a scenario has no mixture latency: the sample stands for it
+                latency = _choice(model)
+                comment.append("# A scenario's latency has no mixture: the observed latencies stand for it, one "
+                               "drawn at random per attempt.")
     elif model.latencies_ms:
-        # A timed-out attempt's latency was longer than the timeout: 1 ms past where the runtime gave up.
-        values = ", ".join(str(v) for v in sorted([round(v) for v in model.latencies_ms]
-                                                  + [math.ceil(v) + 1 for v in model.censored_ms]))
-        latency = f"{{ choice = [{values}] }}"
+        latency = _choice(model)
         past = f", and 1 ms past each of the {len(model.censored_ms)} timed-out or cancelled ones" \
             if model.censored_ms else ""
         comment.append(f"# No fit: {model.why_no_fit}; the observed latencies{past}, one drawn at random per "
@@ -140,15 +150,59 @@ def _tool(model: ToolModel, name: str, sources: str, access: Access, resources: 
     guess, does, declared = _guessed(access, resources)
     comment += guess
     known = "behaviour guessed" if guess else "behaviour unknown"
-    table = [f"[tools.{_key(name)}]",
-             f"description = {_string(f'learned from traces ({model.tool}); {known}')}",
-             f"does = {does}" + ("  # guess" if guess else ""),
-             f"latency = {latency}"]
-    if model.errors:
-        table.append(f"failure = {{ rate = {round(model.error_rate, 4)} }}  # {model.errors} of {model.attempts} "
-                     "attempts ended with an error")
-    table.append(f"declared = {declared}" + ("  # guess" if guess else ""))
-    return [*comment, *table, ""]
+    tables: list[tuple[str, str, list[str]]] = [(name, latency, [])]
+    split = model.split
+    if split is not None:
+        comment.append(f"# Split by the argument `{split.argument}` ({len(split.classes)} classes): BIC "
+                       f"{split.bic:.1f} against {split.whole_bic:.1f} for the whole (lower is better), so one tool "
+                       "per class, each with its own log-normal; a call runs the tool of its class.")
+        tables = [(class_name(name, split.argument, i),
+                   _lognormal(c.median_ms, c.sigma),
+                   [f"# {name}, class {i} of `{split.argument}`"
+                    + (f" ({c.value})" if resources.kept else "") + f": {c.calls} calls, {c.samples} latency "
+                    f"samples; log-normal median {c.median_ms:.1f} ms, sigma {c.sigma:.3f}."])
+                  for i, c in enumerate(split.classes, 1)]
+    lines = list(comment)
+    for table_name, table_latency, table_comment in tables:
+        lines += [*table_comment,
+                  f"[tools.{_key(table_name)}]",
+                  f"description = {_string(f'learned from traces ({model.tool}); {known}')}",
+                  f"does = {does}" + ("  # guess" if guess else ""),
+                  f"latency = {table_latency}"]
+        if model.errors:
+            lines.append(f"failure = {{ rate = {round(model.error_rate, 4)} }}  # {model.errors} of "
+                         f"{model.attempts} attempts ended with an error")
+        lines += [f"declared = {declared}" + ("  # guess" if guess else ""), ""]
+    return lines
+
+
+def class_name(name: str, argument: str, index: int) -> str:
+    """The scenario's tool for class `index` (1-based) of a split tool: `query_db.kind-2`."""
+    return f"{name}.{re.sub(r'[^A-Za-z0-9_]', '_', argument)}-{index}"
+
+
+def call_tool(call: CallRecord, model: ToolModel, name: str) -> str:
+    """The scenario's tool a recorded call runs: its tool's, or its class's when the tool is split."""
+    split = model.split
+    if split is None:
+        return name
+    try:
+        value = json.dumps(json.loads(call.arguments or "")[split.argument])
+    except (ValueError, KeyError, TypeError):
+        return name
+    values = [c.value for c in split.classes]
+    return class_name(name, split.argument, values.index(value) + 1) if value in values else name
+
+
+def _lognormal(median_ms: float, sigma: float) -> str:
+    return f"{{ lognormal = {{ median = {max(1, round(median_ms))}, sigma = {round(min(sigma, 5.0), 3)} }} }}"
+
+
+def _choice(model: ToolModel) -> str:
+    # A timed-out attempt's latency was longer than the timeout: 1 ms past where the runtime gave up.
+    values = ", ".join(str(v) for v in sorted([round(v) for v in model.latencies_ms]
+                                              + [math.ceil(v) + 1 for v in model.censored_ms]))
+    return f"{{ choice = [{values}] }}"
 
 
 def _guessed(access: Access, resources: Resources) -> tuple[list[str], str, str]:
@@ -190,7 +244,7 @@ def _guessed(access: Access, resources: Resources) -> tuple[list[str], str, str]
 
 
 def _batch(number: int, turn: Turn, names: Mapping[str, str], keep_arguments: bool,
-           resources: Resources) -> list[str]:
+           resources: Resources, models: Mapping[str, ToolModel]) -> list[str]:
     overlaps = len(turn.overlaps())
     lines = [f"# turn {number}: {len(turn.calls)} calls; recorded makespan {turn.makespan_ms:.1f} ms, at most "
              f"{turn.peak_concurrency()} running at once, {overlaps} overlapping pair{'' if overlaps == 1 else 's'}."]
@@ -207,7 +261,7 @@ def _batch(number: int, turn: Turn, names: Mapping[str, str], keep_arguments: bo
         lines += [f"# recorded{recorded}: {call.attempts[-1].duration_ms:.1f} ms, {outcomes}",
                   "[[batches.calls]]",
                   f"id = {_string(f't{number}.{index}')}",
-                  f"name = {_string(names[call.tool])}",
+                  f"name = {_string(call_tool(call, models[call.tool], names[call.tool]))}",
                   f"arguments = {_string(arguments)}"]
         if keep_arguments:
             lines.append("check_arguments = false")
@@ -223,8 +277,6 @@ def _string(value: str) -> str:
 
 
 def _json(value: str) -> str:
-    import json
-
     return json.dumps(value, ensure_ascii=False)
 
 

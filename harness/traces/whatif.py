@@ -225,9 +225,10 @@ def worst_run(scenario: Scenario, what: WhatIf, scheduler: str) -> RunResult:
     return run(replace(scenario, batches=(scenario.batches[turn - 1],)), get_scheduler(scheduler), seed)
 
 
-def fidelity(what: WhatIf, production: str, turns: Sequence[Turn], names: dict[str, str]) -> Fidelity:
+def fidelity(what: WhatIf, production: str, turns: Sequence[Turn], scenario: Scenario) -> Fidelity:
     """The fidelity of `production`'s replay (one of the policies run) against the recorded turns;
-    `names` maps traced tool names to the scenario's (`harness.traces.library.tool_names`)."""
+    `scenario` is the one replayed, whose batches name the tool each recorded call ran as (a tool
+    split by an argument class runs as its class's tool)."""
     from scipy import stats
 
     outcome = next(o for o in what.policies if o.scheduler == production)
@@ -236,9 +237,9 @@ def fidelity(what: WhatIf, production: str, turns: Sequence[Turn], names: dict[s
     errors = tuple((name, (outcome.quantile(q) - _quantile(recorded, q)) / _quantile(recorded, q))
                    for name, q in (("p50", 0.5), ("p95", 0.95)))
     by_tool: dict[str, list[float]] = {}
-    for turn in turns:
-        for call in turn.calls:
-            by_tool.setdefault(names[call.tool], []).append((call.end_ns - call.start_ns) / 1e6)
+    for turn, batch in zip(turns, scenario.batches, strict=True):
+        for call, replayed_call in zip(turn.calls, batch.calls, strict=True):
+            by_tool.setdefault(replayed_call.name, []).append((call.end_ns - call.start_ns) / 1e6)
     drifting = []
     for tool, values in sorted(by_tool.items()):
         replayed = outcome.call_durations.get(tool, ())
