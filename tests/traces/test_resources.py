@@ -84,3 +84,19 @@ def test_the_what_if_on_the_sample_shows_hazards_under_parallel_only() -> None:
     assert policies["serial"]["hazard_share"] == 0 == policies["resource_keys"]["hazard_share"]
     assert policies["parallel"]["hazard_share"] > 0.01
     assert {"stale-read", "lost-update"} <= set(policies["parallel"]["labels"])
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_every_guessed_touch_finds_its_file_under_serial(keep: bool) -> None:
+    """Absolute, `./` and relative recorded paths, ids as numbers and strings: each call's read finds the
+    world file that stands for its resource (kept values are normalized as the world normalizes them)."""
+    from harness.oracles import check
+    from harness.policies import get_scheduler
+    from harness.run import run
+
+    turns = _turns()
+    text = scenario_text(learn(turns), turns, name="guess", files=["x.jsonl"], keep_arguments=keep)
+    result = run(scenario_from_data(tomllib.loads(text), "x"), get_scheduler("serial"), 3)
+    assert [r.outcome.value for b in result.batches for r in b.results] == ["ok"] * 7
+    assert not [x for verdict in check(result) for x in verdict.violations]
+    assert ('"/traced/file/srv/secret-plan.md" = ""' in text) is keep
