@@ -21,8 +21,19 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
+
+
+class Fitted(Protocol):
+    """What a class's log-normal fit gives (`harness.traces.learn.Fit`)."""
+
+    @property
+    def median_ms(self) -> float: ...
+
+    @property
+    def sigma(self) -> float: ...
 
 #: A single log-normal whose KS p-value is below this is said to fail its test (a mixture is then tried).
 KS_ALPHA = 0.05
@@ -150,11 +161,11 @@ def argument_classes(arguments: Sequence[str | None]) -> dict[str, list[str]]:
 
 
 def split_by_class(attempts: Sequence[tuple[str, float, bool]], argument: str, whole_bic: float,
-                   minimum: int, calls: Mapping[str, int]) -> Split | None:
+                   minimum: int, calls: Mapping[str, int],
+                   fit_lognormal: Callable[[tuple[float, ...], tuple[float, ...]], Fitted]) -> Split | None:
     """The split of a tool's attempts, `(class value, ms, censored)`, by `argument`'s classes (`calls`:
-    how many calls each class has): None when a class has fewer than `minimum` latency samples."""
-    from harness.traces.learn import fit_lognormal
-
+    how many calls each class has; `fit_lognormal`: `harness.traces.learn`'s, which this module does not
+    import, learn importing it): None when a class has fewer than `minimum` latency samples."""
     classes: dict[str, tuple[list[float], list[float]]] = {}
     for value, ms, censored in attempts:
         classes.setdefault(value, ([], []))[1 if censored else 0].append(ms)

@@ -182,7 +182,7 @@ def _beyond(fit: Fit, values: tuple[float, ...], bounds: tuple[float, ...],
     for argument, classes in argument_classes([c.arguments for c in calls]).items():
         attempts = [(value, a.duration_ms, a.outcome not in ("ok", "error"))
                     for call, value in zip(calls, classes, strict=True) for a in call.attempts]
-        split = split_by_class(attempts, argument, whole, MIN_SAMPLES, Counter(classes))
+        split = split_by_class(attempts, argument, whole, MIN_SAMPLES, Counter(classes), fit_lognormal)
         if split is not None and split.bic < split.whole_bic and (best is None or split.bic < best.bic):
             best = split
     return mixture, best
