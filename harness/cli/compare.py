@@ -49,7 +49,7 @@ from harness.scenario import find_scenario, scenario_names
 @click.option("--traces", "traces", multiple=True, type=click.Path(path_type=Path),
               help="Instead of a scenario: replay the recorded turns of these trace exports (OTLP JSON, openai-agents "
                    "or LangSmith; files or directories) with learned latencies, as `harness traces whatif` (runs in "
-                   "this process).")
+                   "this process, or on --dask).")
 @click.option("--production", default=None, help="With --traces: the scheduler production ran (the fidelity line).")
 @wall_timeout_option
 @trust_options
@@ -66,7 +66,8 @@ def compare_command(scenario: str | None, scenario_list: str | None, scheduler_l
         from harness.cli.traces import replay_turns
         from harness.policies import scheduler_names
 
-        replay_turns(traces, names(scheduler_list, scheduler_names), runs, seed_start, production, out, fmt)
+        replay_turns(traces, names(scheduler_list, scheduler_names), runs, seed_start, production, out, fmt,
+                     dask_address=dask_address, processes=processes)
         return
     if production is not None:
         raise click.UsageError("--production goes with --traces")

@@ -4,14 +4,14 @@ Owns the commands' options and where their output goes. `import` writes the scen
 traces (`harness.traces.library`) to `--out` or stdout and one line about what it read on stderr;
 `summary` prints the per-tool models and the workload (`--format text|json`) and, with `--plot PNG`,
 draws each tool's ECDF and fit; `whatif` replays the recorded turns under each scheduler
-(`harness.traces.whatif`) and prints the table and the fidelity line (with `--out`: the JSON, the plots
-and the Gantt chart of each policy's worst turn run). FILE arguments are trace exports
-(OTLP JSON, openai-agents, LangSmith: `harness.traces.formats`) or directories of them; `--sample`
-reads the built-in synthetic sample instead. A large export
-shows a progress bar on a terminal only (stderr stays clean in pipes and tests). A malformed trace is
-one line on stderr, exit 2. Before the scenario is written it is loaded back with the scenario loader (a
-scenario that does not load is a harness bug, exit 70); `--out` is written whole or not at all, and only
-over a file `harness traces import` wrote unless `--force`. Only `whatif` runs schedules.
+(`harness.traces.whatif`; with `--dask`, on a cluster) and prints the table and the fidelity line
+(with `--out`: the JSON, the plots and the Gantt chart of each policy's worst turn run). FILE
+arguments are trace exports (OTLP JSON, openai-agents, LangSmith: `harness.traces.formats`) or
+directories of them; `--sample` reads the built-in synthetic sample instead. A large export shows a
+progress bar on a terminal only (stderr stays clean in pipes and tests). A malformed trace is one
+line on stderr, exit 2. Before the scenario is written it is loaded back with the scenario loader (a
+scenario that does not load is a harness bug, exit 70); `--out` is written whole or not at all, and
+only over a file `harness traces import` wrote unless `--force`. Only `whatif` runs schedules.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, NoReturn
 import click
 
 from harness.atomic import OutputError, write_text
-from harness.cli.options import progress_bar
+from harness.cli.options import cluster_for, dask_option, progress_bar
 from harness.exitcodes import ExitCode
 
 if TYPE_CHECKING:
@@ -135,27 +135,31 @@ def summary_command(files: tuple[Path, ...], sample: bool, plot: Path | None, fm
               help="Write whatif.json and the plots (makespan ECDF per policy, saving versus hazard, the Gantt chart "
                    "of each policy's worst turn run) here.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@dask_option
 def whatif_command(files: tuple[Path, ...], sample: bool, scheduler_list: str, runs: int, seed_start: int,
-                   production: str | None, out: Path | None, fmt: str) -> None:
+                   production: str | None, out: Path | None, fmt: str, dask_address: str | None) -> None:
     """Replay the recorded turns under each scheduler with latencies from the learned models: turn
     makespan p50/p95/p99, saving against production, share of turns with a hazard and its labels."""
     schedulers = [n.strip() for n in scheduler_list.split(",") if n.strip()]
     if production is None and sample:
         production = "dag"
     replay_turns(_paths(files, sample), schedulers, runs, seed_start, production, out, fmt,
-                 sources="the built-in synthetic sample" if sample else None)
+                 sources="the built-in synthetic sample" if sample else None, dask_address=dask_address)
 
 
 def replay_turns(paths: tuple[Path, ...], scheduler_names: list[str], runs: int, seed_start: int,
-                 production: str | None, out: Path | None, fmt: str, *, sources: str | None = None) -> None:
+                 production: str | None, out: Path | None, fmt: str, *, sources: str | None = None,
+                 dask_address: str | None = None, processes: int | None = None) -> None:
     """The what-if of `traces whatif` and `compare --traces`: print it, and write it under `out`. The
-    schedulers run in this process (a `module:attribute` scheduler too: no isolated child)."""
+    schedulers run in this process (a `module:attribute` scheduler too: no isolated child), or with
+    `dask_address` on that Dask cluster's workers (`processes`: the workers of `--dask local`), with
+    the same figures."""
     import tomllib
 
     from harness.policies import UnknownSchedulerError, get_scheduler
     from harness.report.trace_whatif import draw_whatif, draw_worst_turns, whatif_data, whatif_text
     from harness.scenario import scenario_from_data
-    from harness.traces import scenario_text, tool_names
+    from harness.traces import scenario_text
     from harness.traces.whatif import fidelity, what_if, worst_run
 
     schedulers = list(dict.fromkeys(scheduler_names))
@@ -170,11 +174,11 @@ def replay_turns(paths: tuple[Path, ...], scheduler_names: list[str], runs: int,
     text = scenario_text(learned, imported.turns, name="whatif", files=imported.files)
     scenario = scenario_from_data(tomllib.loads(text), "<traces whatif>")
     seeds = range(seed_start, seed_start + runs)
-    with progress_bar("replaying turns") as update:
-        what = what_if(scenario, imported.turns, schedulers, seeds, update)
+    with cluster_for(dask_address, processes) as cluster, progress_bar("replaying turns") as update:
+        what = what_if(scenario, imported.turns, schedulers, seeds, update, cluster)
     check = None
     if production is not None:
-        check = fidelity(what, production, imported.turns, tool_names([m.tool for m in learned.tools]))
+        check = fidelity(what, production, imported.turns, scenario)
     data = whatif_data(what, check)
     if fmt == "json":
         click.echo(json.dumps(data, indent=2))

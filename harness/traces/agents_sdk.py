@@ -1,20 +1,23 @@
-"""Reading openai-agents' exported traces: the items its tracing processors export (`Trace.export()`
-and `Span.export()` of `agents.tracing`).
+"""Reading openai-agents' exported traces: the items its tracing processors export (`Trace.export()` and
+`Span.export()` of `agents.tracing`).
 
 Owns that format's field names: an item is `{"object": "trace.span", "id", "trace_id", "parent_id",
 "started_at", "ended_at", "span_data": {"type": ...}, "error": null | {"message", "data"}}` (a trace
 item, `"object": "trace"`, carries no timing and is skipped). A file holds such items one per line, as a
-JSON list, or as the body the SDK's `BackendSpanExporter` posts (`{"data": [items]}`). A `function`
-span is a tool call (`span_data.name` is the tool, `span_data.input` its arguments text); a
-`generation` or `response` span is a model call. Everything else (agent, turn, handoff, guardrail and
-custom spans) is dropped after its type is read. A span's output is only matched against the SDK's own
-timeout message (`Tool 'NAME' timed out after N seconds.`: with its default `timeout_behavior` the SDK
-records a timed-out call as that output, not as an error), and its error's `data` is not read beyond
-`data.error`, the error's text; neither is kept. Times are ISO 8601 with
-microseconds. The export records no tool-call id, so each function span is its own call (no retries
-are seen); the SDK puts a turn's `generation` span and its `function` spans side by side under one
-`turn` span, which `harness.traces.turns` splits as it does `invoke_agent` siblings. A malformed
-item raises `TraceError` naming the file, the line or item, the span id and the field. It never groups.
+JSON list, or as the body the SDK's `BackendSpanExporter` posts (`{"data": [items]}`). A `function` span
+is a tool call (`span_data.name` is the tool, `span_data.input` its arguments text); a `generation` or
+`response` span is a model call. Everything else (agent, turn, handoff, guardrail and custom spans) is
+dropped after its type is read. A function span's output is only matched against the SDK's own timeout message
+(`Tool 'NAME' timed out after N seconds.`: with its default `timeout_behavior` the SDK records a
+timed-out call as that output, not as an error), and its error's `data` is not read beyond `data.error`,
+the error's text; neither is kept. Times are ISO 8601 with microseconds. A function span records no
+tool-call id; a generation span's output does, when the model is the Chat Completions one and the trace
+keeps model data (`tool_calls` ids, names and arguments: only those are kept, `emitted`), and a function
+span takes the id of the call it answers (`harness.traces.turns`); without them each function span is
+its own call (no retries are seen). The SDK puts a turn's `generation` span and its `function` spans
+side by side under one `turn` span, which `harness.traces.turns` splits as it does `invoke_agent`
+siblings. A malformed item raises `TraceError` naming the file, the line or item, the span id and the
+field. It never groups.
 """
 
 from __future__ import annotations
@@ -99,7 +102,8 @@ def _item(item: Any, file: str, where: str) -> SpanRecord | None:
         raise TraceError(file, where, "ended_at", f"a time at or after started_at ({item.get('started_at')})",
                          item.get("ended_at"))
     if kind in MODEL_TYPES:
-        return SpanRecord(trace_id, span_id, parent or "", "chat", start, end, file=file)
+        return SpanRecord(trace_id, span_id, parent or "", "chat", start, end, file=file,
+                          emitted=emitted(data.get("output")))
     tool = data.get("name")
     if not isinstance(tool, str) or not tool:
         raise TraceError(file, where, "span_data.name", "the tool's name (a non-empty string) on a function span",
@@ -113,6 +117,31 @@ def _item(item: Any, file: str, where: str) -> SpanRecord | None:
         error_type = "timeout: " + output
     return SpanRecord(trace_id, span_id, parent or "", "execute_tool", start, end, tool=tool,
                       error_type=error_type, arguments=arguments, file=file)
+
+
+def emitted(output: Any) -> tuple[tuple[str, str, str | None], ...]:
+    """The tool calls a generation span's output holds, as (call id, tool, arguments): Chat Completions
+    messages' `tool_calls` (`{"id", "function": {"name", "arguments"}}`) and Responses items
+    (`{"type": "function_call", "call_id", "name", "arguments"}`). Nothing else of the output is kept;
+    a shape it does not know gives none."""
+    found: list[tuple[str, str, str | None]] = []
+    for item in output if isinstance(output, list) else []:
+        if not isinstance(item, Mapping):
+            continue
+        calls = item.get("tool_calls")
+        for call in calls if isinstance(calls, list) else []:
+            function = call.get("function") if isinstance(call, Mapping) else None
+            if isinstance(function, Mapping):
+                found += _call(call.get("id"), function.get("name"), function.get("arguments"))
+        if item.get("type") == "function_call":
+            found += _call(item.get("call_id"), item.get("name"), item.get("arguments"))
+    return tuple(found)
+
+
+def _call(call_id: Any, name: Any, arguments: Any) -> list[tuple[str, str, str | None]]:
+    if isinstance(call_id, str) and call_id and isinstance(name, str) and name:
+        return [(call_id, name, arguments if isinstance(arguments, str) else None)]
+    return []
 
 
 def _error(error: Any, file: str, where: str) -> str:

@@ -2,19 +2,21 @@
 
 Owns that format's field names: a run is `{"id", "trace_id", "parent_run_id", "run_type", "name",
 "start_time", "end_time", "error", "inputs", "child_runs"}` (ISO 8601 times; without an offset they are
-UTC, as LangSmith writes them). A file holds runs one per line, as a JSON list, as the runs API's
-answer (`{"runs": [...]}`), or as one run with its `child_runs` nested (`read_run(load_child_runs=True)`).
-A `tool` run is a tool call (its `name` the tool, its `inputs` the arguments, its `error` text the
-outcome); an `llm` run is a model call. Their outputs are never read.
+UTC, as LangSmith writes them). A file holds runs one per line, as a JSON list, as the runs API's answer
+(`{"runs": [...]}`), or as one run with its `child_runs` nested (`read_run(load_child_runs=True)`). A
+`tool` run is a tool call (its `name` the tool, its `inputs` the arguments, its `error` text the
+outcome); an `llm` run is a model call. Their outputs are never read beyond a tool run's call id.
 
 LangChain and LangGraph nest model calls inside chains (LangGraph: the `agent` node's chain holds the
 `llm` run, the `tools` node's chain the `tool` runs of one turn), so a model call is moved up to the
 highest chain above it that holds no tool call, and it stands there, with that chain's times, for the
 model call that delimits turns (`harness.traces.turns`). That needs a trace's runs together: a file is
 read whole before it yields (a run's parent in another file counts as absent). A run without a
-`trace_id` belongs to its root's trace. The export records no tool-call id, so each tool run is its own
-call. A malformed run raises `TraceError` naming the file, the line or item, the run id and the field.
-It never groups runs into turns.
+`trace_id` belongs to its root's trace. A tool run's call id is the one its output's `ToolMessage`
+carries (`outputs.output.tool_call_id`: LangChain returns one when the tool was invoked with a tool
+call, as LangGraph's `ToolNode` does; the id is all that is read of the output); a tool run without one
+is its own call. A malformed run raises `TraceError` naming the file, the line or item, the run id and
+the field. It never groups runs into turns.
 """
 
 from __future__ import annotations
@@ -162,7 +164,22 @@ def _tool(run: _Run, trace_id: str, file: str) -> SpanRecord:
     inputs = run.raw.get("inputs")
     arguments = None if inputs is None else orjson.dumps(inputs, option=orjson.OPT_SORT_KEYS).decode()
     return SpanRecord(trace_id, run.run_id, run.parent_id, "execute_tool", start, end, tool=name,
-                      error_type=_error_type(error or ""), arguments=arguments, file=file)
+                      call_id=_call_id(run.raw.get("outputs")), error_type=_error_type(error or ""),
+                      arguments=arguments, file=file)
+
+
+def _call_id(outputs: Any) -> str:
+    """The tool-call id of the `ToolMessage` a LangChain tool returns when it was invoked with a tool call
+    (`outputs.output.tool_call_id`, or under `kwargs` as LangChain serializes it); '' when absent. Nothing
+    else of the output is read."""
+    output = outputs.get("output") if isinstance(outputs, Mapping) else None
+    if not isinstance(output, Mapping):
+        return ""
+    for where in (output, output.get("kwargs")):
+        call_id = where.get("tool_call_id") if isinstance(where, Mapping) else None
+        if isinstance(call_id, str) and call_id:
+            return call_id
+    return ""
 
 
 def _error_type(error: str) -> str:

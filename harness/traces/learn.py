@@ -21,7 +21,17 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 
-from harness.traces.records import Turn
+from harness.traces.fits import (
+    KS_ALPHA,
+    Mixture,
+    Split,
+    argument_classes,
+    bic,
+    fit_mixture,
+    lognormal_ll,
+    split_by_class,
+)
+from harness.traces.records import CallRecord, Turn
 
 #: Fewer attempts than this: no fit, the empirical values only (a fit to a handful says nothing).
 MIN_SAMPLES = 20
@@ -64,6 +74,19 @@ class ToolModel:
     why_no_fit: str = ""
     #: The durations of timed-out and cancelled attempts, sorted: lower bounds of their latencies.
     censored_ms: tuple[float, ...] = ()
+    #: The two-component mixture, when the single log-normal failed its KS test (`harness.traces.fits`).
+    mixture: Mixture | None = None
+    #: The split by an argument class, when one beats the whole fit (`harness.traces.fits`).
+    split: Split | None = None
+
+    @property
+    def latency_model(self) -> str:
+        """What the scenario's latency is: `split`, `mixture`, `lognormal` or `empirical` (too few samples)."""
+        if self.split is not None:
+            return "split"
+        if self.fit is None:
+            return "empirical"
+        return "mixture" if self.mixture is not None and self.mixture.chosen else "lognormal"
 
     @property
     def error_rate(self) -> float:
@@ -105,9 +128,11 @@ def learn(turns: tuple[Turn, ...]) -> Learned:
     censored: dict[str, list[float]] = {}
     counts: dict[str, Counter[str]] = {}
     seen_arguments: dict[str, set[tuple[str, str]]] = {}
+    calls_of: dict[str, list[CallRecord]] = {}
     for turn in turns:
         earlier = seen_arguments.setdefault(turn.trace_id, set())
         for call in turn.calls:
+            calls_of.setdefault(call.tool, []).append(call)
             count = counts.setdefault(call.tool, Counter())
             count["calls"] += 1
             count["retried"] += len(call.attempts) > 1
@@ -128,14 +153,15 @@ def learn(turns: tuple[Turn, ...]) -> Learned:
         values = tuple(sorted(samples.get(tool, [])))
         bounds = tuple(sorted(censored.get(tool, [])))
         count = counts[tool]
-        fit, why = None, ""
+        fit, why, mixture, split = None, "", None, None
         if len(values) < MIN_SAMPLES:
             why = f"too few samples for a fit ({len(values)} < {MIN_SAMPLES})"
         else:
             fit = fit_lognormal(values, bounds)
+            mixture, split = _beyond(fit, values, bounds, calls_of[tool])
         models.append(ToolModel(tool, count["calls"], count["attempts"], values, count["error"], count["timeout"],
                                 count["cancelled"], count["retried"], count["with_arguments"], count["repeated"],
-                                fit, why, bounds))
+                                fit, why, bounds, mixture, split))
     sizes = Counter(len(t.calls) for t in turns)
     mixes = Counter("+".join(sorted({c.tool for c in t.calls})) for t in turns)
     workload = Workload(len(turns), tuple(sorted(sizes.items())),
@@ -143,6 +169,23 @@ def learn(turns: tuple[Turn, ...]) -> Learned:
                         tuple(sorted(t.makespan_ms for t in turns)),
                         sum(1 for t in turns if t.peak_concurrency() > 1))
     return Learned(tuple(models), workload)
+
+
+def _beyond(fit: Fit, values: tuple[float, ...], bounds: tuple[float, ...],
+            calls: list[CallRecord]) -> tuple[Mixture | None, Split | None]:
+    """The mixture (tried when the log-normal fails its KS test and nothing was censored) and the best
+    split by an argument class that beats the better whole fit (`harness.traces.fits`)."""
+    single = bic(2, len(values) + len(bounds), lognormal_ll(values, fit.median_ms, fit.sigma, bounds))
+    mixture = fit_mixture(values, single) if fit.p_value < KS_ALPHA and not bounds else None
+    whole = mixture.bic if mixture is not None and mixture.chosen else single
+    best = None
+    for argument, classes in argument_classes([c.arguments for c in calls]).items():
+        attempts = [(value, a.duration_ms, a.outcome not in ("ok", "error"))
+                    for call, value in zip(calls, classes, strict=True) for a in call.attempts]
+        split = split_by_class(attempts, argument, whole, MIN_SAMPLES, Counter(classes), fit_lognormal)
+        if split is not None and split.bic < split.whole_bic and (best is None or split.bic < best.bic):
+            best = split
+    return mixture, best
 
 
 def fit_lognormal(values: tuple[float, ...], censored: tuple[float, ...] = ()) -> Fit:

@@ -75,6 +75,9 @@ class SpanRecord:
     error_type: str = ""
     arguments: str | None = None
     file: str = ""  # where it was read, for messages
+    #: For a model call: the tool calls it emitted as (call id, tool, arguments), when the export records
+    #: them (openai-agents' generation output); the tool spans without an id take theirs (`harness.traces.turns`).
+    emitted: tuple[tuple[str, str, str | None], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

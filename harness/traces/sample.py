@@ -4,7 +4,10 @@ Owns how the sample is made, so that `harness traces import --sample` and `harne
 --sample` work on a fresh machine. It imitates an agent service whose runtime runs every call of a turn
 at once (the `parallel` policy: calls start in model order about a millisecond apart), with a
 2-second per-call timeout, one retry after a transient error, and latencies drawn from log-normal
-distributions (`TOOLS`). The shape is the GenAI semantic conventions': per conversation an
+distributions (`TOOLS`). Its arguments name what a call touches, as a real agent's do: `read_file` and
+`edit_file` a `path` out of eight source files (so one turn may read and edit one file), `send_email` a
+`thread_id`, `query_db` a `kind` (`lookup` or `report`, which is four times slower), the others a query
+text. The shape is the GenAI semantic conventions': per conversation an
 `invoke_agent` span, under it per turn a `chat` span and then the turn's `execute_tool` spans (siblings
 of the chat span that emitted them). Every draw comes from a named stream of `SEED`
 (`harness.sim.streams`), so `python -m harness.traces.sample` rewrites `SAMPLE` byte for byte
@@ -29,11 +32,14 @@ TIMEOUT_MS = 2000
 #: tool -> (weight in a turn's mix, median ms, sigma, transient error rate, argument pool size).
 TOOLS: dict[str, tuple[int, int, float, float, int]] = {
     "web_search": (30, 800, 0.5, 0.05, 40),
-    "read_file": (28, 40, 0.6, 0.0, 12),
-    "query_db": (22, 450, 0.8, 0.02, 25),
+    "read_file": (24, 40, 0.6, 0.0, 8),
+    "edit_file": (12, 150, 0.5, 0.02, 8),
+    "query_db": (22, 250, 0.4, 0.02, 25),  # a `report` query takes 4 times a `lookup`'s median
     "run_tests": (4, 1400, 0.3, 0.1, 2),
     "send_email": (3, 250, 0.2, 0.0, 50),  # rare: too few samples for a fit, on purpose
 }
+#: query_db's `kind`: (weight, factor on its median).
+QUERY_KINDS = {"lookup": (2, 1.0), "report": (1, 4.0)}
 _START_NS = 1_767_603_600_000_000_000  # 2026-01-05T09:00:00Z
 _MS = 1_000_000
 
@@ -63,7 +69,11 @@ def generate(seed: int = SEED, conversations: int = CONVERSATIONS) -> bytes:
             for index, tool in enumerate(names):
                 _, median, sigma, error_rate, pool = TOOLS[tool]
                 call_id = f"call_{conversation:02d}{turn}{index}"
-                arguments = orjson.dumps({"q": f"{tool}-{shape.randrange(pool)}"}).decode()
+                values = _arguments(tool, shape.randrange(pool))
+                if tool == "query_db":
+                    values["kind"] = shape.choices(list(QUERY_KINDS), weights=[k[0] for k in QUERY_KINDS.values()])[0]
+                    median = round(median * QUERY_KINDS[values["kind"]][1])
+                arguments = orjson.dumps(values).decode()
                 start = chat_end + index * _MS  # the runtime starts calls in model order, ~1 ms apart
                 for attempt in (1, 2):
                     draws = streams.stream("sample/latency", f"{key}/{index}", attempt)
@@ -93,6 +103,15 @@ def generate(seed: int = SEED, conversations: int = CONVERSATIONS) -> bytes:
             "scopeSpans": [{"scope": {"name": "harness.traces.sample"}, "spans": spans}]}]}
         lines.append(orjson.dumps(document))
     return b"\n".join(lines) + b"\n"
+
+
+def _arguments(tool: str, n: int) -> dict[str, str]:
+    """A call's arguments: the `n`th of its tool's pool."""
+    if tool in ("read_file", "edit_file"):
+        return {"path": f"src/module_{n}.py"} | ({"instructions": f"change {n}"} if tool == "edit_file" else {})
+    if tool == "send_email":
+        return {"thread_id": f"thread-{n}", "body": f"update {n}"}
+    return {"query": f"{tool}-{n}"}
 
 
 def _log(median: int) -> float:

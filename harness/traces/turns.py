@@ -4,8 +4,11 @@ Owns the grouping rules. A tool call's span is grouped with the other tool calls
 When the parent is a model call (`chat` with `execute_tool` children), that is the turn. When the
 parent is an agent span the model calls share with the tool calls (`invoke_agent` with `chat`, tools,
 `chat`, tools ...), each tool call belongs to the last sibling model call that ended before it started.
-Spans of one call id in one turn are the attempts of one call (a retry), in the order they started; a
-call without a call id is its own call. `error.type` (or an error status) gives the outcome: a type
+Spans of one call id in one turn are the attempts of one call (a retry), in the order they started. A
+tool span without a call id takes one from the tool calls its model call's record says it emitted
+(`SpanRecord.emitted`, when the export has them): in start order, the first not yet taken with the
+same tool and arguments, else (a retry) the last taken with them; a call still without an id is its
+own call. `error.type` (or an error status) gives the outcome: a type
 naming a timeout is `timeout`, one naming a cancellation `cancelled`, any other `error`. Turns come
 in the order they started (ties by trace and span id), so the same spans give the same turns whatever
 order the files listed them in. It never reads files and never fits anything.
@@ -15,7 +18,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from harness.traces.otlp import MODEL_OPERATIONS
 from harness.traces.records import Attempt, CallRecord, SpanRecord, Turn
@@ -65,21 +68,42 @@ def reconstruct(records: Iterable[SpanRecord], files: tuple[str, ...] = ()) -> I
         else:
             tool_spans += 1
             tools.setdefault((record.trace_id, record.parent_id), []).append(record)
-    groups: list[tuple[str, str, list[SpanRecord]]] = []
+    groups: list[tuple[str, str, list[SpanRecord], SpanRecord | None]] = []
     for (trace_id, parent_id), spans in tools.items():
         chats = sorted(siblings.get((trace_id, parent_id), []), key=lambda m: (m.end_ns, m.span_id))
         if (trace_id, parent_id) in models or not chats:
-            groups.append((trace_id, parent_id, spans))
+            groups.append((trace_id, parent_id, spans, models.get((trace_id, parent_id))))
             continue
         ends = [m.end_ns for m in chats]
-        split: dict[str, list[SpanRecord]] = {}
+        split: dict[str, tuple[list[SpanRecord], SpanRecord | None]] = {}
         for span in spans:
             index = bisect_right(ends, span.start_ns) - 1
-            split.setdefault(chats[index].span_id if index >= 0 else parent_id, []).append(span)
-        groups.extend((trace_id, key, part) for key, part in split.items())
-    turns = [_turn(trace_id, parent_id, spans) for trace_id, parent_id, spans in groups]
+            key = chats[index].span_id if index >= 0 else parent_id
+            split.setdefault(key, ([], chats[index] if index >= 0 else None))[0].append(span)
+        groups.extend((trace_id, key, part, model) for key, (part, model) in split.items())
+    turns = [_turn(trace_id, parent_id, _with_ids(spans, model)) for trace_id, parent_id, spans, model in groups]
     turns.sort(key=lambda t: (t.start_ns, t.trace_id, t.parent_id))
     return Imported(tuple(turns), tool_spans, model_spans, files)
+
+
+def _with_ids(spans: list[SpanRecord], model: SpanRecord | None) -> list[SpanRecord]:
+    """The spans, those without a call id given one of the calls `model` emitted (see the module)."""
+    if model is None or not model.emitted or all(s.call_id for s in spans):
+        return spans
+    taken: set[int] = set()
+    last: dict[tuple[str, str | None], str] = {}
+    named = []
+    for span in sorted(spans, key=lambda s: (s.start_ns, s.end_ns, s.span_id)):
+        if not span.call_id:
+            index = next((i for i, (_, tool, arguments) in enumerate(model.emitted) if i not in taken
+                          and tool == span.tool and arguments == span.arguments), None)
+            if index is not None:
+                taken.add(index)
+                last[(span.tool, span.arguments)] = model.emitted[index][0]
+            if (span.tool, span.arguments) in last:
+                span = replace(span, call_id=last[(span.tool, span.arguments)])
+        named.append(span)
+    return named
 
 
 def _turn(trace_id: str, parent_id: str, spans: list[SpanRecord]) -> Turn:

@@ -8,7 +8,9 @@ makespans' p50/p95/p99, the saving against production (1 - the sum over turns of
 makespan / the sum of the recorded ones), the share of turn runs with a violation and its labels, the
 tool whose call ended last in the slowest 5% of turn runs (the one that bounds them), their critical
 paths (`critical_path`: the chain of calls, each waiting for the one before it, that ends last) and the
-worst turn, which `worst_run` runs again for its Gantt chart.
+worst turn, which `worst_run` runs again for its Gantt chart. The unit of work is one turn under one
+scheduler on every seed (`replay_turn`, a pure function giving a `TurnRuns`), run here or on a Dask
+cluster's workers (`harness.distribute.cluster`) and summed in turn order, so both give the same figures.
 Fidelity: the replayed makespans under production's policy against the recorded ones, a two-sample KS
 test (it reproduces when p >= `FIDELITY_ALPHA`) with the p50/p95 errors; per tool, the same test over
 call durations names the tools that drift (p < `DRIFT_ALPHA`). A run is a pure function of the
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -28,6 +30,7 @@ from harness.scenario.spec import Scenario
 from harness.traces.records import Turn
 
 if TYPE_CHECKING:
+    from harness.distribute.cluster import Cluster
     from harness.model import CallResult
     from harness.run import RunResult
 
@@ -85,68 +88,110 @@ class WhatIf:
         return 1 - sum(outcome.mean_by_turn) / recorded if recorded else 0.0
 
 
-def what_if(scenario: Scenario, turns: Sequence[Turn], schedulers: Sequence[str], seeds: Sequence[int],
-            progress: Callable[[int, int], None] | None = None) -> WhatIf:
-    """Replay each batch of `scenario` (one per turn of `turns`, as `scenario_text` wrote them) alone,
-    under each scheduler and seed; `progress(done, total)` hears after each turn."""
+@dataclass(frozen=True)
+class TurnRuns:
+    """One recorded turn replayed under one scheduler on every seed: what `what_if` sums. A pure
+    function of the scenario, the scheduler's name, the turn and the seeds, wherever it ran."""
+
+    scheduler: str
+    number: int
+    # (makespan, turn, seed, tool that ended last, critical path, its time by tool), one per seed
+    runs: tuple[tuple[int, int, int, str, str, tuple[tuple[str, int], ...]], ...]
+    labels: tuple[tuple[str, ...], ...]          # each run's violation labels, sorted
+    durations: tuple[tuple[str, int], ...]        # (tool, end - start) of each replayed call
+
+
+def replay_turn(scenario: Scenario, task: tuple[str, int, tuple[int, ...]]) -> TurnRuns:
+    """Turn `number` (1-based: a batch of `scenario`) of `task = (scheduler, number, seeds)` run alone
+    on each seed and judged by every single-run oracle. The scheduler is built anew for the turn, so a
+    scheduler that keeps state between runs gives the same figures wherever and in whatever order
+    turns run."""
     from harness.oracles import check
     from harness.policies import get_scheduler
     from harness.run import run
 
+    name, number, seeds = task
+    scheduler = get_scheduler(name)
+    one = replace(scenario, batches=(scenario.batches[number - 1],))
+    tools = {call.id: call.name for call in one.batches[0].calls}
+    runs = []
+    labels = []
+    durations = []
+    for seed in seeds:
+        result = run(one, scheduler, seed)
+        (batch,) = result.batches
+        last = max(batch.results, key=lambda r: (r.end_ms, r.call_id), default=None)
+        chain = critical_path(batch.results)
+        path = " > ".join(tools.get(r.call_id, "?") for r in chain) or "-"
+        runs.append((batch.end_ms - batch.start_ms, number, seed, tools.get(last.call_id, "?") if last else "-", path,
+                     tuple((tools.get(r.call_id, "?"), r.end_ms - r.start_ms) for r in chain)))
+        durations += [(tools.get(r.call_id, "?"), r.end_ms - r.start_ms) for r in batch.results]
+        labels.append(tuple(sorted({x.label for verdict in check(result) for x in verdict.violations})))
+    return TurnRuns(name, number, tuple(runs), tuple(labels), tuple(durations))
+
+
+def _replay_chunk(scenario: Scenario, tasks: list[tuple[str, int, tuple[int, ...]]]) -> list[TurnRuns]:
+    return [replay_turn(scenario, task) for task in tasks]
+
+
+def what_if(scenario: Scenario, turns: Sequence[Turn], schedulers: Sequence[str], seeds: Sequence[int],
+            progress: Callable[[int, int], None] | None = None, cluster: Cluster | None = None) -> WhatIf:
+    """Replay each batch of `scenario` (one per turn of `turns`, as `scenario_text` wrote them) alone,
+    under each scheduler and seed; `progress(done, total)` hears after each turn. With `cluster` the
+    turns run on its workers (`harness.distribute.cluster`) in chunks and come back in turn order: the
+    figures are those of a run in this process."""
     if len(scenario.batches) != len(turns):
         raise ValueError(f"the scenario has {len(scenario.batches)} batches for {len(turns)} turns")
-    single = [replace(scenario, batches=(batch,)) for batch in scenario.batches]
-    outcomes = []
-    total, done = len(schedulers) * len(single), 0
-    for name in schedulers:
-        scheduler = get_scheduler(name)
-        # (makespan, turn, seed, bounding tool, critical path, its time by tool)
-        spans: list[tuple[int, int, int, str, str, tuple[tuple[str, int], ...]]] = []
-        labels: Counter[str] = Counter()
-        hazards = 0
-        durations: dict[str, list[int]] = {}
-        means = []
-        for number, one in enumerate(single, 1):
-            tools = {call.id: call.name for call in one.batches[0].calls}
-            replayed = 0
-            for seed in seeds:
-                result = run(one, scheduler, seed)
-                (batch,) = result.batches
-                makespan = batch.end_ms - batch.start_ms
-                replayed += makespan
-                last = max(batch.results, key=lambda r: (r.end_ms, r.call_id), default=None)
-                chain = critical_path(batch.results)
-                path = " > ".join(tools.get(r.call_id, "?") for r in chain) or "-"
-                spans.append((makespan, number, seed, tools.get(last.call_id, "?") if last else "-", path,
-                              tuple((tools.get(r.call_id, "?"), r.end_ms - r.start_ms) for r in chain)))
-                for r in batch.results:
-                    durations.setdefault(tools.get(r.call_id, "?"), []).append(r.end_ms - r.start_ms)
-                found = {x.label for verdict in check(result) for x in verdict.violations}
-                hazards += bool(found)
-                labels.update(found)
-            means.append(replayed / len(seeds))
-            done += 1
-            if progress is not None:
-                progress(done, total)
-        spans.sort(key=lambda s: (s[0], s[1], s[2]))
-        slow = spans[-max(1, math.ceil(len(spans) * 0.05)):]
-        bounding = Counter(s[3] for s in slow)
-        critical = Counter(s[4] for s in slow)
-        on_path: Counter[str] = Counter()
-        for s in slow:
-            for tool, ms in s[5]:
-                on_path[tool] += ms
-        path_ms = sum(on_path.values())
-        shares = tuple(sorted(((t, ms / path_ms) for t, ms in on_path.items()), key=lambda kv: (-kv[1], kv[0]))) \
-            if path_ms else ()
-        worst = spans[-1]
-        outcomes.append(PolicyOutcome(
-            name, tuple(s[0] for s in spans), tuple(means), hazards,
-            tuple(sorted(labels.items(), key=lambda kv: (-kv[1], kv[0]))),
-            tuple(sorted(bounding.items(), key=lambda kv: (-kv[1], kv[0]))),
-            (worst[1], worst[2], worst[0]), tuple(sorted(critical.items(), key=lambda kv: (-kv[1], kv[0]))), shares,
-            {tool: tuple(sorted(v)) for tool, v in sorted(durations.items())}))
-    return WhatIf(tuple(t.makespan_ms for t in turns), tuple(outcomes), tuple(seeds))
+    seed_list = tuple(seeds)
+    tasks = [(name, number, seed_list) for name in schedulers for number in range(1, len(scenario.batches) + 1)]
+    total = len(tasks)
+    if cluster is None:
+        done: Iterator[list[TurnRuns]] = ([replay_turn(scenario, task)] for task in tasks)
+    else:
+        from harness.distribute.cluster import chunk_size
+
+        size = chunk_size(total, cluster.workers, most=50)
+        done = cluster.in_order(_replay_chunk, [tasks[i:i + size] for i in range(0, total, size)], scenario)
+    by_scheduler: dict[str, list[TurnRuns]] = {name: [] for name in schedulers}
+    finished = 0
+    for chunk in done:
+        for part in chunk:
+            by_scheduler[part.scheduler].append(part)
+        finished += len(chunk)
+        if progress is not None:
+            progress(finished, total)
+    outcomes = tuple(_outcome(name, by_scheduler[name], len(seed_list)) for name in schedulers)
+    return WhatIf(tuple(t.makespan_ms for t in turns), outcomes, seed_list)
+
+
+def _outcome(name: str, parts: Sequence[TurnRuns], seeds: int) -> PolicyOutcome:
+    """One policy's figures from its turns' runs (in turn order)."""
+    spans = [run for part in parts for run in part.runs]
+    labels: Counter[str] = Counter(label for part in parts for found in part.labels for label in found)
+    hazards = sum(1 for part in parts for found in part.labels if found)
+    durations: dict[str, list[int]] = {}
+    for part in parts:
+        for tool, ms in part.durations:
+            durations.setdefault(tool, []).append(ms)
+    means = tuple(sum(run[0] for run in part.runs) / seeds for part in parts)
+    spans.sort(key=lambda s: (s[0], s[1], s[2]))
+    slow = spans[-max(1, math.ceil(len(spans) * 0.05)):]
+    bounding = Counter(s[3] for s in slow)
+    critical = Counter(s[4] for s in slow)
+    on_path: Counter[str] = Counter()
+    for s in slow:
+        for tool, ms in s[5]:
+            on_path[tool] += ms
+    path_ms = sum(on_path.values())
+    shares = tuple(sorted(((t, ms / path_ms) for t, ms in on_path.items()), key=lambda kv: (-kv[1], kv[0]))) \
+        if path_ms else ()
+    worst = spans[-1]
+    return PolicyOutcome(
+        name, tuple(s[0] for s in spans), means, hazards,
+        tuple(sorted(labels.items(), key=lambda kv: (-kv[1], kv[0]))),
+        tuple(sorted(bounding.items(), key=lambda kv: (-kv[1], kv[0]))),
+        (worst[1], worst[2], worst[0]), tuple(sorted(critical.items(), key=lambda kv: (-kv[1], kv[0]))), shares,
+        {tool: tuple(sorted(v)) for tool, v in sorted(durations.items())})
 
 
 def critical_path(results: Sequence[CallResult]) -> tuple[CallResult, ...]:
@@ -180,9 +225,10 @@ def worst_run(scenario: Scenario, what: WhatIf, scheduler: str) -> RunResult:
     return run(replace(scenario, batches=(scenario.batches[turn - 1],)), get_scheduler(scheduler), seed)
 
 
-def fidelity(what: WhatIf, production: str, turns: Sequence[Turn], names: dict[str, str]) -> Fidelity:
+def fidelity(what: WhatIf, production: str, turns: Sequence[Turn], scenario: Scenario) -> Fidelity:
     """The fidelity of `production`'s replay (one of the policies run) against the recorded turns;
-    `names` maps traced tool names to the scenario's (`harness.traces.library.tool_names`)."""
+    `scenario` is the one replayed, whose batches name the tool each recorded call ran as (a tool
+    split by an argument class runs as its class's tool)."""
     from scipy import stats
 
     outcome = next(o for o in what.policies if o.scheduler == production)
@@ -191,9 +237,9 @@ def fidelity(what: WhatIf, production: str, turns: Sequence[Turn], names: dict[s
     errors = tuple((name, (outcome.quantile(q) - _quantile(recorded, q)) / _quantile(recorded, q))
                    for name, q in (("p50", 0.5), ("p95", 0.95)))
     by_tool: dict[str, list[float]] = {}
-    for turn in turns:
-        for call in turn.calls:
-            by_tool.setdefault(names[call.tool], []).append((call.end_ns - call.start_ns) / 1e6)
+    for turn, batch in zip(turns, scenario.batches, strict=True):
+        for call, replayed_call in zip(turn.calls, batch.calls, strict=True):
+            by_tool.setdefault(replayed_call.name, []).append((call.end_ns - call.start_ns) / 1e6)
     drifting = []
     for tool, values in sorted(by_tool.items()):
         replayed = outcome.call_durations.get(tool, ())

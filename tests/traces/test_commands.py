@@ -4,6 +4,7 @@ and the scenario they write run by `harness run`."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -30,11 +31,11 @@ def test_summary_of_the_sample_prints_fits_with_sample_counts_and_plots_them(tmp
     png = tmp_path / "fits.png"
     code, out, err = _invoke("traces", "summary", "--sample", "--plot", str(png))
     assert code == 0, err
-    rows = {line.split()[0]: line for line in out.splitlines()[2:7]}
-    assert set(rows) == {"query_db", "read_file", "run_tests", "send_email", "web_search"}
-    assert "median 40 ms, sigma 0.66" in rows["read_file"] and "0.068" in rows["read_file"]
-    assert rows["read_file"].split()[1:4] == ["78", "78", "78"]  # calls, attempts, samples
-    assert "too few samples for a fit (11 < 20)" in rows["send_email"]
+    rows = {line.split()[0]: line for line in out.splitlines()[2:8]}
+    assert set(rows) == {"edit_file", "query_db", "read_file", "run_tests", "send_email", "web_search"}
+    assert "median 40 ms, sigma 0.66" in rows["read_file"] and "0.078" in rows["read_file"]
+    assert rows["read_file"].split()[1:4] == ["62", "62", "62"]  # calls, attempts, samples
+    assert "too few samples for a fit (10 < 20)" in rows["send_email"]
     assert "turns whose calls overlapped in time: 79 of 90" in out
     assert png.stat().st_size > 10_000 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert err == f"harness: wrote {png}\n"
@@ -45,7 +46,7 @@ def test_summary_json_states_each_fit_with_its_sample_count_and_ks() -> None:
     assert code == 0
     tools = {t["tool"]: t for t in json.loads(out)["tools"]}
     fit = tools["web_search"]["fit"]
-    assert fit["samples"] == tools["web_search"]["samples"] == 101
+    assert fit["samples"] == tools["web_search"]["samples"] == 94
     assert 0 < fit["ks_statistic"] < 0.15 and 700 < fit["median_ms"] < 950
     assert tools["send_email"]["fit"] is None and "too few" in tools["send_email"]["no_fit"]
     assert tools["run_tests"]["timeout_rate"] > 0.05  # the sample's 2 s timeout cuts its 1.4 s median's tail
@@ -56,17 +57,21 @@ def test_import_is_byte_identical_twice_and_its_scenario_runs(tmp_path: Path, mo
     first = _invoke("traces", "import", "--sample")
     second = _invoke("traces", "import", "--sample")
     assert first[0] == 0 and first[1] == second[1] and first[1]
-    assert first[2].startswith("harness: read 288 tool spans and 90 model spans from 1 file: 90 turns, 279 calls")
+    assert first[2].startswith("harness: read 287 tool spans and 90 model spans from 1 file: 90 turns, 279 calls")
     text = first[1]
-    assert "query_db" in text and "median = 382" in text and "execution = { timeout_ms = 2000 }" in text
-    assert "call_" not in text and "read_file-" not in text  # no call ids, no argument values by default
+    assert '[tools."query_db.kind-2"]' in text and "median = 841" in text
+    assert "execution = { timeout_ms = 2000 }" in text
+    # No call ids, no argument values by default: a file the calls name is a pseudonym.
+    assert "call_" not in text and "web_search-" not in text and "src/module_" not in text
+    assert '"/traced/file/file-' in text and not re.search(r"thread-\d{1,2}\b", text)
     code, _, err = _invoke("traces", "import", "--sample", "--out", "learned.toml")
     assert code == 0 and Path("learned.toml").read_text() == text
-    code, out, err = _invoke("run", "learned.toml", "--scheduler", "parallel", "--seed", "4")
+    code, out, err = _invoke("run", "learned.toml", "--scheduler", "resource_keys", "--seed", "4")
     assert code == 0, out + err
     assert "PASSED" in out
     kept = _invoke("traces", "import", "--sample", "--keep-arguments")[1]
-    assert "read_file-" in kept and "(call id 'call_" in kept and "check_arguments = false" in kept
+    assert "web_search-" in kept and "(call id 'call_" in kept and "check_arguments = false" in kept
+    assert '"/traced/file/src/module_0.py" = ""' in kept and "file-" not in kept
 
 
 def test_import_will_not_overwrite_a_file_it_did_not_write(tmp_path: Path) -> None:
