@@ -19,9 +19,11 @@ from typing import Any
 from harness.tools.hints import McpHints
 
 #: An argument whose name says it is a file (`path`, `file_path`, `filePath`, `dir`, ...).
-_PATHLIKE = re.compile(r"(?:^|_|(?<=[a-z])(?=[A-Z]))(?:path|file|filename|filepath|dir|directory|folder)$", re.I)
+# The word boundary is case-sensitive (only the word is not): with the whole pattern case-insensitive,
+# the camelCase boundary `(?<=[a-z])(?=[A-Z])` holds between any two letters, so `profile` was a path.
+PATHLIKE = re.compile(r"(?:^|_|(?<=[a-z])(?=[A-Z]))(?i:path|file|filename|filepath|dir|directory|folder)$")
 #: An argument whose name says it names a record (`id`, `ticket_id`, `ticketId`, `key`, `slug`, `uuid`).
-_IDLIKE = re.compile(r"(?:^|_|(?<=[a-z])(?=[A-Z]))(?:id|key|slug|uuid)$", re.I)
+IDLIKE = re.compile(r"(?:^|_|(?<=[a-z])(?=[A-Z]))(?i:id|key|slug|uuid)$")
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
 
@@ -135,9 +137,9 @@ def _guess(tool: str, schema: Mapping[str, Any], hints: McpHints) -> list[tuple[
                and p.get("type", "string") == "string" and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", n)]
     resources: list[tuple[str, str]] = []
     for arg in strings:
-        if _PATHLIKE.search(arg):
+        if PATHLIKE.search(arg):
             resources.append((arg, f"{{{arg}}}"))
-        elif _IDLIKE.search(arg):
+        elif IDLIKE.search(arg):
             stem = re.sub(r"_?(?:id|key|slug|uuid)$", "", arg, flags=re.I) or tool
             resources.append((arg, f"/mcp/{stem}/{{{arg}}}"))
     payload = " ".join(f"{{{a}}}" for a in strings if a not in dict(resources))

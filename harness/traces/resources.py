@@ -28,13 +28,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from harness.tools.mcp_catalogue import IDLIKE, PATHLIKE
 from harness.traces.records import Turn
 
-#: An argument whose name says it is a file (the MCP import's rule, with its word boundary case-sensitive:
-#: `filePath` and `file_path` are paths, `profile` is not).
-PATHLIKE = re.compile(r"(?:^|_|(?<=[a-z])(?=[A-Z]))(?i:path|file|filename|filepath|dir|directory|folder)$")
-#: An argument whose name says it names a record (`ticketId`, `ticket_id`; not `valid`).
-IDLIKE = re.compile(r"(?:^|_|(?<=[a-z])(?=[A-Z]))(?i:id|key|slug|uuid)$")
 _FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: Verbs of a tool name that reads, and of one that changes what it names (a name with both changes).
 READ_VERBS = frozenset({"read", "get", "list", "search", "find", "fetch", "query", "view", "show", "lookup",
