@@ -213,6 +213,9 @@ def execution_options(command: F) -> F:
                            help="Send one idempotency key with every attempt of a call.")(command)
     command = click.option("--retry-non-idempotent", "retry_non_idempotent", is_flag=True, default=None,
                            help="Retry tools not declared idempotent too (dangerous).")(command)
+    command = click.option("--reset-timeout-on-progress", "reset_timeout_on_progress", is_flag=True, default=None,
+                           help="Restart --timeout-ms at each progress notification of a call (MCP "
+                                "resetTimeoutOnProgress).")(command)
     command = click.option("--cpus", "cpus", type=click.IntRange(min=1), default=None,
                            help="CPUs of the simulated machine: what os.cpu_count() returns to bridged code "
                                 "(overrides the scenario's [machine] cpus; default 8).")(command)
@@ -245,6 +248,8 @@ def with_execution(scenario: Scenario, options: dict[str, Any]) -> tuple[Scenari
         extra.append("--idempotency-keys" if given["idempotency_keys"] else "--no-idempotency-keys")
     if given.get("retry_non_idempotent"):
         extra.append("--retry-non-idempotent")
+    if given.get("reset_timeout_on_progress"):
+        extra.append("--reset-timeout-on-progress")
     return replace(scenario, execution=scenario.execution.merged(**given)), extra
 
 

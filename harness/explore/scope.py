@@ -107,7 +107,8 @@ def fault_sources(scenario: Scenario) -> list[str]:
         sources.append("call failures")
     plan = scenario.faults
     for present, name in ((plan.duplicate_delivery, "duplicate delivery"), (plan.torn_writes, "torn writes"),
-                          (plan.rate_limits, "rate limits"), (plan.crash_at_ms is not None, "a crash (a timer)")):
+                          (plan.rate_limits, "rate limits"), (plan.crash_at_ms is not None, "a crash (a timer)"),
+                          (plan.mcp, "MCP server faults (at their set times)")):
         if present:
             sources.append(name)
     return sources

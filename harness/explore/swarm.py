@@ -7,9 +7,10 @@ with the grace the runtime declares, else 500 ms: see `declared_grace_ms`), `slo
 attempts take 5x longer), `timeout-boundary` (latencies just below, at and above the scenario's
 timeout), `duplicate-delivery` (30% of external requests arrive twice), `torn-writes` (half of the
 writes land in two halves), `crash` (the runtime dies in the first 5 s) and, only for a scenario whose
-tools name an MCP `server`, `mcp-server` (one of those servers stalls or dies in the first 5 s, and ignores
-cancellation half the time: harness.faults.mcp; drawn after every other kind, so a scenario without
-servers draws exactly what it drew before this kind existed). The changed scenario is
+tools name an MCP `server`, `mcp-server` (one of those servers stalls or dies in the first 5 s, half of the
+stalls sending progress notifications every 1-5 s meanwhile, and ignores cancellation half the time:
+harness.faults.mcp; drawn after every other kind, so a scenario without servers draws exactly what it drew
+before this kind existed). The changed scenario is
 an ordinary scenario, so a reproducer of a swarm run needs no swarm logic to replay. Draws come from `swarm/<run>`.
 """
 
@@ -95,6 +96,11 @@ def swarm_scenario(scenario: Scenario, rng: Random, kinds: tuple[str, ...] = KIN
         added = [McpFault(rng.choice(("mcp_stall", "mcp_server_death")), server, rng.randint(0, 5000))]
         if rng.random() < 0.5:
             added.append(McpFault("mcp_ignores_cancel", server))
+        if added[0].kind == "mcp_stall" and rng.random() < 0.5:
+            # Drawn after the draws above, so a run keeps the server, time and cancellation it drew before
+            # progress notifications existed: half of the stalls report progress every 1-5 s meanwhile.
+            # (Last, in the order a scenario file's faults load in, so a reproducer's plan compares equal.)
+            added = [*added[1:], McpFault("mcp_progress_only", server, added[0].at_ms, rng.randint(1, 5) * 1000)]
         changed = replace(changed, faults=replace(changed.faults, mcp=(*changed.faults.mcp, *added)))
         enabled += (MCP_SERVER,)
     return replace(changed, catalogue=catalogue), enabled

@@ -7,6 +7,10 @@ Owns the spelling in a scenario's `[faults]` table and its values:
 - `mcp_server_death = { server = S, at_ms = T }`: S dies at T: every call of its tools still running
   fails then, at once, with a clear error, and every later call fails as it starts (what lands before T
   stays);
+- `mcp_progress_only = { server = S, at_ms = T, every_ms = E }`: from T on, S never answers (as for a stall)
+  but keeps sending `notifications/progress` for every call of its tools the client still waits on, every E
+  ms from T (or from the call's start, if later): a tool stuck in a loop that reports progress. A client
+  that resets its timeout on progress (`[execution] reset_timeout_on_progress`) waits forever;
 - `mcp_ignores_cancel = { server = S }`: S ignores `notifications/cancelled`: a call of its tools that
   the runtime abandons (a timeout, a cancel) keeps running and its work lands (`stops_on_cancel = false`
   for each of them). What the runtime may know stays the scenario's to declare (`declared.honours_cancel`).
@@ -23,7 +27,9 @@ from typing import Any
 
 from harness.suggest import check_keys, did_you_mean
 
-MCP_KINDS = ("mcp_stall", "mcp_server_death", "mcp_ignores_cancel")
+MCP_KINDS = ("mcp_stall", "mcp_server_death", "mcp_ignores_cancel", "mcp_progress_only")
+#: The keys of each kind's table.
+_KEYS = {"mcp_ignores_cancel": ("server",), "mcp_progress_only": ("server", "at_ms", "every_ms")}
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,10 +37,12 @@ class McpFault:
     kind: str  # one of MCP_KINDS
     server: str
     at_ms: int | None = None  # None for mcp_ignores_cancel
+    every_ms: int | None = None  # mcp_progress_only: how often a progress notification comes
 
     @property
     def stalls(self) -> bool:
-        return self.kind == "mcp_stall"
+        """Whether the server never answers from `at_ms` on (a stall, with progress notifications or not)."""
+        return self.kind in ("mcp_stall", "mcp_progress_only")
 
     def error_text(self) -> str:
         """The error a call of a dead server gets (the SDK's words for a closed stdio stream)."""
@@ -42,7 +50,8 @@ class McpFault:
                 "(every pending call of the server failed)")
 
     def to_json(self) -> dict[str, Any]:
-        return {"server": self.server} | ({"at_ms": self.at_ms} if self.at_ms is not None else {})
+        return ({"server": self.server} | ({"at_ms": self.at_ms} if self.at_ms is not None else {})
+                | ({"every_ms": self.every_ms} if self.every_ms is not None else {}))
 
 
 def parse_mcp(data: Mapping[str, Any], tools: Mapping[str, Any],
@@ -55,10 +64,11 @@ def parse_mcp(data: Mapping[str, Any], tools: Mapping[str, Any],
             continue
         raw = data[kind]
         timed = kind != "mcp_ignores_cancel"
-        spelling = f"{{ server = NAME{', at_ms = T' if timed else ''} }}"
+        keys = _KEYS.get(kind, ("server", "at_ms"))
+        spelling = "{ " + ", ".join({"server": "server = NAME", "at_ms": "at_ms = T", "every_ms": "every_ms = E"}[key]
+                                    for key in keys) + " }"
         for i, entry in enumerate(raw if isinstance(raw, list) else [raw]):
             field = f"{kind}[{i}]" if isinstance(raw, list) else kind
-            keys = ("server", "at_ms") if timed else ("server",)
             check_keys(entry, keys, field, error)
             if not isinstance(entry, Mapping) or set(entry) != set(keys):
                 raise error(f"{field} expects {spelling}, got {entry!r}")
@@ -70,5 +80,9 @@ def parse_mcp(data: Mapping[str, Any], tools: Mapping[str, Any],
             at_ms = entry.get("at_ms")
             if timed and (not isinstance(at_ms, int) or isinstance(at_ms, bool) or at_ms < 0):
                 raise error(f"{field} expects {spelling} with T >= 0, got {entry!r}")
-            faults.append(McpFault(kind, server, at_ms if timed else None))
+            every_ms = entry.get("every_ms")
+            if "every_ms" in keys and (not isinstance(every_ms, int) or isinstance(every_ms, bool) or every_ms <= 0):
+                raise error(f"{field} expects {spelling} with E > 0 (milliseconds between two progress "
+                            f"notifications), got {entry!r}")
+            faults.append(McpFault(kind, server, at_ms if timed else None, every_ms))
     return tuple(faults)

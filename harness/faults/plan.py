@@ -10,7 +10,8 @@ Owns the `[faults]` table of a scenario and the per-call draws:
 - `crash = { at_ms = T }`: the runtime process dies at T: the turn gets no results, later turns never
   come, calls in flight stop (an external request already sent still lands);
 - MCP server faults, for tools whose `server` is S (harness.faults.mcp): `mcp_stall = { server = S, at_ms = T }`,
-  `mcp_server_death = { server = S, at_ms = T }`, `mcp_ignores_cancel = { server = S }`.
+  `mcp_server_death = { server = S, at_ms = T }`, `mcp_ignores_cancel = { server = S }`,
+  `mcp_progress_only = { server = S, at_ms = T, every_ms = E }`.
 Draws come from `fault/<kind>/<call id>/<attempt>`, so a call meets the same faults under every
 scheduler. It never decides what a runtime does about them.
 """
@@ -46,7 +47,7 @@ class FaultPlan:
     mcp: tuple[McpFault, ...] = ()
 
     def mcp_cutoff(self, server: str | None) -> McpFault | None:
-        """The earliest stall or death of `server` (None: the server never stalls or dies)."""
+        """The earliest stall (with progress or not) or death of `server` (None: it never stalls or dies)."""
         if server is None or not self.mcp:
             return None
         cut = [f for f in self.mcp if f.server == server and f.at_ms is not None]

@@ -10,10 +10,15 @@ the trace shows. A call contradicts a hint that was given (an absent hint claims
   the world again: a file left with other content than it had, a new ledger entry; a scheduler that
   trusts the hint retries such tools;
 - `openWorldHint = false` and it made an effect outside the machine (a ledger entry) that a scheduler
-  ran beside other calls or repeated, trusting it to be local.
+  ran beside other calls or repeated, trusting it to be local;
+- `destructiveHint = false` ("only additive updates", for a tool not hinted read-only) and it destroyed a
+  file's existing state (removed it, truncated it, or wrote content that does not keep the old content as
+  its start) while a call that touched the same file ran beside it: a scheduler that trusts the hint runs
+  additive tools beside others. Files only, and a write only where the trace's digests name both contents
+  (the initial and final worlds' files): an overwrite of content no world shows is not judged.
 
 A serial scheduler that never retries relies on no hint and is never blamed for a tool's lie. It only
-reads the trace and the scenario's tools.
+reads the trace, the scenario's tools and the run's initial and final worlds.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from harness.oracles.verdict import Verdict, Violation
 from harness.run import RunResult
 from harness.tools.hints import McpHints
 from harness.tools.spec import MUTATING_OPS
+from harness.world.state import content_digest
 
 NAME = "hints"
 LABELS = ("hint-violated",)
@@ -54,6 +60,7 @@ def check(result: RunResult) -> Verdict:
     violations: list[Violation] = []
     seen: set[tuple[str, str]] = set()
     last: dict[str, Any] = {}  # target -> the digest the trace last showed it with ("gone" once removed)
+    world = _Contents(result) if any(h.destructive is False for h in hinted.values()) else None
     for event in result.trace:
         if event.get("ev") != "touch":
             continue
@@ -63,7 +70,14 @@ def check(result: RunResult) -> Verdict:
         last[target] = "gone" if op == "remove" else event.get("digest", before)
         if hints is None or op not in _CHANGES:
             continue
-        for hint, why in _contradictions(hints, call, event, op, target, before, spans, batch_of):
+        found = _contradictions(hints, call, event, op, target, before, spans, batch_of)
+        if world is not None and hints.destructive is False and hints.read_only is not True:
+            destroyed = world.destroyed(op, target, before, event.get("digest"))
+            beside = [other for other in _beside(call, event["attempt"], spans, batch_of)
+                      if world.touched(other, target)] if destroyed else []
+            if beside:
+                found.append(("destructiveHint", {"beside": beside, "destroyed": destroyed}))
+        for hint, why in found:
             if (call, hint) in seen:
                 continue
             seen.add((call, hint))
@@ -97,10 +111,50 @@ def _beside(call: str, attempt: int, spans: Mapping[tuple[str, int], list[float]
 
 
 _SAYS = {"readOnlyHint": "readOnlyHint=true", "idempotentHint": "idempotentHint=true",
-         "openWorldHint": "openWorldHint=false"}
+         "openWorldHint": "openWorldHint=false", "destructiveHint": "destructiveHint=false (only additive updates)"}
 _DID = {"readOnlyHint": "ran it beside {beside} (read-only tools run together)",
         "idempotentHint": "retried it (attempt {repeat}), and the repeat changed the world again",
-        "openWorldHint": "treated the effect as local: {scheduled}"}
+        "openWorldHint": "treated the effect as local: {scheduled}",
+        "destructiveHint": "ran it beside {beside}, which touched that file (additive tools run beside others)"}
+
+
+class _Contents:
+    """What the trace's 16-character digests of a run's files stand for, where a world shows the content (the
+    initial world's files and the final one's), and which attempts touched which target."""
+
+    def __init__(self, result: RunResult) -> None:
+        initial = result.initial.file_map
+        self.initial = {path: content_digest(text)[:16] for path, text in initial.items()}
+        self.dirs = set(result.initial.dirs)
+        self.text = {content_digest(text)[:16]: text for text in (*initial.values(), *result.final.file_map.values())}
+        self.by_call: dict[str, set[str]] = {}
+        for event in result.trace:
+            if event.get("ev") == "touch":
+                self.by_call.setdefault(event["call"], set()).add(str(event["target"]).split("\x00")[0])
+
+    def touched(self, call: str, target: str) -> bool:
+        return target in self.by_call.get(call, ())
+
+    def destroyed(self, op: str, target: str, before: Any, after: Any) -> str | None:
+        """How this touch destroyed the file's existing state (`removed it`, ...), or None: it did not, or the
+        contents needed to tell are not known."""
+        if not target.startswith("/"):
+            return None
+        prior = before if before is not None else self.initial.get(target, "dir" if target in self.dirs else None)
+        if prior in (None, "gone"):
+            return None  # nothing was there: creating is additive
+        if op == "remove":
+            return "removed it"
+        old, new = self.text.get(prior), self.text.get(after) if isinstance(after, str) else None
+        if op == "truncate":
+            return "truncated it" if prior != _EMPTY else None
+        if op == "write" and prior not in (_EMPTY, after) and old is not None and new is not None \
+                and not new.startswith(old):
+            return "overwrote its content"
+        return None
+
+
+_EMPTY = content_digest("")[:16]
 
 
 def _violation(call: str, tool: str, hints: McpHints, hint: str, why: dict[str, Any], event: Mapping[str, Any],
@@ -108,7 +162,7 @@ def _violation(call: str, tool: str, hints: McpHints, hint: str, why: dict[str, 
     beside = why.get("beside", [])
     scheduled = f"ran it beside {', '.join(beside)}" if beside else f"repeated it (attempt {why.get('repeat')})"
     did = _DID[hint].format(beside=", ".join(beside), repeat=why.get("repeat"), scheduled=scheduled)
-    effect = f"{event['op']} {target}"
+    effect = f"{event['op']} {target}" + (f" ({why['destroyed']})" if "destroyed" in why else "")
     message = (f"{call} ({tool}) claims {_SAYS[hint]} but did {effect} at {event['t']} ms; a scheduler that trusts "
                f"the hint {did}")
     witness: dict[str, Any] = {"call": call, "tool": tool, "hint": hint, "hints": hints.to_data(), "target": target,
@@ -118,4 +172,6 @@ def _violation(call: str, tool: str, hints: McpHints, hint: str, why: dict[str, 
         witness["beside"] = beside
     if "repeat" in why:
         witness["repeat"] = why["repeat"]
+    if "destroyed" in why:
+        witness["destroyed"] = why["destroyed"]
     return Violation("hint-violated", message, witness)

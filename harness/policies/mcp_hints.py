@@ -25,6 +25,14 @@ CLIENT_TIMEOUT_MS = 10_000
 RETRIES = 2
 
 
+def hinted_additive(call: ToolCall, ctx: SchedulerContext) -> bool:
+    """Whether the call's tool says it makes only additive updates: `readOnlyHint = false` (or absent) with
+    `destructiveHint = false` given (absent: destructive, as the spec says)."""
+    declared = ctx.declared(call)
+    hints = declared.hints if declared is not None else None
+    return hints is not None and hints.destructive is False and not hints.is_read_only
+
+
 def hinted_read_only(call: ToolCall, ctx: SchedulerContext) -> bool:
     """Whether the call's tool says it is read-only: its MCP hint (absent: no), else its declared metadata."""
     declared = ctx.declared(call)
@@ -41,11 +49,15 @@ class McpHints(PlanScheduler):
     def plan(self, batch: Batch, ctx: SchedulerContext) -> Plan:
         segments: list[list[ToolCall]] = []
         for call in batch:
-            if hinted_read_only(call, ctx) and segments and all(hinted_read_only(c, ctx) for c in segments[-1]):
+            if self.together(call, ctx) and segments and all(self.together(c, ctx) for c in segments[-1]):
                 segments[-1].append(call)
             else:
                 segments.append([call])
         return Plan.segments(batch, segments)
+
+    def together(self, call: ToolCall, ctx: SchedulerContext) -> bool:
+        """Whether the call may run beside its neighbours that may too."""
+        return hinted_read_only(call, ctx)
 
 
 class McpHintsRetry(McpHints):
@@ -66,3 +78,22 @@ class McpHintsRetry(McpHints):
         return execution.merged(timeout_ms=execution.timeout_ms or CLIENT_TIMEOUT_MS,
                                 retries=max(execution.retries, RETRIES), retry_non_idempotent=False,
                                 idempotency_keys=False)
+
+
+class McpHintsAdditive(McpHints):
+    """`mcp_hints_additive`: `mcp_hints`, and a call whose tool says `destructiveHint = false` (only additive
+    updates: it appends, adds records, creates files, and never overwrites or deletes) runs beside its
+    read-only and additive neighbours too.
+
+    Which runtime behaviour it models: a rule a runtime writes when it reads the spec's "only additive updates"
+    as "cannot clobber what another call reads or writes"; no named runtime is known to schedule by
+    `destructiveHint` (clients use it to ask for confirmation). Not a built-in name: give it as
+    `harness.policies.mcp_hints:McpHintsAdditive`. A tool whose hint lies, overwriting a file a neighbour
+    touches, is what `harness.oracles.hints` names (`hint-violated`)."""
+
+    name = "mcp_hints_additive"
+    description = "mcp_hints, with destructiveHint=false calls beside read-only and other additive ones"
+    source = "MCP tool annotations (readOnlyHint, destructiveHint), as a hint-trusting runtime might use them"
+
+    def together(self, call: ToolCall, ctx: SchedulerContext) -> bool:
+        return hinted_read_only(call, ctx) or hinted_additive(call, ctx)

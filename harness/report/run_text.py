@@ -217,6 +217,8 @@ def describe_event(event: TraceEvent) -> str | None:
         return f"injected fault: {', '.join(str(kind).replace('_', ' ') for kind in event['kinds'])}"
     if ev == "delegate":
         return f"delegates to {event.get('agent') or 'a subagent'}"
+    if ev == "progress":  # [faults] mcp_progress_only
+        return f"notifications/progress {event['progress']} from MCP server {event['server']!r} (no result)"
     if ev == "lock":
         return f"locks {', '.join(event['files'])}"
     if ev == "scheduler_failed":

@@ -39,7 +39,7 @@ from harness.diagnosis.origins import is_user
 from harness.diagnosis.threads import thread_waits
 from harness.diagnosis.wait import Diagnosis, Wait
 from harness.model import ToolCall
-from harness.scheduling.attempt import Stalled
+from harness.scheduling.attempt import Progress, Stalled
 from harness.scheduling.context import CallHandle, SchedulerContext
 
 #: Bounds that keep a diagnosis of a pathological scheduler short.
@@ -207,6 +207,8 @@ class _Inspector:
             return f"the result of {event.call.id} (attempt {event.attempt}, {state})"
         if isinstance(event, Request):
             return "a turn at " + self._resource(event.resource, for_call)
+        if isinstance(event, Progress):
+            return f"a progress notification of {event.handle.call.id} ({self._progress(event.handle)})"
         if isinstance(event, Condition):
             pending = [e for e in getattr(event, "_events", ()) if not e.processed]
             kind = "all of" if getattr(event, "_evaluate", None) is Condition.all_events else "any of"
@@ -253,6 +255,12 @@ class _Inspector:
                 target = getattr(handle.process, "_target", None)
                 if isinstance(target, Request):
                     on = "started, then waits for " + self.describe(target, call_id)
+                elif isinstance(target, Stalled) and target.every_ms is not None:  # [faults] mcp_progress_only
+                    since = (f"stopped answering at {target.at_ms} ms" if target.at_ms > handle.started_ms
+                             else "never answered it")
+                    on = (f"started at {handle.started_ms} ms; its MCP server {target.server!r} {since} but kept "
+                          f"sending notifications/progress every {target.every_ms} ms ({self._progress(handle)}) "
+                          "and never the result")
                 elif isinstance(target, Stalled):  # [faults] mcp_stall: the answer never comes
                     on = (f"started at {handle.started_ms} ms; its MCP server {target.server!r} stalled at "
                           f"{target.at_ms} ms and never answers")
@@ -264,6 +272,8 @@ class _Inspector:
                         on += f"; its next step was due at {due} ms" + (
                             f", past the {bound} ms time bound" if due > bound else "")
                 waiter = next((e for e in by_call.get(call_id, ()) if e.process is not handle.process), None)
+                if waiter is not None and _awaits_progress(getattr(waiter.process, "_target", None)):
+                    on += "; the runtime restarts its timeout at every progress notification (resetTimeoutOnProgress)"
                 at = user_at(waiter.frames) if waiter is not None else None
                 waits.append(Wait(call_id, "running", on, at, stack_lines(waiter.frames) if waiter else ()))
                 continue
@@ -289,6 +299,14 @@ class _Inspector:
             waits.append(Wait("scheduler", "waiting", on, user_at(driver.frames), stack_lines(driver.frames)))
         waits.extend(bridged)
         return Diagnosis(tuple(waits), self._cycle())
+
+    def _progress(self, handle: CallHandle) -> str:
+        """How many progress notifications the call's attempt had, and when the last came (from the trace)."""
+        times = [e["t"] for e in self.ctx.kernel.trace.events
+                 if e["ev"] == "progress" and e["call"] == handle.call.id and e["attempt"] == handle.attempt]
+        if not times:
+            return "none so far"
+        return f"{len(times)} so far, the last at {times[-1]} ms"
 
     def _due(self, event: object) -> int | None:
         """When a scheduled event (a call's latency timer) falls due, read from SimPy's queue."""
@@ -436,7 +454,7 @@ def _loop_blocked(state: Any) -> list[Wait]:
 # -- threads ----------------------------------------------------------------------------------
 
 
-
-
-
-
+def _awaits_progress(event: object) -> bool:
+    """Whether a wait includes a call's next progress notification (a timeout restarted on progress)."""
+    return isinstance(event, Progress) or (isinstance(event, Condition)
+                                           and any(isinstance(e, Progress) for e in getattr(event, "_events", ())))

@@ -44,7 +44,13 @@ class CallHandle(simpy.Event):
 
     It settles when the attempt finishes, or earlier when the scheduler abandons it (cancel or
     timeout); in that case the attempt may keep running detached if the tool ignores cancellation.
+    `progress()` is an event for the call's next progress notification (MCP `notifications/progress`,
+    which only `[faults] mcp_progress_only` sends); `progress_count` counts those so far.
     """
+
+    # Class defaults, not set in __init__: a handle is made for every attempt, a progress notice almost never.
+    progress_count = 0
+    _next_progress: simpy.Event | None = None
 
     def __init__(self, env: simpy.Environment, call: ToolCall, attempt: int, started_ms: int) -> None:
         super().__init__(env)
@@ -54,6 +60,19 @@ class CallHandle(simpy.Event):
         self.process: simpy.Process | None = None
         self.stops_on_cancel = True
         self.finished = False  # the attempt itself has ended (not merely been abandoned)
+
+    def progress(self) -> simpy.Event:
+        """An event that fires at the call's next progress notification, with the count so far (the
+        notification's `progress`). One that never comes never fires: wait on it beside the handle."""
+        if self._next_progress is None:
+            self._next_progress = Progress(self.env, self)
+        return self._next_progress
+
+    def _progressed(self) -> None:
+        self.progress_count += 1
+        waiting, self._next_progress = self._next_progress, None
+        if waiting is not None:
+            waiting.succeed(self.progress_count)
 
     @property
     def result(self) -> CallResult:
@@ -116,6 +135,8 @@ class AttemptExecution:
             # MCP server faults (harness.faults.mcp): the server ignores cancellation, or stalls or dies at a time.
             handle.stops_on_cancel = spec.stops_on_cancel and not self._faults.ignores_cancel(spec.server)
             cutoff = self._faults.mcp_cutoff(spec.server)
+            if cutoff is not None and cutoff.every_ms is not None:
+                self.env.process(self._notify_progress(handle, cutoff))
         model = self._call_latency.get(call.id, spec.latency)
         # A fixed latency draws nothing: its stream is not even made (making one has no other effect).
         latency = (model.ms if type(model) is Fixed
@@ -251,8 +272,20 @@ class AttemptExecution:
         if fault.at_ms > now:
             yield self.kernel.delay(fault.at_ms - now, "call")
         if fault.stalls:
-            yield Stalled(self.env, fault.server, fault.at_ms)
+            yield Stalled(self.env, fault.server, fault.at_ms, fault.every_ms)
         raise _ServerDied(fault.error_text())
+
+    def _notify_progress(self, handle: CallHandle, fault: McpFault) -> Generator[simpy.Event, Any, None]:
+        """`[faults] mcp_progress_only`: a progress notification every `every_ms` from `at_ms` (or the call's
+        start, if later) for as long as the client waits on the call: none once it settled or was abandoned."""
+        assert fault.at_ms is not None and fault.every_ms is not None
+        kernel = self.kernel
+        yield kernel.delay(max(fault.at_ms - kernel.now, 0) + fault.every_ms, "progress")
+        while not handle.triggered:
+            kernel.record("progress", call=handle.call.id, attempt=handle.attempt, server=fault.server,
+                          progress=handle.progress_count + 1)
+            handle._progressed()
+            yield kernel.delay(fault.every_ms, "progress")
 
     def _steps(self, behaviour: Generator[float, None, Any], call_id: str, attempt: int,
                latency: int, model: LatencyModel, cutoff: McpFault | None = None) -> Generator[simpy.Event, Any, Any]:
@@ -328,11 +361,19 @@ class AttemptExecution:
 
 class Stalled(simpy.Event):
     """What a call of a stalled MCP server waits on: an answer that never comes (the hang diagnosis names
-    the server from it)."""
+    the server from it, and the progress notifications it sends meanwhile every `every_ms`, if it does)."""
 
-    def __init__(self, env: simpy.Environment, server: str, at_ms: int) -> None:
+    def __init__(self, env: simpy.Environment, server: str, at_ms: int, every_ms: int | None = None) -> None:
         super().__init__(env)
-        self.server, self.at_ms = server, at_ms
+        self.server, self.at_ms, self.every_ms = server, at_ms, every_ms
+
+
+class Progress(simpy.Event):
+    """A call's next progress notification (`CallHandle.progress`); the hang diagnosis names the call."""
+
+    def __init__(self, env: simpy.Environment, handle: CallHandle) -> None:
+        super().__init__(env)
+        self.handle = handle
 
 
 class _ServerDied(Exception):

@@ -56,6 +56,10 @@ class ExecutionPolicy:
     #: How long the runtime waits for the user to approve a `needs_confirmation` call (when the scenario
     #: scripts a user, `[approvals]`); no answer by then counts as a denial and the call is not run.
     approval_timeout_ms: int = 60_000
+    #: Restart a call's `timeout_ms` at each of its progress notifications (MCP `notifications/progress`), as
+    #: the MCP TypeScript SDK's `resetTimeoutOnProgress` does; without a total limit, a server that keeps
+    #: reporting progress and never answers is waited on forever (`[faults] mcp_progress_only`).
+    reset_timeout_on_progress: bool = False
 
     def __post_init__(self) -> None:
         if self.on_failure not in ("isolate", "cancel_siblings"):
@@ -91,7 +95,8 @@ class ExecutionPolicy:
         kinds = {"max_concurrency": int, "timeout_ms": int, "batch_deadline_ms": int, "retries": int, "backoff_ms": int,
                  "same_signature_limit": int, "poll_interval_ms": int, "retry_non_idempotent": bool,
                  "idempotency_keys": bool, "honour_interrupt": bool, "honest_outcomes": bool, "on_failure": str,
-                 "tool_caps": dict, "approval_timeout_ms": int}
+                 "tool_caps": dict, "approval_timeout_ms": int,
+                 "reset_timeout_on_progress": bool}
         for key, value in data.items():
             kind = kinds[key]
             if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):

@@ -17,6 +17,7 @@ import simpy
 
 from harness.model import CallResult, Outcome, ToolCall
 from harness.scheduling.approval_gate import gate
+from harness.scheduling.attempt import CallHandle
 from harness.scheduling.context import SchedulerContext
 from harness.scheduling.execution import ExecutionPolicy
 
@@ -138,7 +139,10 @@ def _attempts(rt: BatchRuntime, call: ToolCall) -> Generator[simpy.Event, Any, C
         timer = ctx.sleep(policy.timeout_ms, "timeout") if policy.timeout_ms is not None else None
         if timer is not None:
             waits.append(timer)
-        yield ctx.any_of(waits)
+        if timer is not None and policy.reset_timeout_on_progress:
+            timer = yield from _wait_resetting(rt, handle, waits, timer)
+        else:
+            yield ctx.any_of(waits)
         if not handle.triggered:
             if timer is not None and timer.processed:
                 ctx.cancel(handle, outcome=Outcome.TIMEOUT, reason=f"timed out after {policy.timeout_ms} ms")
@@ -177,6 +181,25 @@ def _attempts(rt: BatchRuntime, call: ToolCall) -> Generator[simpy.Event, Any, C
         outcome = Outcome.UNKNOWN
         error = f"{error}; effect unknown: an abandoned attempt of {call.name} may have landed"
     return CallResult(call.id, outcome, result.value, error, attempt, first_start, result.end_ms, notes)
+
+
+def _wait_resetting(rt: BatchRuntime, handle: CallHandle, waits: list[simpy.Event],
+                    timer: simpy.Timeout) -> Generator[simpy.Event, Any, simpy.Timeout]:
+    """Wait as `_attempts` does, but restart the timeout at each progress notification of the call (the MCP
+    TypeScript SDK's `resetTimeoutOnProgress` without a `maxTotalTimeout`: a server that reports progress and
+    never answers is waited on forever). Returns the timer in force."""
+    ctx, timeout_ms = rt.ctx, rt.policy.timeout_ms
+    assert timeout_ms is not None
+    while True:
+        progress = handle.progress()
+        yield ctx.any_of([*waits, progress])
+        if (handle.triggered or timer.processed or rt.noticed.triggered or rt.cancel_event.triggered
+                or rt.deadline.processed or not progress.triggered):
+            return timer
+        if progress.value == 1:  # said once: the trace has every progress event
+            ctx.note(f"progress from {handle.call.id}: its {timeout_ms} ms timeout restarts at every progress "
+                     "notification", handle.call)
+        waits[-1] = timer = ctx.sleep(timeout_ms, "timeout")
 
 
 def _over_signature_limit(ctx: SchedulerContext, policy: ExecutionPolicy, call: ToolCall, result: CallResult) -> bool:

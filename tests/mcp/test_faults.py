@@ -161,5 +161,5 @@ def test_swarm_adds_a_server_fault_only_where_tools_name_a_server_and_draws_noth
         added += [(f.kind, f.server) for f in changed.faults.mcp]
         assert scenario_from_data(scenario_to_data(changed)).faults == changed.faults  # a swarm run replays
     kinds = {kind for kind, _ in added}
-    assert kinds == {"mcp_stall", "mcp_server_death", "mcp_ignores_cancel"}
+    assert kinds == {"mcp_stall", "mcp_server_death", "mcp_ignores_cancel", "mcp_progress_only"}
     assert {server for _, server in added} == {"kb", "tickets"}

@@ -27,7 +27,7 @@ def reads_only_gate(tool_calls: list[Any]) -> bool:
 
 
 #: Scenarios where every runtime without a per-call timeout hangs, by design (an MCP server that never answers).
-HANGS_WITHOUT_TIMEOUT = {"mcp-stalled-server"}
+HANGS_WITHOUT_TIMEOUT = {"mcp-stalled-server", "mcp-progress-no-result"}
 
 
 @pytest.mark.parametrize("scenario", scenario_names())

@@ -86,7 +86,7 @@ def test_shared_state_and_interactive_weaknesses() -> None:
 #: racing (tests/agent/test_crew.py shows the fixes that do), so there is no safe optimum to bound.
 #: Nor is there in a scenario where every runtime without a per-call timeout hangs by design (`optimal`
 #: has none): an MCP server that never answers.
-HANGS_WITHOUT_TIMEOUT = {"mcp-stalled-server"}
+HANGS_WITHOUT_TIMEOUT = {"mcp-stalled-server", "mcp-progress-no-result"}
 ONE_RUNTIME = [name for name in scenario_names()
                if not find_scenario(name).agents and name not in HANGS_WITHOUT_TIMEOUT]
 

@@ -371,7 +371,7 @@ def test_an_unknown_key_is_named_by_its_path_with_the_valid_keys_and_the_closest
 def test_an_unknown_key_nothing_like_a_valid_one_lists_the_valid_ones() -> None:
     assert error(calls(CALL, faults={"earthquake": {}})) == (
         "t.toml: faults.earthquake: expected one of the keys crash, duplicate_delivery, mcp_ignores_cancel, "
-        "mcp_server_death, mcp_stall, rate_limit, torn_writes (unknown key)")
+        "mcp_progress_only, mcp_server_death, mcp_stall, rate_limit, torn_writes (unknown key)")
 
 
 # -- the command line ------------------------------------------------------------------------------------
