@@ -201,6 +201,9 @@ EXECUTION_FLAGS: list[tuple[str, str, Any, str]] = [
     ("--batch-deadline-ms", "batch_deadline_ms", click.IntRange(min=1),
      "Abandon calls still running then as `unknown` (hermes: 420 s)."),
     ("--on-failure", "on_failure", click.Choice(["isolate", "cancel_siblings"]), "What a failing call does."),
+    ("--checkpoints", "checkpoints", click.Choice(["none", "hermes", "wait"]),
+     "Snapshot the tree before writes and destructive commands: as hermes (siblings go on while it copies) "
+     "or with them waiting for the copy."),
 ]
 
 

@@ -24,7 +24,7 @@ from harness.faults.plan import FaultPlan
 from harness.model import Batch, CallResult, Outcome, ToolCall
 from harness.scheduling.approvals import ApprovalScript, ask
 from harness.scheduling.attempt import AttemptExecution, CallHandle, value_digest
-from harness.scheduling.checkpoints import Checkpoint, restore, tree_digest
+from harness.scheduling.checkpoints import Checkpoint, copying, restore, tree_digest
 from harness.scheduling.execution import ExecutionPolicy
 from harness.sim.arbiter import Arbiter
 from harness.sim.kernel import Kernel
@@ -66,7 +66,8 @@ class SchedulerContext(AttemptExecution):
     Time: `now`, `sleep(ms)`, `all_of`, `any_of`, `resource(capacity)`. Calls: `start`, `cancel`,
     `with_timeout`, `settle` (honours the interrupt), `skip`. Limits: `max_concurrency`, `tool_caps`,
     `interrupt` (an event), `grace_ms`, `machine` (the declared CPUs). Approvals and checkpoints:
-    `needs_approval(call)`, `approval(call)`, `checkpoint(label)`, `rollback(checkpoint)`. Knowledge: `declared(call)`,
+    `needs_approval(call)`, `approval(call)`, `checkpoint(label)` (at once) or `snapshot(label)` (taking
+    time), `rollback(checkpoint)`. Knowledge: `declared(call)`,
     `resource_keys(call)`, and
     where paths lead:
 
@@ -282,6 +283,17 @@ class SchedulerContext(AttemptExecution):
         snapshot = Checkpoint(number, label, self.now, state, seq=len(self.kernel.trace))
         self.kernel.record("checkpoint", checkpoint=number, label=label or None, digest=tree_digest(state))
         return snapshot
+
+    def snapshot(self, label: str = "", *, before: ToolCall | None = None, file_ms: int = 20) -> simpy.Event:
+        """Snapshot the file tree as a real copy does, over virtual time: one file every `file_ms`
+        (`harness.scheduling.checkpoints.copying`). An event whose value is the `Checkpoint` when the
+        copy is done; `before` names the call it is taken for (the serial reference places it there)."""
+        number = int(self.session.get(_CHECKPOINTS, 0)) + 1
+        self.session[_CHECKPOINTS] = number
+        if self.crashed:
+            return self.env.event()  # a dead runtime copies nothing
+        return self.env.process(copying(self.kernel, self._world, number, label, before.id if before else None,
+                                        file_ms))
 
     def rollback(self, checkpoint: Checkpoint, paths: Sequence[str] | None = None) -> None:
         """Restore the file tree (or only the absolute `paths`) as `checkpoint` holds it, now. Calls

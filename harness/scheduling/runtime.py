@@ -3,20 +3,22 @@
 Owns `BatchRuntime` (per-batch caps, the noticed interrupt, sibling cancellation) and `run_call`
 (one call from "may start" to its reported result: the user's approval of a `needs_confirmation`
 call when the scenario scripts one, caps, timeout, retries with one idempotency key for every
-attempt, seed 004's same-signature limit, interrupt with grace, failure policy). It never decides
-the order of calls: plans do.
+attempt, seed 004's same-signature limit, interrupt with grace, failure policy), the turn's
+checkpoint before a call hermes snapshots before (`checkpoints`) and the rollback of a failed batch
+(`rollback_on_failure`, `BatchRuntime.rolled_back`). It never decides the order of calls: plans do.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
 from typing import Any
 
 import simpy
 
 from harness.model import CallResult, Outcome, ToolCall
 from harness.scheduling.approval_gate import gate
+from harness.scheduling.checkpoints import Checkpoint, needs_checkpoint
 from harness.scheduling.context import SchedulerContext
 from harness.scheduling.execution import ExecutionPolicy
 
@@ -41,6 +43,8 @@ class BatchRuntime:
         # has happened, so the runtime asks `processed` of every timer.
         self.deadline: simpy.Event = ctx.sleep(deadline, "batch-deadline") if deadline is not None else ctx.env.event()
         self.running: dict[str, Any] = {}
+        #: The turn's snapshot (hermes takes at most one a turn): the copy in progress, then its Checkpoint.
+        self.snapshot: simpy.Event | None = None
         self.noticed = self._notice_interrupt() if policy.honour_interrupt else ctx.env.event()
 
     def _notice_interrupt(self) -> simpy.Event:
@@ -62,6 +66,39 @@ class BatchRuntime:
 
         ctx.env.process(watch())
         return noticed
+
+    def checkpoint_before(self, call: ToolCall) -> Generator[simpy.Event, Any, None]:
+        """hermes' checkpoint manager before a write, patch or destructive command: the turn's first
+        such call takes the snapshot and waits for the copy; under `hermes` a later one finds the turn
+        checkpointed and goes on at once (the copy may still be running: a torn snapshot), under
+        `wait` it waits for the copy to finish."""
+        mode = self.policy.checkpoints
+        if mode == "none" or not needs_checkpoint(call):
+            return
+        if self.snapshot is None:
+            self.snapshot = self.ctx.snapshot(f"before {call.id}", before=call, file_ms=self.policy.checkpoint_file_ms)
+            yield self.snapshot
+        elif mode == "wait" and not self.snapshot.processed:
+            yield self.snapshot
+
+    def rolled_back(self, results: dict[str, CallResult], batch: Sequence[ToolCall]) -> dict[str, CallResult]:
+        """`rollback_on_failure`: when a call of the batch failed and the turn took a snapshot, restore
+        it and report every write, patch or destructive command that ended ok as failed, since its
+        change is gone (the model must not build on it)."""
+        failed = [c.id for c in batch if results[c.id].outcome is not Outcome.OK]
+        if not self.policy.rollback_on_failure or not failed or self.snapshot is None or not self.snapshot.processed:
+            return results
+        checkpoint = self.snapshot.value
+        assert isinstance(checkpoint, Checkpoint)
+        self.ctx.rollback(checkpoint)
+        undone = dict(results)
+        for call in batch:
+            r = results[call.id]
+            if r.outcome is Outcome.OK and needs_checkpoint(call):
+                undone[call.id] = CallResult(r.call_id, Outcome.ERROR, None,
+                                             f"rolled back to checkpoint {checkpoint.id} after {failed[0]} failed: "
+                                             "its change was undone", r.attempts, r.start_ms, r.end_ms, r.notes)
+        return undone
 
     def fail_siblings(self, failed: str) -> None:
         if self.policy.on_failure != "cancel_siblings" or self.cancelled_by is not None:
@@ -101,6 +138,7 @@ def run_call(rt: BatchRuntime, call: ToolCall) -> Generator[simpy.Event, Any, Ca
         stopped = _stopped(rt, call)
         if stopped is not None:
             return stopped
+        yield from rt.checkpoint_before(call)
         return (yield from _attempts(rt, call))
     finally:
         for slot, request in zip(slots, requests, strict=True):
