@@ -5,9 +5,9 @@ Owns `replay_steps` (the calls to replay, in model order: those the report says 
 those of unknown effect that changed the world, with how far the trace shows each got), `Step`,
 `Branch` (one possible model-order history: a world, the touches each replayed call made there and
 what it observed) and `same_result`; `replay_marks` places the run's checkpoints and rollbacks in that
-order (a `Mark`), so a rollback in the replay restores the replay's own snapshot. The search over histories is `harness.oracles.history_search`'s;
-the labels a divergence gets are `harness.oracles.anomalies`'. It reads the run; it never steers one,
-and it never labels.
+order (a `Mark`), so a rollback in the replay restores the replay's own snapshot. The search over
+histories is `harness.oracles.history_search`'s; the labels a divergence gets are
+`harness.oracles.anomalies`'. It reads the run; it never steers one, and it never labels.
 """
 
 from __future__ import annotations

@@ -10,9 +10,9 @@ Owns the comparison of a call's reported outcome with the end of its attempts in
 - *a failure reported as a success*: the scheduler reported `ok` for a call whose attempts all
   failed, were abandoned or were still running when it answered, or whose change a rollback undid
   before it answered (the runtime restored a snapshot taken before the change, over a file it
-  changed). The model acts on work that did not happen, or that is gone. (A call reported ok that never started is `fabricated-result`; one whose value another
-  attempt or call produced is `mispaired-result`: the protocol oracle asks this module first and
-  reports one label per result.)
+  changed). The model acts on work that did not happen, or that is gone. (A call reported ok that
+  never started is `fabricated-result`; one whose value another attempt or call produced is
+  `mispaired-result`: the protocol oracle asks this module first and reports one label per result.)
 
 What must not fire, and why it does not: a timeout, cancel, batch deadline, interrupt grace or crash
 abandons the attempt (its later end is a detached ghost, which serializability judges), so the
