@@ -216,6 +216,9 @@ def execution_options(command: F) -> F:
                            help="Send one idempotency key with every attempt of a call.")(command)
     command = click.option("--retry-non-idempotent", "retry_non_idempotent", is_flag=True, default=None,
                            help="Retry tools not declared idempotent too (dangerous).")(command)
+    command = click.option("--escalate-timeouts/--no-escalate-timeouts", "escalate_timeouts", default=None,
+                           help="Hand a timed-out call of a tool not declared idempotent to the scripted user "
+                                "instead of retrying it.")(command)
     command = click.option("--cpus", "cpus", type=click.IntRange(min=1), default=None,
                            help="CPUs of the simulated machine: what os.cpu_count() returns to bridged code "
                                 "(overrides the scenario's [machine] cpus; default 8).")(command)
@@ -248,6 +251,8 @@ def with_execution(scenario: Scenario, options: dict[str, Any]) -> tuple[Scenari
         extra.append("--idempotency-keys" if given["idempotency_keys"] else "--no-idempotency-keys")
     if given.get("retry_non_idempotent"):
         extra.append("--retry-non-idempotent")
+    if "escalate_timeouts" in given:
+        extra.append("--escalate-timeouts" if given["escalate_timeouts"] else "--no-escalate-timeouts")
     return replace(scenario, execution=scenario.execution.merged(**given)), extra
 
 

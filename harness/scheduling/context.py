@@ -262,6 +262,12 @@ class SchedulerContext(AttemptExecution):
         declared = self.declared(call)
         return declared is not None and declared.needs_confirmation
 
+    @property
+    def scripted_user(self) -> bool:
+        """Whether the scenario scripts a user to ask (`[approvals]`); without one every tool is
+        pre-approved and nobody answers a question."""
+        return self._approvals is not None
+
     def approval(self, call: ToolCall) -> simpy.Event:
         """Ask the user to approve `call`: an event that succeeds with an `Approval` (approve or
         deny) when the scripted user answers, after their latency, or never for a user who does not

@@ -69,6 +69,10 @@ class ExecutionPolicy:
     #: At the end of a batch in which a call failed, restore the batch's checkpoint (if it took one)
     #: and report the calls whose effects that undid as failed ("rolled back").
     rollback_on_failure: bool = False
+    #: Notes 002/004 (escalation to a person): a call of a tool not declared idempotent that timed out
+    #: is not retried blindly; the runtime hands it to the scripted user (`[approvals]`) and runs it
+    #: again only if they approve. Without a scripted user nobody can decide, so it is not retried.
+    escalate_timeouts: bool = False
 
     def __post_init__(self) -> None:
         if self.on_failure not in ("isolate", "cancel_siblings"):
@@ -107,7 +111,7 @@ class ExecutionPolicy:
                  "same_signature_limit": int, "poll_interval_ms": int, "retry_non_idempotent": bool,
                  "idempotency_keys": bool, "honour_interrupt": bool, "honest_outcomes": bool, "on_failure": str,
                  "tool_caps": dict, "approval_timeout_ms": int, "checkpoints": str, "checkpoint_file_ms": int,
-                 "rollback_on_failure": bool}
+                 "rollback_on_failure": bool, "escalate_timeouts": bool}
         for key, value in data.items():
             kind = kinds[key]
             if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):

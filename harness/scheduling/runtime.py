@@ -5,7 +5,9 @@ Owns `BatchRuntime` (per-batch caps, the noticed interrupt, sibling cancellation
 call when the scenario scripts one, caps, timeout, retries with one idempotency key for every
 attempt, seed 004's same-signature limit, interrupt with grace, failure policy), the turn's
 checkpoint before a call hermes snapshots before (`checkpoints`) and the rollback of a failed batch
-(`rollback_on_failure`, `BatchRuntime.rolled_back`). It never decides the order of calls: plans do.
+(`rollback_on_failure`, `BatchRuntime.rolled_back`), and a timed-out call of a tool not declared
+idempotent handed to the scripted user instead of retried (`escalate_timeouts`). It never decides the
+order of calls: plans do.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import simpy
 
 from harness.model import CallResult, Outcome, ToolCall
 from harness.scheduling.approval_gate import gate
+from harness.scheduling.approvals import Approval
 from harness.scheduling.checkpoints import Checkpoint, needs_checkpoint
 from harness.scheduling.context import SchedulerContext
 from harness.scheduling.execution import ExecutionPolicy
@@ -168,6 +171,7 @@ def _attempts(rt: BatchRuntime, call: ToolCall) -> Generator[simpy.Event, Any, C
     attempt = 0
     # Set once an attempt was abandoned while its tool keeps running: its effect may land.
     uncertain = False
+    escalated: str | None = None  # the user's answer when a timeout was handed to them and not retried
     while True:
         attempt += 1
         handle = ctx.start(call, attempt=attempt, idempotency_key=key)
@@ -198,6 +202,15 @@ def _attempts(rt: BatchRuntime, call: ToolCall) -> Generator[simpy.Event, Any, C
         failed = result.outcome in (Outcome.ERROR, Outcome.TIMEOUT)
         if failed and _over_signature_limit(ctx, policy, call, result):
             break
+        if (result.outcome is Outcome.TIMEOUT and policy.escalate_timeouts
+                and not (declared is not None and declared.idempotent)):
+            # Its effect may have landed: a person decides whether it runs again, not the retry count.
+            answer = yield from _escalate(rt, call)
+            if answer != "approve" or rt.noticed.triggered or rt.cancelled_by is not None or rt.deadline.processed:
+                escalated = answer
+                break
+            ctx.note(f"retrying {call.id} after timeout: the user approved (attempt {attempt + 1})", call)
+            continue
         if (not failed or not retryable or attempt > policy.retries or rt.noticed.triggered
                 or rt.cancelled_by is not None or rt.deadline.processed):
             break
@@ -214,7 +227,31 @@ def _attempts(rt: BatchRuntime, call: ToolCall) -> Generator[simpy.Event, Any, C
         # An attempt was abandoned, not stopped: say so, or the model will act as if nothing happened.
         outcome = Outcome.UNKNOWN
         error = f"{error}; effect unknown: an abandoned attempt of {call.name} may have landed"
+    if escalated is not None:
+        error = f"{error}; not retried: " + ESCALATED[escalated]
     return CallResult(call.id, outcome, result.value, error, attempt, first_start, result.end_ms, notes)
+
+
+#: What the model reads of a timed-out call the user was asked about and that did not run again.
+ESCALATED = {"deny": "the user, asked whether to run it again, said no",
+             "none": "the user, asked whether to run it again, did not answer in time",
+             "nobody": "a person must decide whether to run it again, and no user is there to ask"}
+
+
+def _escalate(rt: BatchRuntime, call: ToolCall) -> Generator[simpy.Event, Any, str]:
+    """Ask the scripted user whether a timed-out call runs again: `approve`, `deny`, `none` (no answer
+    within `approval_timeout_ms`, or the batch stopped meanwhile) or `nobody` (no user scripted)."""
+    ctx = rt.ctx
+    if not ctx.scripted_user:
+        return "nobody"
+    ctx.note(f"{call.id} timed out and its effect may have landed: asking the user whether to run it again", call)
+    answered = ctx.approval(call)
+    timer = ctx.sleep(rt.policy.approval_timeout_ms, "approval-timeout")
+    yield ctx.any_of([answered, timer, rt.noticed, rt.cancel_event, rt.deadline])
+    if not answered.triggered:
+        return "none"
+    approval = answered.value
+    return "approve" if isinstance(approval, Approval) and approval.approved else "deny"
 
 
 def _over_signature_limit(ctx: SchedulerContext, policy: ExecutionPolicy, call: ToolCall, result: CallResult) -> bool:
