@@ -201,6 +201,9 @@ EXECUTION_FLAGS: list[tuple[str, str, Any, str]] = [
     ("--batch-deadline-ms", "batch_deadline_ms", click.IntRange(min=1),
      "Abandon calls still running then as `unknown` (hermes: 420 s)."),
     ("--on-failure", "on_failure", click.Choice(["isolate", "cancel_siblings"]), "What a failing call does."),
+    ("--checkpoints", "checkpoints", click.Choice(["none", "hermes", "wait"]),
+     "Snapshot the tree before writes and destructive commands: as hermes (siblings go on while it copies) "
+     "or with them waiting for the copy."),
 ]
 
 
@@ -216,6 +219,9 @@ def execution_options(command: F) -> F:
     command = click.option("--reset-timeout-on-progress", "reset_timeout_on_progress", is_flag=True, default=None,
                            help="Restart --timeout-ms at each progress notification of a call (MCP "
                                 "resetTimeoutOnProgress).")(command)
+    command = click.option("--escalate-timeouts/--no-escalate-timeouts", "escalate_timeouts", default=None,
+                           help="Hand a timed-out call of a tool not declared idempotent to the scripted user "
+                                "instead of retrying it.")(command)
     command = click.option("--cpus", "cpus", type=click.IntRange(min=1), default=None,
                            help="CPUs of the simulated machine: what os.cpu_count() returns to bridged code "
                                 "(overrides the scenario's [machine] cpus; default 8).")(command)
@@ -250,6 +256,8 @@ def with_execution(scenario: Scenario, options: dict[str, Any]) -> tuple[Scenari
         extra.append("--retry-non-idempotent")
     if given.get("reset_timeout_on_progress"):
         extra.append("--reset-timeout-on-progress")
+    if "escalate_timeouts" in given:
+        extra.append("--escalate-timeouts" if given["escalate_timeouts"] else "--no-escalate-timeouts")
     return replace(scenario, execution=scenario.execution.merged(**given)), extra
 
 

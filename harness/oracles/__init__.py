@@ -52,7 +52,7 @@ LABELS = (
     "missing-input", "unapproved-effect", "rollback-mismatch",
     "cross-agent-lost-update", "cross-agent-stale-read", "misreported-outcome",
     "round-limit-exceeded", "retry-limit-exceeded", "tool-disabled-silently", "loop-error", "loop-blocked",
-    "tool-error", "hint-violated",
+    "tool-error", "hint-violated", "torn-snapshot",
 )
 
 

@@ -44,7 +44,7 @@ ORACLE_LABELS: dict[str, tuple[str, ...]] = {
                     "fabricated-result", "misreported-outcome"),
     data_flow.NAME: ("future-read", "missing-input"),
     approvals.NAME: ("unapproved-effect",),
-    checkpoints.NAME: ("rollback-mismatch",),
+    checkpoints.NAME: ("torn-snapshot", "rollback-mismatch"),
     serializability_oracle.NAME: ("lost-update", "stale-read", "torn-read", "future-read", "ghost-effect",
                                   "duplicate-effect", "reordered-effect", "divergent-result", "divergent-world",
                                   "cross-agent-lost-update", "cross-agent-stale-read"),

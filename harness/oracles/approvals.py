@@ -8,7 +8,15 @@ started without asking, while the request was unanswered (the runtime did not wa
 for consent), or after the user denied it (e.g. a retry of a denied call): its effect could land
 unapproved. The witness names the call, its tool, the attempt, the times of start, request and answer,
 and the effects the attempt had (none if it was stopped in time; the start alone is the violation,
-because the runtime handed the call to the tool). It reads the trace; it never steers a run.
+because the runtime handed the call to the tool).
+
+Under hermes' command guard (`[approvals] guard = "hermes"`) a terminal call needs the user's approval
+exactly when its command matches a dangerous-command pattern, and `session` counts as approve. An
+approval the runtime took from its session cache (`cached`) counts only when the user had earlier
+answered `session` for every pattern this command matches; a command all of whose patterns the user
+approved for the session needs no answer of its own (asking again is allowed, not required). A cache
+keyed by something coarser (a tool name, say) lets an unapproved command through. It reads the trace;
+it never steers a run.
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ from typing import Any
 
 from harness.oracles.verdict import Verdict, Violation
 from harness.run import RunResult
+from harness.scheduling.command_guard import dangerous_patterns
 from harness.tools.spec import MUTATING_OPS
 
 NAME = "approvals"
@@ -27,6 +36,9 @@ def check(result: RunResult) -> Verdict:
     if scenario.approvals is None:
         return Verdict.of(NAME, [])
     catalogue = scenario.catalogue
+    guard = scenario.approvals.guard == "hermes"
+    calls = {call.id: call for call in scenario.calls} if guard else {}
+    approved_for_session: set[str] = set()  # patterns the user really answered `session` for
     requested: dict[str, int] = {}  # call -> time of its first request
     answers: dict[str, tuple[str, int]] = {}  # call -> (latest answer so far, its time)
     later: dict[str, list[tuple[int, str]]] = {}  # every answer, for the witness
@@ -36,14 +48,25 @@ def check(result: RunResult) -> Verdict:
         if ev == "approval_requested":
             requested.setdefault(e["call"], e["t"])
         elif ev == "approval":
-            answers[e["call"]] = (e["answer"], e["t"])
-            later.setdefault(e["call"], []).append((e["t"], e["answer"]))
+            answer = e["answer"]
+            if e.get("cached") and not set(e.get("patterns") or ()) <= approved_for_session:
+                answer = "cached without a session approval"
+            elif answer == "session" and not e.get("cached"):
+                approved_for_session.update(e.get("patterns") or ())
+            answers[e["call"]] = (answer, e["t"])
+            later.setdefault(e["call"], []).append((e["t"], answer))
         elif ev == "start":
-            spec = catalogue.get(e["tool"])
-            if spec is None or not spec.declared.needs_confirmation:
-                continue
+            call = calls.get(e["call"])
+            if guard and call is not None and call.name == "terminal":
+                patterns = dangerous_patterns(call)
+                if not patterns or set(patterns) <= approved_for_session:
+                    continue  # no pattern, or every one approved for the session: nothing to ask
+            else:
+                spec = catalogue.get(e["tool"])
+                if spec is None or not spec.declared.needs_confirmation:
+                    continue
             answer, at = answers.get(e["call"], (None, None))
-            if answer != "approve":
+            if answer not in ("approve", "session"):
                 starts.append((e, answer, at))
     violations = []
     for e, answer, at in starts:
@@ -57,6 +80,9 @@ def check(result: RunResult) -> Verdict:
                                    "answer": answer, "answered_at_ms": at, "effects": effects}
         if answer == "deny":
             why = f"after the user denied it at {at} ms"
+        elif answer == "cached without a session approval":
+            why = (f"on an approval taken from the session cache at {at} ms for patterns the user never "
+                   "approved for the session")
         elif witness["requested_at_ms"] is None:
             why = "without asking the user"
         else:

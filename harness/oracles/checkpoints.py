@@ -1,6 +1,15 @@
-"""Checkpoints: after a rollback the file tree is the snapshot, and only new work changes it.
+"""Checkpoints: a snapshot copies whole files, and after a rollback the file tree is the snapshot, and
+only new work changes it.
 
-Owns the label `rollback-mismatch`. For every `rollback` in the trace (the context records the
+Owns the label `torn-snapshot`: a snapshot that takes time (`SchedulerContext.snapshot`, the runtime's
+`checkpoints` option) copies each file at a moment of its own (`snapshot_read`); a file copied while
+another call's write to it was in progress (that attempt changed the file before the copy and again
+after it: `write_file`'s truncate then write, a torn write's halves) is in the snapshot half written,
+and a rollback to it restores the half-written file (hermes-agent's checkpoint manager snapshots while
+sibling calls of a parallel batch write). The witness names the checkpoint (the call it was taken for),
+the file and when it was copied, and the write (call, attempt, its changes to the file).
+
+And the label `rollback-mismatch`. For every `rollback` in the trace (the context records the
 snapshot's digest and the digest of the tree right after the restore, over the rolled-back scope: the
 whole file tree or the paths the runtime named):
 
@@ -29,8 +38,9 @@ NAME = "checkpoints"
 
 def check(result: RunResult) -> Verdict:
     trace = result.trace
+    torn = _torn_snapshots(trace) if any(e["ev"] == "snapshot_read" for e in trace) else []
     if not any(e["ev"] == "rollback" for e in trace):
-        return Verdict.of(NAME, [])
+        return Verdict.of(NAME, torn)
     taken: dict[int, int] = {}  # trace position of a checkpoint -> when it was taken
     starts: dict[tuple[str, int], list[int]] = {}  # (call, attempt) -> seqs of its starts
     violations: list[Violation] = []
@@ -41,7 +51,39 @@ def check(result: RunResult) -> Verdict:
             starts.setdefault((e["call"], e["attempt"]), []).append(e["seq"])
         elif e["ev"] == "rollback":
             violations.extend(_judge(e, taken.get(e.get("checkpoint_seq", -1)), trace, starts))
-    return Verdict.of(NAME, violations)
+    return Verdict.of(NAME, [*torn, *violations])
+
+
+def _torn_snapshots(trace: tuple[dict[str, Any], ...]) -> list[Violation]:
+    """Each file a snapshot copied while one attempt's changes to it were under way (one per
+    checkpoint, file and writing attempt)."""
+    changes: dict[str, dict[tuple[str, int], list[dict[str, Any]]]] = {}  # file -> attempt -> its changes
+    begun: dict[int, dict[str, Any]] = {}
+    for e in trace:
+        if e["ev"] == "touch" and e["op"] in MUTATING_OPS and e["target"].startswith("/"):
+            changes.setdefault(e["target"], {}).setdefault((e["call"], e["attempt"]), []).append(e)
+        elif e["ev"] == "checkpoint_begin":
+            begun[e["checkpoint"]] = e
+    done = {e["checkpoint"]: e for e in trace if e["ev"] == "checkpoint" and e["checkpoint"] in begun}
+    violations: list[Violation] = []
+    for read in (e for e in trace if e["ev"] == "snapshot_read"):
+        for (call, attempt), made in changes.get(read["target"], {}).items():
+            if not (made[0]["seq"] < read["seq"] < made[-1]["seq"]):
+                continue
+            start = begun[read["checkpoint"]]
+            end = done.get(read["checkpoint"])
+            before = start.get("before")
+            name = f"checkpoint {read['checkpoint']}" + (f" (before {before})" if before else "")
+            steps = ", ".join(f"{m['op']} at {m['t']} ms" for m in made)
+            violations.append(Violation(
+                "torn-snapshot",
+                f"{name} copied {read['target']} at {read['t']} ms while {call} was writing it ({steps}): "
+                "the snapshot holds the file half written, and a rollback to it restores that",
+                {"checkpoint": read["checkpoint"], "label": start.get("label"), "before": before,
+                 "began_at_ms": start["t"], "taken_at_ms": end["t"] if end is not None else None,
+                 "target": read["target"], "read_at_ms": read["t"], "copied": read.get("digest"),
+                 "call": call, "attempt": attempt, "writes": [{"t": m["t"], "op": m["op"]} for m in made]}))
+    return violations
 
 
 def _judge(rollback: dict[str, Any], taken_at: int | None, trace: tuple[dict[str, Any], ...],

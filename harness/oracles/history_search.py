@@ -15,7 +15,7 @@ from harness.model import ToolCall
 from harness.oracles.anomalies import explain_result, explain_world, linked
 from harness.oracles.facts import RunFacts
 from harness.oracles.isolated_groups import Stop, choose_stops, conflicts, isolated_groups, replay_to, settle_alone
-from harness.oracles.model_order import Branch, Step, observed_of, same_result
+from harness.oracles.model_order import Branch, Mark, Step, observed_of, same_result
 from harness.oracles.verdict import Violation
 from harness.run import RunResult
 from harness.tools.semantics import partial_states
@@ -29,7 +29,7 @@ MAX_BRANCHES = 64
 
 
 def search(facts: RunFacts, steps: list[Step], ghost_calls: set[str], *,
-           defer: bool = True) -> tuple[list[Violation], str]:
+           defer: bool = True, marks: tuple[Mark, ...] = ()) -> tuple[list[Violation], str]:
     """Every model-order history the report allows (a call of unknown effect stopped at any of its
     touch points), pruned call by call by the observed results; the violations if none gives the
     final world, and a note if the histories were too many to follow.
@@ -37,13 +37,15 @@ def search(facts: RunFacts, steps: list[Step], ghost_calls: set[str], *,
     Calls of unknown effect whose targets no call outside their group touches (`defer`) cannot
     change what another call sees, nor be changed by it: instead of multiplying every history, each
     such group is replayed last, on its own, and stopped where its targets get their final content.
+    A run that rolled back (`marks`) defers nothing: a rollback may restore any target.
     """
     result = facts.result
-    groups = isolated_groups(facts, steps) if defer else []
+    groups = isolated_groups(facts, steps) if defer and not marks else []
     deferred = {step.call.id for group in groups for step in group.steps}
     violations: list[Violation] = []
     branches = [Branch(World.from_state(result.initial))]
-    for step in steps:
+    for index, step in enumerate(steps):
+        _marks_at(branches, marks, index)
         call = step.call
         if call.id in deferred:
             continue
@@ -61,6 +63,7 @@ def search(facts: RunFacts, steps: list[Step], ghost_calls: set[str], *,
             branches = matching
         else:
             violations.append(explain_result(facts, call, branches[0], observed))
+    _marks_at(branches, marks, len(steps))
     if groups:
         if any(conflicts(branch, groups) for branch in branches):
             # In some history another call touched a group's targets after all (e.g. a relative
@@ -87,6 +90,13 @@ def search(facts: RunFacts, steps: list[Step], ghost_calls: set[str], *,
         closest = min(branches, key=lambda b: _distance(b.world.state(), final))
         violations.extend(explain_world(facts, closest, final, ghost_calls))
     return linked(violations, facts), ""
+
+
+def _marks_at(branches: list[Branch], marks: tuple[Mark, ...], index: int) -> None:
+    for mark in marks:
+        if mark.before == index:
+            for branch in branches:
+                branch.mark(mark)
 
 
 def _limited(steps: list[Step], deferred: set[str], at: ToolCall) -> str:

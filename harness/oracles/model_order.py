@@ -4,9 +4,10 @@ them, and whether a reported result is the one model order gives.
 Owns `replay_steps` (the calls to replay, in model order: those the report says took effect, and
 those of unknown effect that changed the world, with how far the trace shows each got), `Step`,
 `Branch` (one possible model-order history: a world, the touches each replayed call made there and
-what it observed) and `same_result`. The search over histories is `harness.oracles.history_search`'s;
-the labels a divergence gets are `harness.oracles.anomalies`'. It reads the run; it never steers one,
-and it never labels.
+what it observed) and `same_result`; `replay_marks` places the run's checkpoints and rollbacks in that
+order (a `Mark`), so a rollback in the replay restores the replay's own snapshot. The search over
+histories is `harness.oracles.history_search`'s; the labels a divergence gets are
+`harness.oracles.anomalies`'. It reads the run; it never steers one, and it never labels.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from harness.model import ToolCall
 from harness.oracles import values
 from harness.oracles.facts import RunFacts
 from harness.run import RunResult
+from harness.scheduling.checkpoints import Checkpoint, restore
 from harness.tools.inputs import reference_lookup, resolve
 from harness.tools.semantics import Observation, apply
 from harness.world.state import WorldState
@@ -27,19 +29,26 @@ from harness.world.world import World
 class Branch:
     """One possible model-order history: a world plus the touches each replayed call made."""
 
-    __slots__ = ("expected_touches", "observations", "world")
+    __slots__ = ("expected_touches", "observations", "snapshots", "world")
 
     def __init__(self, world: World) -> None:
         self.world = world
         self.expected_touches: dict[str, list[tuple[str, str, str | None]]] = {}
         self.observations: dict[str, Observation] = {}
+        #: This history's own snapshots, by the trace position of the run's checkpoint they stand for.
+        self.snapshots: dict[int, WorldState] = {}
 
     def fork(self, state: WorldState) -> Branch:
         """This history, but with the world `state` (one the current world may become)."""
         twin = Branch(World.from_state(state))
         twin.expected_touches = dict(self.expected_touches)
         twin.observations = dict(self.observations)
+        twin.snapshots = dict(self.snapshots)
         return twin
+
+    def mark(self, mark: Mark) -> None:
+        """Take this history's snapshot, or roll it back to one (see `apply_mark`)."""
+        apply_mark(self.world, self.snapshots, mark)
 
     def apply(self, call: ToolCall, result: RunResult, key: str | None) -> Observation:
         recorded: list[tuple[str, str, str | None]] = []
@@ -62,6 +71,64 @@ class Step:
     key: str | None
     torn: bool
     stopped_after: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Mark:
+    """A checkpoint or a rollback of the run, in model order: before the step at index `before` of the
+    replayed steps (their number: after the last). `checkpoint` is the trace position of the run's
+    `checkpoint` event (a rollback names the one it restores); `paths`: a rollback's scope (None: the
+    whole tree)."""
+
+    before: int
+    rollback: bool
+    checkpoint: int
+    paths: tuple[str, ...] | None = None
+
+
+def apply_mark(world: World, snapshots: dict[int, WorldState], mark: Mark) -> None:
+    """In a model-order replay: a checkpoint snapshots the replay's world; a rollback restores the
+    replay's snapshot (a rollback to a checkpoint the replay never took changes nothing)."""
+    if not mark.rollback:
+        snapshots[mark.checkpoint] = world.state()
+        return
+    state = snapshots.get(mark.checkpoint)
+    if state is not None:
+        restore(world, Checkpoint(0, "", 0, state), mark.paths)
+
+
+def replay_marks(facts: RunFacts, steps: list[Step]) -> tuple[Mark, ...]:
+    """The run's checkpoints and rollbacks placed among the replayed steps, in trace order. A
+    checkpoint taken for a call (`before`, e.g. the runtime's `checkpoints` option) goes right before
+    it; any other, and every rollback, goes before the first call in model order that had not started
+    when it was taken (after the last, if every call had): the serial run reaches it at the same point
+    of its work."""
+    trace = facts.result.trace
+    if not any(e["ev"] == "rollback" for e in trace):
+        return ()  # a checkpoint never rolled back changes nothing in the replay
+    calls = facts.result.scenario.calls
+    index = {call.id: i for i, call in enumerate(calls)}
+    first_start: dict[str, int] = {}
+    for e in trace:
+        if e["ev"] == "start":
+            first_start.setdefault(e["call"], e["seq"])
+    step_at = [index.get(step.call.id, len(calls)) for step in steps]
+
+    def place(position: int) -> int:
+        return sum(1 for i in step_at if i < position)
+
+    def unstarted(seq: int) -> int:
+        return next((i for i, call in enumerate(calls) if first_start.get(call.id, seq + 1) > seq), len(calls))
+
+    marks: list[Mark] = []
+    for e in trace:
+        if e["ev"] == "checkpoint":
+            position = index[e["before"]] if e.get("before") in index else unstarted(e["seq"])
+            marks.append(Mark(place(position), False, e["seq"]))
+        elif e["ev"] == "rollback" and e.get("checkpoint_seq", -1) >= 0:
+            paths = tuple(e["paths"]) if e.get("paths") is not None else None
+            marks.append(Mark(place(unstarted(e["seq"])), True, e["checkpoint_seq"], paths))
+    return tuple(marks)
 
 
 def replay_steps(facts: RunFacts) -> list[Step]:

@@ -8,10 +8,11 @@ Owns the comparison of a call's reported outcome with the end of its attempts in
   every result of a parallel batch with "[Result unavailable]"). The model is told a call failed
   that succeeded: it loses the result and may retry the call or tell the user nothing happened;
 - *a failure reported as a success*: the scheduler reported `ok` for a call whose attempts all
-  failed, were abandoned or were still running when it answered. The model acts on work that did
-  not happen. (A call reported ok that never started is `fabricated-result`; one whose value another
-  attempt or call produced is `mispaired-result`: the protocol oracle asks this module first and
-  reports one label per result.)
+  failed, were abandoned or were still running when it answered, or whose change a rollback undid
+  before it answered (the runtime restored a snapshot taken before the change, over a file it
+  changed). The model acts on work that did not happen, or that is gone. (A call reported ok that
+  never started is `fabricated-result`; one whose value another attempt or call produced is
+  `mispaired-result`: the protocol oracle asks this module first and reports one label per result.)
 
 What must not fire, and why it does not: a timeout, cancel, batch deadline, interrupt grace or crash
 abandons the attempt (its later end is a detached ghost, which serializability judges), so the
@@ -75,8 +76,11 @@ def reported_ok(facts: RunFacts, index: int, result: CallResult, attempts: Itera
     """The violation when `result` (ok, reported by batch `index`) belongs to a call none of whose
     started `attempts` ever ended ok."""
     attempts = list(attempts)
-    if not attempts or any(a.outcome == Outcome.OK.value for a in attempts):
-        return None  # never started (fabricated-result) or some attempt succeeded (mispaired-result judges the value)
+    if not attempts:
+        return None  # never started: fabricated-result
+    succeeded = [a for a in attempts if a.outcome == Outcome.OK.value]
+    if succeeded:  # mispaired-result judges the value; here only whether a rollback undid it
+        return undone_before_answer(facts, index, result, succeeded[-1])
     last = attempts[-1]
     witness = _what_it_did(facts, index, result, last)
     if witness["actual"] is None:
@@ -90,6 +94,30 @@ def reported_ok(facts: RunFacts, index: int, result: CallResult, attempts: Itera
         f"{result.call_id} was reported ok by batch {index} but none of its attempts succeeded: "
         f"attempt {last.attempt} {did}",
         {**witness, "actual_error": None if witness["abandoned"] or witness["actual"] is None else last.error})
+
+
+def undone_before_answer(facts: RunFacts, index: int, result: CallResult, attempt: Attempt) -> Violation | None:
+    """The violation when a rollback after `attempt` ended and before batch `index` answered restored,
+    to a snapshot taken before the attempt's first change, a file the attempt changed."""
+    answered = facts.batch_end_seq.get(index, 1 << 62)
+    changed = [t for t in facts.touches_of(attempt.call, attempt.attempt) if t.mutating and t.target.startswith("/")]
+    if not changed:
+        return None
+    for e in facts.result.trace:
+        if e["ev"] != "rollback" or not attempt.end_seq < e["seq"] < answered:
+            continue
+        if not 0 <= e.get("checkpoint_seq", -1) < changed[0].seq:
+            continue
+        scope = set(e["paths"]) if e.get("paths") is not None else None
+        undone = next((t for t in changed if scope is None or t.target in scope), None)
+        if undone is not None:
+            return Violation(
+                LABEL,
+                f"{result.call_id} was reported ok by batch {index} but the rollback to checkpoint {e['checkpoint']} "
+                f"at {e['t']} ms, before the answer, undid its change to {undone.target}",
+                {**_what_it_did(facts, index, result, attempt), "actual_error": None,
+                 "rolled_back_at_ms": e["t"], "checkpoint": e["checkpoint"], "target": undone.target})
+    return None
 
 
 def _what_it_did(facts: RunFacts, index: int, result: CallResult, last: Attempt) -> dict[str, Any]:

@@ -26,14 +26,15 @@ NAME = "protocol"
 def check(result: RunResult) -> Verdict:
     facts = RunFacts.of(result)
     violations: list[Violation] = []
+    rolled_back = any(e["ev"] == "rollback" for e in result.trace)
     for batch_run in result.batches:
         if batch_run.status is not RunStatus.COMPLETED:
             continue  # nothing was reported; the contract oracle says why
-        violations.extend(_batch(facts, batch_run.index))
+        violations.extend(_batch(facts, batch_run.index, rolled_back))
     return Verdict.of(NAME, violations)
 
 
-def _batch(facts: RunFacts, index: int) -> Iterator[Violation]:
+def _batch(facts: RunFacts, index: int, rolled_back: bool = False) -> Iterator[Violation]:
     batch_run = facts.result.batches[index]
     expected = list(batch_run.batch.ids)
     in_model = set(expected)  # membership by set: a 100,000-call batch is judged in linear time
@@ -73,6 +74,9 @@ def _batch(facts: RunFacts, index: int) -> Iterator[Violation]:
         digest = value_digest(r.value)
         for a in attempts:  # a loop, not any(): this runs for every result of a 100,000-call batch
             if a.outcome == "ok" and a.value_digest == digest:
+                undone = outcomes.undone_before_answer(facts, index, r, a) if rolled_back else None
+                if undone is not None:
+                    yield undone
                 break
         else:
             misreported = outcomes.reported_ok(facts, index, r, attempts)

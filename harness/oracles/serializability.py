@@ -44,7 +44,7 @@ from dataclasses import replace
 from harness.oracles.anomalies import ghost_effects
 from harness.oracles.facts import RunFacts
 from harness.oracles.history_search import MAX_BRANCHES, search
-from harness.oracles.model_order import Step, observed_of, replay_steps, same_result
+from harness.oracles.model_order import Mark, Step, apply_mark, observed_of, replay_marks, replay_steps, same_result
 from harness.oracles.reference import MEANINGS, MODEL, in_reference_order, reference_note, reference_of
 from harness.oracles.replays import remembered
 from harness.oracles.verdict import Verdict
@@ -91,16 +91,19 @@ def check_model_order(result: RunResult) -> Verdict:
     # A list, not a generator: the ghosts are reported and then excused from the world's diff.
     ghosts = list(ghost_effects(facts))
     steps = replay_steps(facts)
-    if _trace_history_holds(facts, steps):
+    # The run's rollbacks, replayed too: a rollback restores the replay's own snapshot, so the run is
+    # judged against what the serial run's rollback leaves (a torn snapshot restores something else).
+    marks = replay_marks(facts, steps)
+    if _trace_history_holds(facts, steps, marks):
         # The history the trace itself shows (every call of unknown effect stopped where it really
         # stopped) is one of the accepted ones and explains everything: no search needed. This is
         # what keeps a hung run, where every started call has unknown effect, linear.
         return Verdict.of(NAME, ghosts)
-    violations, note = search(facts, steps, {v.witness["call"] for v in ghosts})
+    violations, note = search(facts, steps, {v.witness["call"] for v in ghosts}, marks=marks)
     return Verdict.of(NAME, [*ghosts, *violations], note)
 
 
-def _trace_history_holds(facts: RunFacts, steps: list[Step]) -> bool:
+def _trace_history_holds(facts: RunFacts, steps: list[Step], marks: tuple[Mark, ...] = ()) -> bool:
     """Whether the model-order replay in which each call of unknown effect goes exactly as far as the
     trace shows gives every observed result and the final world.
 
@@ -111,36 +114,48 @@ def _trace_history_holds(facts: RunFacts, steps: list[Step]) -> bool:
     try:
         observations, final = remembered(
             # One flat tuple, four fields a step (not a tuple a step: fewer objects kept in the memo).
-            result.initial, catalogue, tuple([x for s in steps for x in (s.call, s.key, s.torn, s.stopped_after)]),
-            lambda: _replay_trace_history(result.initial, catalogue, steps))
+            result.initial, catalogue,
+            (*[x for s in steps for x in (s.call, s.key, s.torn, s.stopped_after)], *marks),
+            lambda: _replay_trace_history(result.initial, catalogue, steps, marks))
     except Exception:
         # A replay that raises past a mismatch the step-by-step check would have stopped at: let
         # that check decide, exactly as before (it raises too if the exception comes first).
-        return _trace_history_holds_step_by_step(facts, steps)
+        return _trace_history_holds_step_by_step(facts, steps, marks)
     for step, observation in zip(steps, observations, strict=True):
         if step.certain and observation is not None and not same_result(observation, observed_of(facts, step.call)):
             return False
     return final == result.final
 
 
-def _replay_trace_history(initial: WorldState, catalogue: Mapping[str, ToolSpec],
-                          steps: list[Step]) -> tuple[tuple[Observation | None, ...], WorldState]:
+def _replay_trace_history(initial: WorldState, catalogue: Mapping[str, ToolSpec], steps: list[Step],
+                          marks: tuple[Mark, ...] = ()) -> tuple[tuple[Observation | None, ...], WorldState]:
     """Every step's observation (None for a call run partly) and the final world of the replay."""
     world = World.from_state(initial)
     observations: list[Observation | None] = []
-    for step in steps:
+    snapshots: dict[int, WorldState] = {}
+    for index, step in enumerate(steps):
+        _marks_at(world, snapshots, marks, index)
         if step.stopped_after is None:
             observations.append(apply(world, step.call, catalogue, in_place=True, idempotency_key=step.key)[1])
         else:
             _run_partly(world, step, catalogue)
             observations.append(None)
+    _marks_at(world, snapshots, marks, len(steps))
     return tuple(observations), world.state()
 
 
-def _trace_history_holds_step_by_step(facts: RunFacts, steps: list[Step]) -> bool:
+def _marks_at(world: World, snapshots: dict[int, WorldState], marks: tuple[Mark, ...], index: int) -> None:
+    for mark in marks:
+        if mark.before == index:
+            apply_mark(world, snapshots, mark)
+
+
+def _trace_history_holds_step_by_step(facts: RunFacts, steps: list[Step], marks: tuple[Mark, ...] = ()) -> bool:
     result = facts.result
     world = World.from_state(result.initial)
-    for step in steps:
+    snapshots: dict[int, WorldState] = {}
+    for index, step in enumerate(steps):
+        _marks_at(world, snapshots, marks, index)
         if step.stopped_after is None:
             _, observation = apply(world, step.call, result.scenario.catalogue, in_place=True,
                                    idempotency_key=step.key)
@@ -148,6 +163,7 @@ def _trace_history_holds_step_by_step(facts: RunFacts, steps: list[Step]) -> boo
                 return False
         else:
             _run_partly(world, step, result.scenario.catalogue)
+    _marks_at(world, snapshots, marks, len(steps))
     return world.state() == result.final
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("the world is damaged", (
         "lost-update", "cross-agent-lost-update", "ghost-effect", "duplicate-effect", "unapproved-effect",
-        "rollback-mismatch", "reordered-effect", "divergent-world")),
+        "rollback-mismatch", "torn-snapshot", "reordered-effect", "divergent-world")),
     ("the model is told something false", (
         "torn-read", "stale-read", "cross-agent-stale-read", "future-read", "missing-input", "divergent-result",
         "fabricated-result", "misreported-outcome", "hint-violated")),

@@ -14,6 +14,9 @@ wait for the tool's, so a call waiting for its tool would sit on a global slot a
 use; that made `optimal` slower than real policies on capped scenarios (4000 ms where 3000 ms was
 possible). With the scenario's global cap alone the dispatch is the runtime's FIFO. It reads no
 latencies, so with caps it is a greedy schedule, not a proven lower bound.
+
+A scenario that asks for hermes' checkpoints (`[execution] checkpoints = "hermes"`) gets them the safe
+way here (`"wait"`: a write waits for the snapshot in progress): the lower bound is of safe schedules.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import simpy
 
 from harness.model import Batch, CallResult, ToolCall
 from harness.scheduling.context import SchedulerContext
+from harness.scheduling.execution import ExecutionPolicy
 from harness.scheduling.plan import CallExecutor, Plan, PlanScheduler
 from harness.scheduling.runtime import BatchRuntime, run_call
 
@@ -52,6 +56,10 @@ class Optimal(PlanScheduler):
                     deps.append(earlier.id)
             after[call.id] = tuple(deps)
         return Plan(after, summary="conflict graph from real footprints")
+
+    def execution_for(self, ctx: SchedulerContext) -> ExecutionPolicy:
+        policy = super().execution_for(ctx)
+        return policy.merged(checkpoints="wait") if policy.checkpoints == "hermes" else policy
 
     def executor(self, runtime: BatchRuntime, batch: Batch) -> CallExecutor:
         # Each call passes the dispatcher before the runtime, so it never holds one slot while it

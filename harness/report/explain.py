@@ -59,6 +59,7 @@ from harness.report.explain_runtime import (
     start_after_interrupt,
     tool_disabled_silently,
     tool_error,
+    torn_snapshot,
     unapproved_effect,
 )
 from harness.report.explain_words import RunView, Template
@@ -77,6 +78,7 @@ TEMPLATES: dict[str, Template] = {
     "loop-blocked": loop_blocked,
     "order-dependent": order_dependent, "missing-input": missing_input,
     "unapproved-effect": unapproved_effect, "rollback-mismatch": rollback_mismatch,
+    "torn-snapshot": torn_snapshot,
     "cross-agent-lost-update": across_agents(lost_update, "which task's update survives"),
     "cross-agent-stale-read": across_agents(stale_read, "what one task read of the other's work"),
     "misreported-outcome": misreported_outcome,

@@ -70,6 +70,10 @@ def misreported_outcome(w: Mapping[str, Any], run: RunView) -> str:
         return (f"{call} ended ok at {w['ended_at_ms']} ms{attempt}, yet batch {w['batch']} {told} at "
                 f"{w['reported_at_ms']} ms: the scheduler held the result and told the model {effect}. The model "
                 f"never sees what {call} returned and may run it again or tell the user it did not happen.")
+    if w.get("rolled_back_at_ms") is not None:
+        return (f"Batch {w['batch']} reported {call} ok at {w['reported_at_ms']} ms, but the runtime had rolled back "
+                f"to checkpoint {w['checkpoint']} at {w['rolled_back_at_ms']} ms, undoing its change to "
+                f"{w['target']}. The model is told about work that is gone and builds on it.")
     if actual is None:
         did = "was still running when the batch returned"
     elif w.get("abandoned"):

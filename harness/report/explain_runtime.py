@@ -162,6 +162,15 @@ def rollback_mismatch(w: Mapping[str, Any], run: RunView) -> str:
             "snapshot. A runtime must stop its running calls, or wait for them, before it rolls back.")
 
 
+def torn_snapshot(w: Mapping[str, Any], run: RunView) -> str:
+    name = f"checkpoint {w['checkpoint']}" + (f" (taken before {w['before']})" if w.get("before") else "")
+    writes = ", ".join(f"{EFFECT_VERBS.get(m['op'], m['op'])} it at {m['t']} ms" for m in w["writes"])
+    return (f"The runtime's {name} copied {thing_of(w['target'])} at {w['read_at_ms']} ms while {w['call']} was "
+            f"writing it ({writes}): the snapshot holds the file half written, and a rollback to it restores that "
+            "instead of either version. A snapshot must not run beside a write to a file it copies: take it "
+            "before the batch's writes start, or make them wait for it.")
+
+
 def round_limit_exceeded(w: Mapping[str, Any], run: RunView) -> str:
     who = f"Agent {w['agent']}'s loop" if w.get("agent") else "The loop"
     return (f"{who} ({w['loop']}) asked its model for decision {w['decisions']} (round {w['round']}, at "

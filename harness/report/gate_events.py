@@ -1,6 +1,7 @@
 """Words for the trace events of approvals and checkpoints, as timelines show them.
 
-Owns one line per `approval_requested`, `approval`, `checkpoint` and `rollback` event (see
+Owns one line per `approval_requested`, `approval`, `checkpoint_begin`, `snapshot_read`, `checkpoint` and
+`rollback` event (see
 `harness.scheduling.approvals` and `harness.scheduling.checkpoints`). It never judges them: the
 `approvals` and `checkpoints` oracles do.
 """
@@ -9,7 +10,8 @@ from __future__ import annotations
 
 from harness.sim.trace import TraceEvent
 
-GATE_EVENTS = frozenset({"approval_requested", "approval", "checkpoint", "rollback"})
+GATE_EVENTS = frozenset({"approval_requested", "approval", "checkpoint_begin", "snapshot_read", "checkpoint",
+                         "rollback"})
 
 
 def describe_gate(event: TraceEvent) -> str:
@@ -21,6 +23,11 @@ def describe_gate(event: TraceEvent) -> str:
     if ev == "approval":
         return f"the user answers {event['answer']}" + again
     named = f"checkpoint {event['checkpoint']}" + (f" '{event['label']}'" if event.get("label") else "")
+    if ev == "checkpoint_begin":
+        return f"{named} begins: copying {event['files']} files"
+    if ev == "snapshot_read":
+        copied = f" ({str(event['digest'])[:8]})" if event.get("digest") else " (gone)"
+        return f"checkpoint {event['checkpoint']} copies {event['target']}{copied}"
     if ev == "checkpoint":
         return f"{named} taken (file tree {str(event['digest'])[:8]})"
     scope = f" ({', '.join(event['paths'])})" if event.get("paths") is not None else ""

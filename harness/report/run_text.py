@@ -53,6 +53,9 @@ def render_run(result: RunResult, console: Console, *, version: str, verdicts: S
     execution = result.scenario.execution
     knobs = [f"{f}={getattr(execution, f)}" for f in ("timeout_ms", "retries", "backoff_ms", "idempotency_keys",
                                                       "on_failure", "max_concurrency", "poll_interval_ms")]
+    if execution.checkpoints != "none":  # shown only when on: every header without them stays as it was
+        knobs += [f"checkpoints={execution.checkpoints}", f"checkpoint_file_ms={execution.checkpoint_file_ms}",
+                  f"rollback_on_failure={execution.rollback_on_failure}"]
     # The scenario's policy: what plan-based policies (and a scheduler given its own) apply; serial,
     # parallel and hand-written schedulers decide retries, timeouts and keys for themselves.
     header.add_row("execution", " ".join(knobs) + " (the scenario's; plan-based policies apply it)")

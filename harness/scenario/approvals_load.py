@@ -12,6 +12,11 @@ every latency is spelled (`{ fixed = 2000 }`, `{ uniform = [500, 3000] }`, ...; 
     [approvals.calls.wipe-cache]                                     # one call, by id (wins)
     answer = "deny"
 
+hermes' command guard: `guard = "hermes"` asks about terminal commands by hermes' dangerous-command
+patterns (`harness.scheduling.command_guard`), and `[approvals.patterns."recursive delete"]` scripts
+the answer to a pattern (after a call's own rule, before its tool's); there the answer may also be
+`session` (approve, and do not ask again about those patterns for the rest of the run).
+
 A rule names tools declared `needs_confirmation` (they are the ones a runtime asks about) and calls
 of the scenario (for a loop scenario, the ids its `[model]` rules emit). Bad input is an
 `ApprovalsError` naming the field and what was expected. It never runs anything.
@@ -25,11 +30,12 @@ from typing import Any
 
 from harness.faults.latency import LatencySpecError, parse_latency
 from harness.model import Batch
-from harness.scheduling.approvals import ANSWERS, DEFAULT_LATENCY, ApprovalRule, ApprovalScript
+from harness.scheduling.approvals import ANSWERS, DEFAULT_LATENCY, PATTERN_ANSWERS, ApprovalRule, ApprovalScript
+from harness.scheduling.command_guard import KEYS as PATTERN_KEYS
 from harness.suggest import FieldError, below, check_keys, did_you_mean
 from harness.tools.catalogue import Catalogue
 
-_KEYS = {"default", "tools", "calls"}
+_KEYS = {"default", "tools", "calls", "guard", "patterns"}
 _RULE_KEYS = {"answer", "latency"}
 
 
@@ -87,7 +93,21 @@ def parse_approvals(value: Any, catalogue: Catalogue, calls: Mapping[str, str] |
                 raise ApprovalsError(field, f"a call of a tool declared needs_confirmation ({call_id!r} calls "
                                      f"{calls[call_id]!r}, which a runtime never asks about)", has_got=False)
         per_call[call_id] = _rule(rule, field)
-    return ApprovalScript(default, tools, per_call)
+    guard = table.get("guard", "none")
+    if guard not in ("none", "hermes"):
+        raise ApprovalsError("approvals.guard", '"hermes" (terminal commands asked about by hermes\' dangerous-command '
+                             'patterns) or "none"', guard)
+    patterns: dict[str, ApprovalRule] = {}
+    for key, rule in _table(table.get("patterns", {}), "approvals.patterns", None).items():
+        field = f"approvals.patterns.{key}"
+        if guard != "hermes":
+            raise ApprovalsError(field, 'guard = "hermes" in [approvals] (pattern rules apply to its guard)',
+                                 has_got=False)
+        if key not in PATTERN_KEYS:
+            raise ApprovalsError(field, f"one of hermes' dangerous-command patterns{_hint(key, PATTERN_KEYS)}: "
+                                 + ", ".join(repr(k) for k in PATTERN_KEYS), key)
+        patterns[key] = _rule(rule, field, PATTERN_ANSWERS)
+    return ApprovalScript(default, tools, per_call, "hermes" if guard == "hermes" else "none", patterns)
 
 
 def _hint(name: str, valid: Collection[str]) -> str:
@@ -104,11 +124,12 @@ def _table(value: Any, field: str, allowed: set[str] | None) -> Mapping[str, Any
     return value
 
 
-def _rule(value: Any, field: str) -> ApprovalRule:
+def _rule(value: Any, field: str, answers: tuple[str, ...] = ANSWERS) -> ApprovalRule:
     rule = _table(value, field, _RULE_KEYS)
     answer = rule.get("answer", "approve")
-    if answer not in ANSWERS:
-        raise ApprovalsError(f"{field}.answer", 'one of "approve", "deny" or "none" (the user never answers)',
+    if answer not in answers:
+        session = '"session" (approve, and do not ask again for its patterns), ' if "session" in answers else ""
+        raise ApprovalsError(f"{field}.answer", f'one of "approve", {session}"deny" or "none" (the user never answers)',
                              answer)
     if "latency" not in rule:
         return ApprovalRule(answer, DEFAULT_LATENCY)
@@ -134,6 +155,10 @@ def approvals_to_data(script: ApprovalScript, calls: Collection[str] | None = No
             if calls is None or call_id in calls}
     if kept:
         data["calls"] = kept
+    if script.guard != "none":
+        data["guard"] = script.guard
+    if script.patterns:
+        data["patterns"] = {key: _rule_data(rule) for key, rule in sorted(script.patterns.items())}
     return data
 
 

@@ -23,8 +23,11 @@ from harness.faults.latency import Fixed, LatencyModel
 from harness.model import ToolCall
 from harness.sim.kernel import Kernel
 
-Answer = Literal["approve", "deny", "none"]
+Answer = Literal["approve", "deny", "none", "session"]
 ANSWERS: tuple[Answer, ...] = ("approve", "deny", "none")
+#: A rule of a dangerous-command pattern may also answer `session`: approve, and do not ask again for
+#: the patterns this command matched for the rest of the run (hermes' "approve for session").
+PATTERN_ANSWERS: tuple[Answer, ...] = ("approve", "session", "deny", "none")
 
 #: How long the scripted user takes when the script does not say.
 DEFAULT_LATENCY: LatencyModel = Fixed(1000)
@@ -38,20 +41,26 @@ class ApprovalRule:
     latency: LatencyModel = DEFAULT_LATENCY
 
     def __post_init__(self) -> None:
-        if self.answer not in ANSWERS:
-            raise ValueError(f"answer must be one of {', '.join(ANSWERS)}, got {self.answer!r}")
+        if self.answer not in PATTERN_ANSWERS:
+            raise ValueError(f"answer must be one of {', '.join(PATTERN_ANSWERS)}, got {self.answer!r}")
 
 
 @dataclass(frozen=True, slots=True)
 class ApprovalScript:
-    """The scripted user of a scenario: a rule per call id, else per tool, else the default."""
+    """The scripted user of a scenario: a rule per call id, else per dangerous-command pattern the
+    command matches (with `guard`, in hermes' pattern order), else per tool, else the default.
+    `guard = "hermes"`: terminal commands are asked about by hermes' dangerous-command patterns
+    (`harness.scheduling.command_guard`) instead of the tool's `needs_confirmation`."""
 
     default: ApprovalRule = field(default_factory=ApprovalRule)
     tools: Mapping[str, ApprovalRule] = field(default_factory=dict)
     calls: Mapping[str, ApprovalRule] = field(default_factory=dict)
+    guard: Literal["none", "hermes"] = "none"
+    patterns: Mapping[str, ApprovalRule] = field(default_factory=dict)
 
-    def rule_for(self, call: ToolCall) -> ApprovalRule:
-        return self.calls.get(call.id) or self.tools.get(call.name) or self.default
+    def rule_for(self, call: ToolCall, patterns: tuple[str, ...] = ()) -> ApprovalRule:
+        by_pattern = next((self.patterns[key] for key in patterns if key in self.patterns), None)
+        return self.calls.get(call.id) or by_pattern or self.tools.get(call.name) or self.default
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,13 +75,15 @@ class Approval:
 
     @property
     def approved(self) -> bool:
-        return self.answer == "approve"
+        return self.answer in ("approve", "session")
 
 
-def ask(kernel: Kernel, script: ApprovalScript | None, call: ToolCall, request: int) -> simpy.Event:
+def ask(kernel: Kernel, script: ApprovalScript | None, call: ToolCall, request: int,
+        patterns: tuple[str, ...] = ()) -> simpy.Event:
     """Request `request` (1, 2, ...) for `call`: an event that succeeds with the `Approval` when the
     user answers, and never for a user who does not. Without a script (auto-approve mode) it is
-    approved at once. Traced: `approval_requested`, then `approval` when the answer comes."""
+    approved at once. Traced: `approval_requested`, then `approval` when the answer comes (with the
+    dangerous-command `patterns` it was asked about, when there are some)."""
     answered = kernel.env.event()
     now = kernel.now
     kernel.record("approval_requested", call=call.id, tool=call.name, request=request,
@@ -81,14 +92,17 @@ def ask(kernel: Kernel, script: ApprovalScript | None, call: ToolCall, request: 
         kernel.record("approval", call=call.id, answer="approve", request=request, mode="auto")
         answered.succeed(Approval(call.id, "approve", request, now, now))
         return answered
-    rule = script.rule_for(call)
+    rule = script.rule_for(call, patterns)
     if rule.answer == "none":
         return answered  # the user never answers: only the runtime's own timeout ends the wait
     latency = rule.latency.sample(kernel.streams.stream("approval", call.id, request), request)
 
     def answer() -> Generator[simpy.Event, Any, None]:
         yield kernel.delay(latency, "approval")
-        kernel.record("approval", call=call.id, answer=rule.answer, request=request)
+        if patterns:
+            kernel.record("approval", call=call.id, answer=rule.answer, request=request, patterns=list(patterns))
+        else:
+            kernel.record("approval", call=call.id, answer=rule.answer, request=request)
         answered.succeed(Approval(call.id, rule.answer, request, now, kernel.now))
 
     kernel.env.process(answer())

@@ -22,9 +22,10 @@ from harness.faults.failures import FailureModel
 from harness.faults.latency import LatencyModel
 from harness.faults.plan import FaultPlan
 from harness.model import Batch, CallResult, Outcome, ToolCall
-from harness.scheduling.approvals import ApprovalScript, ask
+from harness.scheduling.approvals import Approval, ApprovalScript, ask
 from harness.scheduling.attempt import AttemptExecution, CallHandle, value_digest
-from harness.scheduling.checkpoints import Checkpoint, restore, tree_digest
+from harness.scheduling.checkpoints import Checkpoint, copying, restore, tree_digest
+from harness.scheduling.command_guard import dangerous_patterns
 from harness.scheduling.execution import ExecutionPolicy
 from harness.sim.arbiter import Arbiter
 from harness.sim.kernel import Kernel
@@ -42,6 +43,8 @@ __all__ = ["END_OF_RUN", "CallHandle", "Scheduler", "SchedulerContext", "Schedul
 END_OF_RUN = "harness:end-of-run"
 #: The session key of the run's checkpoint count (checkpoint ids are run-wide).
 _CHECKPOINTS = "harness:checkpoints"
+#: The session key of the dangerous-command patterns the user approved for the session (hermes' cache).
+_SESSION_APPROVED = "harness:session-approved"
 
 #: What a scheduler's process returns: one result per call, in the order it reports them.
 SchedulerProcess = Generator[simpy.Event, Any, Sequence[CallResult]]
@@ -66,7 +69,8 @@ class SchedulerContext(AttemptExecution):
     Time: `now`, `sleep(ms)`, `all_of`, `any_of`, `resource(capacity)`. Calls: `start`, `cancel`,
     `with_timeout`, `settle` (honours the interrupt), `skip`. Limits: `max_concurrency`, `tool_caps`,
     `interrupt` (an event), `grace_ms`, `machine` (the declared CPUs). Approvals and checkpoints:
-    `needs_approval(call)`, `approval(call)`, `checkpoint(label)`, `rollback(checkpoint)`. Knowledge: `declared(call)`,
+    `needs_approval(call)`, `approval(call)`, `checkpoint(label)` (at once) or `snapshot(label)` (taking
+    time), `rollback(checkpoint)`. Knowledge: `declared(call)`,
     `resource_keys(call)`, and
     where paths lead:
 
@@ -254,22 +258,48 @@ class SchedulerContext(AttemptExecution):
 
     def needs_approval(self, call: ToolCall) -> bool:
         """Whether `call` must wait for the user's approval before it starts: its tool is declared
-        `needs_confirmation` and the scenario scripts a user (`[approvals]`). Without a script every
-        tool is pre-approved. `start` does not enforce it: the `approvals` oracle judges."""
+        `needs_confirmation` and the scenario scripts a user (`[approvals]`); with `guard = "hermes"` a
+        terminal command needs it exactly when it matches a dangerous-command pattern. Without a
+        script every tool is pre-approved. `start` does not enforce it: the `approvals` oracle judges."""
         if self._approvals is None:
             return False
+        if self._approvals.guard == "hermes" and call.name == "terminal":
+            return bool(dangerous_patterns(call))  # hermes' command guard decides for the terminal
         declared = self.declared(call)
         return declared is not None and declared.needs_confirmation
 
+    @property
+    def scripted_user(self) -> bool:
+        """Whether the scenario scripts a user to ask (`[approvals]`); without one every tool is
+        pre-approved and nobody answers a question."""
+        return self._approvals is not None
+
     def approval(self, call: ToolCall) -> simpy.Event:
-        """Ask the user to approve `call`: an event that succeeds with an `Approval` (approve or
-        deny) when the scripted user answers, after their latency, or never for a user who does not
-        answer (wait with a timeout). Each request is traced, and so is the answer."""
+        """Ask the user to approve `call`: an event that succeeds with an `Approval` (approve, session
+        or deny) when the scripted user answers, after their latency, or never for a user who does not
+        answer (wait with a timeout). Each request is traced, and so is the answer. Under hermes'
+        guard, a command whose patterns the user all approved for the session is approved at once,
+        unasked (traced as an `approval` with `cached`)."""
         request = self._requests.get(call.id, 0) + 1
         self._requests[call.id] = request
         if self.crashed:
             return self.env.event()  # a dead runtime asks nothing
-        return ask(self.kernel, self._approvals, call, request)
+        guarded = self._approvals is not None and self._approvals.guard == "hermes"
+        patterns = dangerous_patterns(call) if guarded else ()
+        cache: list[str] = self.session.setdefault(_SESSION_APPROVED, [])
+        if patterns and all(key in cache for key in patterns):
+            # hermes' session cache: every pattern of this command was approved for the session.
+            self.kernel.record("approval", call=call.id, answer="session", request=request, patterns=list(patterns),
+                               cached=True)
+            return self.env.event().succeed(Approval(call.id, "session", request, self.now, self.now))
+        answered = ask(self.kernel, self._approvals, call, request, patterns)
+
+        def remember(event: simpy.Event) -> None:
+            if isinstance(event.value, Approval) and event.value.answer == "session":
+                cache.extend(key for key in patterns if key not in cache)
+
+        answered.callbacks.append(remember)
+        return answered
 
     def checkpoint(self, label: str = "") -> Checkpoint:
         """Snapshot the world's file tree now (what a git snapshot holds; ledgers and the shell session
@@ -282,6 +312,17 @@ class SchedulerContext(AttemptExecution):
         snapshot = Checkpoint(number, label, self.now, state, seq=len(self.kernel.trace))
         self.kernel.record("checkpoint", checkpoint=number, label=label or None, digest=tree_digest(state))
         return snapshot
+
+    def snapshot(self, label: str = "", *, before: ToolCall | None = None, file_ms: int = 20) -> simpy.Event:
+        """Snapshot the file tree as a real copy does, over virtual time: one file every `file_ms`
+        (`harness.scheduling.checkpoints.copying`). An event whose value is the `Checkpoint` when the
+        copy is done; `before` names the call it is taken for (the serial reference places it there)."""
+        number = int(self.session.get(_CHECKPOINTS, 0)) + 1
+        self.session[_CHECKPOINTS] = number
+        if self.crashed:
+            return self.env.event()  # a dead runtime copies nothing
+        return self.env.process(copying(self.kernel, self._world, number, label, before.id if before else None,
+                                        file_ms))
 
     def rollback(self, checkpoint: Checkpoint, paths: Sequence[str] | None = None) -> None:
         """Restore the file tree (or only the absolute `paths`) as `checkpoint` holds it, now. Calls

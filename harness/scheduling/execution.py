@@ -17,6 +17,12 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
 OnFailure = Literal["isolate", "cancel_siblings"]
+#: When the runtime snapshots the file tree (`harness.scheduling.checkpoints`): never; as hermes-agent's
+#: checkpoint manager does (the first call of a turn that writes takes the turn's snapshot, and a sibling
+#: that finds the turn already checkpointed goes on at once, even while the snapshot is still copying);
+#: or the same with every such sibling waiting for the snapshot to finish.
+Checkpoints = Literal["none", "hermes", "wait"]
+CHECKPOINT_MODES: tuple[str, ...] = ("none", "hermes", "wait")
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,11 +66,24 @@ class ExecutionPolicy:
     #: the MCP TypeScript SDK's `resetTimeoutOnProgress` does; without a total limit, a server that keeps
     #: reporting progress and never answers is waited on forever (`[faults] mcp_progress_only`).
     reset_timeout_on_progress: bool = False
+    #: Checkpoints before each `write_file`/`patch` and each destructive terminal command (see
+    #: `Checkpoints`); a snapshot copies the tree one file at a time, `checkpoint_file_ms` each.
+    checkpoints: Checkpoints = "none"
+    checkpoint_file_ms: int = 20
+    #: At the end of a batch in which a call failed, restore the batch's checkpoint (if it took one)
+    #: and report the calls whose effects that undid as failed ("rolled back").
+    rollback_on_failure: bool = False
+    #: Notes 002/004 (escalation to a person): a call of a tool not declared idempotent that timed out
+    #: is not retried blindly; the runtime hands it to the scripted user (`[approvals]`) and runs it
+    #: again only if they approve. Without a scripted user nobody can decide, so it is not retried.
+    escalate_timeouts: bool = False
 
     def __post_init__(self) -> None:
         if self.on_failure not in ("isolate", "cancel_siblings"):
             raise ValueError(f"on_failure must be 'isolate' or 'cancel_siblings', got {self.on_failure!r}")
-        for name in ("retries", "backoff_ms", "poll_interval_ms"):
+        if self.checkpoints not in CHECKPOINT_MODES:
+            raise ValueError(f"checkpoints must be one of {', '.join(CHECKPOINT_MODES)}, got {self.checkpoints!r}")
+        for name in ("retries", "backoff_ms", "poll_interval_ms", "checkpoint_file_ms"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0")
         if self.timeout_ms is not None and self.timeout_ms <= 0:
@@ -95,8 +114,8 @@ class ExecutionPolicy:
         kinds = {"max_concurrency": int, "timeout_ms": int, "batch_deadline_ms": int, "retries": int, "backoff_ms": int,
                  "same_signature_limit": int, "poll_interval_ms": int, "retry_non_idempotent": bool,
                  "idempotency_keys": bool, "honour_interrupt": bool, "honest_outcomes": bool, "on_failure": str,
-                 "tool_caps": dict, "approval_timeout_ms": int,
-                 "reset_timeout_on_progress": bool}
+                 "tool_caps": dict, "approval_timeout_ms": int, "checkpoints": str, "checkpoint_file_ms": int,
+                 "rollback_on_failure": bool, "escalate_timeouts": bool, "reset_timeout_on_progress": bool}
         for key, value in data.items():
             kind = kinds[key]
             if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):

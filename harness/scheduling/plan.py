@@ -174,6 +174,7 @@ class PlanScheduler:
                 r = results[call_id]
                 results[call_id] = CallResult(r.call_id, r.outcome, r.value, r.error, r.attempts, r.start_ms,
                                               r.end_ms, (*r.notes, f"previous write failed: {', '.join(failed)}"))
+        results = runtime.rolled_back(results, batch.calls)
         order: Iterable[str] = plan.order if plan.report == "plan" else batch.ids
         return [results[call_id] for call_id in order]
 

@@ -3,21 +3,26 @@
 Owns `BatchRuntime` (per-batch caps, the noticed interrupt, sibling cancellation) and `run_call`
 (one call from "may start" to its reported result: the user's approval of a `needs_confirmation`
 call when the scenario scripts one, caps, timeout, retries with one idempotency key for every
-attempt, seed 004's same-signature limit, interrupt with grace, failure policy). It never decides
-the order of calls: plans do.
+attempt, seed 004's same-signature limit, interrupt with grace, failure policy), the turn's
+checkpoint before a call hermes snapshots before (`checkpoints`) and the rollback of a failed batch
+(`rollback_on_failure`, `BatchRuntime.rolled_back`), and a timed-out call of a tool not declared
+idempotent handed to the scripted user instead of retried (`escalate_timeouts`). It never decides the
+order of calls: plans do.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
 from typing import Any
 
 import simpy
 
 from harness.model import CallResult, Outcome, ToolCall
 from harness.scheduling.approval_gate import gate
+from harness.scheduling.approvals import Approval
 from harness.scheduling.attempt import CallHandle
+from harness.scheduling.checkpoints import Checkpoint, needs_checkpoint
 from harness.scheduling.context import SchedulerContext
 from harness.scheduling.execution import ExecutionPolicy
 
@@ -42,6 +47,8 @@ class BatchRuntime:
         # has happened, so the runtime asks `processed` of every timer.
         self.deadline: simpy.Event = ctx.sleep(deadline, "batch-deadline") if deadline is not None else ctx.env.event()
         self.running: dict[str, Any] = {}
+        #: The turn's snapshot (hermes takes at most one a turn): the copy in progress, then its Checkpoint.
+        self.snapshot: simpy.Event | None = None
         self.noticed = self._notice_interrupt() if policy.honour_interrupt else ctx.env.event()
 
     def _notice_interrupt(self) -> simpy.Event:
@@ -63,6 +70,39 @@ class BatchRuntime:
 
         ctx.env.process(watch())
         return noticed
+
+    def checkpoint_before(self, call: ToolCall) -> Generator[simpy.Event, Any, None]:
+        """hermes' checkpoint manager before a write, patch or destructive command: the turn's first
+        such call takes the snapshot and waits for the copy; under `hermes` a later one finds the turn
+        checkpointed and goes on at once (the copy may still be running: a torn snapshot), under
+        `wait` it waits for the copy to finish."""
+        mode = self.policy.checkpoints
+        if mode == "none" or not needs_checkpoint(call):
+            return
+        if self.snapshot is None:
+            self.snapshot = self.ctx.snapshot(f"before {call.id}", before=call, file_ms=self.policy.checkpoint_file_ms)
+            yield self.snapshot
+        elif mode == "wait" and not self.snapshot.processed:
+            yield self.snapshot
+
+    def rolled_back(self, results: dict[str, CallResult], batch: Sequence[ToolCall]) -> dict[str, CallResult]:
+        """`rollback_on_failure`: when a call of the batch failed and the turn took a snapshot, restore
+        it and report every write, patch or destructive command that ended ok as failed, since its
+        change is gone (the model must not build on it)."""
+        failed = [c.id for c in batch if results[c.id].outcome is not Outcome.OK]
+        if not self.policy.rollback_on_failure or not failed or self.snapshot is None or not self.snapshot.processed:
+            return results
+        checkpoint = self.snapshot.value
+        assert isinstance(checkpoint, Checkpoint)
+        self.ctx.rollback(checkpoint)
+        undone = dict(results)
+        for call in batch:
+            r = results[call.id]
+            if r.outcome is Outcome.OK and needs_checkpoint(call):
+                undone[call.id] = CallResult(r.call_id, Outcome.ERROR, None,
+                                             f"rolled back to checkpoint {checkpoint.id} after {failed[0]} failed: "
+                                             "its change was undone", r.attempts, r.start_ms, r.end_ms, r.notes)
+        return undone
 
     def fail_siblings(self, failed: str) -> None:
         if self.policy.on_failure != "cancel_siblings" or self.cancelled_by is not None:
@@ -102,6 +142,7 @@ def run_call(rt: BatchRuntime, call: ToolCall) -> Generator[simpy.Event, Any, Ca
         stopped = _stopped(rt, call)
         if stopped is not None:
             return stopped
+        yield from rt.checkpoint_before(call)
         return (yield from _attempts(rt, call))
     finally:
         for slot, request in zip(slots, requests, strict=True):
@@ -131,6 +172,7 @@ def _attempts(rt: BatchRuntime, call: ToolCall) -> Generator[simpy.Event, Any, C
     attempt = 0
     # Set once an attempt was abandoned while its tool keeps running: its effect may land.
     uncertain = False
+    escalated: str | None = None  # the user's answer when a timeout was handed to them and not retried
     while True:
         attempt += 1
         handle = ctx.start(call, attempt=attempt, idempotency_key=key)
@@ -164,6 +206,15 @@ def _attempts(rt: BatchRuntime, call: ToolCall) -> Generator[simpy.Event, Any, C
         failed = result.outcome in (Outcome.ERROR, Outcome.TIMEOUT)
         if failed and _over_signature_limit(ctx, policy, call, result):
             break
+        if (result.outcome is Outcome.TIMEOUT and policy.escalate_timeouts
+                and not (declared is not None and declared.idempotent)):
+            # Its effect may have landed: a person decides whether it runs again, not the retry count.
+            answer = yield from _escalate(rt, call)
+            if answer != "approve" or rt.noticed.triggered or rt.cancelled_by is not None or rt.deadline.processed:
+                escalated = answer
+                break
+            ctx.note(f"retrying {call.id} after timeout: the user approved (attempt {attempt + 1})", call)
+            continue
         if (not failed or not retryable or attempt > policy.retries or rt.noticed.triggered
                 or rt.cancelled_by is not None or rt.deadline.processed):
             break
@@ -180,6 +231,8 @@ def _attempts(rt: BatchRuntime, call: ToolCall) -> Generator[simpy.Event, Any, C
         # An attempt was abandoned, not stopped: say so, or the model will act as if nothing happened.
         outcome = Outcome.UNKNOWN
         error = f"{error}; effect unknown: an abandoned attempt of {call.name} may have landed"
+    if escalated is not None:
+        error = f"{error}; not retried: " + ESCALATED[escalated]
     return CallResult(call.id, outcome, result.value, error, attempt, first_start, result.end_ms, notes)
 
 
@@ -200,6 +253,28 @@ def _wait_resetting(rt: BatchRuntime, handle: CallHandle, waits: list[simpy.Even
             ctx.note(f"progress from {handle.call.id}: its {timeout_ms} ms timeout restarts at every progress "
                      "notification", handle.call)
         waits[-1] = timer = ctx.sleep(timeout_ms, "timeout")
+
+
+#: What the model reads of a timed-out call the user was asked about and that did not run again.
+ESCALATED = {"deny": "the user, asked whether to run it again, said no",
+             "none": "the user, asked whether to run it again, did not answer in time",
+             "nobody": "a person must decide whether to run it again, and no user is there to ask"}
+
+
+def _escalate(rt: BatchRuntime, call: ToolCall) -> Generator[simpy.Event, Any, str]:
+    """Ask the scripted user whether a timed-out call runs again: `approve`, `deny`, `none` (no answer
+    within `approval_timeout_ms`, or the batch stopped meanwhile) or `nobody` (no user scripted)."""
+    ctx = rt.ctx
+    if not ctx.scripted_user:
+        return "nobody"
+    ctx.note(f"{call.id} timed out and its effect may have landed: asking the user whether to run it again", call)
+    answered = ctx.approval(call)
+    timer = ctx.sleep(rt.policy.approval_timeout_ms, "approval-timeout")
+    yield ctx.any_of([answered, timer, rt.noticed, rt.cancel_event, rt.deadline])
+    if not answered.triggered:
+        return "none"
+    approval = answered.value
+    return "approve" if isinstance(approval, Approval) and approval.approved else "deny"
 
 
 def _over_signature_limit(ctx: SchedulerContext, policy: ExecutionPolicy, call: ToolCall, result: CallResult) -> bool:

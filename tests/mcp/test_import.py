@@ -203,8 +203,8 @@ def test_a_saved_listing_gives_the_catalogue_the_live_server_gives(catalogue: Pa
 def test_only_a_word_at_a_name_boundary_makes_a_guess(name: str, guessed: bool) -> None:
     # With the whole pattern case-insensitive, the camelCase boundary held between any two letters:
     # `profile` was guessed a file and `valid` a record.
-    from harness.tools.mcp_catalogue import _guess
     from harness.tools.hints import McpHints
+    from harness.tools.mcp_catalogue import _guess
 
     schema = {"properties": {name: {"type": "string"}}, "required": [name]}
     assert bool(_guess("tool", schema, McpHints(read_only=True, open_world=False))) is guessed

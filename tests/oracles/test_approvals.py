@@ -179,7 +179,8 @@ def _ops_data() -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(("change", "message"), [
-    ({"approvals": {"users": {}}}, "approvals.users: expected one of the keys calls, default, tools (unknown key)"),
+    ({"approvals": {"users": {}}},
+     "approvals.users: expected one of the keys calls, default, guard, patterns, tools (unknown key)"),
     ({"approvals": {"default": {"answer": "maybe"}}},
      'approvals.default.answer: expected one of "approve", "deny" or "none" (the user never answers), got \'maybe\''),
     ({"approvals": {"calls": {"clear-cache": {"answer": "none", "latency": {"fixed": 1}}}}},

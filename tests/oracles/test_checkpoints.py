@@ -158,13 +158,19 @@ class RollbackClobbersSibling:
         return results
 
 
-def test_a_rollback_that_undoes_a_sibling_reported_ok_is_caught_by_serializability() -> None:
+def test_a_rollback_that_undoes_a_sibling_reported_ok_is_a_misreported_outcome() -> None:
+    """The serial reference replays the rollback too, so the world is what a serial run's rollback
+    leaves; what is wrong is the report: note is told ok though its write is gone."""
     from harness.oracles import check
 
     sc = scenario([("note", "write_file", {"path": "notes.txt", "content": "done"}),
                    ("fail", "read_file", {"path": "missing.txt"})])
     result = run(sc, RollbackClobbersSibling(), 1)
     assert ORACLES["checkpoints"](result).ok  # the restore itself was exact
-    labels = {v.label for verdict in check(result) for v in verdict.violations}
-    assert labels & {"divergent-world", "lost-update"}, labels  # but note's reported write is gone
+    assert ORACLES["serializability"](result).ok  # the serial run rolls back as well
+    (found,) = [v for v in ORACLES["protocol"](result).violations]
+    assert found.label == "misreported-outcome"
+    assert (found.witness["call"], found.witness["checkpoint"], found.witness["target"]) == (
+        "note", 1, "/repo/notes.txt")
+    assert {v.label for verdict in check(result) for v in verdict.violations} == {"misreported-outcome"}
     assert "/repo/notes.txt" not in result.final.file_map

@@ -131,6 +131,7 @@ CASES: dict[str, Case] = {
     "unapproved-effect": of(lambda: run(find_scenario("ops-approvals"), buggy.OptimisticApproval(), 1),
                             "unapproved-effect"),
     "rollback-mismatch": of(lambda: run(local("slow-build")(), buggy.RollbackOnTimeout(), 4), "rollback-mismatch"),
+    "torn-snapshot": of(lambda: named("checkpoint-race", "hermes_gate"), "torn-snapshot"),
     "cross-agent-lost-update": of(lambda: named("two-agents-report", "parallel"), "cross-agent-lost-update"),
     "cross-agent-stale-read": of(lambda: run(half_done(), get_scheduler("parallel"), 1), "cross-agent-stale-read"),
     "misreported-outcome": of(lambda: run(find_scenario("compare-three-files"), broken.StubsResults(), 3),

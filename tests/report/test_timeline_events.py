@@ -41,8 +41,9 @@ def test_every_recorded_event_is_described_or_bookkeeping() -> None:
         line = describe_event({"t": 0, "seq": 0, "ev": kind, **fields})
         assert line, kind
     assert not (kinds - BOOKKEEPING) - set(EXAMPLES) - {
-        "abandon", "agent", "approval", "approval_requested", "batch", "checkpoint", "end", "input", "note",
-        "report", "rollback", "scheduler_failed"}, "a new event kind needs words in describe_event"
+        "abandon", "agent", "approval", "approval_requested", "batch", "checkpoint", "checkpoint_begin", "end",
+        "input", "note", "report", "rollback", "scheduler_failed", "snapshot_read",
+    }, "a new event kind needs words in describe_event"
 
 
 def test_the_user_interrupt_shows_in_the_timeline_where_it_happened() -> None:
