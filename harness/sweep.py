@@ -3,11 +3,12 @@ into a table.
 
 Owns the cell grid, the worker function, handing chunks to local worker processes
 (harness.distribute: how many, how they start, a pool that can always be stopped; each row comes
-back as soon as it is made) or to a Dask cluster (harness.distribute.cluster) in large chunks,
-resumption (every finished cell is appended to a JSONL file at once; a restarted sweep skips the
-cells already there, and a torn last line is ignored) and the final table, sorted by cell so that
-the result does not depend on the number of processes or the order work finished in. Only `to_frame`
-imports pandas. It never interprets results (reports do).
+back as soon as it is made) or to a Dask cluster (harness.distribute.cluster) in chunks sized from
+their measured cost (harness.distribute.chunks), resumption (every finished cell is appended to a
+JSONL file at once; a restarted sweep skips the cells already there, and a torn last line is
+ignored) and the final table, sorted by cell so that the result does not depend on the number of
+processes or the order work finished in. Only `to_frame` imports pandas. It never interprets
+results (reports do).
 """
 
 from __future__ import annotations

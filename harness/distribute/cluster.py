@@ -2,12 +2,14 @@
 
 Owns connecting (to an existing `dask scheduler`'s address, or to a `LocalCluster` started for one
 command and closed after it), the lazy import of dask (`DaskUnavailable` names the `[dask]` extra
-when it is missing), submitting chunks, handing their results back (as they finish, or in
-submission order) and cancelling what is left when the caller stops early or fails. One chunk at a
+when it is missing), submitting chunks (all at once, or streamed from a lazy source with a few per
+worker in flight), handing their results back (as they finish, or in submission order) and
+cancelling what is left when the caller stops early or fails. One chunk at a
 time runs in each worker process, whatever its thread count: the harness keeps per-process caches
 that threads would share, and the GIL gives pure-Python runs nothing from threads anyway.
 
 It never decides what a chunk holds or what its results mean (harness.sweep and harness.explore do,
+with harness.distribute.chunks sizing a sweep's chunks,
 and sort or order them so that no result depends on which worker ran what, or when), and it never
 reaches the simulation.
 
