@@ -6,7 +6,10 @@ of this process (so per core, and less sensitive to neighbours than wall time), 
 each comes with its target and the ratio (>= 1 meets it). The explorations use a scheduler that
 passes (`serial`), so the whole budget runs instead of stopping at a first finding; each run is
 checked by every oracle, as `harness explore` does. The Hypothesis part is check_scheduler's own
-(generated batches over a world with aliases, PCT order per batch).
+(generated batches over a world with aliases, PCT order per batch). Beside them, in the same rounds:
+the raw SimPy serial+parallel pair of benchmarks/bench_run.py (the random rate's ratio to it, target
+0.23), and Hypothesis generating the same strategy with no harness work (check_scheduler's CPU time
+per example over its own, target <= 1.3).
 
 Usage: python benchmarks/bench_explore.py [--runs N] [--examples N] [--rounds R]
 """
@@ -32,6 +35,12 @@ from harness.scenario import find_scenario
 
 RANDOM_TARGET = 3000.0  # random runs/s per core on config-clobber (issue 13)
 HYPOTHESIS_TARGET = 500.0  # check_scheduler's Hypothesis examples/s (issue 13)
+#: The random target as a share of the raw SimPy pair's rate measured beside it (issue 27): what the
+#: target means on a machine of any speed.
+RANDOM_OVER_RAW_PAIR_TARGET = 0.23
+#: Or, if Hypothesis itself is the ceiling: check_scheduler's Hypothesis part at most this many times
+#: the CPU time per example of Hypothesis generating the same strategy with no harness work (issue 27).
+HYPOTHESIS_OVER_ENGINE_TARGET = 1.3
 
 
 def _cpu(go: Callable[[], int]) -> tuple[float, int]:
@@ -47,6 +56,23 @@ def _explore_rate(strategy: str, scheduler: str, runs: int) -> float:
         exploration = explore(scenario, scheduler, strategy, runs=runs, seed=1, processes=1, shrink=False)
         assert exploration.found is None, f"{scheduler} should pass config-clobber"
         return exploration.runs
+
+    seconds, done = _cpu(go)
+    return done / seconds
+
+
+def _raw_pair_rate(runs: int) -> float:
+    """Raw SimPy serial+parallel pairs per CPU second (benchmarks/bench_run.py's reference, same latencies)."""
+    from bench_run import bench_scenario, raw_simpy_pair
+
+    from harness.run import run
+
+    latencies = [r.end_ms - r.start_ms for r in run(bench_scenario(), get_scheduler("serial"), 1).results]
+
+    def go() -> int:
+        for _ in range(runs):
+            raw_simpy_pair(latencies)
+        return runs
 
     seconds, done = _cpu(go)
     return done / seconds
@@ -108,7 +134,7 @@ def main() -> None:
     load = os.getloadavg()
     _explore_rate("random", "serial", 50)  # warm imports and caches
     rates: dict[str, list[float]] = {"random_serial": [], "random_resource_keys": [], "pct_serial": [],
-                                     "auto_serial": [], "hypothesis": [], "hypothesis_engine": []}
+                                     "auto_serial": [], "hypothesis": [], "hypothesis_engine": [], "raw_pair": []}
     examples_ran = 0
     for _ in range(args.rounds):
         rates["random_serial"].append(_explore_rate("random", "serial", args.runs))
@@ -118,6 +144,7 @@ def main() -> None:
         rate, examples_ran = _hypothesis_rate(args.examples)
         rates["hypothesis"].append(rate)
         rates["hypothesis_engine"].append(_hypothesis_engine_rate(args.examples))
+        rates["raw_pair"].append(_raw_pair_rate(args.runs))
     median = {key: statistics.median(values) for key, values in rates.items()}
     figures = {
         "benchmark": "exploration throughput per core (CPU time), config-clobber; check_scheduler's Hypothesis part",
@@ -137,6 +164,14 @@ def main() -> None:
         "hypothesis_ratio": round(median["hypothesis"] / HYPOTHESIS_TARGET, 3),
         # Hypothesis by itself (same strategy and settings, no run): the most the figure above can reach.
         "hypothesis_engine_examples_per_s": round(median["hypothesis_engine"], 1),
+        # Per round, then the median: the two rates of a ratio measured minutes apart, never days.
+        "raw_pair_per_s": round(median["raw_pair"], 1),
+        "random_over_raw_pair": round(statistics.median(
+            r / p for r, p in zip(rates["random_serial"], rates["raw_pair"], strict=True)), 4),
+        "random_over_raw_pair_target": RANDOM_OVER_RAW_PAIR_TARGET,
+        "hypothesis_over_engine": round(statistics.median(
+            e / h for h, e in zip(rates["hypothesis"], rates["hypothesis_engine"], strict=True)), 3),
+        "hypothesis_over_engine_target": HYPOTHESIS_OVER_ENGINE_TARGET,
         "all_rounds": {key: [round(v, 1) for v in values] for key, values in rates.items()},
         "load_average_1m": round(load[0], 2),
     }

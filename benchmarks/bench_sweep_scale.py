@@ -7,7 +7,11 @@ alike), the speedups with their targets and ratios (>= 1 meets the target), whet
 configuration gave the rows of one process, the Dask clusters' start-up (not in the timings), the
 load average before and after, and the machine's own ceiling: how much faster two pure-Python loops
 finish side by side than one after the other, measured before and after (2.0 on two idle cores; on a
-shared machine a speedup says as much about the neighbours as about the harness).
+shared machine a speedup says as much about the neighbours as about the harness). Beside the wall
+times, what the CPU times say whatever the neighbours do: each Dask worker's and this process's
+(client and LocalCluster scheduler) per cell, and the speedup they imply with a core per worker and on
+this machine's cores shared with the client. The last line (stderr) says the 1 -> 2 workers speedup
+against its target, and the load average it was measured under.
 
 Usage: python benchmarks/bench_sweep_scale.py [--cells N] [--rounds R] [--no-dask]
 """
@@ -19,6 +23,7 @@ import os
 import platform
 import statistics
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -81,7 +86,7 @@ def _timed(go: Callable[[], list[dict[str, Any]]]) -> tuple[float, list[dict[str
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cells", type=int, default=4000)
+    parser.add_argument("--cells", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--no-dask", action="store_true", help="processes only")
     args = parser.parse_args()
@@ -149,11 +154,28 @@ def main() -> None:
         # but hardly CPU time). It shows whether the work divides, whatever the neighbours do.
         one = statistics.median(sum(busy) for busy in worker_cpu[1])
         two = statistics.median(max(busy) for busy in worker_cpu[2])
+        # The same on this machine's cores (two here), which this process (client and scheduler) shares
+        # with the two workers: each round's wall time can be no less than the busier worker, nor than
+        # all three processes' CPU time spread over the cores.
+        shared = statistics.median(max(max(busy), (sum(busy) + here) / min(n, 3))
+                                   for busy, here in zip(worker_cpu[2], here_cpu[2], strict=True))
+        per_cell = 1e6 / len(cells)
         figures.update(dask_worker_cpu_s=worker_cpu, dask_client_scheduler_cpu_s=here_cpu,
-                       dask_speedup_cpu_estimate=round(one / two, 3))
+                       dask_speedup_cpu_estimate=round(one / two, 3),
+                       dask_speedup_cpu_estimate_two_cores=round(one / shared, 3),
+                       dask_worker_cpu_us_per_cell={
+                           w: round(statistics.median(sum(b) for b in worker_cpu[w]) * per_cell) for w in (1, 2)},
+                       dask_client_scheduler_cpu_us_per_cell={w: round(statistics.median(here_cpu[w]) * per_cell)
+                                                              for w in (1, 2)})
     figures["uptime_after"] = _uptime()
     figures["machine_ceiling_2_processes"] = [round(ceiling_before, 2), round(ceiling(), 2)]
     emit("bench_sweep_scale", figures)
+    if "dask_speedup" in figures:
+        print(f"Dask 1 -> 2 workers on {len(cells):,} cells: {figures['dask_speedup']:.2f}x in wall time "
+              f"(target >= {figures['dask_speedup_target']}x, ratio {figures['dask_ratio']:.2f}); from CPU times "
+              f"{figures['dask_speedup_cpu_estimate']:.2f}x with a core per worker, "
+              f"{figures['dask_speedup_cpu_estimate_two_cores']:.2f}x on two cores shared with the client; "
+              f"load average {before[0]:.2f} before, {os.getloadavg()[0]:.2f} after", file=sys.stderr)
 
 
 if __name__ == "__main__":

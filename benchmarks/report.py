@@ -71,6 +71,14 @@ def _explore_rows(f: dict[str, Any]) -> list[Row]:
             f"{f['hypothesis_engine_examples_per_s']:.0f} examples/s", "(not a target)",
             f"{f['hypothesis_engine_examples_per_s'] / f['hypothesis_target']:.2f}")]
           if "hypothesis_engine_examples_per_s" in f else []),
+        *([("random exploration vs the raw SimPy pair (bench_run's), rates in the same rounds",
+            f"{f['random_over_raw_pair']:.3f}x (raw pair {f['raw_pair_per_s']:.0f}/s)",
+            f">= {f['random_over_raw_pair_target']}x",
+            f"{f['random_over_raw_pair'] / f['random_over_raw_pair_target']:.2f}"),
+           ("the Hypothesis part's CPU per example vs Hypothesis alone on the same strategy",
+            f"{f['hypothesis_over_engine']:.2f}x", f"<= {f['hypothesis_over_engine_target']}x",
+            f"{f['hypothesis_over_engine_target'] / f['hypothesis_over_engine']:.2f}")]
+          if "random_over_raw_pair" in f else []),
     ]
 
 

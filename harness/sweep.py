@@ -3,11 +3,12 @@ into a table.
 
 Owns the cell grid, the worker function, handing chunks to local worker processes
 (harness.distribute: how many, how they start, a pool that can always be stopped; each row comes
-back as soon as it is made) or to a Dask cluster (harness.distribute.cluster) in large chunks,
-resumption (every finished cell is appended to a JSONL file at once; a restarted sweep skips the
-cells already there, and a torn last line is ignored) and the final table, sorted by cell so that
-the result does not depend on the number of processes or the order work finished in. Only `to_frame`
-imports pandas. It never interprets results (reports do).
+back as soon as it is made) or to a Dask cluster (harness.distribute.cluster) in chunks sized from
+their measured cost (harness.distribute.chunks), resumption (every finished cell is appended to a
+JSONL file at once; a restarted sweep skips the cells already there, and a torn last line is
+ignored) and the final table, sorted by cell so that the result does not depend on the number of
+processes or the order work finished in. Only `to_frame` imports pandas. It never interprets
+results (reports do).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import functools
 import json
 import multiprocessing
+import operator
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +35,7 @@ from harness.sim.realtime import (
     WallClockExceeded,
     resolve_import_timeout,
     resolve_wall_timeout,
+    stopwatch,
     wall_limit_per_run,
     watching_user_interrupts,
 )
@@ -57,6 +60,10 @@ class Cell:
     @property
     def key(self) -> tuple[str, str, int]:
         return (self.scenario, self.scheduler, self.seed)
+
+
+#: The order of cells (the dataclass's own order, read at C speed).
+_CELL_ORDER = operator.attrgetter("scenario", "scheduler", "seed")
 
 
 def grid(scenarios: Sequence[str], schedulers: Sequence[str], seeds: Iterable[int]) -> list[Cell]:
@@ -193,7 +200,8 @@ def sweep(cells: Sequence[Cell], *, processes: int | None = 1, out: Path | None 
     if processes is not None and processes < 1:
         raise ValueError("processes must be >= 1")
     done = load_finished(out) if out is not None else {}
-    todo = sorted(cell for cell in set(cells) if cell.key not in done)
+    # Sorted by a key of C attribute reads: the dataclass's own order builds two tuples per comparison.
+    todo = sorted({cell for cell in cells if cell.key not in done}, key=_CELL_ORDER)
     processes = processes_for(processes, len(todo))
     wanted = {c.key for c in cells}  # built once: inside the comprehension it made resuming quadratic
     rows = {key: row for key, row in done.items() if key in wanted}
@@ -228,13 +236,9 @@ def _execute(todo: list[Cell], processes: int, chunk_size: int | None, wall_time
              isolate: bool = False) -> Iterator[list[dict[str, Any]]]:
     if not todo:
         return
-    work = functools.partial(_run_chunk, wall_timeout_s=wall_timeout_s, import_timeout_s=import_timeout_s,
-                             trust=trust, isolate=isolate)
-    if cluster is not None:  # rows come back as chunks finish: resumable, and the progress bar follows the cluster
-        from harness.distribute.cluster import chunk_size as cluster_chunk
-
-        size = chunk_size or cluster_chunk(len(todo), cluster.workers)
-        yield from cluster.as_completed(work, [todo[i:i + size] for i in range(0, len(todo), size)])
+    if cluster is not None:
+        yield from _on_cluster(todo, cluster, chunk_size, wall_timeout_s=wall_timeout_s,
+                               import_timeout_s=import_timeout_s, trust=trust, isolate=isolate)
         return
     if processes == 1:
         size = chunk_size or 50
@@ -249,6 +253,48 @@ def _execute(todo: list[Cell], processes: int, chunk_size: int | None, wall_time
     # Workers that share no lock (harness.distribute.pool): one stopped mid-cell cannot hang the rest.
     with WorkerPool(each, min(processes, len(chunks))) as pool:
         yield from pool.as_completed(chunks)
+
+
+def _on_cluster(todo: list[Cell], cluster: Cluster, chunk_size: int | None, **settings: Any
+                ) -> Iterator[list[dict[str, Any]]]:
+    """Rows chunk by chunk as each finishes on the cluster. Chunks are sized from the real time the
+    finished ones took per cell (harness.distribute.chunks: large while much is left, small at the
+    end so that no worker idles through the last one), `chunk_size` cells each if given; only a few
+    are in flight at once (the next is sized when a result comes back). The cells go to every worker
+    once, as plain tuples; a task names only its range of them (Dask walks a task's arguments, and a
+    list of 10,000 cells cost the client 40 ms a chunk)."""
+    from harness.distribute.chunks import Chunker
+
+    chunker = Chunker(len(todo), cluster.workers)
+    step = chunk_size or 1
+    ranges = chunker if chunk_size is None else ((i, min(i + step, len(todo))) for i in range(0, len(todo), step))
+    keys = _Keys([cell.key for cell in todo])
+    for rows, seconds in cluster.stream(functools.partial(_timed_chunk, **settings), ranges, keys):
+        chunker.measured(len(rows), seconds)
+        yield rows
+
+
+class _Keys:
+    """The cells of a sweep as one opaque value (Dask walks lists and tuples it is given, item by item)."""
+
+    __slots__ = ("keys",)
+
+    def __init__(self, keys: list[tuple[str, str, int]]) -> None:
+        self.keys = keys
+
+    def __getstate__(self) -> list[tuple[str, str, int]]:
+        return self.keys
+
+    def __setstate__(self, keys: list[tuple[str, str, int]]) -> None:
+        self.keys = keys
+
+
+def _timed_chunk(keys: _Keys, span: tuple[int, int], **settings: Any) -> tuple[list[dict[str, Any]], float]:
+    """A cluster's task: the rows of the cells in `span` (run on the worker, `_run_chunk`), and the
+    real seconds they took there (what sizes the next chunks; no row depends on it)."""
+    took = stopwatch()
+    rows = _run_chunk([Cell(*key) for key in keys.keys[span[0]:span[1]]], **settings)
+    return rows, took()
 
 
 def to_frame(rows: Sequence[dict[str, Any]]) -> pandas.DataFrame:

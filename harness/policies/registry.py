@@ -81,7 +81,11 @@ def get_scheduler(name: str) -> Scheduler:
 def build_scheduler(name: str, import_timeout_s: float | None = None) -> Scheduler:
     """`get_scheduler(name)` under the import limit (`import_timeout_s`; None: the default, 600 s; 0:
     none), raising `harness.sim.realtime.ImportTimeout` when importing and building take longer. Every
-    command and API resolves a name this way before arming a run's wall-clock watchdog."""
+    command and API resolves a name this way before arming a run's wall-clock watchdog. A built-in
+    name is built directly: nothing to import, and a constructor of the harness's own (a sweep builds
+    one per cell, and a watchdog around each cost more than the building)."""
+    if name in BUILTIN_SCHEDULERS:
+        return get_scheduler(name)
     return watched_build(lambda: get_scheduler(name), resolve_import_timeout(import_timeout_s),
                          f"importing and building the scheduler {name}")
 

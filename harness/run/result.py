@@ -20,7 +20,7 @@ from harness.scenario.spec import Scenario
 from harness.sim.arbiter import Decision
 from harness.sim.kernel import StopReason
 from harness.sim.trace import TraceEvent, fingerprint
-from harness.sim.trace import sha256 as trace_hash
+from harness.sim.trace import recorded_sha256 as trace_hash
 from harness.world.state import WorldState
 from harness.world.world import World
 

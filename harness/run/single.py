@@ -28,6 +28,7 @@ from harness.sim.realtime import (
     interrupt_swallowed,
     per_run_limit,
     sigint_mark,
+    standing_watchdog,
     wall_clock_watchdog,
 )
 from harness.world.clock import virtual_file_times
@@ -70,9 +71,22 @@ def run(scenario: Scenario, scheduler: Scheduler | str, seed: int, *, jitter: fl
     if not limit:
         with held:
             return _run(scenario, scheduler, seed, jitter, chooser)
-    what = f"the run of {scenario.name!r} under {scheduler_label(scheduler)[0]}, seed {seed},"
-    with wall_clock_watchdog(limit, what), held:
-        result = _run(scenario, scheduler, seed, jitter, chooser)
+    policy = scheduler
+
+    def what() -> str:
+        return f"the run of {scenario.name!r} under {scheduler_label(policy)[0]}, seed {seed},"
+
+    standing = standing_watchdog(limit)  # an exploration's one watchdog for all its runs (no system call)
+    if standing is not None:
+        standing.begin_run(what)
+        try:
+            with held:
+                result = _run(scenario, scheduler, seed, jitter, chooser)
+        finally:
+            standing.end_run()
+    else:
+        with wall_clock_watchdog(limit, what()), held:
+            result = _run(scenario, scheduler, seed, jitter, chooser)
     if result.wall_clock_exceeded:
         raise WallClockExceeded(result.error or "real time ran out", result)
     return result

@@ -2,12 +2,13 @@
 user's Ctrl-C from a `KeyboardInterrupt` the scheduler's own code raises.
 
 Owns `WallClockExceeded`, `wall_clock_watchdog` (SIGALRM), the per-run real-time limit that
-commands driving many runs set (`wall_limit_per_run`), the separate limit on importing and building a
-scheduler before any run (`ImportTimeout`, `watched_build`), the SIGINT count behind `aborts`, the
-stopwatch a report uses to say how long a check took (`stopwatch`), and the deadlines of a process
-supervising an isolated child (`time_left`, harness.isolation). Real
-time here only ever *stops* code under test that never yields; it never reaches the simulation: no
-virtual time, trace event or random draw depends on it, so a run stays a pure function of its seed.
+commands driving many runs set (`wall_limit_per_run`: one standing watchdog for all of them), the
+separate limit on importing and building a scheduler before any run (`ImportTimeout`,
+`watched_build`), the SIGINT count behind `aborts`, the stopwatch a report uses to say how long a
+check took (`stopwatch`), and the deadlines of a process supervising an isolated child (`time_left`,
+harness.isolation). Real time here only ever *stops* code under test that never yields; it never
+reaches the simulation: no virtual time, trace event or random draw depends on it, so a run stays a
+pure function of its seed.
 """
 
 from __future__ import annotations
@@ -65,6 +66,15 @@ def wall_clock_watchdog(seconds: float | None, what: str = "the run", *, hint: s
     if not seconds or seconds <= 0 or not hasattr(signal, "setitimer") \
             or threading.current_thread() is not threading.main_thread():
         yield
+        return
+    standing = _standing
+    if standing is not None and not standing.suspended:  # its timer is not an outer deadline: set it aside
+        standing.suspend()
+        try:
+            with wall_clock_watchdog(seconds, what, hint=hint, error=error):
+                yield
+        finally:
+            standing.resume()
         return
     outer_delay, outer_interval = signal.getitimer(signal.ITIMER_REAL)
     if outer_delay and outer_delay <= seconds:
@@ -125,10 +135,116 @@ def wall_limit_per_run(seconds: float | None) -> Iterator[None]:
     it. For commands and APIs that drive many runs (explore, sweep, compare, replay,
     check_scheduler); a single `harness run` reports the hung run itself."""
     token = _PER_RUN_WALL_S.set(seconds or 0.0)
+    standing = _Standing.start(seconds or 0.0)
     try:
         yield
     finally:
+        if standing is not None:
+            standing.stop()
         _PER_RUN_WALL_S.reset(token)
+
+
+class _Standing:
+    """One watchdog for every run of a `wall_limit_per_run` block: its SIGALRM handler is installed
+    and its timer armed once, and a run only notes when it began and ended (`begin_run`, `end_run`:
+    two stores, no system call; arming a watchdog per run cost 7 us, 2-3% of a small checked run).
+    When the timer fires it looks at the run in progress: past its limit, `WallClockExceeded` is raised
+    into it, exactly as a run's own watchdog would; otherwise the timer is set again for when the
+    current run would reach its limit (or a whole limit when none is running), so a run is stopped
+    at its limit to the millisecond whatever ran before it.
+
+    It stands only on the main thread, where no timer of someone else's is pending (pytest-timeout's,
+    `harness replay`'s own): otherwise each run arms its own watchdog (`wall_clock_watchdog`), which
+    knows how to nest. A watchdog opened inside the block (importing a scheduler under its limit)
+    sets this one aside while it runs; a nested block with another limit stands its own."""
+
+    __slots__ = ("limit", "outer", "previous", "started", "suspended", "thread", "what")
+
+    def __init__(self, limit: float, previous: Any, outer: _Standing | None) -> None:
+        self.limit = limit
+        self.thread = threading.get_ident()
+        self.previous = previous  # the SIGALRM handler to put back
+        self.outer = outer  # a standing watchdog of an enclosing block, set aside meanwhile
+        self.started: float | None = None  # when the run in progress began (None: no run)
+        self.what: Callable[[], str] | None = None
+        self.suspended = False
+
+    @classmethod
+    def start(cls, limit: float) -> _Standing | None:
+        global _standing
+        if not limit or limit <= 0 or not hasattr(signal, "setitimer") \
+                or threading.current_thread() is not threading.main_thread():
+            return None
+        outer = _standing
+        if outer is not None and outer.limit == limit and not outer.suspended:
+            return None  # the enclosing block's watchdog serves this one (check_scheduler around explore)
+        if outer is not None and not outer.suspended:
+            outer.suspend()
+        elif signal.getitimer(signal.ITIMER_REAL)[0]:
+            return None  # someone else's deadline is pending: each run arms its own, which nests
+        standing = cls(limit, _signal.signal(signal.SIGALRM, _standing_expired), outer)
+        _standing = standing
+        signal.setitimer(signal.ITIMER_REAL, limit)
+        return standing
+
+    def begin_run(self, what: Callable[[], str]) -> None:
+        """A run begins: the limit counts from now; `what()` names it in the message if it runs out."""
+        self.what = what
+        self.started = time.monotonic()
+
+    def end_run(self) -> None:
+        self.started = None
+
+    def stop(self) -> None:
+        global _standing
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        _signal.signal(signal.SIGALRM, self.previous)
+        _standing = self.outer
+        if self.outer is not None:
+            self.outer.resume()
+
+    def suspend(self) -> None:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        self.suspended = True
+
+    def resume(self) -> None:
+        self.suspended = False
+        _signal.signal(signal.SIGALRM, _standing_expired)
+        self._arm(time.monotonic())
+
+    def _arm(self, now: float) -> None:
+        left = self.limit if self.started is None else self.started + self.limit - now
+        signal.setitimer(signal.ITIMER_REAL, max(left, 1e-4))
+
+    def expired(self) -> None:
+        now = time.monotonic()
+        if self.started is not None and now - self.started >= self.limit - _SLACK_S:
+            what = self.what() if self.what is not None else "the run"
+            self.started = None  # one expiry per run, as a run's own one-shot timer
+            self._arm(now)
+            raise WallClockExceeded(f"{what} took more than {self.limit:g} s of real time ({_RUN_HINT})")
+        self._arm(now)
+
+
+#: The standing watchdog of the innermost `wall_limit_per_run` block on the main thread, if any.
+_standing: _Standing | None = None
+
+#: A timer may fire a little before the deadline it was set for.
+_SLACK_S = 0.001
+
+
+def _standing_expired(signum: int, frame: FrameType | None) -> None:
+    if _standing is not None:
+        _standing.expired()
+
+
+def standing_watchdog(limit: float) -> _Standing | None:
+    """The standing watchdog that covers a run with this per-run `limit` here (on its thread, not set
+    aside), or None: the run then arms its own (`wall_clock_watchdog`)."""
+    standing = _standing
+    if standing is None or standing.suspended or standing.limit != limit or standing.thread != threading.get_ident():
+        return None
+    return standing
 
 
 _T = TypeVar("_T")

@@ -142,15 +142,25 @@ def to_jsonl(events: Iterable[TraceEvent]) -> str:
     return "".join(canonical_json(event) + "\n" for event in events)
 
 
-def _fast_jsonl(events: list[TraceEvent] | tuple[TraceEvent, ...]) -> bytes | None:
+#: Events the harness records itself with nothing but str, int and bool fields, by construction: a
+#: call's start and end and its world touches (`harness.scheduling.attempt`), over half of a trace.
+#: `recorded_sha256` writes them with no look at their fields; a trace read from elsewhere is looked at.
+RECORDED_PLAIN = frozenset({"start", "end", "touch"})
+
+
+def _fast_jsonl(events: list[TraceEvent] | tuple[TraceEvent, ...], plain: frozenset[str] = frozenset()
+                ) -> bytes | None:
     """`to_jsonl(events)` as UTF-8 by orjson, or None for json to write (see `_fast`). An event's
-    plain fields are passed over here, not one call each: a trace is mostly strings and numbers."""
+    plain fields are passed over here, not one call each: a trace is mostly strings and numbers.
+    Events whose kind is in `plain` are known to hold only such fields and are not looked into."""
     for event in events:
         if type(event) is not dict:
             return None
+        if plain and event.get("ev") in plain:
+            continue
         for value in event.values():
             kind = type(value)
-            if kind is str or kind is int or value is None:
+            if kind is str or kind is int or value is None or kind is bool:
                 continue
             if _needs_json(value):
                 return None
@@ -164,6 +174,15 @@ def _fast_jsonl(events: list[TraceEvent] | tuple[TraceEvent, ...]) -> bytes | No
 def sha256(events: Iterable[TraceEvent]) -> str:
     events = events if isinstance(events, list | tuple) else list(events)
     encoded = _fast_jsonl(events)
+    if encoded is None:
+        encoded = to_jsonl(events).encode("utf-8", "surrogatepass")
+    return hashlib.sha256(encoded).hexdigest()
+
+
+def recorded_sha256(events: list[TraceEvent] | tuple[TraceEvent, ...]) -> str:
+    """`sha256(events)` of a trace this harness recorded (a `RunResult`'s): the same digest, with no
+    type walk over the events of `RECORDED_PLAIN` kinds before orjson writes them."""
+    encoded = _fast_jsonl(events, RECORDED_PLAIN)
     if encoded is None:
         encoded = to_jsonl(events).encode("utf-8", "surrogatepass")
     return hashlib.sha256(encoded).hexdigest()

@@ -3,6 +3,7 @@ item 4). A LocalCluster of two one-thread worker processes; skipped without the 
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -90,3 +91,33 @@ def test_processes_with_a_remote_cluster_is_a_usage_error() -> None:
     result = CliRunner().invoke(main, ["sweep", "--scenarios", "config-clobber", "--runs", "1",
                                        "--dask", "tcp://127.0.0.1:1", "--processes", "2"])
     assert result.exit_code == 2 and "--dask local only" in result.output
+
+
+def _double(span: tuple[int, int]) -> list[int]:
+    return [2 * i for i in range(*span)]
+
+
+def test_a_stream_reads_its_chunks_lazily_with_two_per_worker_in_flight(cluster: Cluster) -> None:
+    pulled: list[tuple[int, int]] = []
+
+    def chunks() -> Iterator[tuple[int, int]]:
+        for start in range(0, 100, 10):
+            pulled.append((start, start + 10))
+            yield start, start + 10
+
+    stream = cluster.stream(_double, chunks())
+    first = next(stream)
+    assert len(pulled) == 2 * cluster.workers  # nothing more before a result was handed on
+    rest = list(stream)
+    assert sorted(x for part in [first, *rest] for x in part) == [2 * i for i in range(100)]
+    assert len(pulled) == 10
+
+
+def test_a_sweep_sized_from_the_measured_cost_gives_the_rows_of_one_process(cluster: Cluster) -> None:
+    from harness.distribute.chunks import PROBE_ITEMS
+
+    cells = grid(["config-clobber", "edit-then-test", "incident-triage"], SCHEDULERS, range(1, 61))  # 720 cells
+    batches: list[int] = []
+    assert sweep(cells, cluster=cluster, on_progress=lambda done, total: batches.append(done)) == sweep(cells)
+    sizes = [b - a for a, b in itertools.pairwise(batches)]
+    assert sizes[:2] == [PROBE_ITEMS, PROBE_ITEMS] and max(sizes) > PROBE_ITEMS  # probes, then measured chunks

@@ -1,0 +1,40 @@
+"""A run's trace hash skips the type walk for the events the harness records with plain fields only
+(issue 27, item 3): the digest stays json's canonical one, and the events it trusts really are plain."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from harness.run import run
+from harness.scenario import find_scenario, scenario_names
+from harness.sim.trace import RECORDED_PLAIN, recorded_sha256, sha256
+
+SCHEDULERS = ["serial", "parallel", "resource_keys"]
+
+
+def _json_digest(events: list[dict[str, object]] | tuple[dict[str, object], ...]) -> str:
+    """The canonical trace hash as json alone spells it (no orjson)."""
+    lines = "".join(json.dumps(e, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n" for e in events)
+    return hashlib.sha256(lines.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@pytest.mark.parametrize("name", scenario_names())
+def test_every_builtin_run_hashes_as_json_and_its_trusted_events_hold_only_plain_fields(name: str) -> None:
+    scenario = find_scenario(name)
+    for scheduler in SCHEDULERS:
+        result = run(scenario, scheduler, 7)
+        assert result.trace_sha256 == recorded_sha256(result.trace) == sha256(result.trace) == _json_digest(
+            result.trace)
+        for event in result.trace:
+            if event["ev"] in RECORDED_PLAIN:
+                assert {type(value) for value in event.values()} <= {str, int, bool}, event
+
+
+def test_a_trace_from_elsewhere_is_still_looked_at() -> None:
+    """A float in a read trace (a hand-edited file) is spelled as json spells it by `sha256`."""
+    events = [{"t": 0, "seq": 0, "ev": "touch", "call": "c1", "attempt": 1, "op": "read", "target": "/a",
+               "weight": 1e-05}]
+    assert sha256(events) == _json_digest(events)

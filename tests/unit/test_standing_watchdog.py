@@ -1,0 +1,121 @@
+"""One standing watchdog for every run of a `wall_limit_per_run` block (issue 27, item 3): a run makes
+no system call for it, yet a run that spins is still stopped at its own limit, whatever ran before it,
+and watchdogs nested inside or around the block keep their own deadlines."""
+
+from __future__ import annotations
+
+import signal
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from harness.policies import get_scheduler
+from harness.run import RunStatus, run
+from harness.scenario import find_scenario
+from harness.sim.realtime import (
+    ImportTimeout,
+    WallClockExceeded,
+    standing_watchdog,
+    wall_clock_watchdog,
+    wall_limit_per_run,
+    watched_build,
+)
+
+pytestmark = pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="the watchdog needs SIGALRM")
+
+SCENARIO = find_scenario("config-clobber")
+
+
+def spinning(batch: Any, ctx: Any) -> Iterator[Any]:
+    while True:  # never yields to the simulation: only a real-time watchdog stops it
+        pass
+    yield
+
+
+def _spin_run(seed: int = 5) -> tuple[float, WallClockExceeded]:
+    started = time.monotonic()
+    with pytest.raises(WallClockExceeded) as caught:
+        run(SCENARIO, spinning, seed)
+    return time.monotonic() - started, caught.value
+
+
+def _quick_runs_for(seconds: float) -> int:
+    policy, ends, done = get_scheduler("serial"), time.monotonic() + seconds, 0
+    while time.monotonic() < ends:
+        assert run(SCENARIO, policy, done).status is RunStatus.COMPLETED
+        done += 1
+    return done
+
+
+def test_a_run_that_spins_is_stopped_at_its_own_limit_after_runs_that_took_longer_together() -> None:
+    with wall_limit_per_run(0.5):
+        assert standing_watchdog(0.5) is not None
+        assert _quick_runs_for(1.2) > 2  # together past the limit: none of them is stopped
+        took, exc = _spin_run(seed=9)
+    assert 0.5 <= took < 5.0
+    assert "the run of 'config-clobber' under function, seed 9, took more than 0.5 s of real time" in str(exc)
+    assert exc.result is not None and exc.result.status is RunStatus.HANG and exc.result.wall_clock_exceeded
+
+
+def test_runs_under_the_block_make_no_signal_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+    for name in ("setitimer", "getitimer", "signal"):
+        real = getattr(signal, name)
+        monkeypatch.setattr(signal, name, lambda *a, _real=real, _name=name: (calls.append(_name), _real(*a))[1])
+    policy = get_scheduler("serial")
+    with wall_limit_per_run(60):
+        armed = len(calls)
+        for seed in range(30):
+            run(SCENARIO, policy, seed)
+        assert len(calls) == armed
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+def test_the_block_leaves_no_timer_and_the_handler_it_found() -> None:
+    before = signal.getsignal(signal.SIGALRM)
+    with wall_limit_per_run(0.3):
+        _spin_run()
+        run(SCENARIO, get_scheduler("serial"), 1)  # the standing watchdog serves the next run too
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0) and signal.getsignal(signal.SIGALRM) is before
+
+
+def test_an_import_limit_inside_the_block_keeps_its_own_deadline_and_the_block_its_own_after() -> None:
+    def spin() -> None:
+        while True:
+            pass
+
+    with wall_limit_per_run(30):
+        started = time.monotonic()
+        with pytest.raises(ImportTimeout):
+            watched_build(spin, 0.3, "importing a scheduler that spins")
+        assert time.monotonic() - started < 5.0  # not the block's 30 s
+    with wall_limit_per_run(0.4):
+        watched_build(lambda: None, 600, "importing a quick one")
+        took, _ = _spin_run()
+    assert 0.4 <= took < 5.0
+
+
+def test_a_deadline_pending_around_the_block_still_fires_first() -> None:
+    """An outer timer (pytest-timeout's, `harness replay`'s whole-replay limit) due before the per-run
+    limit: the block stands nothing, and the outer deadline stops the spinning run."""
+    with wall_clock_watchdog(0.4, "the whole replay"), wall_limit_per_run(30):
+        assert standing_watchdog(30) is None
+        took, exc = _spin_run()
+    assert took < 5.0 and "the whole replay" in str(exc)
+
+
+def test_a_nested_block_with_another_limit_stands_its_own_and_gives_the_outer_one_back() -> None:
+    with wall_limit_per_run(30):
+        outer = standing_watchdog(30)
+        with wall_limit_per_run(30):
+            assert standing_watchdog(30) is outer  # the same limit: the same watchdog serves both
+        with wall_limit_per_run(0.3):
+            assert standing_watchdog(30) is None and standing_watchdog(0.3) is not None
+            took, _ = _spin_run()
+            assert took < 5.0
+        assert standing_watchdog(30) is outer
+    with wall_limit_per_run(0.3), wall_limit_per_run(30):
+        pass
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
