@@ -163,6 +163,13 @@ def _classify_read(facts: RunFacts, reader: str, read: Touch) -> tuple[str, str,
     # thousands of reads of one file is explained in time linear in its trace, not quadratic.
     last = facts.last_mutation_before(read.target, read.seq)
     where = {"target": read.target, "read_at_ms": read.t}
+    if read.op == "cached" and last is not None and last.call != reader:
+        # A read cache (hermes' read_file dedup) vouched for content a write since replaced, the file's
+        # mtime not having moved since the cache recorded it: the reader works from a stale copy.
+        return ("stale-read",
+                f"{reader}'s read cache answered 'unchanged' for {read.spelled} at {read.t} ms, but {last.call} "
+                f"wrote it at {last.t} ms, after the cached copy was read and within the mtime the cache recorded",
+                {**where, "writer": last.call, "written_at_ms": last.t, "cached": True})
     if last is not None:
         writer_touches = [t for t in facts.touches_of(last.call, last.attempt) if t.target == read.target]
         unfinished = any(t.seq > read.seq and t.mutating for t in writer_touches)
