@@ -147,6 +147,21 @@ class Declared:
 
 DEFAULT_LATENCY = Fixed(100)
 
+
+class Detach(float):
+    """What a behaviour yields to report its result now and keep running (a background process:
+    `terminal(background=True)`): the call's result is `value` from this moment, while the rest of
+    the behaviour goes on touching the world, its touches still the call's. As a latency fraction it
+    is 0.0, so a driver that only steps a behaviour (the serial replay) passes over it; the behaviour
+    must end by returning the same `value`, which is what a replay observes."""
+
+    value: JSONValue
+
+    def __new__(cls, value: JSONValue) -> Detach:
+        marker = super().__new__(cls, 0.0)
+        marker.value = value
+        return marker
+
 #: A touch observer: (operation, target, content digest or None).
 TouchSink = Callable[[str, str, "str | None"], None]
 
