@@ -252,7 +252,11 @@ def _classify_target(facts: RunFacts, branch: Branch, target: str, want: str | N
                 continue
             read_before = next((t for t in touches if t.call == other and not t.mutating and t.seq < lost_at.seq),
                                None)
-            if read_before is not None and other_writes[-1].seq > lost_at.seq:
+            # A writer that read the file again after `lost` wrote it (hermes' V4A apply phase re-reads)
+            # built its write on that update: nothing was lost there, whatever else went wrong.
+            reread = any(t.call == other and not t.mutating and lost_at.seq < t.seq < other_writes[-1].seq
+                         for t in touches)
+            if read_before is not None and other_writes[-1].seq > lost_at.seq and not reread:
                 return Violation(
                     "lost-update",
                     f"{other} read {read_before.spelled} before {lost} wrote it ({lost_at.t} ms) and overwrote it "
@@ -262,8 +266,11 @@ def _classify_target(facts: RunFacts, branch: Branch, target: str, want: str | N
                 )
     by_time = sorted(writes, key=lambda call: writes[call][-1].seq)
     by_model = sorted(writes, key=lambda call: facts.position[call])
-    if len(writes) > 1 and by_time[-1] != by_model[-1]:
-        last, late = by_model[-1], by_time[-1]
+    last, late = (by_model[-1], by_time[-1]) if writes else ("", "")
+    # As above: a late writer that re-read the file after the other's write did not erase it.
+    rebuilt = any(t.call == late and not t.mutating and writes[last][-1].seq < t.seq < writes[late][-1].seq
+                  for t in touches) if len(writes) > 1 and last != late else False
+    if len(writes) > 1 and last != late and not rebuilt:
         return Violation(
             "lost-update",
             f"{late} wrote {writes[late][-1].spelled} at {writes[late][-1].t} ms, after {last} (later in model "

@@ -99,7 +99,7 @@ def patch(args: Args, io: ToolIO, *, write_mode: str = "in-place",
         body = args.get("patch")
         if not isinstance(body, str) or not body:
             raise ToolError("patch content required")
-        return (yield from _patch_v4a(body, io, hermes=mode == "patch"))
+        return (yield from _patch_v4a(body, io, hermes=mode == "patch", fuzzy=match == "fuzzy" and mode == "patch"))
     raise ToolError(f"Unknown mode: {mode}")
 
 
@@ -180,7 +180,7 @@ def _locations(content: str, text: str, cap: int = 5) -> str:
     return "\n".join(rows[:cap] + ([f"  ... and {len(rows) - cap} more"] if len(rows) > cap else []))
 
 
-def _patch_v4a(body: str, io: ToolIO, *, hermes: bool) -> Generator[float, None, JSONValue]:
+def _patch_v4a(body: str, io: ToolIO, *, hermes: bool, fuzzy: bool = False) -> Generator[float, None, JSONValue]:
     """V4A mode, as `apply_v4a_operations`: every operation validated against the files as read when
     the call starts (an overlay carries earlier operations' results to later ones), nothing written
     if anything fails; then each applied in order, re-reading its file just before its atomic
@@ -221,7 +221,7 @@ def _patch_v4a(body: str, io: ToolIO, *, hermes: bool) -> Generator[float, None,
                 errors.append(f"{path}: {error}")
                 continue
             changes += sum(1 for hunk in operation.hunks if any(p in "+-" for p, _ in hunk.lines))
-            content, error = apply_hunks(content, operation)
+            content, error = apply_hunks(content, operation, fuzzy=fuzzy)
             if error is not None:
                 errors.append(f"{path}: {error}" if hermes else f"patch: hunk does not apply to {io.path(path)}")
                 continue
@@ -268,7 +268,8 @@ def _patch_v4a(body: str, io: ToolIO, *, hermes: bool) -> Generator[float, None,
     yield 0.5
     for index, operation in enumerate(operations):
         try:
-            failure = yield from _apply_one(operation, io, hermes=hermes, write_at=0.5 + step * (index + 1))
+            failure = yield from _apply_one(operation, io, hermes=hermes, write_at=0.5 + step * (index + 1),
+                                            fuzzy=fuzzy)
         except (WorldError, ToolError) as exc:
             failure = str(exc)
         if failure is not None:
@@ -286,8 +287,8 @@ def _patch_v4a(body: str, io: ToolIO, *, hermes: bool) -> Generator[float, None,
     return {"files_modified": resolved, "files_created": created, "files_deleted": deleted}
 
 
-def _apply_one(operation: Operation, io: ToolIO, *, hermes: bool,
-               write_at: float) -> Generator[float, None, str | None]:
+def _apply_one(operation: Operation, io: ToolIO, *, hermes: bool, write_at: float,
+               fuzzy: bool = False) -> Generator[float, None, str | None]:
     """Apply one validated operation: re-check its file, wait until `write_at`, write. Returns the
     failure, or None."""
     path = operation.path
@@ -311,7 +312,7 @@ def _apply_one(operation: Operation, io: ToolIO, *, hermes: bool,
         yield write_at
         io.rename(path, operation.move_to)
     else:
-        content, error = apply_hunks(io.read(path), operation)
+        content, error = apply_hunks(io.read(path), operation, fuzzy=fuzzy)
         if error is not None:
             return f"Could not apply hunk: {error}"
         yield write_at

@@ -60,7 +60,16 @@ def _line_trimmed(content: str, pattern: str) -> list[Span]:
 
 
 def _whitespace_normalised(content: str, pattern: str) -> list[Span]:
-    return _by_lines(content, pattern, lambda line: re.sub(r"[ \t]+", " ", line))
+    """Runs of spaces and tabs as one space, anywhere (not only whole lines); spans mapped back."""
+    normal: list[str] = []
+    origin: list[int] = []  # the index in `content` of each character of `normal`
+    for index, char in enumerate(content):
+        if char in " \t" and normal and normal[-1] == " " and content[index - 1] in " \t":
+            continue
+        normal.append(" " if char in " \t" else char)
+        origin.append(index)
+    found = _exact("".join(normal), re.sub(r"[ \t]+", " ", pattern))
+    return [(origin[start], origin[end - 1] + 1) for start, end in found if end > start]
 
 
 def _indentation_flexible(content: str, pattern: str) -> list[Span]:
