@@ -138,26 +138,18 @@ def write_file(args: Args, io: ToolIO, *, write_mode: str = "in-place",
     raw, content = require_str(args, "path"), require_str(args, "content")
     if stale_check and args.get("force") is not True:
         refuse_if_stale(raw, io)
-    if write_mode != "atomic":
-        from harness.tools.files import write_file as in_place
-
-        return (yield from in_place(args, io))
+    if write_mode != "atomic":  # the catalogue's in-place write (`harness.tools.files.write_file`)
+        io.truncate(raw)
+        if io.torn_write:
+            yield 0.5
+            io.write(raw, content[: len(content) // 2])
+        yield 1.0
+        io.write(raw, content)
+        wrote(raw, io)
+        return {"path": io.path(raw), "bytes_written": len(content.encode())}
     yield 1.0
     path = io.path(raw)
     io.write_resolved(path, content)
     wrote(path, io)
     return {"path": path, "bytes_written": len(content.encode())}
 
-
-def builtin_behaviour(tool: str) -> Any:
-    """The catalogue's own behaviour of a tool that takes options."""
-    from harness.tools import files
-
-    return {"read_file": files.read_file, "write_file": files.write_file, "patch": files.patch}.get(tool)
-
-
-def configured_behaviour(tool: str) -> Any:
-    """The function a tool's options are bound to."""
-    from harness.tools import files
-
-    return {"read_file": read_file, "write_file": write_file, "patch": files.patch}[tool]

@@ -24,6 +24,7 @@ from dataclasses import replace
 from typing import Any
 
 from harness.model import JSONValue
+from harness.tools import files, hermes_files
 from harness.tools.spec import Args, ToolIO, ToolSpec
 
 #: tool -> option -> its values (the first is the default).
@@ -56,6 +57,16 @@ class Configured:
         return f"Configured({getattr(self.function, '__name__', self.function)}, {dict(self.options)})"
 
 
+def builtin_behaviour(tool: str) -> Any:
+    """The catalogue's own behaviour of a tool that takes options."""
+    return {"read_file": files.read_file, "write_file": files.write_file, "patch": files.patch}.get(tool)
+
+
+def configured_behaviour(tool: str) -> Any:
+    """The function a tool's options are bound to."""
+    return {"read_file": hermes_files.read_file, "write_file": hermes_files.write_file, "patch": files.patch}[tool]
+
+
 def defaults(tool: str) -> dict[str, Any]:
     return {name: values[0] for name, values in OPTIONS.get(tool, {}).items()}
 
@@ -64,8 +75,6 @@ def configure(spec: ToolSpec, options: Mapping[str, Any]) -> ToolSpec:
     """`spec` (a built-in tool, as the catalogue has it) with `options`; those equal to their default
     are dropped, and with none left the spec is the catalogue's own. Raises ValueError for an option
     the tool does not take or a value it does not know."""
-    from harness.tools.hermes_files import builtin_behaviour, configured_behaviour
-
     if spec.behaviour is not builtin_behaviour(spec.name) and not isinstance(spec.behaviour, Configured):
         raise ValueError(f"options are for the catalogue's own {spec.name} (this one is another tool of its name)")
     known = OPTIONS.get(spec.name, {})
