@@ -22,6 +22,7 @@ EXAMPLES = {
     "faults": {"call": "c1", "attempt": 1, "kinds": ["duplicate_delivery", "torn_write"]},
     "delegate": {"call": "c1", "attempt": 1, "agent": "researcher"},
     "lock": {"call": "c1", "attempt": 1, "files": ["/repo/a.txt"]},
+    "background": {"call": "c1", "attempt": 1, "vd": "0123456789abcdef"},
 }
 
 
