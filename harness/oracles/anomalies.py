@@ -163,6 +163,13 @@ def _classify_read(facts: RunFacts, reader: str, read: Touch) -> tuple[str, str,
     # thousands of reads of one file is explained in time linear in its trace, not quadratic.
     last = facts.last_mutation_before(read.target, read.seq)
     where = {"target": read.target, "read_at_ms": read.t}
+    if read.op == "cached" and last is not None and last.call != reader:
+        # A read cache (hermes' read_file dedup) vouched for content a write since replaced, the file's
+        # mtime not having moved since the cache recorded it: the reader works from a stale copy.
+        return ("stale-read",
+                f"{reader}'s read cache answered 'unchanged' for {read.spelled} at {read.t} ms, but {last.call} "
+                f"wrote it at {last.t} ms, after the cached copy was read and within the mtime the cache recorded",
+                {**where, "writer": last.call, "written_at_ms": last.t, "cached": True})
     if last is not None:
         writer_touches = [t for t in facts.touches_of(last.call, last.attempt) if t.target == read.target]
         unfinished = any(t.seq > read.seq and t.mutating for t in writer_touches)
@@ -245,7 +252,11 @@ def _classify_target(facts: RunFacts, branch: Branch, target: str, want: str | N
                 continue
             read_before = next((t for t in touches if t.call == other and not t.mutating and t.seq < lost_at.seq),
                                None)
-            if read_before is not None and other_writes[-1].seq > lost_at.seq:
+            # A writer that read the file again after `lost` wrote it (hermes' V4A apply phase re-reads)
+            # built its write on that update: nothing was lost there, whatever else went wrong.
+            reread = any(t.call == other and not t.mutating and lost_at.seq < t.seq < other_writes[-1].seq
+                         for t in touches)
+            if read_before is not None and other_writes[-1].seq > lost_at.seq and not reread:
                 return Violation(
                     "lost-update",
                     f"{other} read {read_before.spelled} before {lost} wrote it ({lost_at.t} ms) and overwrote it "
@@ -255,8 +266,11 @@ def _classify_target(facts: RunFacts, branch: Branch, target: str, want: str | N
                 )
     by_time = sorted(writes, key=lambda call: writes[call][-1].seq)
     by_model = sorted(writes, key=lambda call: facts.position[call])
-    if len(writes) > 1 and by_time[-1] != by_model[-1]:
-        last, late = by_model[-1], by_time[-1]
+    last, late = (by_model[-1], by_time[-1]) if writes else ("", "")
+    # As above: a late writer that re-read the file after the other's write did not erase it.
+    rebuilt = any(t.call == late and not t.mutating and writes[last][-1].seq < t.seq < writes[late][-1].seq
+                  for t in touches) if len(writes) > 1 and last != late else False
+    if len(writes) > 1 and last != late and not rebuilt:
         return Violation(
             "lost-update",
             f"{late} wrote {writes[late][-1].spelled} at {writes[late][-1].t} ms, after {last} (later in model "

@@ -43,16 +43,24 @@ class Attempt:
     # False while the trace has not recorded its start: a handle abandoned in the instant it was
     # started (its process records `start` right after), or one a crashed runtime never ran.
     opened: bool = True
+    #: When the tool itself reported its result and went on in the background (`terminal(background=True)`).
+    background_t: int | None = None
+    background_seq: int | None = None
 
     @property
     def settled_t(self) -> float:
-        """When the scheduler stopped waiting for it: abandonment or its end."""
-        return self.abandoned_t if self.abandoned_t is not None else self.end_t
+        """When the scheduler stopped waiting for it: abandonment, its result reported by a process
+        that runs on in the background, or its end."""
+        if self.abandoned_t is not None:
+            return self.abandoned_t
+        return self.background_t if self.background_t is not None else self.end_t
 
     @property
     def settled_seq(self) -> int:
         """The trace position of that moment (orders events of one instant)."""
-        return self.abandoned_seq if self.abandoned_seq is not None else self.end_seq
+        if self.abandoned_seq is not None:
+            return self.abandoned_seq
+        return self.background_seq if self.background_seq is not None else self.end_seq
 
 
 def spelled(target: str, alias: str | None) -> str:
@@ -155,6 +163,9 @@ class RunFacts:
             elif ev == "faults":
                 a = open_attempts.get((e["call"], e["attempt"])) or placeholder(e)
                 a.injected = tuple(e["kinds"])
+            elif ev == "background":
+                a = open_attempts.get((e["call"], e["attempt"])) or placeholder(e)
+                a.background_t, a.background_seq = e["t"], e["seq"]
             elif ev == "abandon":
                 a_or_none = open_attempts.get((e["call"], e["attempt"]))
                 # A second abandon of the same attempt number is a second handle (a scheduler that

@@ -41,6 +41,7 @@ class Branch:
     def fork(self, state: WorldState) -> Branch:
         """This history, but with the world `state` (one the current world may become)."""
         twin = Branch(World.from_state(state))
+        twin.world.remember_as(self.world)  # tools' memory (hermes' read tracker) goes on in the fork
         twin.expected_touches = dict(self.expected_touches)
         twin.observations = dict(self.observations)
         twin.snapshots = dict(self.snapshots)

@@ -198,6 +198,8 @@ def describe_event(event: TraceEvent) -> str | None:
         if event.get("error"):
             text += f": {event['error']}"
         return text + (" (detached: result already reported)" if event.get("detached") else "")
+    if ev == "background":
+        return "result reported; the process keeps running in the background"
     if ev == "abandon":
         detached = " (keeps running)" if event.get("detached") else ""
         return f"abandoned as {event['outcome']}: {event['reason']}{detached}"

@@ -24,6 +24,7 @@ from harness.sim.kernel import Limits
 from harness.sim.machine import Machine
 from harness.tools.catalogue import Catalogue, base_catalogue
 from harness.tools.modules import module_of
+from harness.tools.options import configure
 from harness.tools.script import Script
 from harness.tools.spec import DEFAULT_LATENCY, Declared, ResourceKeys
 
@@ -103,7 +104,7 @@ def _tools(scenario: Scenario, base: Catalogue) -> dict[str, Any]:
                                                      name)
             origin = replace(spec, latency=DEFAULT_LATENCY, stops_on_cancel=True, file_lock=False, sync=False,
                              blocking_ms=0, server=None)
-        elif spec.behaviour is not origin.behaviour:
+        elif spec.behaviour is not origin.behaviour and not _options_of(origin, spec):
             raise NotSerializable(f"tool {name!r} has a behaviour other than its catalogue's; data cannot carry "
                                   "it (declare a tool under a new name instead)")
         else:
@@ -122,6 +123,7 @@ def _tools(scenario: Scenario, base: Catalogue) -> dict[str, Any]:
             override["blocking_ms"] = spec.blocking_ms
         if spec.server != origin.server and spec.server is not None:
             override["server"] = spec.server
+        override.update(spec.options)  # the options a scenario chose for a tool of the catalogue
         if name in scenario.tool_failures:
             override["failure"] = _failure(scenario.tool_failures[name])
         if name in scenario.tool_caps:
@@ -129,6 +131,16 @@ def _tools(scenario: Scenario, base: Catalogue) -> dict[str, Any]:
         if override:
             tools[name] = override
     return tools
+
+
+def _options_of(origin: Any, spec: Any) -> bool:
+    """Whether `spec` is `origin` with the options it carries (then data carries it: the options)."""
+    if not spec.options or origin.options:
+        return False
+    try:
+        return bool(configure(origin, dict(spec.options)).behaviour == spec.behaviour)
+    except ValueError:
+        return False
 
 
 def _key_templates(name: str, keys: ResourceKeys) -> list[str]:

@@ -21,6 +21,7 @@ from harness.scenario.reader import Reader
 from harness.suggest import FieldError, did_you_mean
 from harness.tools.catalogue import Catalogue
 from harness.tools.hints import McpHints
+from harness.tools.options import OPTIONS, configure
 from harness.tools.params import Parameters
 from harness.tools.script import Script, ScriptError, Template
 from harness.tools.spec import Declared, ResourceKeys, SideEffect, ToolSpec
@@ -52,7 +53,7 @@ def parse_tools(r: Reader, value: Any, base: Catalogue) -> Catalogue:
         field = f"tools.{tool_name}"
         # An MCP tool (`input_schema`) is the server's, whatever the mock catalogue calls the same name.
         if tool_name in base and not (isinstance(override, Mapping) and "input_schema" in override):
-            o = r.table(override, field, _NEW_TOOL_KEYS)
+            o = r.table(override, field, _NEW_TOOL_KEYS | set(OPTIONS.get(tool_name, ())))
             for whole in ("does", "result", "description", "parameters", "input_schema"):
                 if whole in o:
                     raise r.fail(f"{field}.{whole}", f"no {whole}: {tool_name!r} is a tool of the catalogue and "
@@ -98,8 +99,31 @@ def parse_tools(r: Reader, value: Any, base: Catalogue) -> Catalogue:
             spec = replace(spec, blocking_ms=r.non_negative(o["blocking_ms"], f"{field}.blocking_ms"))
         if "server" in o:  # the MCP server it comes from, which `[faults]` mcp_* entries name
             spec = replace(spec, server=r.string(o["server"], f"{field}.server"))
+        chosen = {k: v for k, v in o.items() if k in OPTIONS.get(tool_name, ())} if tool_name in base else {}
+        if chosen:
+            spec = _configured(r, spec, chosen, field)
         catalogue = catalogue.replace_tool(spec)
+    writer = catalogue.get("write_file")
+    reader = catalogue.get("read_file")
+    if writer is not None and dict(writer.options).get("stale_check") and reader is not None \
+            and not dict(reader.options).get("dedup"):
+        # A staleness check compares what read_file remembered: the session's reads are tracked.
+        tracked = _configured(r, reader, {"track_reads": True}, "tools.write_file.stale_check")
+        catalogue = catalogue.replace_tool(tracked)
     return catalogue
+
+
+def _configured(r: Reader, spec: ToolSpec, options: Mapping[str, Any], field: str) -> ToolSpec:
+    """A tool of the catalogue with the options the file chose (`harness.tools.options`)."""
+    for name, value in options.items():
+        values = OPTIONS[spec.name][name]
+        if value not in values or isinstance(value, bool) != isinstance(values[0], bool):
+            shown = ", ".join(("true" if v else "false") if isinstance(v, bool) else f'"{v}"' for v in values)
+            raise r.fail(f"{field}.{name}", f"one of {shown}", value)
+    try:
+        return configure(spec, {**dict(spec.options), **options})
+    except ValueError as exc:
+        raise r.fail(field, str(exc), has_got=False) from None
 
 
 def declared_from_hints(declared: Declared, hints: McpHints) -> Declared:

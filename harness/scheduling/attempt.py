@@ -35,7 +35,7 @@ from harness.sim.trace import canonical_bytes
 from harness.tools.catalogue import prepare
 from harness.tools.guard import ToolCodeError
 from harness.tools.inputs import resolve
-from harness.tools.spec import ToolError, ToolIO, ToolSpec
+from harness.tools.spec import Detach, ToolError, ToolIO, ToolSpec
 from harness.world.world import World, WorldError
 
 
@@ -179,7 +179,7 @@ class AttemptExecution:
                 value = yield from self._delegated(args, call.id, attempt)
             else:
                 behaviour = spec.behaviour(args, io)
-                value = yield from self._steps(behaviour, call.id, attempt, latency, model, cutoff)
+                value = yield from self._steps(behaviour, call.id, attempt, latency, model, cutoff, handle)
         except _ServerDied as exc:
             self._finish(handle, Outcome.ERROR, None, str(exc), fault="mcp-server-death")
         except _Refused as exc:
@@ -288,7 +288,8 @@ class AttemptExecution:
             yield kernel.delay(fault.every_ms, "progress")
 
     def _steps(self, behaviour: Generator[float, None, Any], call_id: str, attempt: int,
-               latency: int, model: LatencyModel, cutoff: McpFault | None = None) -> Generator[simpy.Event, Any, Any]:
+               latency: int, model: LatencyModel, cutoff: McpFault | None = None,
+               handle: CallHandle | None = None) -> Generator[simpy.Event, Any, Any]:
         """Drive a behaviour through its touch points: after a latency fraction each, or when the
         arbiter says (order-first; the latency model's range orders the steps against timers).
         Returns the behaviour's value; a behaviour that returns early still takes its whole latency.
@@ -305,6 +306,8 @@ class AttemptExecution:
         try:
             fraction = next(behaviour)
             while True:
+                if type(fraction) is Detach and handle is not None:
+                    self._background(handle, fraction.value)
                 if arbiter is not None:
                     share = min(max(fraction, 0.0), 1.0)
                     yield arbiter.step(call_id, attempt, earliest=begin + math.floor(share * low),
@@ -354,6 +357,16 @@ class AttemptExecution:
                 self._produced[handle.call.id] = value
             handle.succeed(CallResult(handle.call.id, outcome, value, error, handle.attempt,
                                       handle.started_ms, self.kernel.now))
+
+    def _background(self, handle: CallHandle, value: Any) -> None:
+        """The behaviour reported its result early and keeps running (`Detach`): the caller hears `value`
+        now; the process goes on, its touches and its end still the call's (the end marked detached)."""
+        if handle.triggered:
+            return  # already abandoned by the scheduler: nothing to report any more
+        self.kernel.record("background", call=handle.call.id, attempt=handle.attempt, vd=value_digest(value))
+        self._produced[handle.call.id] = value
+        handle.succeed(CallResult(handle.call.id, Outcome.OK, value, None, handle.attempt, handle.started_ms,
+                                  self.kernel.now))
 
     def _read_produced(self, call_id: str) -> tuple[bool, Any]:
         return (True, self._produced[call_id]) if call_id in self._produced else (False, None)

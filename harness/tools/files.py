@@ -21,6 +21,8 @@ from pathlib import PurePosixPath
 
 from harness.faults.latency import Fixed
 from harness.model import JSONValue
+from harness.tools.fuzzy import fuzzy_replace
+from harness.tools.hermes_files import read_lines, wrote
 from harness.tools.params import Parameters
 from harness.tools.spec import Args, Declared, ResourceKeys, SideEffect, ToolError, ToolIO, ToolSpec, require_str
 from harness.tools.v4a import Operation, already_applied, apply_hunks, header_paths, parse_v4a
@@ -32,13 +34,8 @@ _PATH_KEY = ResourceKeys(path_args=("path",))
 def read_file(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
     path = require_str(args, "path")
     yield 0.5
-    text = io.read(path)
-    offset, limit = args.get("offset"), args.get("limit")
-    if isinstance(offset, int) or isinstance(limit, int):
-        lines = text.splitlines(keepends=True)
-        start = max(0, (offset or 1) - 1)
-        text = "".join(lines[start : start + limit] if isinstance(limit, int) else lines[start:])
-    return {"path": io.path(path), "content": text}
+    text = io.read(path)  # before io.path: the order of the touches is the trace's
+    return {"path": io.path(path), "content": read_lines(args, text)}
 
 
 def write_file(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
@@ -49,6 +46,7 @@ def write_file(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
         io.write(path, content[: len(content) // 2])
     yield 1.0
     io.write(path, content)
+    wrote(path, io)  # hermes' read tracker, when the scenario keeps one (harness.tools.hermes_files)
     return {"path": io.path(path), "bytes_written": len(content.encode())}
 
 
@@ -71,12 +69,14 @@ def write_file_atomic(args: Args, io: ToolIO) -> Generator[float, None, JSONValu
 # A V4A patch (its format: `harness.tools.v4a`) is validated whole against the files as read when it
 # starts (nothing is written if any part fails), then applied operation by operation, each re-reading
 # its file just before writing it.
-# Where the mock is simpler, on purpose: matching is exact (hermes falls back through eight fuzzy
-# strategies), CRLF/BOM preservation, lint and the sensitive-path guards are left out, and a read
-# failure keeps its errno text where hermes words it "Failed to read file: ...".
-# Replace mode writes in place (read at start, write at end), as the mock always has: the lost
-# update and hard-link races the built-in scenarios provoke need that shape. hermes itself writes
-# atomically there too; V4A mode does here.
+# Where the mock is simpler, on purpose: matching is exact by default (`match = "fuzzy"` falls back
+# through hermes' strategies, `harness.tools.fuzzy`), CRLF/BOM preservation, lint and the
+# sensitive-path guards are left out, and a read failure keeps its errno text where hermes words it
+# "Failed to read file: ...".
+# Replace mode writes in place by default (read at start, write at end), as the mock always has: the
+# recorded fingerprints of the built-in scenarios depend on it. hermes itself writes atomically there
+# (the resolved path, a temporary file renamed over it): `write_mode = "atomic"` does that, and V4A
+# mode always does here.
 #
 # Two older spellings of this harness stay accepted so scenarios written before keep their meaning:
 # `old`/`new` instead of `old_string`/`new_string` (the first occurrence is replaced, as before), and
@@ -84,21 +84,27 @@ def write_file_atomic(args: Args, io: ToolIO) -> Generator[float, None, JSONValu
 # each ending in a newline). hermes itself ignores `old`/`new` ("old_string and new_string
 # required") and answers "Unknown mode: v4a", and its planner scopes such a call by `path`.
 
-def patch(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
+def patch(args: Args, io: ToolIO, *, write_mode: str = "in-place",
+          match: str = "exact") -> Generator[float, None, JSONValue]:
+    """hermes' patch; the options (`harness.tools.options`) change replace mode: `write_mode = "atomic"`
+    writes as hermes does (the path resolved, a temporary file renamed over it), `match = "fuzzy"`
+    falls back through hermes' fuzzy strategies (`harness.tools.fuzzy`) when the text is not found."""
     mode = args.get("mode", "replace")  # hermes' handler: args.get("mode", "replace")
     if mode == "replace":
+        if "old_string" in args or "new_string" in args:
+            return (yield from _patch_replace(args, io, atomic=write_mode == "atomic", fuzzy=match == "fuzzy"))
         # One generator level less for the common legacy spelling: every touch passes through each.
-        replace = _patch_replace if "old_string" in args or "new_string" in args else _patch_replace_legacy
-        return (yield from replace(args, io))
+        return (yield from _patch_replace_legacy(args, io, atomic=write_mode == "atomic"))
     if mode in ("patch", "v4a"):
         body = args.get("patch")
         if not isinstance(body, str) or not body:
             raise ToolError("patch content required")
-        return (yield from _patch_v4a(body, io, hermes=mode == "patch"))
+        return (yield from _patch_v4a(body, io, hermes=mode == "patch", fuzzy=match == "fuzzy" and mode == "patch"))
     raise ToolError(f"Unknown mode: {mode}")
 
 
-def _patch_replace(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
+def _patch_replace(args: Args, io: ToolIO, *, atomic: bool = False,
+                   fuzzy: bool = False) -> Generator[float, None, JSONValue]:
     """Replace mode: `old_string` must occur exactly once unless `replace_all`; read at start,
     write at end (read-modify-write)."""
     path = args.get("path")
@@ -115,6 +121,15 @@ def _patch_replace(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
         raise ToolError("old_string is only whitespace — provide non-blank text to match")
     if old == new:
         raise ToolError("old_string and new_string are identical")
+    if fuzzy:
+        patched, count, strategy, error = fuzzy_replace(text, old, new, replace_all)
+        if error is not None:
+            if "Could not find" in error and already_applied(text, old, new):
+                return {"path": io.path(path), "replacements": 0, "no_change": True}
+            raise ToolError(error)
+        yield 1.0
+        _write(path, patched, io, atomic)
+        return {"path": io.path(path), "replacements": count, "strategy": strategy}
     count = text.count(old)
     if count == 0:
         if already_applied(text, old, new):  # hermes answers a re-sent edit with a no-op success
@@ -124,11 +139,21 @@ def _patch_replace(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
         raise ToolError(f"Found {count} matches for old_string. Provide more context to make it unique, "
                         f"or use replace_all=True. Matches:\n{_locations(text, old)}")
     yield 1.0
-    io.write(path, text.replace(old, new) if replace_all else text.replace(old, new, 1))
+    _write(path, text.replace(old, new) if replace_all else text.replace(old, new, 1), io, atomic)
     return {"path": io.path(path), "replacements": count}
 
 
-def _patch_replace_legacy(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
+def _write(path: str, text: str, io: ToolIO, atomic: bool) -> None:
+    """Replace mode's write: in place (the catalogue's default), or hermes' atomic write of the
+    resolved path; then hermes' read tracker hears of it."""
+    if atomic:
+        io.write_resolved(path, text)
+    else:
+        io.write(path, text)
+    wrote(path, io)
+
+
+def _patch_replace_legacy(args: Args, io: ToolIO, *, atomic: bool = False) -> Generator[float, None, JSONValue]:
     """The harness's earlier spelling, `old`/`new`, keeps its earlier meaning: the first occurrence
     is replaced (all with `replace_all`), and text that is absent is an error."""
     path, old, new = require_str(args, "path"), require_str(args, "old"), require_str(args, "new")
@@ -138,7 +163,7 @@ def _patch_replace_legacy(args: Args, io: ToolIO) -> Generator[float, None, JSON
     replace_all = args.get("replace_all") is True
     count = text.count(old) if replace_all else 1
     yield 1.0
-    io.write(path, text.replace(old, new) if replace_all else text.replace(old, new, 1))
+    _write(path, text.replace(old, new) if replace_all else text.replace(old, new, 1), io, atomic)
     return {"path": io.path(path), "replacements": count}
 
 
@@ -155,7 +180,7 @@ def _locations(content: str, text: str, cap: int = 5) -> str:
     return "\n".join(rows[:cap] + ([f"  ... and {len(rows) - cap} more"] if len(rows) > cap else []))
 
 
-def _patch_v4a(body: str, io: ToolIO, *, hermes: bool) -> Generator[float, None, JSONValue]:
+def _patch_v4a(body: str, io: ToolIO, *, hermes: bool, fuzzy: bool = False) -> Generator[float, None, JSONValue]:
     """V4A mode, as `apply_v4a_operations`: every operation validated against the files as read when
     the call starts (an overlay carries earlier operations' results to later ones), nothing written
     if anything fails; then each applied in order, re-reading its file just before its atomic
@@ -196,7 +221,7 @@ def _patch_v4a(body: str, io: ToolIO, *, hermes: bool) -> Generator[float, None,
                 errors.append(f"{path}: {error}")
                 continue
             changes += sum(1 for hunk in operation.hunks if any(p in "+-" for p, _ in hunk.lines))
-            content, error = apply_hunks(content, operation)
+            content, error = apply_hunks(content, operation, fuzzy=fuzzy)
             if error is not None:
                 errors.append(f"{path}: {error}" if hermes else f"patch: hunk does not apply to {io.path(path)}")
                 continue
@@ -243,7 +268,8 @@ def _patch_v4a(body: str, io: ToolIO, *, hermes: bool) -> Generator[float, None,
     yield 0.5
     for index, operation in enumerate(operations):
         try:
-            failure = yield from _apply_one(operation, io, hermes=hermes, write_at=0.5 + step * (index + 1))
+            failure = yield from _apply_one(operation, io, hermes=hermes, write_at=0.5 + step * (index + 1),
+                                            fuzzy=fuzzy)
         except (WorldError, ToolError) as exc:
             failure = str(exc)
         if failure is not None:
@@ -252,6 +278,8 @@ def _patch_v4a(body: str, io: ToolIO, *, hermes: bool) -> Generator[float, None,
             created.append(operation.path)
         elif operation.kind == "delete":
             deleted.append(operation.path)
+    for path in named:
+        wrote(path, io)
     if failures:
         raise ToolError("Apply phase failed (state may be inconsistent — run `git diff` to assess):\n"
                         + "\n".join(f"  • {failure}" for failure in failures))
@@ -259,8 +287,8 @@ def _patch_v4a(body: str, io: ToolIO, *, hermes: bool) -> Generator[float, None,
     return {"files_modified": resolved, "files_created": created, "files_deleted": deleted}
 
 
-def _apply_one(operation: Operation, io: ToolIO, *, hermes: bool,
-               write_at: float) -> Generator[float, None, str | None]:
+def _apply_one(operation: Operation, io: ToolIO, *, hermes: bool, write_at: float,
+               fuzzy: bool = False) -> Generator[float, None, str | None]:
     """Apply one validated operation: re-check its file, wait until `write_at`, write. Returns the
     failure, or None."""
     path = operation.path
@@ -284,7 +312,7 @@ def _apply_one(operation: Operation, io: ToolIO, *, hermes: bool,
         yield write_at
         io.rename(path, operation.move_to)
     else:
-        content, error = apply_hunks(io.read(path), operation)
+        content, error = apply_hunks(io.read(path), operation, fuzzy=fuzzy)
         if error is not None:
             return f"Could not apply hunk: {error}"
         yield write_at
@@ -335,7 +363,7 @@ SPECS = (
         "write_file", "Overwrite a file: truncates at start, writes the content at the end.",
         Declared(read_only=False, side_effect=SideEffect.LOCAL, idempotent=True, category="write",
                  resource_keys=_PATH_KEY),
-        write_file, Fixed(200), parameters=Parameters.of(path="string", content="string"),
+        write_file, Fixed(200), parameters=Parameters.of(path="string", content="string", force="boolean?"),
     ),
     ToolSpec(
         "write_file_atomic", "Overwrite a file atomically (write a temporary file, rename at the end).",

@@ -5,9 +5,10 @@ every `requires FILE TEXT` line of every `test_*` file under its path holds (so 
 old or truncated code fails). `terminal` runs a tiny deterministic shell (cd, pwd, ls, cat, echo
 with > and >>, export, rm, mkdir, touch, true, false) in the *shared* session: its `cd` moves every
 later command, which is the implicit shared state that fools schedulers. It ignores cancellation,
-like a real subprocess left running. A failed system call prints what coreutils and bash print
-(`cat: x: No such file or directory`, `rm: cannot remove 'd': Is a directory`). Never a real shell:
-nothing here can reach the host.
+like a real subprocess left running; with `background = true` it returns at once and the command
+runs on, touching the world after the call returned (hermes' background processes). A failed system
+call prints what coreutils and bash print (`cat: x: No such file or directory`, `rm: cannot remove
+'d': Is a directory`). Never a real shell: nothing here can reach the host.
 """
 
 from __future__ import annotations
@@ -19,7 +20,17 @@ from collections.abc import Generator
 from harness.faults.latency import Fixed
 from harness.model import JSONValue
 from harness.tools.params import Parameters
-from harness.tools.spec import Args, Declared, ResourceKeys, SideEffect, ToolError, ToolIO, ToolSpec, require_str
+from harness.tools.spec import (
+    Args,
+    Declared,
+    Detach,
+    ResourceKeys,
+    SideEffect,
+    ToolError,
+    ToolIO,
+    ToolSpec,
+    require_str,
+)
 from harness.world.errors import WorldError
 
 
@@ -54,6 +65,8 @@ def run_tests(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
 
 def terminal(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
     command = require_str(args, "command")
+    if args.get("background") is True:
+        return (yield from _background(command, io))
     yield 1.0
     out: list[str] = []
     code = 0
@@ -69,6 +82,22 @@ def terminal(args: Args, io: ToolIO) -> Generator[float, None, JSONValue]:
         if code != 0:
             break
     return {"exit_code": code, "output": "".join(out), "cwd": io.world.cwd}
+
+
+def _background(command: str, io: ToolIO) -> Generator[float, None, JSONValue]:
+    """hermes' `terminal(background=True)`: the process starts and the call returns at once with its
+    session id; the command runs on, as a foreground one would (over the call's latency), touching the
+    world after the call has returned. Its output goes to the process's log, not to the result."""
+    value: JSONValue = {"output": "Background process started", "session_id": f"proc_{io.call_id}", "exit_code": 0}
+    yield Detach(value)
+    yield 1.0
+    for segment in _split_commands(command):
+        try:
+            if _run_one(segment, io, []) != 0:
+                break
+        except (ToolError, WorldError):
+            break
+    return value
 
 
 def _split_commands(command: str) -> list[list[str]]:
@@ -175,6 +204,6 @@ SPECS = (
         "terminal", "Run a shell command in the shared session (cwd and environment persist).",
         Declared(read_only=False, side_effect=SideEffect.LOCAL, idempotent=False, honours_cancel=False,
                  category="shell", resource_keys=ResourceKeys(fixed=("terminal:session",))),
-        terminal, Fixed(500), stops_on_cancel=False, parameters=Parameters.of(command="string"),
+        terminal, Fixed(500), stops_on_cancel=False, parameters=Parameters.of(command="string", background="boolean?"),
     ),
 )

@@ -147,6 +147,21 @@ class Declared:
 
 DEFAULT_LATENCY = Fixed(100)
 
+
+class Detach(float):
+    """What a behaviour yields to report its result now and keep running (a background process:
+    `terminal(background=True)`): the call's result is `value` from this moment, while the rest of
+    the behaviour goes on touching the world, its touches still the call's. As a latency fraction it
+    is 0.0, so a driver that only steps a behaviour (the serial replay) passes over it; the behaviour
+    must end by returning the same `value`, which is what a replay observes."""
+
+    value: JSONValue
+
+    def __new__(cls, value: JSONValue) -> Detach:
+        marker = super().__new__(cls, 0.0)
+        marker.value = value
+        return marker
+
 #: A touch observer: (operation, target, content digest or None).
 TouchSink = Callable[[str, str, "str | None"], None]
 
@@ -184,6 +199,8 @@ class ToolSpec:
     blocking_ms: int = 0
     #: The MCP server the tool comes from (its `serverInfo` name), which `[faults]` MCP faults name; None: not said.
     server: str | None = None
+    #: Options a scenario chose for a tool of the catalogue (`harness.tools.options`), sorted; () for its defaults.
+    options: tuple[tuple[str, Any], ...] = ()
 
     def with_declared(self, **changes: Any) -> ToolSpec:
         return replace(self, declared=replace(self.declared, **changes))
@@ -253,6 +270,33 @@ class ToolIO:
         path = self.path(raw)
         self.world.replace_text(path, text)
         self._file_touch("write", path, text)
+
+    def write_resolved(self, raw: str, text: str) -> None:
+        """hermes' write: the path's symlinks resolved (`Path.resolve`), then a temporary file renamed over
+        the file they reach: a symlink keeps pointing at the new file, other hard links keep the old."""
+        path = self.path(raw)
+        self.world.replace_text(self.world.realpath(path), text)
+        self._file_touch("write", path, text)
+
+    def realpath(self, raw: str) -> str:
+        """The absolute path with symlinks resolved (hermes' `Path.resolve()`): what its read cache keys by."""
+        return self.world.realpath(self.path(raw))
+
+    def mtime(self, raw: str, *, touch: bool = True) -> float:
+        """`os.path.getmtime`; a `stat` touch unless `touch` is False (a check whose outcome the call
+        reports by another touch)."""
+        path = self.path(raw)
+        if touch:
+            self._file_touch("stat", path)
+        return self.world.mtime(path)
+
+    def cached(self, raw: str, digest: str) -> None:
+        """A read answered from a cache: the call observes, as of now, the content whose digest the cache
+        holds (a `cached` touch), without reading the file."""
+        if self._sink is not None:
+            path = self.path(raw)
+            identity = self.world.canonical(path)
+            self._sink("cached", identity if identity == path else f"{identity}\x00{path}", digest)
 
     def append(self, raw: str, text: str) -> None:
         """An `O_APPEND` write: the text lands after whatever the file holds at that moment (created if

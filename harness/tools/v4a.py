@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 
+from harness.tools.fuzzy import fuzzy_replace
 from harness.tools.spec import ToolError
 
 _OP_HEADERS = (
@@ -133,8 +134,10 @@ def parse_v4a(body: str, *, hermes: bool = True) -> list[Operation]:
     return operations
 
 
-def apply_hunks(content: str, operation: Operation) -> tuple[str, str | None]:
-    """The content after the operation's hunks, in order, or the first failure (hermes' wording)."""
+def apply_hunks(content: str, operation: Operation, *, fuzzy: bool = False) -> tuple[str, str | None]:
+    """The content after the operation's hunks, in order, or the first failure (hermes' wording).
+    `fuzzy`: a hunk whose text is not found exactly once goes through hermes' fuzzy strategies
+    (`harness.tools.fuzzy`), as hermes' `_apply_update` does."""
     for number, hunk in enumerate(operation.hunks, start=1):
         search, replacement = hunk.search(), hunk.replacement()
         if search == replacement:
@@ -156,13 +159,18 @@ def apply_hunks(content: str, operation: Operation) -> tuple[str, str | None]:
         count = content.count(search)
         if count == 1:
             content = content.replace(search, replacement, 1)
-        elif count == 0 and already_applied(content, search, replacement):
+            continue
+        if fuzzy:
+            patched, _, _, problem = fuzzy_replace(content, search, replacement, False)
+            if problem is None:
+                content = patched
+                continue
+        if count == 0 and already_applied(content, search, replacement):
             continue  # hermes skips a hunk that already landed
-        else:
-            label = f"'{hunk.hint}'" if hunk.hint else "(no hint)"
-            why = ("Could not find a match for old_string in the file" if count == 0 else
-                   f"Found {count} matches for old_string. Provide more context to make it unique")
-            return content, f"hunk {number} {label} not found — {why}"
+        label = f"'{hunk.hint}'" if hunk.hint else "(no hint)"
+        why = ("Could not find a match for old_string in the file" if count == 0 else
+               f"Found {count} matches for old_string. Provide more context to make it unique")
+        return content, f"hunk {number} {label} not found — {why}"
     return content, None
 
 

@@ -31,6 +31,11 @@ def file_time() -> float:
     return clock() if clock is not None else _host_now()
 
 
+def run_clock_open() -> bool:
+    """Whether a run's clock (or the epoch of a world being built) stamps files on this thread now."""
+    return getattr(_open, "clock", None) is not None
+
+
 @contextlib.contextmanager
 def virtual_file_times(virtual_ms: Callable[[], float]) -> Iterator[None]:
     """Within this block, on this thread, files are stamped `EPOCH_S` plus `virtual_ms()` milliseconds

@@ -17,7 +17,7 @@ from typing import Any
 from pyfakefs.fake_file import FakeDirectory, FakeFile
 from pyfakefs.helpers import PERM_DEF_FILE as _PERM_DEF_FILE
 
-from harness.world.clock import file_time
+from harness.world.clock import EPOCH_S, file_time, run_clock_open
 from harness.world.errors import WorldError, from_os_error
 from harness.world.resolution import PathResolution
 
@@ -25,7 +25,10 @@ from harness.world.resolution import PathResolution
 class WorldFiles(PathResolution):
     """A world's tree and the operations on its files; `World` adds ledgers, session and snapshots."""
 
-    __slots__ = ()
+    __slots__ = ("_ticks",)
+
+    #: Writes stamped outside a run (a serial replay), each a tick of its own (`_now`).
+    _ticks: int
 
     def _file(self, path: str) -> FakeFile:
         found = self._object(path)
@@ -46,6 +49,19 @@ class WorldFiles(PathResolution):
     def read_text(self, path: str) -> str:
         return self._file(path).contents or ""
 
+    def mtime(self, path: str) -> float:
+        """`os.path.getmtime`: the modification time of the file `path` names (symlinks followed)."""
+        return float(self._file(path).st_mtime)
+
+    def _now(self) -> float:
+        """What a write stamps its file with: the open run's virtual time (`harness.world.clock`); outside
+        a run (a serial replay) the next tick of this world's own counter, so that every write of a replay
+        moves the file's mtime, deterministically (never the host's clock)."""
+        if run_clock_open():
+            return file_time()
+        self._ticks += 1
+        return EPOCH_S + self._ticks / 1000
+
     def write_text(self, path: str, text: str) -> None:
         """Replace the file's content, creating it (and missing parents) if needed.
 
@@ -56,13 +72,15 @@ class WorldFiles(PathResolution):
             if isinstance(found, FakeDirectory):
                 raise WorldError(_errno.EISDIR, path)
             found.set_contents(text)
-            _stamped(found)
+            _stamped(found, self._now())
             return
         if found is None:
             parent_dir, name = posixpath.split(path)
             directory = self._lookup(parent_dir)
             if isinstance(directory, FakeDirectory):
-                directory.add_entry(FakeFile(name, contents=text, filesystem=self.fs))
+                created = FakeFile(name, contents=text, filesystem=self.fs)
+                _stamped(created, self._now())
+                directory.add_entry(created)
                 self._restructured()
                 return
         # Symlinks, case folding, missing parents, a file used as a directory: walk as the kernel
@@ -73,10 +91,10 @@ class WorldFiles(PathResolution):
             if isinstance(target, FakeDirectory):
                 raise WorldError(_errno.EISDIR, path)
             target.set_contents(text)
-            _stamped(target)
+            _stamped(target, self._now())
             return
         try:
-            self.fs.create_file(real, contents=text)
+            _stamped(self.fs.create_file(real, contents=text), self._now())
         except OSError as exc:
             raise from_os_error(exc, path) from None
         self._restructured()
@@ -96,7 +114,7 @@ class WorldFiles(PathResolution):
             raise WorldError(_errno.EISDIR, path)  # rename(2) of a file over a directory
         temporary = posixpath.join(real_parent, f".{name}.harness-tmp")
         try:
-            self.fs.create_file(temporary, contents=text)
+            _stamped(self.fs.create_file(temporary, contents=text), self._now())
             self.fs.rename(temporary, posixpath.join(real_parent, name))
         except OSError as exc:
             raise from_os_error(exc, path) from None
@@ -126,6 +144,7 @@ class WorldFiles(PathResolution):
             raise from_os_error(exc, posixpath.join(parent, name)) from None
         try:
             created.set_initial_contents(text)
+            _stamped(created, self._now())
         except OSError as exc:  # no space left (a sized mount): the temporary file goes, as in create_file
             directory.remove_entry(temporary)
             raise from_os_error(exc, posixpath.join(parent, name)) from None
@@ -229,7 +248,7 @@ class WorldFiles(PathResolution):
                 out.append(path if files_only else ("file", path, obj))
 
 
-def _stamped(changed: FakeFile) -> None:
-    """A file written in place: its modification and change times are now (pyfakefs' `set_contents`
-    leaves them; the os-level write it fakes does not), in the run's virtual time (harness.world.clock)."""
-    changed.st_mtime = changed.st_ctime = file_time()
+def _stamped(changed: FakeFile, now: float) -> None:
+    """A file written: its modification and change times are `now` (pyfakefs' `set_contents` leaves
+    them; the os-level write it fakes does not), the run's virtual time (`WorldFiles._now`)."""
+    changed.st_mtime = changed.st_ctime = now

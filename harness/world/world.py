@@ -35,7 +35,7 @@ class World(WorldFiles):
 
     # `from_state` sets every one of these, and the resolution's, on a world thawed from a template
     # (it skips __init__).
-    __slots__ = ("env", "ledgers", "scenario_users")
+    __slots__ = ("env", "ledgers", "memory", "scenario_users")
 
     def __init__(self, *, case_sensitive: bool = True, cwd: str = "/", home: str = "/home/user",
                  env: Mapping[str, str] | None = None, users: Mapping[str, str] | None = None) -> None:
@@ -58,6 +58,8 @@ class World(WorldFiles):
         self._found = {}
         self._walked = {}
         self._symlinks = 0
+        self.memory: dict[str, dict[Any, Any]] = {}
+        self._ticks = 0
 
     @classmethod
     def empty(cls) -> World:
@@ -121,6 +123,7 @@ class World(WorldFiles):
         # them until its first restructuring: what one run worked out, the next reads.
         world._identities, world._found, world._walked, world._symlinks = template.identities, {}, {}, template.symlinks
         world.ledgers = {name: Ledger(name, entries) for name, entries in state.ledgers}
+        world.memory, world._ticks = {}, 0
         return world
 
     @classmethod
@@ -184,7 +187,15 @@ class World(WorldFiles):
 
     def clone(self) -> World:
         # Built, not thawed: a one-off state would only push the scenarios' templates out.
-        return World._built(self.state())
+        twin = World._built(self.state())
+        twin.remember_as(self)
+        return twin
+
+    def remember_as(self, other: World) -> None:
+        """Take `other`'s tool memory (a copy) and its file clock outside a run: a copy of a world whose
+        tools remember reads (hermes' read tracker) must remember them too."""
+        self.memory = {name: dict(table) for name, table in other.memory.items()}
+        self._ticks = max(self._ticks, other._ticks)
 
     def restore_files(self, state: WorldState) -> None:
         """Put the file tree (files, directories, symlinks, hard links) back as `state` holds it, in

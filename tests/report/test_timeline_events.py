@@ -23,6 +23,7 @@ EXAMPLES = {
     "delegate": {"call": "c1", "attempt": 1, "agent": "researcher"},
     "lock": {"call": "c1", "attempt": 1, "files": ["/repo/a.txt"]},
     "progress": {"call": "c1", "attempt": 1, "server": "reports", "progress": 3},
+    "background": {"call": "c1", "attempt": 1, "vd": "0123456789abcdef"},
 }
 
 

@@ -15,6 +15,7 @@ interprets what the user's function decides beyond the shapes below.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -65,27 +66,53 @@ PlanFn = Callable[[list[OpenAIToolCall]], Any]
 _SEGMENT_TAGS = {"parallel": True, "sequential": False}
 
 
-def _ask(fn: Callable[[list[OpenAIToolCall]], Any], batch: Batch, ctx: SchedulerContext, world_view: bool) -> Any:
-    """The user's function on the batch, seeing the world if asked."""
+#: The keyword hermes' dispatcher passes the terminal's live working directory under
+#: (`_plan_tool_batch_segments(tool_calls, execution_cwd=...)`).
+EXECUTION_CWD = "execution_cwd"
+
+
+def _cwd_keyword(fn: Callable[..., Any], keyword: str | None) -> str | None:
+    """The keyword `fn` is given the terminal's live cwd under: `keyword` if named (`fn` must take
+    it), else `execution_cwd` when `fn` has a parameter of that name, else none."""
+    try:
+        parameters = inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # a builtin or C callable without a signature: pass nothing unasked
+        parameters = None
+    if keyword is None:
+        return EXECUTION_CWD if parameters is not None and EXECUTION_CWD in parameters else None
+    takes_any = parameters is not None and any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+    if parameters is not None and keyword not in parameters and not takes_any:
+        raise ValueError(f"cwd_keyword={keyword!r}: {origin_name(fn, 'the function')} takes no argument "
+                         f"{keyword!r} (its parameters: {', '.join(parameters) or 'none'})")
+    return keyword
+
+
+def _ask(fn: Callable[..., Any], batch: Batch, ctx: SchedulerContext, world_view: bool,
+         cwd_keyword: str | None = None) -> Any:
+    """The user's function on the batch, seeing the world if asked, and the terminal's live cwd
+    (`ctx.cwd`: where relative paths of the batch's tools will land) under `cwd_keyword` if it takes one."""
     calls = openai_tool_calls(batch)
+    keywords = {cwd_keyword: ctx.cwd} if cwd_keyword is not None else None
     if not world_view:
-        return fn(calls)
+        return fn(calls, **(keywords or {}))
     # The context deliberately has no public door to the world (schedulers see declared metadata
     # only); the world view is the one read-only reader of it, for code that calls `os` itself.
     world = ctx._world
-    return call_in_world(fn, calls, fs=world.fs, cwd=ctx.process_cwd, home=ctx.home, users=ctx.users)
+    return call_in_world(fn, calls, fs=world.fs, cwd=ctx.process_cwd, home=ctx.home, users=ctx.users,
+                         keywords=keywords)
 
 
 class _Gate(PlanScheduler):
     def __init__(self, fn: GateFn, name: str, max_workers: int | None, description: str,
-                 execution: ExecutionPolicy | None, world_view: bool) -> None:
+                 execution: ExecutionPolicy | None, world_view: bool, cwd_keyword: str | None = None) -> None:
         super().__init__(execution)
         self.fn, self.max_workers, self.world_view = fn, max_workers, world_view
+        self.cwd_keyword = cwd_keyword
         self.name = name
         self.description = description
 
     def plan(self, batch: Batch, ctx: SchedulerContext) -> Plan:
-        if _ask(self.fn, batch, ctx, self.world_view):
+        if _ask(self.fn, batch, ctx, self.world_view, self.cwd_keyword):
             return Plan.parallel(batch, cap=self.max_workers, summary="gate: parallel")
         return Plan.serial(batch, summary="gate: serial")
 
@@ -140,14 +167,15 @@ def segments_of(decided: Sequence[Any], batch: Batch, owner: str = "planner") ->
 
 class _Planner(PlanScheduler):
     def __init__(self, fn: PlanFn, name: str, cap: int | None, description: str,
-                 execution: ExecutionPolicy | None, world_view: bool) -> None:
+                 execution: ExecutionPolicy | None, world_view: bool, cwd_keyword: str | None = None) -> None:
         super().__init__(execution)
         self.fn, self.cap, self.world_view = fn, cap, world_view
+        self.cwd_keyword = cwd_keyword
         self.name = name
         self.description = description
 
     def plan(self, batch: Batch, ctx: SchedulerContext) -> Plan:
-        decided = _ask(self.fn, batch, ctx, self.world_view)
+        decided = _ask(self.fn, batch, ctx, self.world_view, self.cwd_keyword)
         if isinstance(decided, Mapping):  # dependency edges: id -> ids it waits for
             return Plan({c.id: tuple(decided.get(c.id, ())) for c in batch}, cap=self.cap,
                         summary="dependency edges")
@@ -159,24 +187,31 @@ class _Planner(PlanScheduler):
 
 def from_gate(fn: GateFn, *, name: str | None = None, max_workers: int | None = None,
               description: str = "", execution: ExecutionPolicy | None = None,
-              world_view: bool = True) -> PlanScheduler:
+              world_view: bool = True, cwd_keyword: str | None = None) -> PlanScheduler:
     """A scheduler from `fn(tool_calls) -> bool`: True runs the whole batch in parallel (at most
     `max_workers` at once), False runs it serially in model order. Results are in model order.
 
     With `world_view` (the default), `fn` runs with `os`, `os.path`, `pathlib` and `open` answering
     from the run's world at the start of the batch, read-only (see `harness.bridges.planners.world_view`);
-    a write is a scheduler error. The scheduler is `name`, else `fn`'s module and qualified name
+    a write is a scheduler error. A function with a parameter `execution_cwd` (hermes' dispatcher
+    passes it) is given the terminal's live working directory there, the directory the batch's
+    relative paths land in (`os.getcwd()` stays the process's); `cwd_keyword` names another
+    parameter for it. The scheduler is `name`, else `fn`'s module and qualified name
     (`acme.policy.should_parallelize`: see `harness.bridges.naming`)."""
     return _Gate(fn, name or origin_name(fn, "gate"), max_workers,
-                 description or "a gate function: all parallel or all serial", execution, world_view)
+                 description or "a gate function: all parallel or all serial", execution, world_view,
+                 _cwd_keyword(fn, cwd_keyword))
 
 
 def from_plan(fn: PlanFn, *, name: str | None = None, cap: int | None = None, description: str = "",
-              execution: ExecutionPolicy | None = None, world_view: bool = True) -> PlanScheduler:
+              execution: ExecutionPolicy | None = None, world_view: bool = True,
+              cwd_keyword: str | None = None) -> PlanScheduler:
     """A scheduler from `fn(tool_calls)` returning ordered segments or a mapping of dependency edges
     (id -> ids it waits for). A segment is a list of calls (tool calls, ids or positions), which run
     in parallel once the previous segment settled, or a hermes-style pair `(parallel, calls)` with
     `parallel` a bool or `"parallel"` / `"sequential"`: a sequential pair runs its calls one at a
-    time, in order. Results are in model order. `world_view` and the name as for `from_gate`."""
+    time, in order. Results are in model order. `world_view`, `execution_cwd` (`cwd_keyword`) and the
+    name as for `from_gate`."""
     return _Planner(fn, name or origin_name(fn, "planner"), cap,
-                    description or "a planner function: ordered segments", execution, world_view)
+                    description or "a planner function: ordered segments", execution, world_view,
+                    _cwd_keyword(fn, cwd_keyword))

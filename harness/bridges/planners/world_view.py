@@ -212,12 +212,12 @@ def module_globals(fn: Callable[..., Any]) -> tuple[MutableMapping[str, Any], ..
 
 
 def call_in_world(fn: Callable[..., T], *args: Any, fs: FakeFilesystem, cwd: str, home: str,
-                  users: Mapping[str, str] | None = None) -> T:
-    """`fn(*args)` with the process's `os` answering from `fs` (see `WorldView`); raises
+                  users: Mapping[str, str] | None = None, keywords: Mapping[str, Any] | None = None) -> T:
+    """`fn(*args, **keywords)` with the process's `os` answering from `fs` (see `WorldView`); raises
     `PlannerWroteError` if it tried to write, whether or not it caught the refusal."""
     view = WorldView(fs, cwd=cwd, home=home, globals=module_globals(fn), users=users)
     with view:
-        result = fn(*args)
+        result = fn(*args, **(keywords or {}))
     if view.refused:
         more = f" and {len(view.refused) - 1} more" if len(view.refused) > 1 else ""
         raise PlannerWroteError(f"the planner tried to change the world: {view.refused[0]}{more}; planners see the "
