@@ -15,6 +15,10 @@ use; that made `optimal` slower than real policies on capped scenarios (4000 ms 
 possible). With the scenario's global cap alone the dispatch is the runtime's FIFO. It reads no
 latencies, so with caps it is a greedy schedule, not a proven lower bound.
 
+Footprints name a file by its identity (every hard link of it as one), so two names of one file each
+written atomically (a rename breaks the link: `write_mode = "atomic"`) count as a conflict: there it is
+safe but not the lowest schedule (`hardlink-alias-hermes`: 1150 ms, where `resource_keys` takes 609).
+
 A scenario that asks for hermes' checkpoints (`[execution] checkpoints = "hermes"`) gets them the safe
 way here (`"wait"`: a write waits for the snapshot in progress): the lower bound is of safe schedules.
 """
