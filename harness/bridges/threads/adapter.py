@@ -196,9 +196,11 @@ class _BatchRun:
         # Order-first runs: thread switches are the arbiter's choices. The context keeps its arbiter
         # private (schedulers never choose orders); a bridge must offer its switches to it.
         self.arbiter = ctx._arbiter
-        self.waiting = False
         self.wake: simpy.Event = ctx.env.event()
-        self.turnstile = Turnstile(lambda: ctx.kernel.now, self._signal, lambda: ctx.kernel.steps)
+        # The turnstile tells the driver a thread became runnable only while the driver waits for that
+        # (its `on_wake` is `_signal` then, else None): no call at every other wake.
+        self.turnstile = Turnstile(lambda: ctx.kernel.now, None, lambda: ctx.kernel.steps)
+        self._signal_driver = self._signal
         self.turnstile.yields_switch = self.arbiter is not None
         self.turnstile.direct = self.arbiter is None
         self.tools = ThreadTools(batch, ctx, self.turnstile)
@@ -228,10 +230,11 @@ class _BatchRun:
         self.flag.set()
 
     def _signal(self) -> None:
-        # Not once released: the reaper releases threads because the run is stopping, and waking
-        # the driver then would keep it going.
-        if self.waiting and not self.closed and not self.wake.triggered:
-            self.wake.succeed()
+        # Once: the driver resumes and makes a new `wake` before it waits again. Not once released (see
+        # `close`): the reaper releases threads because the run is stopping, and waking the driver then
+        # would keep it going.
+        self.turnstile.on_wake = None
+        self.wake.succeed()
 
     def _stopped(self, why: str) -> None:
         # What each thread waits on, read before they are released: the run's hang diagnosis reports it.
@@ -260,14 +263,15 @@ class _BatchRun:
         plain = self.arbiter is None
         while not (main.state == DONE if done is None else done()) and not self.closed:
             if plain:
-                for first in turnstile.threads:  # `first_runnable()`, inlined: the driver's every step
-                    if first.state == RUNNABLE:
-                        break
-                else:
-                    first = None
-                if first is not None:
-                    turnstile.run(first)
-                    continue
+                if turnstile.ready:  # `first_runnable()`, inlined: the driver's every step
+                    for first in turnstile.threads:
+                        if first.state == RUNNABLE:
+                            break
+                    else:
+                        first = None
+                    if first is not None:
+                        turnstile.run(first)
+                        continue
             else:
                 runnable = turnstile.runnable()
                 if runnable:
@@ -277,11 +281,11 @@ class _BatchRun:
             # Never negative: a deadline the clock has already reached (or passed) expires at once.
             wait = self.wake if deadline is None else ctx.any_of(
                 [self.wake, ctx.sleep(max(0, deadline - ctx.now), "thread-wait")])
-            self.waiting = True
+            turnstile.on_wake = self._signal_driver
             reaper.arm()
             yield wait
             reaper.disarm()
-            self.waiting = False
+            turnstile.on_wake = None
             if self.wake.triggered:
                 self.wake = ctx.env.event()
             if turnstile.timed:  # `expire`'s guard, inlined
@@ -363,6 +367,7 @@ class _BatchRun:
         if self.closed:
             return
         self.closed = True
+        self.turnstile.on_wake = None  # the driver is not woken by the threads released now
         self.reaper.disarm()
         try:
             stuck = self.turnstile.release_all()

@@ -154,6 +154,8 @@ def _enter(turnstile: Any, target: Any, state: dict[str, Any], parked: list[Carr
     # asyncio (3.11, 3.12) caches the running loop for the OS thread: set it for this thread.
     _set_running_loop(target.loop)
     by_ident[ident] = target
+    if target.state == "runnable":  # else a blocked thread released at the end of its run
+        turnstile.ready -= 1
     target.state = "running"
     return carrier
 
