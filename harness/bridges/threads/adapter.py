@@ -200,7 +200,6 @@ class _BatchRun:
         # The turnstile tells the driver a thread became runnable only while the driver waits for that
         # (its `on_wake` is `_signal` then, else None): no call at every other wake.
         self.turnstile = Turnstile(lambda: ctx.kernel.now, None, lambda: ctx.kernel.steps)
-        self._signal_driver = self._signal
         self.turnstile.yields_switch = self.arbiter is not None
         self.turnstile.direct = self.arbiter is None
         self.tools = ThreadTools(batch, ctx, self.turnstile)
@@ -281,7 +280,7 @@ class _BatchRun:
             # Never negative: a deadline the clock has already reached (or passed) expires at once.
             wait = self.wake if deadline is None else ctx.any_of(
                 [self.wake, ctx.sleep(max(0, deadline - ctx.now), "thread-wait")])
-            turnstile.on_wake = self._signal_driver
+            turnstile.on_wake = self._signal  # (a bound method each time: kept, it would tie a cycle)
             reaper.arm()
             yield wait
             reaper.disarm()
