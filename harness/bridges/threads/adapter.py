@@ -37,6 +37,7 @@ from functools import partial
 from typing import Any
 
 import simpy
+from simpy.events import PENDING
 
 from harness.bridges.asyncio.asking import Asking
 from harness.bridges.asyncio.calls import ToolFailed
@@ -48,7 +49,8 @@ from harness.bridges.threads import thread as bridged_thread
 from harness.bridges.threads.patches import Installation
 from harness.bridges.threads.reaper import Reaper
 from harness.bridges.threads.results import read_results
-from harness.bridges.threads.turnstile import DONE, RUNNABLE, BridgeThread, Turnstile, _by_ident, _get_ident, current
+from harness.bridges.threads.turnstile import (DONE, RUNNABLE, BridgeThread, Turnstile, _by_ident, _get_ident, current,
+                                               green)
 from harness.diagnosis.threads import thread_waits
 from harness.diagnosis.wait import Wait
 from harness.model import Batch, CallResult, Outcome, ToolCall
@@ -260,34 +262,49 @@ class _BatchRun:
         threads are released."""
         ctx, turnstile, reaper, main = self.ctx, self.turnstile, self.reaper, self.main
         plain = self.arbiter is None
+        # The driver's every step inlines `turnstile.run` (on greenlets), `first_runnable()`, the guards of
+        # `next_deadline` and `expire`, `reaper.arm()` and `disarm()`, and `wake.triggered`.
+        green_run = green.run if turnstile.green else None
+        watch = reaper._watch
         while not (main.state == DONE if done is None else done()) and not self.closed:
             if plain:
-                if turnstile.ready:  # `first_runnable()`, inlined: the driver's every step
+                if turnstile.ready:
                     for first in turnstile.threads:
                         if first.state == RUNNABLE:
                             break
                     else:
                         first = None
                     if first is not None:
-                        turnstile.run(first)
+                        if green_run is not None:
+                            green_run(turnstile, first, _by_ident, _get_ident())
+                        else:
+                            turnstile.run(first)
                         continue
             else:
                 runnable = turnstile.runnable()
                 if runnable:
                     turnstile.run((yield from self._choose(runnable)))
                     continue
-            deadline = turnstile.next_deadline() if turnstile.timed else None  # its guard, inlined
+            deadline = turnstile.next_deadline() if turnstile.timed else None
+            wake = self.wake
             # Never negative: a deadline the clock has already reached (or passed) expires at once.
-            wait = self.wake if deadline is None else ctx.any_of(
-                [self.wake, ctx.sleep(max(0, deadline - ctx.now), "thread-wait")])
+            wait = wake if deadline is None else ctx.any_of(
+                [wake, ctx.sleep(max(0, deadline - ctx.now), "thread-wait")])
             turnstile.on_wake = self._signal  # (a bound method each time: kept, it would tie a cycle)
-            reaper.arm()
+            if not reaper.fired:
+                if not reaper.armed:
+                    reaper.armed = True
+                    watch.armed.append(reaper)
+                if not watch._scheduled:
+                    watch._schedule(reaper.kernel, reaper.kernel.env._now)
             yield wait
-            reaper.disarm()
+            if reaper.armed:
+                reaper.armed = False
+                watch.armed.remove(reaper)
             turnstile.on_wake = None
-            if self.wake.triggered:
+            if wake._value is not PENDING:
                 self.wake = ctx.env.event()
-            if turnstile.timed:  # `expire`'s guard, inlined
+            if turnstile.timed:
                 turnstile.expire()
 
     # -- what the executor left behind ----------------------------------------------------------
