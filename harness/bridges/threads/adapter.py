@@ -49,8 +49,16 @@ from harness.bridges.threads import thread as bridged_thread
 from harness.bridges.threads.patches import Installation
 from harness.bridges.threads.reaper import Reaper
 from harness.bridges.threads.results import read_results
-from harness.bridges.threads.turnstile import (DONE, RUNNABLE, BridgeThread, Turnstile, _by_ident, _get_ident, current,
-                                               green)
+from harness.bridges.threads.turnstile import (
+    DONE,
+    RUNNABLE,
+    BridgeThread,
+    Turnstile,
+    _by_ident,
+    _get_ident,
+    current,
+    green,
+)
 from harness.diagnosis.threads import thread_waits
 from harness.diagnosis.wait import Wait
 from harness.model import Batch, CallResult, Outcome, ToolCall
@@ -119,29 +127,35 @@ class ThreadTools(Mapping[str, Callable[..., Any]]):
 
     def _run(self, call: ToolCall) -> Any:
         me = _by_ident.get(_get_ident())  # `current()`, inlined: every call comes here
-        if me is None or me.turnstile is not self.turnstile:
+        turnstile, ctx, call_id = self.turnstile, self.ctx, call.id
+        if me is None or me.turnstile is not turnstile:
             raise RuntimeError("bridged tools are called from the executor's own threads")
         # A thread released at the end of its run starts nothing more (a pool worker catches
         # `ThreadReleased` into its future and would take the next queued call).
         if me.killed:
-            self.turnstile.check(me)
-        self.in_flight.append(call.id)
+            turnstile.check(me)
+        self.in_flight.append(call_id)
         try:
-            if self.ctx.needs_approval(call):  # the tool asks the user first (harness.scheduling.approvals)
-                asking = self.asking[call.id] = Asking(self.ctx, call)
-                refused = asking.wait_in_thread(self.turnstile, me)
+            # The tool asks the user first (harness.scheduling.approvals); `needs_approval`'s guard, inlined.
+            if ctx._approvals is not None and ctx.needs_approval(call):
+                asking = self.asking[call_id] = Asking(ctx, call)
+                refused = asking.wait_in_thread(turnstile, me)
                 if refused is not None:
                     raise ToolFailed(refused.error or "denied by the user")
-            if me.killed:
-                self.turnstile.check(me)
-            handle = self.ctx.start(call, attempt=len(self.handles.get(call.id, [])) + 1)
-            self.handles.setdefault(call.id, []).append(handle)
-            if not handle.triggered:
-                handle.callbacks.append(partial(_wake_on_end, self.turnstile, me))
-                while not handle.triggered:
-                    self.turnstile.park(me)
+                if me.killed:
+                    turnstile.check(me)
+            started = self.handles.get(call_id)
+            handle = ctx.start(call, attempt=1 if started is None else len(started) + 1)
+            if started is None:  # (after `start`: a call it refused has no entry)
+                self.handles[call_id] = [handle]
+            else:
+                started.append(handle)
+            if handle._value is PENDING:  # `triggered`, without the property
+                handle.callbacks.append(partial(_wake_on_end, turnstile, me))
+                while handle._value is PENDING:
+                    turnstile.park(me)
         finally:
-            self.in_flight.remove(call.id)
+            self.in_flight.remove(call_id)
         result: CallResult = handle._value  # `handle.result` without two properties: it has settled
         if result.outcome is not Outcome.OK:
             raise ToolFailed(result.error or result.outcome.value)

@@ -69,7 +69,7 @@ class SimpleQueue(Hashed):
             if me.killed:  # `check`, guarded: a wait's hot path
                 me.turnstile.check(me)
             self._waiters.append(me)
-            if not me.turnstile.park(me, deadline, lambda: self._waiters.remove(me)):
+            if not me.turnstile.park(me, deadline, None if deadline is None else lambda: self._waiters.remove(me)):
                 raise queue.Empty
         return self._items.popleft()
 

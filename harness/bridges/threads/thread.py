@@ -116,7 +116,7 @@ class Thread(Hashed):
 
         bridge.watchers.append(ended)
         deadline = me.turnstile.deadline_in(timeout)
-        if not me.turnstile.park(me, deadline, lambda: bridge.watchers.remove(ended)):
+        if not me.turnstile.park(me, deadline, None if deadline is None else lambda: bridge.watchers.remove(ended)):
             return
 
     def __repr__(self) -> str:

@@ -28,7 +28,7 @@ from harness.bridges.threads.osthreads import retire_parked as retire_parked
 from harness.sim.arbiter import THREAD_PREFIX
 
 try:
-    from harness.bridges.threads import green
+    from harness.bridges.threads import green as green  # (re-exported: the driver runs threads with it)
 except ImportError:  # no greenlet: OS threads carry the bridge threads
     green = None  # type: ignore[assignment]
 
