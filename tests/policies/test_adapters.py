@@ -8,10 +8,12 @@ from typing import Any
 import pytest
 
 from harness import find_scenario, run, scenario_names
-from harness.bridges.planners.adapters import OpenAIToolCall, from_gate, from_plan
+from harness.bridges.planners.adapters import OpenAIToolCall, from_gate, from_plan, openai_tool_calls
+from harness.model import Batch
 from harness.oracles import check
 from harness.policies.hermes_gate import should_parallelize
 from harness.run import RunStatus
+from harness.scheduling.context import _private_batch
 
 
 def reads_only_gate(tool_calls: list[Any]) -> bool:
@@ -79,3 +81,18 @@ def test_plan_as_segments_or_edges() -> None:
 def test_an_invalid_plan_is_a_contract_error(bad_plan: Any, words: str) -> None:
     result = run(find_scenario("incident-triage"), from_plan(bad_plan, name="bad"), 1)
     assert result.status is RunStatus.SCHEDULER_ERROR and words in (result.error or "")
+
+
+def test_the_openai_calls_of_a_batch_are_its_own_even_when_a_run_copies_it() -> None:
+    batch = Batch.of([("a", "read_file", {"path": "a.txt"}), ("b", "read_file", {"path": "b.txt"})])
+    first = openai_tool_calls(batch)
+    # A run hands its scheduler a private copy: the same calls, made once (the same objects again).
+    again = openai_tool_calls(_private_batch(batch))
+    assert again == first and all(x is y for x, y in zip(again, first, strict=True))
+    assert again is not first  # a new list each time: a runtime may change it
+    # The same ids with other arguments, or another order: that batch's own calls.
+    other = Batch.of([("a", "read_file", {"path": "c.txt"}), ("b", "read_file", {"path": "b.txt"})])
+    assert [c.function.arguments for c in openai_tool_calls(other)] == ['{"path": "c.txt"}', '{"path": "b.txt"}']
+    swapped = Batch.of([("b", "read_file", {"path": "b.txt"}), ("a", "read_file", {"path": "a.txt"})])
+    assert [c.id for c in openai_tool_calls(swapped)] == ["b", "a"]
+    assert [c.function.arguments for c in openai_tool_calls(batch)] == ['{"path": "a.txt"}', '{"path": "b.txt"}']

@@ -18,6 +18,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 from harness.bridges.naming import origin_name
@@ -46,17 +47,23 @@ class OpenAIToolCall:
 def openai_tool_calls(batch: Batch) -> list[OpenAIToolCall]:
     """The batch's calls in the OpenAI shape: a new list each time, of objects made once per batch
     (frozen, without a `__dict__`: nobody can tell them from new ones but by identity), since a bridged
-    batch is most often the last one again (a run of one scenario after another: ~7 us of a run)."""
+    batch is most often the last one again (a run of one scenario after another: ~7 us of a run). A
+    run hands its scheduler a private copy of the batch, so the latest batch is recognised by its calls'
+    fields (the copies share their strings: compared by identity first, in C)."""
     global _last
     last = _last
     if last[0] is not batch:  # a batch is frozen, and so are its calls: the same batch, the same objects
-        last = _last = (batch, tuple(OpenAIToolCall(call.id, OpenAIFunction(call.name, call.arguments))
-                                     for call in batch))  # one pair, assigned at once: safe across threads
+        fields = tuple(map(_fields, batch.calls))
+        made = last[1] if fields == last[2] else tuple(
+            OpenAIToolCall(call_id, OpenAIFunction(name, arguments)) for call_id, name, arguments in fields)
+        last = _last = (batch, made, fields)  # assigned at once: safe across threads
     return list(last[1])
 
 
-#: The latest batch and its calls (the batch is held, so its identity cannot be reused while cached).
-_last: tuple[Batch | None, tuple[OpenAIToolCall, ...]] = (None, ())
+_fields = attrgetter("id", "name", "arguments")
+#: The latest batch, its calls, and their fields (the batch is held, so its identity cannot be reused
+#: while cached).
+_last: tuple[Batch | None, tuple[OpenAIToolCall, ...], tuple[tuple[str, str, str], ...] | None] = (None, (), None)
 
 
 GateFn = Callable[[list[OpenAIToolCall]], bool]

@@ -37,6 +37,7 @@ from functools import partial
 from typing import Any
 
 import simpy
+from simpy.events import PENDING
 
 from harness.bridges.asyncio.asking import Asking
 from harness.bridges.asyncio.calls import ToolFailed
@@ -48,7 +49,16 @@ from harness.bridges.threads import thread as bridged_thread
 from harness.bridges.threads.patches import Installation
 from harness.bridges.threads.reaper import Reaper
 from harness.bridges.threads.results import read_results
-from harness.bridges.threads.turnstile import DONE, RUNNABLE, BridgeThread, Turnstile, _by_ident, _get_ident, current
+from harness.bridges.threads.turnstile import (
+    DONE,
+    RUNNABLE,
+    BridgeThread,
+    Turnstile,
+    _by_ident,
+    _get_ident,
+    current,
+    green,
+)
 from harness.diagnosis.threads import thread_waits
 from harness.diagnosis.wait import Wait
 from harness.model import Batch, CallResult, Outcome, ToolCall
@@ -117,29 +127,35 @@ class ThreadTools(Mapping[str, Callable[..., Any]]):
 
     def _run(self, call: ToolCall) -> Any:
         me = _by_ident.get(_get_ident())  # `current()`, inlined: every call comes here
-        if me is None or me.turnstile is not self.turnstile:
+        turnstile, ctx, call_id = self.turnstile, self.ctx, call.id
+        if me is None or me.turnstile is not turnstile:
             raise RuntimeError("bridged tools are called from the executor's own threads")
         # A thread released at the end of its run starts nothing more (a pool worker catches
         # `ThreadReleased` into its future and would take the next queued call).
         if me.killed:
-            self.turnstile.check(me)
-        self.in_flight.append(call.id)
+            turnstile.check(me)
+        self.in_flight.append(call_id)
         try:
-            if self.ctx.needs_approval(call):  # the tool asks the user first (harness.scheduling.approvals)
-                asking = self.asking[call.id] = Asking(self.ctx, call)
-                refused = asking.wait_in_thread(self.turnstile, me)
+            # The tool asks the user first (harness.scheduling.approvals); `needs_approval`'s guard, inlined.
+            if ctx._approvals is not None and ctx.needs_approval(call):
+                asking = self.asking[call_id] = Asking(ctx, call)
+                refused = asking.wait_in_thread(turnstile, me)
                 if refused is not None:
                     raise ToolFailed(refused.error or "denied by the user")
-            if me.killed:
-                self.turnstile.check(me)
-            handle = self.ctx.start(call, attempt=len(self.handles.get(call.id, [])) + 1)
-            self.handles.setdefault(call.id, []).append(handle)
-            if not handle.triggered:
-                handle.callbacks.append(partial(_wake_on_end, self.turnstile, me))
-                while not handle.triggered:
-                    self.turnstile.park(me)
+                if me.killed:
+                    turnstile.check(me)
+            started = self.handles.get(call_id)
+            handle = ctx.start(call, attempt=1 if started is None else len(started) + 1)
+            if started is None:  # (after `start`: a call it refused has no entry)
+                self.handles[call_id] = [handle]
+            else:
+                started.append(handle)
+            if handle._value is PENDING:  # `triggered`, without the property
+                handle.callbacks.append(partial(_wake_on_end, turnstile, me))
+                while handle._value is PENDING:
+                    turnstile.park(me)
         finally:
-            self.in_flight.remove(call.id)
+            self.in_flight.remove(call_id)
         result: CallResult = handle._value  # `handle.result` without two properties: it has settled
         if result.outcome is not Outcome.OK:
             raise ToolFailed(result.error or result.outcome.value)
@@ -196,9 +212,10 @@ class _BatchRun:
         # Order-first runs: thread switches are the arbiter's choices. The context keeps its arbiter
         # private (schedulers never choose orders); a bridge must offer its switches to it.
         self.arbiter = ctx._arbiter
-        self.waiting = False
         self.wake: simpy.Event = ctx.env.event()
-        self.turnstile = Turnstile(lambda: ctx.kernel.now, self._signal, lambda: ctx.kernel.steps)
+        # The turnstile tells the driver a thread became runnable only while the driver waits for that
+        # (its `on_wake` is `_signal` then, else None): no call at every other wake.
+        self.turnstile = Turnstile(lambda: ctx.kernel.now, None, lambda: ctx.kernel.steps)
         self.turnstile.yields_switch = self.arbiter is not None
         self.turnstile.direct = self.arbiter is None
         self.tools = ThreadTools(batch, ctx, self.turnstile)
@@ -228,10 +245,11 @@ class _BatchRun:
         self.flag.set()
 
     def _signal(self) -> None:
-        # Not once released: the reaper releases threads because the run is stopping, and waking
-        # the driver then would keep it going.
-        if self.waiting and not self.closed and not self.wake.triggered:
-            self.wake.succeed()
+        # Once: the driver resumes and makes a new `wake` before it waits again. Not once released (see
+        # `close`): the reaper releases threads because the run is stopping, and waking the driver then
+        # would keep it going.
+        self.turnstile.on_wake = None
+        self.wake.succeed()
 
     def _stopped(self, why: str) -> None:
         # What each thread waits on, read before they are released: the run's hang diagnosis reports it.
@@ -258,33 +276,49 @@ class _BatchRun:
         threads are released."""
         ctx, turnstile, reaper, main = self.ctx, self.turnstile, self.reaper, self.main
         plain = self.arbiter is None
+        # The driver's every step inlines `turnstile.run` (on greenlets), `first_runnable()`, the guards of
+        # `next_deadline` and `expire`, `reaper.arm()` and `disarm()`, and `wake.triggered`.
+        green_run = green.run if turnstile.green else None
+        watch = reaper._watch
         while not (main.state == DONE if done is None else done()) and not self.closed:
             if plain:
-                for first in turnstile.threads:  # `first_runnable()`, inlined: the driver's every step
-                    if first.state == RUNNABLE:
-                        break
-                else:
-                    first = None
-                if first is not None:
-                    turnstile.run(first)
-                    continue
+                if turnstile.ready:
+                    for first in turnstile.threads:
+                        if first.state == RUNNABLE:
+                            break
+                    else:
+                        first = None
+                    if first is not None:
+                        if green_run is not None:
+                            green_run(turnstile, first, _by_ident, _get_ident())
+                        else:
+                            turnstile.run(first)
+                        continue
             else:
                 runnable = turnstile.runnable()
                 if runnable:
                     turnstile.run((yield from self._choose(runnable)))
                     continue
-            deadline = turnstile.next_deadline() if turnstile.timed else None  # its guard, inlined
+            deadline = turnstile.next_deadline() if turnstile.timed else None
+            wake = self.wake
             # Never negative: a deadline the clock has already reached (or passed) expires at once.
-            wait = self.wake if deadline is None else ctx.any_of(
-                [self.wake, ctx.sleep(max(0, deadline - ctx.now), "thread-wait")])
-            self.waiting = True
-            reaper.arm()
+            wait = wake if deadline is None else ctx.any_of(
+                [wake, ctx.sleep(max(0, deadline - ctx.now), "thread-wait")])
+            turnstile.on_wake = self._signal  # (a bound method each time: kept, it would tie a cycle)
+            if not reaper.fired:
+                if not reaper.armed:
+                    reaper.armed = True
+                    watch.armed.append(reaper)
+                if not watch._scheduled:
+                    watch._schedule(reaper.kernel, reaper.kernel.env._now)
             yield wait
-            reaper.disarm()
-            self.waiting = False
-            if self.wake.triggered:
+            if reaper.armed:
+                reaper.armed = False
+                watch.armed.remove(reaper)
+            turnstile.on_wake = None
+            if wake._value is not PENDING:
                 self.wake = ctx.env.event()
-            if turnstile.timed:  # `expire`'s guard, inlined
+            if turnstile.timed:
                 turnstile.expire()
 
     # -- what the executor left behind ----------------------------------------------------------
@@ -363,6 +397,7 @@ class _BatchRun:
         if self.closed:
             return
         self.closed = True
+        self.turnstile.on_wake = None  # the driver is not woken by the threads released now
         self.reaper.disarm()
         try:
             stuck = self.turnstile.release_all()

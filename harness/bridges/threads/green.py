@@ -112,10 +112,11 @@ def run(turnstile: Any, thread: Any, by_ident: dict[int, Any], ident: int) -> No
     here, on the driver; that thread is left running for good (`leak`), as an OS thread stuck in a
     blocking call or a loop would be."""
     driver = _getcurrent()
-    turnstile.driver = driver
-    here = _here
-    state, parked = here.state, here.parked
-    turnstile.green_here = (state, parked, by_ident, ident)
+    if turnstile.driver is not driver:  # else the same greenlet as last time: the same OS thread, the same here
+        turnstile.driver = driver
+        here = _here
+        turnstile.green_here = (here.state, here.parked, by_ident, ident)
+    state, parked, by_ident, ident = turnstile.green_here
     outer = by_ident.get(ident)  # a bridge thread of another batch driving this one (nested runs)
     mine, my_loop = state.copy(), _get_running_loop()
     try:
@@ -154,6 +155,8 @@ def _enter(turnstile: Any, target: Any, state: dict[str, Any], parked: list[Carr
     # asyncio (3.11, 3.12) caches the running loop for the OS thread: set it for this thread.
     _set_running_loop(target.loop)
     by_ident[ident] = target
+    if target.state == "runnable":  # else a blocked thread released at the end of its run
+        turnstile.ready -= 1
     target.state = "running"
     return carrier
 

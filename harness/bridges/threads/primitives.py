@@ -90,7 +90,7 @@ class _BridgeLock(Hashed):
         deadline = None if timeout is None or timeout < 0 else me.turnstile.deadline_in(timeout)
         self._waiters.append(me)
         # The releaser hands the lock over (FIFO): woken means owning.
-        return me.turnstile.park(me, deadline, lambda: self._waiters.remove(me))
+        return me.turnstile.park(me, deadline, None if deadline is None else lambda: self._waiters.remove(me))
 
     def release(self) -> None:
         if self._owner is None:
@@ -172,7 +172,7 @@ class _BridgeRLock(_BridgeLock):
         deadline = None if timeout is None or timeout < 0 else token.turnstile.deadline_in(timeout)
         self._waiters.append(token)
         # The releaser hands the lock over (FIFO, `_hand_over`): woken means owning it, once.
-        return token.turnstile.park(token, deadline, lambda: self._waiters.remove(token))
+        return token.turnstile.park(token, deadline, None if deadline is None else lambda: self._waiters.remove(token))
 
     __enter__ = acquire
 
@@ -285,7 +285,8 @@ class Condition(Hashed):
         saved = self._lock._release_save() if hasattr(self._lock, "_release_save") else self._lock.release()
         self._waiters.append(me)
         try:
-            woken = me.turnstile.park(me, me.turnstile.deadline_in(timeout), lambda: self._waiters.remove(me))
+            deadline = me.turnstile.deadline_in(timeout)
+            woken = me.turnstile.park(me, deadline, None if deadline is None else lambda: self._waiters.remove(me))
         finally:
             if hasattr(self._lock, "_acquire_restore"):
                 self._lock._acquire_restore(saved)
@@ -371,7 +372,8 @@ class Semaphore(Hashed):
             return False  # a zero timeout never blocks (what `park` would answer at once)
         self._waiters.append(me)
         # A release hands its permit to the first waiter: woken means holding it.
-        return me.turnstile.park(me, me.turnstile.deadline_in(timeout), lambda: self._waiters.remove(me))
+        deadline = me.turnstile.deadline_in(timeout)
+        return me.turnstile.park(me, deadline, None if deadline is None else lambda: self._waiters.remove(me))
 
     def release(self, n: int = 1) -> None:
         if n == 1 and not self._waiters:  # the common case: nobody to hand the permit to
@@ -450,7 +452,8 @@ class Event(Hashed):
         if me.killed:  # `check`, guarded: a wait's hot path
             me.turnstile.check(me)
         self._waiters.append(me)
-        me.turnstile.park(me, me.turnstile.deadline_in(timeout), lambda: self._waiters.remove(me))
+        deadline = me.turnstile.deadline_in(timeout)
+        me.turnstile.park(me, deadline, None if deadline is None else lambda: self._waiters.remove(me))
         return self._flag
 
 

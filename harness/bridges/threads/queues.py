@@ -16,13 +16,14 @@ import queue
 from collections import deque
 from typing import Any
 
-from harness.bridges.threads.primitives import FOREIGN_SERIALS, Hashed, _BridgeRLock, caller, default_condition
+from harness.bridges.threads.primitives import FOREIGN_SERIALS, Condition, Hashed, _BridgeRLock, caller
 from harness.bridges.threads.turnstile import DONE, BridgeThread, _by_ident, _get_ident, current
 
 _REAL: dict[str, Any] = {
     "SimpleQueue": queue.SimpleQueue,
 }
 _RealFuture = concurrent.futures.Future
+_new = object.__new__
 PENDING, RUNNING, FINISHED = concurrent.futures._base.PENDING, concurrent.futures._base.RUNNING, \
     concurrent.futures._base.FINISHED
 
@@ -68,7 +69,7 @@ class SimpleQueue(Hashed):
             if me.killed:  # `check`, guarded: a wait's hot path
                 me.turnstile.check(me)
             self._waiters.append(me)
-            if not me.turnstile.park(me, deadline, lambda: self._waiters.remove(me)):
+            if not me.turnstile.park(me, deadline, None if deadline is None else lambda: self._waiters.remove(me)):
                 raise queue.Empty
         return self._items.popleft()
 
@@ -99,7 +100,13 @@ class Future(_RealFuture[Any]):
         turnstile = thread.turnstile
         serial = turnstile.serial
         turnstile.serial = serial + 3
-        self._condition = default_condition(serial + 1)  # type: ignore[assignment]  # the bridged one
+        # `default_condition(serial + 1)`, inlined: one per submitted call.
+        lock = _new(_BridgeRLock)
+        lock._serial, lock._owner, lock._waiters, lock._count = serial + 2, None, deque(), 0
+        condition = _new(Condition)
+        condition._serial, condition._lock, condition._waiters = serial + 1, lock, deque()
+        condition.acquire, condition.release = lock.acquire, lock.release
+        self._condition = condition  # type: ignore[assignment]  # the bridged one
         self._state = PENDING
         self._result = None
         self._exception = None

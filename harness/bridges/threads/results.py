@@ -82,20 +82,50 @@ def read_results(items: Any, batch: Batch, ctx: SchedulerContext,
     untouched (the run reports it as a contract error)."""
     if not isinstance(items, Sequence) or isinstance(items, str | bytes):
         return items
-    calls = {call.id: call for call in batch.calls}
+    calls: dict[str, Any] | None = None  # made when a skip needs it
     asking = asking or {}
     results = []
+    ok = Outcome.OK
     for position, item in enumerate(items):
-        if isinstance(item, CallResult):
+        if type(item) is dict and "error" not in item and "outcome" not in item and "success" not in item:
+            # The most common item (`{"id": ..., "result": ...}`, a tool message), read by `_read`'s own
+            # rules, inlined: the first id key naming a string, the result (else the content), ok.
+            get = item.get
+            for key in _ID_KEYS:
+                call_id = get(key)
+                if isinstance(call_id, str):
+                    break
+            else:
+                call_id = None  # no envelope id: `_read` decides
+            if call_id is not None:
+                value = item["result"] if "result" in item else get("content")
+                started = handles.get(call_id, ())
+                if len(started) == 1:  # reported as it settled: see below
+                    handle = started[0]
+                    settled = handle._value
+                    if (settled is not PENDING and settled.outcome is ok and settled.value is value
+                            and settled.error is None and settled.attempts == 1
+                            and settled.start_ms == handle.started_ms <= settled.end_ms and not settled.notes
+                            and settled.call_id == call_id):
+                        results.append(settled)
+                        continue
+                outcome, error = ok, None
+            else:
+                call_id, outcome, value, error = _read(item, position, batch)
+                started = handles.get(call_id, ())
+        elif isinstance(item, CallResult):
             results.append(item)
             continue
-        call_id, outcome, value, error = _read(item, position, batch)
-        started = handles.get(call_id, ())
+        else:
+            call_id, outcome, value, error = _read(item, position, batch)
+            started = handles.get(call_id, ())
         asked = asking.get(call_id)
         if outcome is not Outcome.OK:
             if asked is not None and not started:
                 asked.give_up()
             # A call still running is not abandoned for the runtime: its thread runs on (see above).
+            if calls is None:
+                calls = {call.id: call for call in batch.calls}
             if not started and outcome is Outcome.CANCELLED and call_id in calls:
                 skipped = ctx.skip(calls[call_id], error or "cancelled before it started")
                 results.append(CallResult(call_id, outcome, None, skipped.error, 0, skipped.start_ms, skipped.end_ms))

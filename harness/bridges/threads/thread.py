@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from harness.bridges.threads.primitives import Event, Hashed, caller
+from harness.bridges.threads.primitives import FOREIGN_SERIALS, Event, Hashed, caller
 from harness.bridges.threads.turnstile import DONE, BridgeThread, _by_ident, _get_ident, current
 
 _REAL: dict[str, Any] = {
@@ -27,6 +27,7 @@ _REAL: dict[str, Any] = {
     "get_ident": _thread.get_ident,
     "get_native_id": getattr(_thread, "get_native_id", _thread.get_ident),
 }
+_new = object.__new__
 #: A bridge thread's ident (`threading.get_ident()`, `Thread.ident`): this plus its creation index.
 IDENT_BASE = 1000
 
@@ -40,11 +41,17 @@ class Thread(Hashed):
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         if cls is Thread and _by_ident.get(_get_ident()) is None:  # `current()`, inlined: a pool's every worker
             return _REAL["Thread"](*args, **kwargs)
-        return super().__new__(cls)
+        return _new(cls)
 
     def __init__(self, group: None = None, target: Callable[..., Any] | None = None, name: str | None = None,
                  args: Any = (), kwargs: dict[str, Any] | None = None, *, daemon: bool | None = None) -> None:
-        self._number()
+        me = _by_ident.get(_get_ident())  # `_number()`, inlined: a pool's every worker
+        if me is None:
+            self._serial = next(FOREIGN_SERIALS)
+        else:
+            turnstile = me.turnstile
+            turnstile.serial += 1
+            self._serial = turnstile.serial
         self._target, self._args, self._kwargs = target, tuple(args), dict(kwargs or {})
         self._name = name if name is not None else f"Thread-{self._serial}"
         self.daemon = bool(daemon)
@@ -109,7 +116,7 @@ class Thread(Hashed):
 
         bridge.watchers.append(ended)
         deadline = me.turnstile.deadline_in(timeout)
-        if not me.turnstile.park(me, deadline, lambda: bridge.watchers.remove(ended)):
+        if not me.turnstile.park(me, deadline, None if deadline is None else lambda: bridge.watchers.remove(ended)):
             return
 
     def __repr__(self) -> str:

@@ -28,7 +28,7 @@ from harness.bridges.threads.osthreads import retire_parked as retire_parked
 from harness.sim.arbiter import THREAD_PREFIX
 
 try:
-    from harness.bridges.threads import green
+    from harness.bridges.threads import green as green  # (re-exported: the driver runs threads with it)
 except ImportError:  # no greenlet: OS threads carry the bridge threads
     green = None  # type: ignore[assignment]
 
@@ -156,15 +156,17 @@ def _dict_holds_locals() -> bool:
 
 
 def _ended() -> None:
-    """What an ended thread's target and a released turnstile's wake callback become."""
+    """What an ended thread's target becomes."""
 
 
 class Turnstile:
     """The threads of one batch. The driver calls `run(thread)`; threads call `park`/`yield_now`."""
 
-    def __init__(self, now_ms: Callable[[], int], on_wake: Callable[[], None], progress: Callable[[], int]) -> None:
+    def __init__(self, now_ms: Callable[[], int], on_wake: Callable[[], None] | None,
+                 progress: Callable[[], int]) -> None:
         self.now_ms = now_ms
-        #: Tells the driver, if it is waiting on the simulation, that a thread became runnable.
+        #: Tells the driver, if it is waiting on the simulation, that a thread became runnable (None:
+        #: nobody to tell now; the driver that sets it while it waits saves a call at every other wake).
         self.on_wake = on_wake
         #: A counter that moves while the run is driven (the kernel's steps), for the backstop.
         self._progress = progress
@@ -179,6 +181,10 @@ class Turnstile:
         self.back = _allocate_lock()
         self.back.acquire()  # released by a thread on an OS thread when it gives the baton back
         self.threads: list[BridgeThread] = []
+        #: How many of them are runnable: none, and the scans for the first runnable one are skipped (a
+        #: thread parking while the others wait, the driver waiting on the simulation). Kept by every
+        #: move into and out of RUNNABLE.
+        self.ready = 0
         #: How many threads have a deadline set (blocked with a timeout): none, and nothing can expire.
         self.timed = 0
         self.serial = 0  # creation counter of this batch's primitives: their deterministic hashes
@@ -202,7 +208,9 @@ class Turnstile:
         index = len(self.threads)
         thread = BridgeThread(self, index, name or f"Thread-{index}", target, owner)
         self.threads.append(thread)
-        self.on_wake()
+        self.ready += 1
+        if self.on_wake is not None:
+            self.on_wake()
         return thread
 
     def next_serial(self) -> int:
@@ -210,10 +218,14 @@ class Turnstile:
         return self.serial
 
     def runnable(self) -> list[BridgeThread]:
+        if not self.ready:
+            return []
         return [t for t in self.threads if t.state == RUNNABLE]
 
     def first_runnable(self) -> BridgeThread | None:
         """The runnable thread lowest in creation order (the plain runs' rule), if any."""
+        if not self.ready:
+            return None
         for thread in self.threads:
             if thread.state == RUNNABLE:
                 return thread
@@ -247,6 +259,8 @@ class Turnstile:
             return
         if thread.carrier is None:
             thread.carrier = OSThread(thread)
+        if thread.state == RUNNABLE:
+            self.ready -= 1
         thread.state = RUNNING
         self.driving = True
         try:
@@ -265,6 +279,8 @@ class Turnstile:
         try:
             for thread in self.threads:
                 if thread.carrier is None:
+                    if thread.state == RUNNABLE:
+                        self.ready -= 1
                     thread.state = DONE  # never ran: nothing to unwind
                     continue
                 if thread.state == RUNNING:
@@ -300,7 +316,7 @@ class Turnstile:
             thread.watchers.clear()
             thread.on_timeout = None
         self.threads = []
-        self.on_wake = _ended
+        self.on_wake = None
 
     # -- the threads' side -------------------------------------------------------------------
 
@@ -330,7 +346,7 @@ class Turnstile:
         thread.on_timeout = on_timeout
         if self.green:  # `_give_back`, inlined: every wait of every thread comes here
             following = None  # `_following(thread)`, inlined: `thread` is blocked, never the one it finds
-            if self.direct and not self.closed:
+            if self.ready and self.direct and not self.closed:
                 for runnable in self.threads:
                     if runnable.state == RUNNABLE:
                         following = runnable
@@ -349,25 +365,30 @@ class Turnstile:
         if not self.yields_switch:
             return
         thread.state = RUNNABLE
+        self.ready += 1
         self._give_back(thread)
 
     def wake(self, thread: BridgeThread) -> None:
         """Make a blocked thread runnable (called by whoever holds the baton)."""
         if thread.state == BLOCKED:  # `_make_runnable`, inlined: every wake comes here
             thread.state = RUNNABLE
+            self.ready += 1
             if thread.deadline is not None:
                 self.timed -= 1
                 thread.deadline = None
             thread.on_timeout = None
-            self.on_wake()
+            if self.on_wake is not None:
+                self.on_wake()
 
     def _make_runnable(self, thread: BridgeThread) -> None:
         thread.state = RUNNABLE
+        self.ready += 1
         if thread.deadline is not None:
             self.timed -= 1
             thread.deadline = None
         thread.on_timeout = None
-        self.on_wake()
+        if self.on_wake is not None:
+            self.on_wake()
 
     def _give_back(self, thread: BridgeThread) -> None:
         if self.green:
@@ -400,7 +421,7 @@ class Turnstile:
         """The thread `leaving` may hand the baton to directly, the one the driver would pick anyway
         (plain run, same instant), else None (back to the driver). The first thread (the executor
         itself) ending always goes back: the batch is over."""
-        if self.direct and not self.closed and not (leaving.index == 0 and leaving.state == DONE):
+        if self.ready and self.direct and not self.closed and not (leaving.index == 0 and leaving.state == DONE):
             for following in self.threads:
                 if following.state == RUNNABLE:
                     return following if following is not leaving else None
@@ -414,6 +435,7 @@ class Turnstile:
             if following.carrier is None:
                 following.carrier = OSThread.parked(following)
             if following.carrier is not None:
+                self.ready -= 1  # it was runnable
                 following.state = RUNNING
                 following.go.release()
                 return
