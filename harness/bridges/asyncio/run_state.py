@@ -16,6 +16,7 @@ through the kernel.
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 import weakref
 from collections.abc import Callable
@@ -61,8 +62,9 @@ class RunState:
         self.loop.blocker = self.blocker
         self.loop.owner_of = current.get
         self.loop.offload = self._offload
-        # `as_completed` starts coroutines in an order drawn from the seed, not from their addresses.
-        start_order.lend(self.loop, ctx.kernel.streams.stream("asyncio/start-order"))
+        # `as_completed` starts coroutines in an order drawn from the seed, not from their addresses (the
+        # stream is made when first drawn from: most runs never are).
+        start_order.lend(self.loop, functools.partial(ctx.kernel.streams.stream, "asyncio/start-order"))
         #: The bridge threads work handed to a thread runs on (made at the run's first hand-off).
         self.threads: ThreadHost | None = None
         #: The toolbox of the batch that began last: what a tool called in a thread serves when
