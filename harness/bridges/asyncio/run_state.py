@@ -103,11 +103,11 @@ class RunState:
     @classmethod
     def of(cls, ctx: SchedulerContext, registry: Registry | None) -> RunState:
         """The run's state: made by its first batch, shared by every batch of the run (every agent's)."""
-        held = _runs.get(ctx.env)
+        held: weakref.ref[RunState] | None = ctx.env.__dict__.get(_RUN_ATTRIBUTE)
         found = held() if held is not None else None
         if found is None or found.closed:
             state = cls(ctx, registry)
-            _runs[ctx.env] = weakref.ref(state)
+            setattr(ctx.env, _RUN_ATTRIBUTE, weakref.ref(state))
         else:
             state = found
         state.use(registry)
@@ -142,7 +142,7 @@ class RunState:
         oracles to judge), then are cancelled and drained (their trace notes land in this run), and
         the loop waits, empty, for the next run. The run's clock patches come off last."""
         self._ending = True
-        _runs.pop(self.kernel.env, None)
+        self.kernel.env.__dict__.pop(_RUN_ATTRIBUTE, None)
         try:
             if self.closed or self.loop._release != self.release:
                 return
@@ -437,11 +437,12 @@ class _ClosedPump:
         _schedule(self.env, [])
 
 
-#: The state of each open run (by its SimPy environment), held weakly: the run's sessions hold it while
-#: the run lasts. A strong value would keep its key alive (the state holds the run's kernel, hence
-#: its environment), so every run's world, trace and tasks would stay in memory for good: besides the
-#: leak, the full collections over that ever larger heap were a third of a bridged run's time.
-_runs: weakref.WeakKeyDictionary[simpy.Environment, weakref.ref[RunState]] = weakref.WeakKeyDictionary()
+#: The attribute of an open run's SimPy environment that holds the run's state, weakly: the run's
+#: sessions hold it while the run lasts. A strong reference would keep the state (hence the run's world,
+#: trace and tasks) alive as long as the environment; besides the leak, the full collections over that
+#: ever larger heap were a third of a bridged run's time. An attribute of the environment rather than a
+#: weak mapping keyed by it: two weak references fewer a run.
+_RUN_ATTRIBUTE = "_harness_asyncio_run"
 
 
 def describe_task(task: asyncio.Task[Any], toolbox: Toolbox | None) -> str:
