@@ -33,7 +33,8 @@ def _states() -> list[run_state.RunState]:
 
 def _registered() -> list[Any]:
     """Environments still naming a run's state (an ended run unregisters its own)."""
-    return [o for o in gc.get_objects() if isinstance(o, simpy.Environment) and vars(o).get(run_state._RUN_ATTRIBUTE)]
+    return [o for o in gc.get_objects() if isinstance(o, simpy.Environment)
+            and getattr(o, run_state._RUN_ATTRIBUTE, None) is not None]
 
 
 def test_a_bridged_run_leaves_nothing_behind_without_the_cycle_collector(no_cycle_collector: None) -> None:

@@ -103,7 +103,7 @@ class RunState:
     @classmethod
     def of(cls, ctx: SchedulerContext, registry: Registry | None) -> RunState:
         """The run's state: made by its first batch, shared by every batch of the run (every agent's)."""
-        held: weakref.ref[RunState] | None = ctx.env.__dict__.get(_RUN_ATTRIBUTE)
+        held: weakref.ref[RunState] | None = getattr(ctx.env, _RUN_ATTRIBUTE, None)
         found = held() if held is not None else None
         if found is None or found.closed:
             state = cls(ctx, registry)
@@ -142,7 +142,9 @@ class RunState:
         oracles to judge), then are cancelled and drained (their trace notes land in this run), and
         the loop waits, empty, for the next run. The run's clock patches come off last."""
         self._ending = True
-        self.kernel.env.__dict__.pop(_RUN_ATTRIBUTE, None)
+        # Never through the environment's `__dict__`: reading it turns the instance's attribute storage into
+        # a plain dictionary, which makes every one of SimPy's attribute reads of it slower.
+        setattr(self.kernel.env, _RUN_ATTRIBUTE, None)
         try:
             if self.closed or self.loop._release != self.release:
                 return
