@@ -11,7 +11,8 @@ and only then handed to the real `as_completed`, whose set of tasks iterates in 
 loop hashes its tasks by creation sequence). Futures and tasks given as they are keep the order
 their creator started them in. Different seeds show different start orders; one seed always the same.
 
-Owns `as_completed` (the stand-in) and the per-loop stream it draws from. `harness.bridges.threads.patches`
+Owns `as_completed` (the stand-in) and where it finds the run's stream: the lent loop's
+`start_order_stream` (see `lend`), asked for only when `as_completed` first draws. `harness.bridges.threads.patches`
 installs it with the clocks, as `asyncio.as_completed`, `asyncio.tasks.as_completed` and any name
 the executor's module bound to the original (`from asyncio import as_completed`); code in other
 modules that imported the original by name keeps it. Outside a run's loop it is the original. It
@@ -22,16 +23,16 @@ from __future__ import annotations
 
 import asyncio
 import asyncio.tasks
-import weakref
-from collections.abc import Awaitable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from random import Random
 from typing import Any
 
 #: The real `asyncio.as_completed`, read once at import (before anything here replaced it).
 ORIGINAL = asyncio.tasks.as_completed
 
-#: The stream each lent loop's run draws start orders from (set while a run holds the loop).
-_streams: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Random] = weakref.WeakKeyDictionary()
+#: The attribute of a lent loop that gives the stream its run draws start orders from (set while a run
+#: holds the loop): on the loop itself, so that lending costs an attribute, not a weak mapping's entry.
+_ATTRIBUTE = "start_order_stream"
 
 
 def as_completed(fs: Iterable[Awaitable[Any]], *, timeout: float | None = None) -> Iterator[Any]:
@@ -40,7 +41,8 @@ def as_completed(fs: Iterable[Awaitable[Any]], *, timeout: float | None = None) 
         loop = asyncio.get_running_loop()
     except RuntimeError:
         loop = None
-    rng = _streams.get(loop) if loop is not None else None
+    stream: Callable[[], Random] | None = getattr(loop, _ATTRIBUTE, None) if loop is not None else None
+    rng = stream() if stream is not None else None
     if rng is None or asyncio.isfuture(fs) or asyncio.iscoroutine(fs):
         return ORIGINAL(fs, timeout=timeout)  # outside a run, or its own TypeError
     # One of each, in the order given (a coroutine listed twice is one task, as in the set).
@@ -51,13 +53,15 @@ def as_completed(fs: Iterable[Awaitable[Any]], *, timeout: float | None = None) 
     return ORIGINAL([started.get(i, f) for i, f in enumerate(given)], timeout=timeout)
 
 
-def lend(loop: asyncio.AbstractEventLoop, stream: Random) -> None:
-    """`loop` now runs a run whose start orders come from `stream`."""
-    _streams[loop] = stream
+def lend(loop: asyncio.AbstractEventLoop, stream: Callable[[], Random]) -> None:
+    """`loop` now runs a run whose start orders come from `stream()` (asked when first drawn from: most
+    runs never call `as_completed`, and making a stream allocates a generator's state)."""
+    setattr(loop, _ATTRIBUTE, stream)
 
 
 def reclaim(loop: asyncio.AbstractEventLoop) -> None:
-    _streams.pop(loop, None)
+    if getattr(loop, _ATTRIBUTE, None) is not None:
+        setattr(loop, _ATTRIBUTE, None)
 
 
 #: Where `patches` installs the stand-in, with the clocks: (module, attribute, replacement).

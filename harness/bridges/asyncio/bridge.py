@@ -139,7 +139,8 @@ class FromAsyncio:
                 raise error  # the watchdog stopped a spin inside the executor: a hang, not its error
             raise ExecutorError(f"execute raised {type(error).__name__}: {error}") from error
         items = task.result()
-        if not isinstance(items, Sequence) or isinstance(items, str | bytes | Mapping):
+        # A list, the common return, without the ABC checks' Python calls.
+        if type(items) is not list and (not isinstance(items, Sequence) or isinstance(items, str | bytes | Mapping)):
             raise ExecutorError(f"execute returned {type(items).__name__}, not a list with one item per call")
         results = to_results(batch, toolbox, items)
         check_unawaited_values(toolbox, results)

@@ -19,6 +19,7 @@ import threading
 from asyncio import base_events, events, format_helpers
 from collections.abc import Callable, Coroutine, Generator
 from contextvars import Context, copy_context
+from random import Random
 from typing import Any, TypeVar
 
 _T = TypeVar("_T")
@@ -96,6 +97,8 @@ class VirtualLoop(asyncio.BaseEventLoop):
         #: The borrowing run's blocking (`blocking.Blocker`): what `time.sleep` and a sync tool called on
         #: the loop hold the loop with, and what tells `harness.bridges.clock` that code on it is bridged.
         self.blocker: Any = None
+        #: Where `asyncio.as_completed` finds the stream of the run holding the loop (`harness.bridges.start_order`).
+        self.start_order_stream: Callable[[], Random] | None = None
         self.set_exception_handler(_handler)
         #: `run_forever`'s async generator hooks, made once (bound methods).
         self._own_hooks = (self._asyncgen_firstiter_hook, self._asyncgen_finalizer_hook)  # type: ignore[attr-defined]
@@ -289,13 +292,16 @@ class VirtualLoop(asyncio.BaseEventLoop):
         pending = [task for task in self.tasks if not task.done()]
         for task in pending:
             task.cancel()
-        if self._ready or pending:  # type: ignore[attr-defined]
+        drained = bool(self._ready or pending)  # type: ignore[attr-defined]
+        if drained:
             self.run_ready(_DRAIN_ITERATIONS)
         if self._asyncgens:  # type: ignore[attr-defined]
+            drained = True
             self.create_task(self.shutdown_asyncgens())
             self.run_ready(_DRAIN_ITERATIONS)
+        # Every task is done unless a drain ran (the common end of a run: one walk over them, not two).
         for task in self.tasks:
-            if not task.done():
+            if drained and not task.done():
                 # It swallowed its cancellation and waits on a run that is over: nothing can wake it.
                 task._log_destroy_pending = False  # type: ignore[attr-defined]
             elif not task.cancelled():

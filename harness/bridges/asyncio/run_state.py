@@ -16,6 +16,7 @@ through the kernel.
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 import weakref
 from collections.abc import Callable
@@ -61,8 +62,9 @@ class RunState:
         self.loop.blocker = self.blocker
         self.loop.owner_of = current.get
         self.loop.offload = self._offload
-        # `as_completed` starts coroutines in an order drawn from the seed, not from their addresses.
-        start_order.lend(self.loop, ctx.kernel.streams.stream("asyncio/start-order"))
+        # `as_completed` starts coroutines in an order drawn from the seed, not from their addresses (the
+        # stream is made when first drawn from: most runs never are).
+        start_order.lend(self.loop, functools.partial(ctx.kernel.streams.stream, "asyncio/start-order"))
         #: The bridge threads work handed to a thread runs on (made at the run's first hand-off).
         self.threads: ThreadHost | None = None
         #: The toolbox of the batch that began last: what a tool called in a thread serves when
@@ -101,11 +103,11 @@ class RunState:
     @classmethod
     def of(cls, ctx: SchedulerContext, registry: Registry | None) -> RunState:
         """The run's state: made by its first batch, shared by every batch of the run (every agent's)."""
-        held = _runs.get(ctx.env)
+        held: weakref.ref[RunState] | None = getattr(ctx.env, _RUN_ATTRIBUTE, None)
         found = held() if held is not None else None
         if found is None or found.closed:
             state = cls(ctx, registry)
-            _runs[ctx.env] = weakref.ref(state)
+            setattr(ctx.env, _RUN_ATTRIBUTE, weakref.ref(state))
         else:
             state = found
         state.use(registry)
@@ -140,7 +142,9 @@ class RunState:
         oracles to judge), then are cancelled and drained (their trace notes land in this run), and
         the loop waits, empty, for the next run. The run's clock patches come off last."""
         self._ending = True
-        _runs.pop(self.kernel.env, None)
+        # Never through the environment's `__dict__`: reading it turns the instance's attribute storage into
+        # a plain dictionary, which makes every one of SimPy's attribute reads of it slower.
+        setattr(self.kernel.env, _RUN_ATTRIBUTE, None)
         try:
             if self.closed or self.loop._release != self.release:
                 return
@@ -435,11 +439,12 @@ class _ClosedPump:
         _schedule(self.env, [])
 
 
-#: The state of each open run (by its SimPy environment), held weakly: the run's sessions hold it while
-#: the run lasts. A strong value would keep its key alive (the state holds the run's kernel, hence
-#: its environment), so every run's world, trace and tasks would stay in memory for good: besides the
-#: leak, the full collections over that ever larger heap were a third of a bridged run's time.
-_runs: weakref.WeakKeyDictionary[simpy.Environment, weakref.ref[RunState]] = weakref.WeakKeyDictionary()
+#: The attribute of an open run's SimPy environment that holds the run's state, weakly: the run's
+#: sessions hold it while the run lasts. A strong reference would keep the state (hence the run's world,
+#: trace and tasks) alive as long as the environment; besides the leak, the full collections over that
+#: ever larger heap were a third of a bridged run's time. An attribute of the environment rather than a
+#: weak mapping keyed by it: two weak references fewer a run.
+_RUN_ATTRIBUTE = "_harness_asyncio_run"
 
 
 def describe_task(task: asyncio.Task[Any], toolbox: Toolbox | None) -> str:

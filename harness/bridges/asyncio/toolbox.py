@@ -31,7 +31,7 @@ import simpy
 
 from harness.bridges.asyncio.asking import Asking
 from harness.bridges.asyncio.blocking import UNBRIDGED_FIX, Blocker, LoopFrozen
-from harness.bridges.asyncio.calls import ScenarioLimits, ToolFailed, _current_task, reading, task_identity
+from harness.bridges.asyncio.calls import ScenarioLimits, ToolFailed, _current_task, last_read
 from harness.bridges.asyncio.threads import host_of
 from harness.bridges.threads.turnstile import BridgeThread
 from harness.bridges.threads.turnstile import current as bridge_thread
@@ -176,9 +176,8 @@ class Toolbox(Mapping[str, Callable[..., Awaitable[Any]]]):
         # The call this very task last read (a retry reads it again); a value inherited from the task
         # that made this one is not evidence: a runtime that reads every call and then spawns a task
         # per call (LangGraph's ToolNode) hands them all the batch's last call.
-        read = reading.get()
-        last_read = read[0] if read is not None and read[1] == task_identity() else None
-        chosen = next((c for c in same if c.id == last_read), None)
+        read = last_read()
+        chosen = next((c for c in same if c.id == read), None)
         if chosen is None:
             fresh = [c for c in same if c.id not in self._claimed]
             chosen = fresh[0] if fresh else same[-1]
