@@ -198,3 +198,37 @@ def test_the_real_ident_is_untouched_outside_bridge_threads() -> None:
 
     run(find_scenario("incident-triage"), from_threads(execute), seed=1)
     assert seen == [1000] and threading.get_ident() == _thread.get_ident() != 1000
+
+
+def _chain_of_threads(tool_calls: list[Any], tools: Any) -> list[dict[str, Any]]:
+    """A thread per call, started one after another, and a main thread polling once a second."""
+    out: dict[str, Any] = {}
+    stop = threading.Event()
+
+    def work(tc: Any) -> None:
+        out[tc.id] = tools(tc)
+
+    for tc in tool_calls:
+        threading.Thread(target=work, args=(tc,)).start()
+    while not stop.wait(timeout=1) and len(out) < len(tool_calls):
+        pass
+    return [{"tool_call_id": tc.id, "content": out[tc.id]} for tc in tool_calls]
+
+
+def test_a_hundred_threads_started_in_a_chain_finish_and_replay_on_either_carrier(each_carrier: str) -> None:
+    """A greenlet starts at the recursion depth of whoever first switches into it: carriers made by
+    threads handing the baton on, each deep in its body, got deeper down the chain until the bridge's own
+    code met the recursion limit (99 threads: 96 calls started, then a hang where OS threads finish in
+    2,000 ms), and a parked carrier kept its depth into later runs (fanout-100 gave one fingerprint on a
+    process's first run and another on the next)."""
+    from tests.helpers import scenario
+
+    sc = scenario([(f"c{i}", "web_search", {"query": f"q{i}"}) for i in range(99)],
+                  tools={"web_search": {"latency": {"fixed": 1000}}})
+    executor = from_threads(_chain_of_threads)
+    first = run(sc, executor, 7)
+    assert first.status is RunStatus.COMPLETED and first.makespan_ms == 2000
+    assert sum(1 for event in first.trace if event["ev"] == "start") == 99
+    fanout = [run(find_scenario("fanout-100"), executor, 7) for _ in range(3)]
+    assert {result.fingerprint for result in fanout} == {fanout[0].fingerprint}
+    assert fanout[0].status is RunStatus.COMPLETED and fanout[0].makespan_ms == 3000

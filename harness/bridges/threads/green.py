@@ -68,7 +68,9 @@ class Carrier(greenlet.greenlet):  # type: ignore[misc]  # greenlet's class is u
                 parked.append(self)
             # Straight into the next thread (this very carrier, if it takes a parked one: then the
             # switch returns at once and the loop starts its body), else back to the driver.
-            going = self.parent if following is None else _enter(turnstile, following, state, parked, by_ident, ident)
+            going = None if following is None else _enter(turnstile, following, state, parked, by_ident, ident)
+            if going is None:
+                going = self.parent
             thread = following = turnstile = state = parked = by_ident = None
             going.switch()
             going = None
@@ -120,7 +122,9 @@ def run(turnstile: Any, thread: Any, by_ident: dict[int, Any], ident: int) -> No
     outer = by_ident.get(ident)  # a bridge thread of another batch driving this one (nested runs)
     mine, my_loop = state.copy(), _get_running_loop()
     try:
-        back = _enter(turnstile, thread, state, parked, by_ident, ident).switch()
+        entered = _enter(turnstile, thread, state, parked, by_ident, ident)
+        assert entered is not None  # the driver always gets a carrier
+        back = entered.switch()
         while isinstance(back, _Signal):
             try:
                 back.handler(back.signum, back.frame)
@@ -139,13 +143,28 @@ def run(turnstile: Any, thread: Any, by_ident: dict[int, Any], ident: int) -> No
 
 
 def _enter(turnstile: Any, target: Any, state: dict[str, Any], parked: list[Carrier], by_ident: dict[int, Any],
-           ident: int) -> Carrier:
+           ident: int) -> Carrier | None:
     """Make `target` the running thread of this OS thread (its thread-state dict contents, its running
     loop, `current()`), and return the carrier to switch into. Whoever switches into a thread, the
-    driver or the thread handing it the baton, calls this first."""
+    driver or the thread handing it the baton, calls this first. None, having changed nothing, when
+    `target` needs a new carrier and the caller is not the driver (see below): go back to the driver."""
     carrier: Carrier | None = target.carrier
     if carrier is None:
-        carrier = target.carrier = parked.pop() if parked else Carrier()
+        if parked:
+            carrier = parked.pop()
+        elif _getcurrent() is turnstile.driver:
+            carrier = Carrier()
+        else:
+            # Only the driver makes carriers. A greenlet starts at the Python recursion depth of the
+            # greenlet that first switches into it, so a carrier made by a thread handing the baton
+            # on (deep in that thread's body) would start deeper still: a hundred threads started in a
+            # chain reached the recursion limit (a RecursionError the bridge's own code met, and a
+            # hang where OS threads finish), and a parked carrier kept that depth into later runs (so
+            # a run's verdict depended on the runs before it). The thread gives the baton back to the
+            # driver instead, which picks the very same thread next (`Turnstile._following`), as the
+            # OS-thread carrier does when no parked OS thread is free.
+            return None
+        target.carrier = carrier
         _next[0] = target
     if carrier.parent is not turnstile.driver:
         carrier.parent = turnstile.driver  # it gives the baton back there (another greenlet may have made it)
@@ -171,10 +190,9 @@ def give_back(turnstile: Any, thread: Any, following: Any) -> None:
     thread.saved = state.copy() if state else None
     thread.loop = _get_running_loop()
     try:
-        if following is None:
-            turnstile.driver.switch()
-        else:
-            _enter(turnstile, following, state, parked, by_ident, ident).switch()
+        going = None if following is None else _enter(turnstile, following, state, parked, by_ident, ident)
+        (turnstile.driver if going is None else going).switch()
+        going = None
     except greenlet.GreenletExit:
         thread.killed = True
         thread.carrier.dying = True
