@@ -166,10 +166,16 @@ def _classify_read(facts: RunFacts, reader: str, read: Touch) -> tuple[str, str,
     if read.op == "cached" and last is not None and last.call != reader:
         # A read cache (hermes' read_file dedup) vouched for content a write since replaced, the file's
         # mtime not having moved since the cache recorded it: the reader works from a stale copy.
+        # The read whose copy the cache kept: the last one of that content before the write.
+        filled = next((t for t in reversed(list(facts.touches_on(read.target)))
+                       if t.seq < last.seq and t.op == "read" and t.digest == read.digest), None)
         return ("stale-read",
                 f"{reader}'s read cache answered 'unchanged' for {read.spelled} at {read.t} ms, but {last.call} "
-                f"wrote it at {last.t} ms, after the cached copy was read and within the mtime the cache recorded",
-                {**where, "writer": last.call, "written_at_ms": last.t, "cached": True})
+                f"wrote it at {last.t} ms, after the cached copy was read"
+                + (f" (by {filled.call} at {filled.t} ms)" if filled is not None else "")
+                + " and within the mtime the cache recorded",
+                {**where, "writer": last.call, "written_at_ms": last.t, "cached": True,
+                 **({"cached_by": filled.call, "cached_at_ms": filled.t} if filled is not None else {})})
     if last is not None:
         writer_touches = [t for t in facts.touches_of(last.call, last.attempt) if t.target == read.target]
         unfinished = any(t.seq > read.seq and t.mutating for t in writer_touches)

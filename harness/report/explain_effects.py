@@ -57,7 +57,9 @@ def stale_read(w: Mapping[str, Any], run: RunView) -> str:
     if w.get("cached"):  # a read cache vouched for a copy taken before the write (hermes' read_file dedup)
         return (f"{reader}'s read cache answered 'File unchanged' for {run.named(reader, target)} at "
                 f"{w['read_at_ms']} ms, but {writer} had written it at {w['written_at_ms']} ms, after the cached "
-                f"copy was read and before the cache took the file's mtime: the mtime has not moved since, so "
+                f"copy was read" + (f" ({w['cached_by']}'s read at {w['cached_at_ms']} ms, running beside {writer})"
+                                    if "cached_by" in w else "")
+                + " and before the cache took the file's mtime: the mtime has not moved since, so "
                 f"{reader} went on with the old content. In model order {writer} comes before {reader}, so "
                 f"{reader} would have seen {writer}'s change." + _results(w))
     if tool == "run_tests" and not session:

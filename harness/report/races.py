@@ -36,6 +36,8 @@ def racing_touches(violation: Violation, result: RunResult) -> list[dict[str, An
     try:
         if label in ("torn-read", "stale-read", "future-read") and "read_at_ms" in w:
             _pick(run, found, w["call"], w["target"], w["read_at_ms"], "read", reading)
+            if "cached_by" in w:  # a read cache's answer: the read whose copy it kept races the write
+                _pick(run, found, w["cached_by"], w["target"], w["cached_at_ms"], "read the cache kept", reading)
             if label == "torn-read":
                 _pick(run, found, w["writer"], w["target"], w["truncated_at_ms"], "truncate", mutating)
             _pick(run, found, w["writer"], w["target"], w.get("written_at_ms"), "write", mutating)

@@ -1,5 +1,7 @@
 """The learned latency models drawn: per tool, the ECDF of its recorded latencies with the fitted
-log-normal's CDF over it (`harness traces summary --plot`).
+log-normal's CDF over it, and the model the scenario uses where it is another (a two-component mixture,
+or a split by an argument's class drawn as the classes' CDFs weighted by their samples)
+(`harness traces summary --plot`).
 
 Owns that figure's layout: one panel per tool on a log time axis, titled with the sample count and
 the KS distance, or saying that there were too few samples for a fit (the ECDF alone is drawn then).
@@ -36,10 +38,20 @@ def draw_fits(learned: Learned, path: Path) -> None:
         if fit is not None:
             low, high = math.log(values[0]), math.log(values[-1])
             xs = [math.exp(low + (high - low) * i / 200) for i in range(201)]
-            ys = [0.5 * (1 + math.erf((math.log(x) - math.log(fit.median_ms)) / (fit.sigma * math.sqrt(2))))
-                  if fit.sigma > 0 else float(x >= fit.median_ms) for x in xs]
-            ax.plot(xs, ys, color="tab:blue", linestyle="--",
+            ax.plot(xs, [_cdf(x, fit.median_ms, fit.sigma) for x in xs], color="tab:blue", linestyle="--",
                     label=f"log-normal: median {fit.median_ms:.0f} ms, sigma {fit.sigma:.2f}")
+            # The model the scenario was written with, where it is not the single log-normal.
+            mixture, split = model.mixture, model.split
+            if split is not None:
+                total = sum(c.samples for c in split.classes) or 1
+                ax.plot(xs, [sum(c.samples * _cdf(x, c.median_ms, c.sigma) for c in split.classes) / total
+                             for x in xs], color="tab:red",
+                        label=f"chosen: split by {split.argument} ({len(split.classes)} classes)")
+            elif mixture is not None and mixture.chosen:
+                ax.plot(xs, [mixture.weight * _cdf(x, mixture.median_ms, mixture.sigma)
+                             + (1 - mixture.weight) * _cdf(x, mixture.median2_ms, mixture.sigma2) for x in xs],
+                        color="tab:red", label=f"chosen: mixture ({mixture.weight:.0%} at "
+                                               f"{mixture.median_ms:.0f} ms, the rest at {mixture.median2_ms:.0f} ms)")
             ax.set_title(f"{model.tool}  (n={n}, KS D={fit.ks:.3f})", fontsize=10)
         else:
             ax.set_title(f"{model.tool}  (n={n}: too few for a fit)", fontsize=10)
@@ -53,3 +65,10 @@ def draw_fits(learned: Learned, path: Path) -> None:
     fig.tight_layout()
     _save(fig, path)
     plt.close(fig)
+
+
+def _cdf(x: float, median_ms: float, sigma: float) -> float:
+    """A log-normal's CDF at `x` ms (a step at the median when sigma is 0)."""
+    if sigma <= 0:
+        return float(x >= median_ms)
+    return 0.5 * (1 + math.erf((math.log(x) - math.log(median_ms)) / (sigma * math.sqrt(2))))

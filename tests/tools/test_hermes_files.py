@@ -105,6 +105,14 @@ def test_the_cache_answers_unchanged_after_a_siblings_write_under_hermes_gate_an
     assert gate.final.file_map["/srv/app/releases/r42/config.ini"].startswith("pool = 50")
     assert any(e["ev"] == "touch" and e["op"] == "cached" for e in gate.trace)
     assert _labels(run(scenario, get_scheduler("serial"), seed)) == []
+    # The story names the read whose copy the cache kept, running beside the write: a reordering, which
+    # running the calls one at a time cures (it said "no reordering needed ... no cure" without it).
+    assert violation.witness["cached_by"] == "look"
+    from harness.report.story import story
+
+    told = story(violation, gate)
+    assert told is not None and told.reordered
+    assert {step["call"] for step in told.to_json()["steps"]} >= {"look", "tune", "confirm"}
 
 
 def test_without_the_cache_the_same_race_is_harmless() -> None:

@@ -88,3 +88,31 @@ def test_summary_of_the_sample_states_both_fits_and_the_split() -> None:
     tools = {t["tool"]: t for t in data["tools"]}
     assert tools["query_db"]["latency_model"] == "split" and tools["query_db"]["mixture"]["chosen"] is True
     assert tools["web_search"]["latency_model"] == "lognormal" and tools["web_search"]["mixture"] is None
+
+
+@pytest.mark.parametrize(("spec", "chosen"), [
+    ([("a", 80, 0.25, 150), ("a", 900, 0.25, 100)], "chosen: mixture"),
+    ([("lookup", 200, 0.3, 60), ("report", 900, 0.3, 30)], "chosen: split by kind"),
+    ([("a", 300, 0.5, 200), ("b", 300, 0.5, 200)], None),
+])
+def test_the_plot_draws_the_model_the_scenario_uses(
+        tmp_path: object, monkeypatch: pytest.MonkeyPatch, spec: list[tuple[str, float, float, int]],
+        chosen: str | None) -> None:
+    from pathlib import Path
+
+    from matplotlib.axes import Axes
+
+    from harness.report.trace_fits import draw_fits
+
+    labels: list[str] = []
+    plot = Axes.plot
+
+    def recording(self: Axes, *args: object, **kwargs: object) -> object:
+        labels.append(str(kwargs.get("label", "")))
+        return plot(self, *args, **kwargs)
+
+    monkeypatch.setattr(Axes, "plot", recording)
+    draw_fits(learn(_turns(_draws(spec))), Path(str(tmp_path)) / "fits.png")
+    assert any(label.startswith("log-normal") for label in labels)
+    assert [label for label in labels if label.startswith("chosen")] == ([] if chosen is None else labels[-1:])
+    assert chosen is None or labels[-1].startswith(chosen)
