@@ -10,7 +10,7 @@ harness thread, gets the loop's clock, and its `time.sleep` holds the loop (see
 simulation running while the loop is held) gets the real thing.
 
 Virtual wall time starts at a fixed epoch, 2026-01-01T00:00:00Z (`virtual_time.EPOCH_S`), and the
-simulated machine's local time zone is UTC: `datetime.now()` is that epoch plus the run's virtual
+simulated machine's local time zone is UTC: datetime's `now` is that epoch plus the run's virtual
 milliseconds, the same in every run and on every host. It never advances time itself.
 """
 
@@ -35,7 +35,7 @@ _real_time_ns = _time.time_ns
 _RealDatetime = _datetime.datetime
 _RealDate = _datetime.date
 _UTC = _datetime.UTC
-#: The virtual epoch as an aware datetime (what `datetime.now()` reads at 0 ms).
+#: The virtual epoch as an aware datetime (what datetime's `now` reads at 0 ms).
 EPOCH = _RealDatetime.fromtimestamp(virtual_time.EPOCH_S, _UTC)
 
 

@@ -1,7 +1,7 @@
 """The virtual clock as a bridge thread reads it: `time.sleep`, `monotonic`, `perf_counter`, `time` and
 their `_ns` forms.
 
-Owns those functions and `EPOCH_S`, the fixed epoch `time.time()` counts from. In a bridge thread
+Owns those functions and `EPOCH_S`, the fixed epoch the bridged `time` counts from. In a bridge thread
 each reads the run's virtual time (`sleep` parks the thread on the turnstile until its virtual deadline,
 a switch point; `sleep(0)` yields); in any other thread each is the real function, captured before any
 patch. It never patches anything (`patches` does) and never advances time (the driver does).
@@ -24,7 +24,7 @@ _REAL: dict[str, Any] = {
     "time_ns": _time.time_ns,
 }
 
-#: `time.time()` in a bridge thread: a fixed epoch (2026-01-01T00:00:00Z) plus virtual time, so
+#: The bridged `time` in a bridge thread: a fixed epoch (2026-01-01T00:00:00Z) plus virtual time, so
 #: timestamps a runtime writes into its results are the same in every run.
 EPOCH_S = 1_767_225_600
 
