@@ -9,7 +9,6 @@ runs, on both carriers; and show the check notices a count that is not kept.
 
 from __future__ import annotations
 
-import concurrent.futures
 from collections.abc import Callable, Iterator
 from random import Random
 from typing import Any
@@ -24,15 +23,9 @@ from harness.sim.arbiter import TIME, Tape
 from tests.policies.seed000_executor import execute as hermes_pool
 from tests.policies.test_thread_bridge import lock_arrival
 from tests.policies.test_thread_bridge_futures import futures_by_hand
+from tests.policies.test_thread_bridge_garbage import _pool
 
 pytestmark = pytest.mark.usefixtures("no_threads_left_and_quiet")
-
-
-def _pool(tool_calls: list[Any], run_tool: Any) -> list[Any]:
-    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
-        futures = [pool.submit(run_tool, tc) for tc in tool_calls]
-        concurrent.futures.wait(futures)
-    return [{"id": tc.id, "result": future.result()} for tc, future in zip(tool_calls, futures, strict=True)]
 
 
 class Counts:
