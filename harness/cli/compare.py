@@ -51,13 +51,15 @@ from harness.scenario import find_scenario, scenario_names
                    "or LangSmith; files or directories) with learned latencies, as `harness traces whatif` (runs in "
                    "this process, or on --dask).")
 @click.option("--production", default=None, help="With --traces: the scheduler production ran (the fidelity line).")
+@click.option("--no-guess", "no_guess", is_flag=True,
+              help="With --traces: guess nothing of what a tool touches (as `harness traces whatif --no-guess`).")
 @wall_timeout_option
 @trust_options
 @guarded
 def compare_command(scenario: str | None, scenario_list: str | None, scheduler_list: str, runs: int,
                     seed_start: int, processes: int | None, dask_address: str | None, out: Path | None, fmt: str,
-                    traces: tuple[Path, ...], production: str | None, wall_timeout: float, import_timeout: float,
-                    trust_modules: tuple[str, ...], allow_dirs: tuple[Path, ...]) -> None:
+                    traces: tuple[Path, ...], production: str | None, no_guess: bool, wall_timeout: float,
+                    import_timeout: float, trust_modules: tuple[str, ...], allow_dirs: tuple[Path, ...]) -> None:
     """Compare schedulers on the same seeds: makespan percentiles, speedup over serial, ratio to
     optimal, violations by label."""
     if traces:  # production's recorded turns instead of a scenario (harness.cli.traces)
@@ -67,10 +69,12 @@ def compare_command(scenario: str | None, scenario_list: str | None, scheduler_l
         from harness.policies import scheduler_names
 
         replay_turns(traces, names(scheduler_list, scheduler_names), runs, seed_start, production, out, fmt,
-                     dask_address=dask_address, processes=processes)
+                     dask_address=dask_address, processes=processes, guess=not no_guess)
         return
     if production is not None:
         raise click.UsageError("--production goes with --traces")
+    if no_guess:
+        raise click.UsageError("--no-guess goes with --traces")
     from harness.policies import scheduler_names
     from harness.report import compare
     from harness.report.run_json import dumps

@@ -50,6 +50,12 @@ def traces_group() -> None:
     call emitted."""
 
 
+#: `traces import`, `traces whatif` and `compare --traces`: the guesses of what a tool touches, or none.
+NO_GUESS = click.option("--no-guess", "no_guess", is_flag=True,
+                        help="Guess nothing of what a tool touches or claims from its and its arguments' names: "
+                             "every tool only waits and claims the most conservative metadata (no hazards).")
+
+
 @traces_group.command("import")
 @_FILES
 @_SAMPLE
@@ -59,9 +65,10 @@ def traces_group() -> None:
 @click.option("--keep-arguments", is_flag=True,
               help="Keep the calls' recorded arguments, call ids, trace ids and timestamps (traces may hold "
                    "secrets: off by default, calls then send {}).")
+@NO_GUESS
 @click.option("--force", is_flag=True, help="Overwrite --out even if `harness traces import` did not write it.")
 def import_command(files: tuple[Path, ...], sample: bool, out: Path | None, name: str | None, keep_arguments: bool,
-                   force: bool) -> None:
+                   no_guess: bool, force: bool) -> None:
     """Turn traces into a scenario: learned tool latencies, one batch per recorded turn."""
     from harness.traces import scenario_text
 
@@ -71,7 +78,7 @@ def import_command(files: tuple[Path, ...], sample: bool, out: Path | None, name
     imported, learned = _read(paths)
     scenario_name = name if name is not None else ("sample" if sample else Path(imported.files[0]).stem)
     text = scenario_text(learned, imported.turns, name=scenario_name, files=imported.files,
-                         keep_arguments=keep_arguments)
+                         keep_arguments=keep_arguments, guess=not no_guess)
     _check_loads(text, str(out) if out is not None else "<traces import>")
     overlapping = learned.workload.overlapping_turns
     click.echo(f"harness: read {imported.tool_spans} tool spans and {imported.model_spans} model spans from "
@@ -135,25 +142,28 @@ def summary_command(files: tuple[Path, ...], sample: bool, plot: Path | None, fm
               help="Write whatif.json and the plots (makespan ECDF per policy, saving versus hazard, the Gantt chart "
                    "of each policy's worst turn run) here.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@NO_GUESS
 @dask_option
 def whatif_command(files: tuple[Path, ...], sample: bool, scheduler_list: str, runs: int, seed_start: int,
-                   production: str | None, out: Path | None, fmt: str, dask_address: str | None) -> None:
+                   production: str | None, out: Path | None, fmt: str, no_guess: bool,
+                   dask_address: str | None) -> None:
     """Replay the recorded turns under each scheduler with latencies from the learned models: turn
     makespan p50/p95/p99, saving against production, share of turns with a hazard and its labels."""
     schedulers = [n.strip() for n in scheduler_list.split(",") if n.strip()]
     if production is None and sample:
         production = "dag"
     replay_turns(_paths(files, sample), schedulers, runs, seed_start, production, out, fmt,
-                 sources="the built-in synthetic sample" if sample else None, dask_address=dask_address)
+                 sources="the built-in synthetic sample" if sample else None, dask_address=dask_address,
+                 guess=not no_guess)
 
 
 def replay_turns(paths: tuple[Path, ...], scheduler_names: list[str], runs: int, seed_start: int,
                  production: str | None, out: Path | None, fmt: str, *, sources: str | None = None,
-                 dask_address: str | None = None, processes: int | None = None) -> None:
+                 dask_address: str | None = None, processes: int | None = None, guess: bool = True) -> None:
     """The what-if of `traces whatif` and `compare --traces`: print it, and write it under `out`. The
     schedulers run in this process (a `module:attribute` scheduler too: no isolated child), or with
     `dask_address` on that Dask cluster's workers (`processes`: the workers of `--dask local`), with
-    the same figures."""
+    the same figures; `guess` false: what the tools touch is not guessed (`--no-guess`)."""
     import tomllib
 
     from harness.policies import UnknownSchedulerError, get_scheduler
@@ -171,7 +181,7 @@ def replay_turns(paths: tuple[Path, ...], scheduler_names: list[str], runs: int,
         except UnknownSchedulerError as exc:
             _usage(str(exc))
     imported, learned = _read(paths)
-    text = scenario_text(learned, imported.turns, name="whatif", files=imported.files)
+    text = scenario_text(learned, imported.turns, name="whatif", files=imported.files, guess=guess)
     scenario = scenario_from_data(tomllib.loads(text), "<traces whatif>")
     seeds = range(seed_start, seed_start + runs)
     with cluster_for(dask_address, processes) as cluster, progress_bar("replaying turns") as update:

@@ -58,8 +58,9 @@ def tool_names(tools: Sequence[str]) -> dict[str, str]:
 
 
 def scenario_text(learned: Learned, turns: Sequence[Turn], *, name: str, files: Sequence[str],
-                  keep_arguments: bool = False) -> str:
-    """The scenario file for `turns` and what was learned from them."""
+                  keep_arguments: bool = False, guess: bool = True) -> str:
+    """The scenario file for `turns` and what was learned from them; with `guess` false, no tool's
+    behaviour or metadata is guessed (`--no-guess`)."""
     sources = ", ".join(PurePath(f).name for f in files) or "<no file>"
     names = tool_names([m.tool for m in learned.tools])
     longest = max((t.makespan_ms for t in turns), default=0.0)
@@ -69,9 +70,12 @@ def scenario_text(learned: Learned, turns: Sequence[Turn], *, name: str, files: 
         f"{sum(len(t.calls) for t in turns)} tool calls.",
         f"# Latency: a log-normal fitted by maximum likelihood where a tool had >= {MIN_SAMPLES} latency samples "
         "(attempts that ended ok or with an error), else the observed values.",
-        "# Behaviour and safety metadata are unknown to a trace: what a tool touches and claims is GUESSED from its "
-        "name and its arguments' names (lines marked `guess`); a tool without a guess only waits, and claims the "
-        "most conservative metadata. Edit `declared` and `does` to tell a scheduler and the oracles what you know.",
+        ("# Behaviour and safety metadata are unknown to a trace: what a tool touches and claims is GUESSED from its "
+         "name and its arguments' names (lines marked `guess`); a tool without a guess only waits, and claims the "
+         "most conservative metadata." if guess else
+         "# Behaviour and safety metadata are unknown to a trace, and nothing was guessed (--no-guess): every tool "
+         "only waits, and claims the most conservative metadata.")
+        + " Edit `declared` and `does` to tell a scheduler and the oracles what you know.",
         "# Argument values, trace ids and timestamps " + ("are kept (--keep-arguments)." if keep_arguments else
                                                           "were dropped (--keep-arguments keeps them)."),
         f"name = {_string(name)}",
@@ -85,7 +89,7 @@ def scenario_text(learned: Learned, turns: Sequence[Turn], *, name: str, files: 
         lines += [f"# The runtime's per-call timeout, read from the {len(timed_out)} timed-out attempts (their median "
                   "duration). The runtime's retries are not modelled: this execution policy retries nothing.",
                   f"execution = {{ timeout_ms = {timeout} }}"]
-    resources = infer(turns, keep_arguments=keep_arguments)
+    resources = infer(turns, keep_arguments=keep_arguments, guess=guess)
     models = {m.tool: m for m in learned.tools}
     lines += ["", *_world(resources)]
     for model in learned.tools:

@@ -109,8 +109,13 @@ def _arguments(text: str | None) -> dict[str, Any] | None:
     return parsed if isinstance(parsed, dict) else None
 
 
-def infer(turns: Sequence[Turn], *, keep_arguments: bool = False) -> Resources:
-    """The guesses for `turns` (see the module's rules)."""
+def infer(turns: Sequence[Turn], *, keep_arguments: bool = False, guess: bool = True) -> Resources:
+    """The guesses for `turns` (see the module's rules); with `guess` false, none: every tool is of
+    unknown kind with no resource argument, so its calls touch nothing and claim the most conservative
+    metadata."""
+    if not guess:
+        unknown = {call.tool: Access(call.tool, UNKNOWN, ()) for turn in turns for call in turn.calls}
+        return Resources(dict(sorted(unknown.items())), {}, keep_arguments)
     parsed = {(t, c): _arguments(call.arguments) for t, turn in enumerate(turns) for c, call in enumerate(turn.calls)}
     common: dict[str, dict[str, str]] = {}
     for (t, c), arguments in parsed.items():

@@ -100,3 +100,31 @@ def test_every_guessed_touch_finds_its_file_under_serial(keep: bool) -> None:
     assert [r.outcome.value for b in result.batches for r in b.results] == ["ok"] * 7
     assert not [x for verdict in check(result) for x in verdict.violations]
     assert ('"/traced/file/srv/secret-plan.md" = ""' in text) is keep
+
+
+def test_no_guess_guesses_nothing_and_the_what_if_then_sees_no_hazard() -> None:
+    """`--no-guess`: every tool only waits and claims the most conservative metadata, so no call touches
+    a file and no scheduler shows a hazard, where the guesses show `parallel`'s."""
+    turns = _turns()
+    none = infer(turns, guess=False)
+    assert none.values == {} and {a.kind for a in none.tools.values()} == {UNKNOWN}
+    assert all(a.fields == () for a in none.tools.values()) and sorted(none.tools) == sorted(infer(turns).tools)
+    text = scenario_text(learn(turns), turns, name="none", files=["x.jsonl"], guess=False)
+    assert "# guess" not in text and "[world.files]" not in text and "nothing was guessed (--no-guess)" in text
+    scenario_from_data(tomllib.loads(text), "x")
+    assert text.count('arguments = "{}"') == 7 and "file-" not in text and "ticket-" not in text
+    pytest.importorskip("scipy")
+    args = ["traces", "whatif", "--sample", "--schedulers", "serial,parallel", "--runs", "4", "--format", "json"]
+    guessed, unguessed = (CliRunner().invoke(main, args + extra) for extra in ([], ["--no-guess"]))
+    assert guessed.exit_code == 0 == unguessed.exit_code, unguessed.stderr
+    shares = [{p["scheduler"]: p["hazard_share"] for p in json.loads(r.stdout)["policies"]}
+              for r in (guessed, unguessed)]
+    assert shares[0]["parallel"] > 0.01 and shares[1] == {"serial": 0, "parallel": 0, "dag": 0}  # dag: production
+
+
+def test_no_guess_in_import_and_only_with_traces_in_compare() -> None:
+    result = CliRunner().invoke(main, ["traces", "import", "--sample", "--no-guess"])
+    assert result.exit_code == 0, result.stderr
+    assert "# guess" not in result.stdout and "nothing was guessed" in result.stdout
+    misplaced = CliRunner().invoke(main, ["compare", "config-clobber", "--no-guess"])
+    assert misplaced.exit_code == 2 and "--no-guess goes with --traces" in misplaced.stderr
