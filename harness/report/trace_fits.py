@@ -46,7 +46,8 @@ def draw_fits(learned: Learned, path: Path) -> None:
                 total = sum(c.samples for c in split.classes) or 1
                 ax.plot(xs, [sum(c.samples * _cdf(x, c.median_ms, c.sigma) for c in split.classes) / total
                              for x in xs], color="tab:red",
-                        label=f"chosen: split by {split.argument} ({len(split.classes)} classes)")
+                        label=f"chosen: split by {'the size of ' if split.cuts else ''}{split.argument} "
+                              f"({len(split.classes)} classes)")
             elif mixture is not None and mixture.chosen:
                 ax.plot(xs, [mixture.weight * _cdf(x, mixture.median_ms, mixture.sigma)
                              + (1 - mixture.weight) * _cdf(x, mixture.median2_ms, mixture.sigma2) for x in xs],

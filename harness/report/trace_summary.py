@@ -52,7 +52,8 @@ def _tool_data(m: ToolModel) -> dict[str, Any]:
             "ks_p_value": round(m.mixture.p_value, 4), "bic": round(m.mixture.bic, 1),
             "single_bic": round(m.mixture.single_bic, 1), "chosen": m.mixture.chosen},
         "split": None if m.split is None else {
-            "argument": m.split.argument, "bic": round(m.split.bic, 1), "whole_bic": round(m.split.whole_bic, 1),
+            "argument": m.split.argument, "by": "size" if m.split.cuts else "value", "cuts": list(m.split.cuts),
+            "bic": round(m.split.bic, 1), "whole_bic": round(m.split.whole_bic, 1),
             "classes": [{"class": i, "calls": c.calls, "samples": c.samples, "median_ms": _r(c.median_ms),
                          "sigma": round(c.sigma, 4)} for i, c in enumerate(m.split.classes, 1)]},
         "error_rate": round(m.error_rate, 4), "timeout_rate": round(m.timeout_rate, 4),
@@ -114,16 +115,20 @@ def _beyond(learned: Learned) -> list[str]:
                 f"{'the mixture' if x.chosen else 'the log-normal'}")
         if m.split is not None:
             split = m.split
-            classes = "; ".join(f"class {i}: {c.calls} calls, {c.samples} samples, median {c.median_ms:.0f} ms, "
-                                f"sigma {c.sigma:.2f}" for i, c in enumerate(split.classes, 1))
-            lines.append(f"{m.tool} split by its argument `{split.argument}` ({classes}): BIC {split.bic:.1f} against "
+            classes = "; ".join(f"class {i}{f' ({c.value})' if split.cuts else ''}: {c.calls} calls, {c.samples} "
+                                f"samples, median {c.median_ms:.0f} ms, sigma {c.sigma:.2f}"
+                                for i, c in enumerate(split.classes, 1))
+            by = "the size of its argument" if split.cuts else "its argument"
+            lines.append(f"{m.tool} split by {by} `{split.argument}` ({classes}): BIC {split.bic:.1f} against "
                          f"{split.whole_bic:.1f} for the best whole fit: the split")
     if not lines:
         return []
     return ["", *lines,
             f"Beyond one log-normal: a two-component mixture is tried when the log-normal fails its KS test (p < "
-            f"{KS_ALPHA}, no timed-out attempt) and a split by an argument of 2 to {MAX_CLASSES} values when each "
-            f"class has >= {MIN_SAMPLES} samples; either is picked only when its BIC (k ln n - 2 ln L) is lower."]
+            f"{KS_ALPHA}, no timed-out attempt), a split by an argument of 2 to {MAX_CLASSES} values or by an "
+            f"argument's size in 2 to {MAX_CLASSES} buckets at its quantiles when each "
+            f"class has >= {MIN_SAMPLES} samples; each is picked only when its BIC (k ln n - 2 ln L) is lower, the "
+            "lowest winning."]
 
 
 def _quantile(values: tuple[float, ...], q: float) -> float:

@@ -10,7 +10,13 @@ Owns two alternatives and how one is picked, by the Bayesian information criteri
 - **a split by an argument class**: a top-level argument whose value is one of 2 to `MAX_CLASSES`
   strings (or booleans, or integers) on every call of the tool, each class with at least `MIN_SAMPLES`
   latency samples; one log-normal per class (2 parameters each), chosen when its BIC is lower than the
-  tool's best whole fit's. Among several such arguments the lowest BIC wins.
+  tool's best whole fit's. Among several such arguments the lowest BIC wins;
+- **a split by an argument's size**: a top-level argument every call carries as a string (its size:
+  its length) or a number (its value) with more than `MAX_CLASSES` distinct sizes, cut into 2 to
+  `MAX_CLASSES` buckets at the quantiles of its calls' sizes (no search for the cuts, so the same
+  sample gives the same buckets), each bucket with at least `MIN_SAMPLES` latency samples; one
+  log-normal per bucket, and the cuts are charged as parameters too (3k - 1 for k buckets). It competes
+  with the class splits on BIC.
 
 Censored attempts (timeouts) enter a class's log-normal as `fit_lognormal` takes them; the BIC of a
 fit with censoring counts them (their survival probability). numpy and scipy are imported inside the
@@ -19,6 +25,7 @@ functions (the `traces` extra). It never reads traces and never writes a scenari
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -76,12 +83,26 @@ class ClassFit:
 
 @dataclass(frozen=True)
 class Split:
-    """A tool's latency split by the value of `argument`: one log-normal per class, and the BICs that chose it."""
+    """A tool's latency split by the value of `argument` (or, with `cuts`, by its size: class i holds the
+    sizes up to `cuts[i]`, the last the rest): one log-normal per class, and the BICs that chose it."""
 
     argument: str
     classes: tuple[ClassFit, ...]
     bic: float
     whole_bic: float
+    cuts: tuple[float, ...] = ()
+
+    def class_of(self, arguments: Mapping[str, object]) -> int | None:
+        """The 0-based class of a call with these arguments, or None when it has none."""
+        value = arguments.get(self.argument)
+        if self.cuts:
+            size = size_of(value)
+            return None if size is None else bisect.bisect_left(self.cuts, size)
+        if not isinstance(value, str | bool | int) or isinstance(value, float):
+            return None
+        values = [c.value for c in self.classes]
+        text = json.dumps(value)
+        return values.index(text) if text in values else None
 
 
 def lognormal_ll(values: Sequence[float], median_ms: float, sigma: float, censored: Sequence[float] = ()) -> float:
@@ -162,18 +183,66 @@ def argument_classes(arguments: Sequence[str | None]) -> dict[str, list[str]]:
 
 def split_by_class(attempts: Sequence[tuple[str, float, bool]], argument: str, whole_bic: float,
                    minimum: int, calls: Mapping[str, int],
-                   fit_lognormal: Callable[[tuple[float, ...], tuple[float, ...]], Fitted]) -> Split | None:
+                   fit_lognormal: Callable[[tuple[float, ...], tuple[float, ...]], Fitted],
+                   cuts: tuple[float, ...] = (), order: Sequence[str] = ()) -> Split | None:
     """The split of a tool's attempts, `(class value, ms, censored)`, by `argument`'s classes (`calls`:
     how many calls each class has; `fit_lognormal`: `harness.traces.learn`'s, which this module does not
-    import, learn importing it): None when a class has fewer than `minimum` latency samples."""
+    import, learn importing it): None when a class has fewer than `minimum` latency samples. With
+    `cuts` the classes are size buckets (`size_buckets`), kept in size order and charged for the cuts."""
     classes: dict[str, tuple[list[float], list[float]]] = {}
     for value, ms, censored in attempts:
         classes.setdefault(value, ([], []))[1 if censored else 0].append(ms)
     if len(classes) < 2 or any(len(kept) < minimum for kept, _ in classes.values()):
         return None
+    if order and sorted(order) != sorted(classes):
+        return None
     fits, ll = [], 0.0
-    for value, (kept, bounds) in sorted(classes.items()):
+    for value, (kept, bounds) in ([(v, classes[v]) for v in order] if order else sorted(classes.items())):
         fit = fit_lognormal(tuple(kept), tuple(bounds))
         ll += lognormal_ll(kept, fit.median_ms, fit.sigma, bounds)
         fits.append(ClassFit(value, calls.get(value, 0), len(kept), fit.median_ms, fit.sigma, len(bounds)))
-    return Split(argument, tuple(fits), bic(2 * len(fits), len(attempts), ll), whole_bic)
+    return Split(argument, tuple(fits), bic(2 * len(fits) + len(cuts), len(attempts), ll), whole_bic, cuts)
+
+
+def size_of(value: object) -> float | None:
+    """A string's length or a number's value; None for anything else (a boolean is not a size)."""
+    if isinstance(value, str):
+        return float(len(value))
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    return None
+
+
+def argument_sizes(arguments: Sequence[str | None]) -> dict[str, list[float]]:
+    """For each top-level argument every call carries with a size (`size_of`) and more than
+    MAX_CLASSES distinct sizes (fewer: the class split covers it), each call's size, in call order."""
+    parsed = []
+    for text in arguments:
+        try:
+            value = json.loads(text) if text is not None else None
+        except ValueError:
+            value = None
+        if not isinstance(value, dict):
+            return {}
+        parsed.append(value)
+    found: dict[str, list[float]] = {}
+    for name in sorted(parsed[0]) if parsed else ():
+        sizes = [size_of(p.get(name)) for p in parsed]
+        if all(size is not None for size in sizes) and len(set(sizes)) > MAX_CLASSES:
+            found[name] = [size for size in sizes if size is not None]
+    return found
+
+
+def size_buckets(sizes: Sequence[float], count: int) -> tuple[float, ...]:
+    """The cuts of `count` buckets at the quantiles of `sizes` (bucket i: sizes up to cuts[i], the last
+    the rest); fewer when sizes repeat so much that two quantiles coincide."""
+    ordered = sorted(sizes)
+    cuts = sorted({ordered[(len(ordered) * i) // count - 1] for i in range(1, count)})
+    return tuple(c for c in cuts if c < ordered[-1])
+
+
+def bucket_label(argument: str, cuts: tuple[float, ...], index: int, *, text: bool) -> str:
+    """`len(content) <= 120`, `120 < len(content) <= 900`, `len(content) > 900` (`limit` for a number)."""
+    size = f"len({argument})" if text else argument
+    low = f"{cuts[index - 1]:g} < " if index > 0 else ""
+    return f"{low}{size} <= {cuts[index]:g}" if index < len(cuts) else f"{size} > {cuts[index - 1]:g}"

@@ -17,18 +17,24 @@ batch-size and tool-mix distributions and the recorded makespans. scipy is impor
 
 from __future__ import annotations
 
+import bisect
+import json
 import math
 from collections import Counter
 from dataclasses import dataclass
 
 from harness.traces.fits import (
     KS_ALPHA,
+    MAX_CLASSES,
     Mixture,
     Split,
     argument_classes,
+    argument_sizes,
     bic,
+    bucket_label,
     fit_mixture,
     lognormal_ll,
+    size_buckets,
     split_by_class,
 )
 from harness.traces.records import CallRecord, Turn
@@ -179,10 +185,20 @@ def _beyond(fit: Fit, values: tuple[float, ...], bounds: tuple[float, ...],
     mixture = fit_mixture(values, single) if fit.p_value < KS_ALPHA and not bounds else None
     whole = mixture.bic if mixture is not None and mixture.chosen else single
     best = None
-    for argument, classes in argument_classes([c.arguments for c in calls]).items():
+    texts = [c.arguments for c in calls]
+    candidates: list[tuple[str, list[str], tuple[float, ...], list[str]]] = [
+        (argument, classes, (), []) for argument, classes in argument_classes(texts).items()]
+    for argument, sizes in argument_sizes(texts).items():
+        text = isinstance(json.loads(texts[0] or "{}").get(argument), str)
+        for count in range(2, MAX_CLASSES + 1):
+            cuts = size_buckets(sizes, count)
+            if len(cuts) == count - 1:  # else the same buckets as a smaller count (sizes repeat)
+                labels = [bucket_label(argument, cuts, i, text=text) for i in range(count)]
+                candidates.append((argument, [labels[bisect.bisect_left(cuts, size)] for size in sizes], cuts, labels))
+    for argument, classes, cuts, order in candidates:
         attempts = [(value, a.duration_ms, a.outcome not in ("ok", "error"))
                     for call, value in zip(calls, classes, strict=True) for a in call.attempts]
-        split = split_by_class(attempts, argument, whole, MIN_SAMPLES, Counter(classes), fit_lognormal)
+        split = split_by_class(attempts, argument, whole, MIN_SAMPLES, Counter(classes), fit_lognormal, cuts, order)
         if split is not None and split.bic < split.whole_bic and (best is None or split.bic < best.bic):
             best = split
     return mixture, best

@@ -157,14 +157,16 @@ def _tool(model: ToolModel, name: str, sources: str, access: Access, resources: 
     tables: list[tuple[str, str, list[str]]] = [(name, latency, [])]
     split = model.split
     if split is not None:
-        comment.append(f"# Split by the argument `{split.argument}` ({len(split.classes)} classes): BIC "
+        by = f"the size of the argument `{split.argument}`" if split.cuts else f"the argument `{split.argument}`"
+        comment.append(f"# Split by {by} ({len(split.classes)} classes): BIC "
                        f"{split.bic:.1f} against {split.whole_bic:.1f} for the whole (lower is better), so one tool "
                        "per class, each with its own log-normal; a call runs the tool of its class.")
         tables = [(class_name(name, split.argument, i),
                    _lognormal(c.median_ms, c.sigma),
                    [f"# {name}, class {i} of `{split.argument}`"
-                    + (f" ({c.value})" if resources.kept else "") + f": {c.calls} calls, {c.samples} latency "
-                    f"samples; log-normal median {c.median_ms:.1f} ms, sigma {c.sigma:.3f}."])
+                    + (f" ({c.value})" if resources.kept or split.cuts else "")
+                    + f": {c.calls} calls, {c.samples} latency samples; log-normal median {c.median_ms:.1f} ms, "
+                    f"sigma {c.sigma:.3f}."])
                   for i, c in enumerate(split.classes, 1)]
     lines = list(comment)
     for table_name, table_latency, table_comment in tables:
@@ -191,11 +193,11 @@ def call_tool(call: CallRecord, model: ToolModel, name: str) -> str:
     if split is None:
         return name
     try:
-        value = json.dumps(json.loads(call.arguments or "")[split.argument])
-    except (ValueError, KeyError, TypeError):
+        arguments = json.loads(call.arguments or "")
+    except ValueError:
         return name
-    values = [c.value for c in split.classes]
-    return class_name(name, split.argument, values.index(value) + 1) if value in values else name
+    index = split.class_of(arguments) if isinstance(arguments, dict) else None
+    return name if index is None else class_name(name, split.argument, index + 1)
 
 
 def _lognormal(median_ms: float, sigma: float) -> str:

@@ -116,3 +116,67 @@ def test_the_plot_draws_the_model_the_scenario_uses(
     assert any(label.startswith("log-normal") for label in labels)
     assert [label for label in labels if label.startswith("chosen")] == ([] if chosen is None else labels[-1:])
     assert chosen is None or labels[-1].startswith(chosen)
+
+
+def _sized_turns(spec: list[tuple[int, int, float, int]], seed: int = 7) -> tuple[Turn, ...]:
+    """write_file calls whose `content` length is drawn from [low, high] and latency from a log-normal
+    (median, sigma 0.3): `spec` rows (low, high, median, count)."""
+    rng = RandomStreams(seed).stream("test/sizes")
+    draws = [(rng.randint(low, high), rng.lognormvariate(math.log(median), 0.3))
+             for low, high, median, n in spec for _ in range(n)]
+    RandomStreams(seed).stream("test/order").shuffle(draws)
+    turns = []
+    for i, (size, ms) in enumerate(draws):
+        start = i * 10**12
+        arguments = json.dumps({"path": "notes.md", "content": "x" * size, "overwrite": i % 2 == 0})
+        attempt = Attempt(f"{i:016x}", start, start + round(ms * 1e6), "ok")
+        turns.append(Turn("e" * 32, f"p{i}", (CallRecord(f"c{i}", "write_file", (attempt,), arguments),)))
+    return tuple(turns)
+
+
+def test_a_latency_that_grows_with_an_arguments_size_is_split_into_size_buckets() -> None:
+    turns = _sized_turns([(10, 400, 100, 60), (2_000, 8_000, 900, 40)])
+    (model,) = learn(turns).tools
+    split = model.split
+    assert split is not None and split.argument == "content" and split.cuts and split.bic < split.whole_bic
+    assert split.cuts[0] < 400 and split.cuts[-1] >= 2_000  # the first bucket small calls only, the last large
+    assert split.classes[0].median_ms == pytest.approx(100, rel=0.15)
+    assert split.classes[-1].median_ms == pytest.approx(900, rel=0.15)
+    assert [c.median_ms for c in split.classes] == sorted(c.median_ms for c in split.classes)  # in size order
+    assert split.classes[0].value.startswith("len(content) <= ")
+    assert split.classes[-1].value.startswith("len(content) > ")
+    text = scenario_text(learn(turns), turns, name="sizes", files=["x.jsonl"])
+    scenario = scenario_from_data(tomllib.loads(text), "x")
+    assert "Split by the size of the argument `content`" in text and f"({split.classes[0].value})" in text
+    assert "xxxxxxxx" not in text  # bounds, never a value
+    by_call = {b.calls[0].id: b.calls[0].name for b in scenario.batches}
+    for number, turn in enumerate(turns, 1):
+        size = len(json.loads(turn.calls[0].arguments or "")["content"])
+        index = next((i for i, cut in enumerate(split.cuts) if size <= cut), len(split.cuts))
+        assert by_call[f"t{number}.1"] == f"traced.write_file.content-{index + 1}"
+    from harness.report.trace_summary import summary_data, summary_text
+
+    assert "write_file split by the size of its argument `content` (class 1 (len(content) <= " in summary_text(
+        learn(turns), "x")
+    data = {t["tool"]: t for t in summary_data(learn(turns))["tools"]}["write_file"]["split"]
+    assert data["by"] == "size" and data["cuts"] == list(split.cuts)
+
+
+def test_a_latency_that_does_not_depend_on_size_is_not_split_by_it() -> None:
+    (model,) = learn(_sized_turns([(10, 8_000, 300, 120)])).tools
+    assert model.split is None  # the buckets' extra parameters and cuts buy nothing
+
+
+def test_size_buckets_and_their_labels() -> None:
+    from harness.traces.fits import Split, argument_sizes, bucket_label, size_buckets, size_of
+
+    assert size_buckets([1, 2, 3, 4, 5, 6, 7, 8], 2) == (4,) and size_buckets([1, 2, 3, 4, 5, 6, 7, 8], 4) == (2, 4, 6)
+    assert size_buckets([1, 1, 1, 1, 1, 1, 9, 9], 4) == (1,)  # repeated sizes: fewer buckets
+    assert [size_of(v) for v in ("abc", 7, 2.5, True, None, float("nan"))] == [3, 7, 2.5, None, None, None]
+    texts = [json.dumps({"q": "x" * n, "k": n % 2, "flag": True}) for n in range(10)]
+    assert list(argument_sizes(texts)) == ["q"]  # k has 2 sizes (a class), flag is a boolean
+    assert argument_sizes([*texts, None]) == {}
+    labels = [bucket_label("limit", (10, 100), i, text=False) for i in range(3)]
+    assert labels == ["limit <= 10", "10 < limit <= 100", "limit > 100"]
+    split = Split("limit", (), 0.0, 0.0, (10.0, 100.0))
+    assert [split.class_of({"limit": v}) for v in (3, 10, 11, 100, 101, "x" * 50, True)] == [0, 0, 1, 1, 2, 1, None]
