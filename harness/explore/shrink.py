@@ -107,6 +107,7 @@ def shrink_finding(finding: Finding, policy: Scheduler, seed: int, depth: int, b
     carries them. `memo` shares what runs showed with the other findings of the same exploration."""
     label = finding.label
     current = finding
+    budget = refind_budget(finding, budget)
     if finding.result.agents:
         current = _shrink_crew(finding, policy, seed, depth, budget, fault_bound)
         memo = None  # a crew's smaller scenarios are not named by their calls alone
@@ -115,17 +116,30 @@ def shrink_finding(finding: Finding, policy: Scheduler, seed: int, depth: int, b
     changed = not finding.result.agents
     while changed:
         changed = False
-        for call in current.result.scenario.calls:
-            smaller = without_call(current.result.scenario, call.id)
-            if smaller is None:
-                continue
+        # One pass tries every call once, going on from a removal instead of starting over (calls
+        # before it were just seen to be needed); passes repeat until one removes nothing.
+        for call_id in [call.id for call in current.result.scenario.calls]:
+            smaller = without_call(current.result.scenario, call_id)
+            if smaller is None or len(smaller.calls) == len(current.result.scenario.calls):
+                continue  # nothing left, or the call already went with another one's removal
             again = _refind(smaller, policy, finding.found_by, seed, depth, label, budget, fault_bound,
                             memo=memo, base=base)
             if again is not None:
                 current, changed = again, True
-                break
     shrunk = _shorter_tape(current, policy)
     return replace(shrunk, swarm=finding.swarm, found_by=finding.found_by, run_index=finding.run_index)
+
+
+#: The fewest runs a smaller scenario gets to show the label again (see `refind_budget`).
+MIN_REFIND_RUNS = 8
+
+
+def refind_budget(finding: Finding, budget: int) -> int:
+    """How many runs each smaller scenario gets to show the label again: twice what finding it took
+    (a bug the first runs showed shows in the first runs of a smaller scenario that still has it), at
+    least MIN_REFIND_RUNS and at most `budget`. Most smaller scenarios tried *lose* the bug, and each of
+    those costs the whole of this, so it decides what shrinking costs."""
+    return min(budget, max(MIN_REFIND_RUNS, 2 * (finding.run_index + 1)))
 
 
 def _shrink_crew(finding: Finding, policy: Scheduler, seed: int, depth: int, budget: int,
@@ -142,7 +156,9 @@ def _shrink_crew(finding: Finding, policy: Scheduler, seed: int, depth: int, bud
     current, changed = again, True
     while changed:
         changed = False
-        for agent, call_id in crew_shrink.calls_of(data):
+        for agent, call_id in crew_shrink.calls_of(data):  # one pass, going on after a removal (as above)
+            if (agent, call_id) not in crew_shrink.calls_of(data):
+                continue  # it went with another one's removal
             smaller = crew_shrink.without_call(data, agent, call_id)
             if smaller is None:
                 continue
@@ -150,7 +166,6 @@ def _shrink_crew(finding: Finding, policy: Scheduler, seed: int, depth: int, bud
                             finding.label, budget, fault_bound)
             if again is not None:
                 data, current, changed = smaller, again, True
-                break
     return current
 
 
