@@ -12,19 +12,24 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pyfakefs.fake_file import FakeDirectory, FakeFile
 from pyfakefs.fake_filesystem import FakeFilesystem, OSType
 
 from harness import moved
-from harness.world.clock import virtual_file_times
+from harness.world.choice import lean_allowed
+from harness.world.clock import EPOCH_S, virtual_file_times
 from harness.world.errors import WorldError
 from harness.world.files import WorldFiles
+from harness.world.lean_image import LeanImages, image_of
 from harness.world.ledger import Ledger
 from harness.world.paths import default_users
 from harness.world.state import WorldState
 from harness.world.templates import Templates
+
+if TYPE_CHECKING:
+    from harness.world.lean import LeanWorld
 
 # What every operation of a World raises, importable beside it.
 __all__ = ["World", "WorldError"]
@@ -34,8 +39,11 @@ class World(WorldFiles):
     """Filesystem + ledgers + session; build one with `World.from_state` or `World.empty`."""
 
     # `from_state` sets every one of these, and the resolution's, on a world thawed from a template
-    # (it skips __init__).
-    __slots__ = ("env", "ledgers", "memory", "scenario_users")
+    # (it skips __init__). The underscored ones after them are the lean world's tree
+    # (`harness.world.lean.LeanWorld`, which adds no slots of its own so that it can turn into a
+    # `World` in place when it is promoted to pyfakefs); a pyfakefs world leaves them unset.
+    __slots__ = ("env", "ledgers", "memory", "scenario_users",
+                 "_dir_order", "_dirs", "_file_order", "_files", "_last_ino", "_pristine", "_seq", "_umask")
 
     def __init__(self, *, case_sensitive: bool = True, cwd: str = "/", home: str = "/home/user",
                  env: Mapping[str, str] | None = None, users: Mapping[str, str] | None = None) -> None:
@@ -109,6 +117,15 @@ class World(WorldFiles):
         """A live world as `state` describes it. The first world built from a state is kept as a
         template (its filesystem pickled, pyfakefs' own way to copy one); later ones are thawed from
         it, ~3x cheaper than assembling the tree again (see `harness.world.templates`)."""
+        if lean_allowed():
+            image = _IMAGES.get(state)
+            if image is not None:
+                return _lean().from_image(state, image)
+        return cls._from_template(state)
+
+    @classmethod
+    def _from_template(cls, state: WorldState) -> World:
+        """The pyfakefs world of `state`: thawed from its template, or built (and kept as one)."""
         template = _TEMPLATES.get(state)
         if template is None:
             world = cls._built(state)
@@ -187,9 +204,19 @@ class World(WorldFiles):
 
     def clone(self) -> World:
         # Built, not thawed: a one-off state would only push the scenarios' templates out.
-        twin = World._built(self.state())
+        state = self.state()
+        image = image_of(state, EPOCH_S) if lean_allowed() else None
+        twin = _lean().from_image(state, image) if image is not None else World._built(state)
         twin.remember_as(self)
         return twin
+
+    def is_link(self, path: str) -> bool:
+        """`os.path.islink`: whether `path` names a symlink itself (its target aside)."""
+        return self.fs.islink(path)
+
+    def read_link(self, path: str) -> str:
+        """`os.readlink`: the target of the symlink `path`, as written."""
+        return str(self.fs.readlink(path))
 
     def remember_as(self, other: World) -> None:
         """Take `other`'s tool memory (a copy) and its file clock outside a run: a copy of a world whose
@@ -209,6 +236,14 @@ class World(WorldFiles):
 
 
 _TEMPLATES = Templates()
+_IMAGES = LeanImages()
+
+
+def _lean() -> type[LeanWorld]:
+    """`LeanWorld`, imported when first needed (it is a subclass of `World`, so it imports this module)."""
+    from harness.world.lean import LeanWorld
+
+    return LeanWorld
 
 
 # Names split out of this module still import from it, with a warning (see harness.moved).
