@@ -25,14 +25,14 @@ from pyfakefs.fake_filesystem import FakeFilesystem
 
 from harness.world.clock import file_time
 from harness.world.errors import WorldError
-from harness.world.lean_image import DIR_MODE, FILE_MODE, DirRecord, FileRecord, LeanImage, components, encodable
+from harness.world.lean_image import FILE_MODE, DirRecord, FileRecord, LeanImage, components, encodable
 from harness.world.lean_image import stamp_ns as _ns
 from harness.world.ledger import Ledger
 from harness.world.materialise import materialise
 from harness.world.paths import default_users
 from harness.world.resolution import PathResolution
 from harness.world.state import WorldState
-from harness.world.world import World
+from harness.world.world import World, register_lean_world
 
 _Record = FileRecord | DirRecord
 #: What `_resolve` answers when the pyfakefs world's fast lookup would defer to its full walk.
@@ -65,7 +65,7 @@ class LeanWorld(World):
 
     # -- promotion ------------------------------------------------------------------------------
 
-    @property  # type: ignore[override]
+    @property
     def fs(self) -> FakeFilesystem:
         """The pyfakefs filesystem: asking for it promotes this world (see the module docstring)."""
         self.promote()
@@ -93,7 +93,7 @@ class LeanWorld(World):
             fs, identities, symlinks = twin.fs, twin._identities, twin._symlinks
         else:
             fs, identities, symlinks = materialise(self._files, self._dirs, self._last_ino, self._umask), {}, 0
-        self._files = self._dirs = {}  # type: ignore[assignment]
+        self._files, self._dirs = {}, {}
         self._file_order = self._dir_order = None
         self._pristine = None
         self.__class__ = World  # type: ignore[assignment]
@@ -382,4 +382,4 @@ class LeanWorld(World):
         self._pristine = None
 
 
-__all__ = ["DIR_MODE", "LeanWorld"]
+register_lean_world(LeanWorld.from_image)

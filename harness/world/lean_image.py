@@ -69,7 +69,7 @@ def encodable(text: str) -> bool:
     if text.isascii():
         return True
     try:
-        text.encode(get_locale_encoding())
+        text.encode(get_locale_encoding())  # type: ignore[no-untyped-call]
     except (UnicodeError, LookupError):
         return False
     return True
