@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import errno as _errno
 import posixpath
+from collections.abc import Iterable
 from typing import Any
 
 from pyfakefs.fake_filesystem import FakeFilesystem
 
 from harness.world.clock import file_time
 from harness.world.errors import WorldError
-from harness.world.lean_image import FILE_MODE, DirRecord, FileRecord, LeanImage, components, encodable
+from harness.world.lean_image import FILE_MODE, DirRecord, FileRecord, LeanImage, components, encodable, image_of
 from harness.world.lean_image import stamp_ns as _ns
 from harness.world.ledger import Ledger
 from harness.world.materialise import materialise
@@ -328,7 +329,7 @@ class LeanWorld(World):
     def rename(self, source: str, target: str) -> None:
         """A file renamed to a new name or over another file, in an existing directory: pyfakefs's
         `_do_rename` (the object keeps its inode and times and moves to the end of the entries).
-        Anything else (a directory, a missing name, the same name, a path spelled otherwise)."""
+        Anything else (a directory, a missing name, the same name, a path spelled otherwise) is pyfakefs's."""
         files = self._files
         record = files.get(source)
         parent = posixpath.dirname(target)
@@ -358,7 +359,8 @@ class LeanWorld(World):
         self.promote()
         World.hardlink(self, existing, new)
 
-    def populate(self, *, dirs: Any = (), files: Any = (), symlinks: Any = (), hardlinks: Any = ()) -> None:
+    def populate(self, *, dirs: Iterable[str] = (), files: Iterable[tuple[str, str]] = (),
+                 symlinks: Iterable[tuple[str, str]] = (), hardlinks: Iterable[tuple[str, ...]] = ()) -> None:
         self.promote()
         World.populate(self, dirs=dirs, files=files, symlinks=symlinks, hardlinks=hardlinks)
 
@@ -369,8 +371,6 @@ class LeanWorld(World):
     def restore_files(self, state: WorldState) -> None:
         """`World.restore_files`: the tree as `state` holds it, made anew now (new inode numbers,
         every object stamped with the current file time, as a new filesystem populated now)."""
-        from harness.world.lean_image import image_of
-
         image = image_of(state, file_time())
         if image is None:
             self.promote()
