@@ -6,10 +6,11 @@ class interface and the same POSIX semantics as the pyfakefs world (the resolver
 errnos and messages, pyfakefs's modes, inode numbers, entry order and times), at a dictionary lookup
 per operation instead of pyfakefs's objects. Copying a world for a run is copying two dictionaries.
 
-What it does not model it hands to pyfakefs: asked for a symlink or a hard link, for `.fs`, for a path
-or a failure off its fast paths (a relative path, `..`, a rename onto a directory, a new directory),
-it is *promoted* in place: its tree is materialised in pyfakefs (`harness.world.materialise`; the
-template's own copy when nothing changed yet) and the object becomes a plain `World`, so every holder
+What it does not model it hands to pyfakefs: asked for a symlink or a hard link, for `.fs`, or for an
+operation off its fast paths (renaming a directory or onto one, an atomic replace of an oddly spelled
+path, a rename or mkdir that fails, text pyfakefs cannot encode), it is *promoted* in place: its tree
+is materialised in pyfakefs (`harness.world.materialise`; the template's own copy when nothing
+changed yet) and the object becomes a plain `World`, so every holder
 of it (the run, the scheduler's context, the tools, `RunResult.world`) goes on with the pyfakefs world
 and the operation is done there. It never records touches or advances time (the executor wraps a
 world for that) and never decides which world a run gets (`World.from_state`, `harness.world.choice`).
@@ -26,7 +27,16 @@ from pyfakefs.fake_filesystem import FakeFilesystem
 
 from harness.world.clock import file_time
 from harness.world.errors import WorldError
-from harness.world.lean_image import FILE_MODE, DirRecord, FileRecord, LeanImage, components, encodable, image_of
+from harness.world.lean_image import (
+    DIR_MODE,
+    FILE_MODE,
+    DirRecord,
+    FileRecord,
+    LeanImage,
+    components,
+    encodable,
+    image_of,
+)
 from harness.world.lean_image import stamp_ns as _ns
 from harness.world.ledger import Ledger
 from harness.world.materialise import materialise
@@ -283,9 +293,16 @@ class LeanWorld(World):
             # (missing parents, a path spelled otherwise) pyfakefs creates.
             real, reached = self._walk_path(path)
             found = (real, reached) if reached is not None else None
-        if found is None:
-            self.promote()
-            World.write_text(self, path, text)
+        if found is None:  # pyfakefs's `create_file` of the path the walk reached, parents and all
+            real = self._walk_path(path)[0]
+            parent, name = posixpath.split(real)
+            self._make_dirs(parent)
+            created = _ns(file_time())
+            now = _ns(self._now())
+            self._last_ino += 1
+            self._seq += 1
+            files[real] = FileRecord(text, FILE_MODE & ~self._umask, self._last_ino, now, now, created, self._seq)
+            self._changed(True)
             return
         key, record = found
         if isinstance(record, DirRecord):
@@ -344,12 +361,40 @@ class LeanWorld(World):
         self._changed(True)
 
     def make_dir(self, path: str) -> None:
+        """`WorldFiles.make_dir` (`mkdir -p`): a plain absolute path whose existing components are all
+        directories is created here, as pyfakefs's `create_dir` does; any other path is pyfakefs's."""
         if path in self._dirs:
             return
         if path in self._files:
             raise WorldError(_errno.EEXIST, path)
+        if path.startswith("/") and not path.startswith("//") and posixpath.normpath(path) == path:
+            try:
+                self._walk_path(path)  # ENOTDIR: a file on the way, which pyfakefs words otherwise
+            except WorldError:
+                pass
+            else:
+                self._make_dirs(path)
+                return
         self.promote()
         World.make_dir(self, path)
+
+    def _make_dirs(self, path: str) -> None:
+        """The missing directories of the normalised absolute `path` (every existing component is a
+        directory), as pyfakefs's `create_dir` makes them: in order from the root, each stamped now,
+        the umask applied to their mode."""
+        prefix = ""
+        for part in path.split("/"):
+            if not part:
+                continue
+            prefix = prefix + "/" + part
+            if prefix not in self._dirs:
+                created = _ns(file_time())
+                self._last_ino += 1
+                self._seq += 1
+                self._dirs[prefix] = DirRecord(DIR_MODE & ~self._umask, self._last_ino, created, created, created,
+                                               self._seq)
+                self._dir_order = None
+                self._changed(True)
 
     def symlink(self, path: str, target: str) -> None:
         self.promote()

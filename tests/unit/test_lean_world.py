@@ -66,14 +66,17 @@ def _objects(fs: Any) -> Iterator[tuple[Any, ...]]:
             pending.extend((path.rstrip("/") + "/" + name, child) for name, child in obj.entries.items())
 
 
-def _same(ops: list[Op], state: WorldState = STATE, *, promote: bool = True) -> tuple[World, World]:
-    """Apply `ops` to both worlds, one virtual millisecond apart; every answer and state must agree."""
+def _same(ops: list[Op], state: WorldState = STATE, *, promote: bool = True,
+          stays_lean: bool = False) -> tuple[World, World]:
+    """Apply `ops` to both worlds, one virtual millisecond apart; every answer and state must agree
+    (`stays_lean`: and the lean world did it all without pyfakefs)."""
     lean, fake = _pair(state)
     for ms, op in enumerate(ops, start=1):
         with virtual_file_times(lambda ms=ms: float(ms)):  # type: ignore[misc]
             assert _outcome(op, lean) == _outcome(op, fake), f"operation {ms}"
         assert lean.state() == fake.state(), f"after operation {ms}"
         assert lean.state().digest() == fake.state().digest()
+    assert isinstance(lean, LeanWorld) or not stays_lean
     if promote:
         assert sorted(_objects(lean.fs)) == sorted(_objects(fake.fs))
         assert lean.fs.last_ino == fake.fs.last_ino and lean.fs.umask == fake.fs.umask
@@ -144,6 +147,13 @@ def test_writes_stamp_the_virtual_time_and_keep_the_entry_order() -> None:
 def test_failures_and_promotions_match_pyfakefs(op: Op) -> None:
     _same([op, lambda w: w.read_text("/repo/a.txt"), lambda w: w.write_text("/repo/after.txt", "after"),
            lambda w: w.list_files("/")])
+
+
+def test_new_files_and_directories_are_made_without_pyfakefs() -> None:
+    _same([lambda w: w.write_text("/repo/new/deeper/x.txt", "x"), lambda w: w.make_dir("/repo/made/deep"),
+           lambda w: w.make_dir("/repo/made"), lambda w: w.write_text("/repo/made/deep/y.txt", "y"),
+           lambda w: w.write_text("/repo/src/../z/w.txt", "w"), lambda w: w.list_files("/"),
+           lambda w: w.mtime("/repo/new/deeper/x.txt"), lambda w: w.read_text("/repo/made")], stays_lean=True)
 
 
 def test_restore_and_clone() -> None:
