@@ -312,29 +312,33 @@ class LeanWorld(World):
         self._changed(False)
 
     def replace_text(self, path: str, text: str) -> None:
-        """`WorldFiles.replace_text`'s common case (`_replaced_in_place`): a new file, made with the
-        umask applied, renamed over the name; anything else is pyfakefs's."""
+        """`WorldFiles.replace_text`: its common case (`_replaced_in_place`: a new file, made with the
+        umask applied, renamed over the name) here; its walks' errors here (the parent must be a
+        directory, the name must not be one); what else the walks allow is pyfakefs's."""
         parent, name = posixpath.split(path)
         directory = self._resolve(parent)
-        temporary = f".{name}.harness-tmp"
-        if (directory is None or directory is _DEFER or not isinstance(directory[1], DirRecord)
-                or name in ("", ".", "..") or not encodable(text)):
-            self.promote()
-            World.replace_text(self, path, text)
-            return
-        base = directory[0].rstrip("/") + "/"
-        key = base + name
-        if key in self._dirs or base + temporary in self._files or base + temporary in self._dirs:
-            self.promote()
-            World.replace_text(self, path, text)
-            return
-        created = _ns(file_time())
-        now = _ns(self._now())
-        self._last_ino += 1
-        self._seq += 2  # added as the temporary name, then again under its own
-        existed = key in self._files
-        self._files[key] = FileRecord(text, FILE_MODE & ~self._umask, self._last_ino, now, now, created, self._seq)
-        self._changed(not existed)
+        if directory is not None and directory is not _DEFER and isinstance(directory[1], DirRecord):
+            if name in ("", ".", "..") or not encodable(text):
+                self.promote()
+                World.replace_text(self, path, text)
+                return
+            base = directory[0].rstrip("/") + "/"
+            key, temporary = base + name, f"{base}.{name}.harness-tmp"
+            if key not in self._dirs and temporary not in self._files and temporary not in self._dirs:
+                created = _ns(file_time())
+                now = _ns(self._now())
+                self._last_ino += 1
+                self._seq += 2  # added as the temporary name, then again under its own
+                existed = key in self._files
+                self._files[key] = FileRecord(text, FILE_MODE & ~self._umask, self._last_ino, now, now, created,
+                                              self._seq)
+                self._changed(not existed)
+                return
+        self._walk_path(parent, missing_ok=False, want_dir=True, shown=path)
+        if isinstance(self._walk_path(path, follow_last=False)[1], DirRecord):
+            raise WorldError(_errno.EISDIR, path)  # rename(2) of a file over a directory
+        self.promote()
+        World.replace_text(self, path, text)
 
     def remove(self, path: str) -> None:
         real, found = self._walk_path(path, follow_last=False, missing_ok=False)

@@ -156,6 +156,14 @@ def test_new_files_and_directories_are_made_without_pyfakefs() -> None:
            lambda w: w.mtime("/repo/new/deeper/x.txt"), lambda w: w.read_text("/repo/made")], stays_lean=True)
 
 
+def test_failed_writes_fail_without_pyfakefs() -> None:
+    _same([lambda w: w.replace_text("/repo/missing/x.txt", "x"), lambda w: w.replace_text("/repo/src", "x"),
+           lambda w: w.replace_text("/repo/a.txt/x", "x"), lambda w: w.replace_text("/repo/missing/", "x"),
+           lambda w: w.write_text("/repo/src", "x"), lambda w: w.write_text("/repo/a.txt/x", "x"),
+           lambda w: w.remove("/repo/src"), lambda w: w.read_text("/repo/nothing"), lambda w: w.mtime("/repo/src")],
+          stays_lean=True)
+
+
 def test_restore_and_clone() -> None:
     changed = WorldState(files=(("/r/x.txt", "x"),), dirs=("/r", "/r/d"))
     _same([lambda w: w.write_text("/repo/a.txt", "1"), lambda w: w.restore_files(changed),
