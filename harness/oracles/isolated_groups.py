@@ -219,8 +219,8 @@ def _live_view(world: World, names: tuple[str, ...]) -> tuple[object, ...]:
         elif name.startswith("ledger:"):
             ledger = world.ledgers.get(name.removeprefix("ledger:"))
             view.append(ledger.entries if ledger is not None else ())
-        elif world.fs.islink(name):
-            view.append(("link", world.fs.readlink(name)))
+        elif world.is_link(name):
+            view.append(("link", world.read_link(name)))
         elif world.is_dir(name):
             view.append(("dir",))
         elif world.exists(name):

@@ -11,16 +11,18 @@ touches or advances time: the executor wraps it for that.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from pyfakefs.fake_file import FakeDirectory, FakeFile
 from pyfakefs.fake_filesystem import FakeFilesystem, OSType
 
 from harness import moved
-from harness.world.clock import virtual_file_times
+from harness.world.choice import lean_allowed
+from harness.world.clock import EPOCH_S, virtual_file_times
 from harness.world.errors import WorldError
 from harness.world.files import WorldFiles
+from harness.world.lean_image import DirRecord, FileRecord, LeanImage, LeanImages, image_of
 from harness.world.ledger import Ledger
 from harness.world.paths import default_users
 from harness.world.state import WorldState
@@ -34,8 +36,34 @@ class World(WorldFiles):
     """Filesystem + ledgers + session; build one with `World.from_state` or `World.empty`."""
 
     # `from_state` sets every one of these, and the resolution's, on a world thawed from a template
-    # (it skips __init__).
-    __slots__ = ("env", "ledgers", "memory", "scenario_users")
+    # (it skips __init__). The underscored ones after them are the lean world's tree
+    # (`harness.world.lean.LeanWorld`, which adds no slots of its own so that it can turn into a
+    # `World` in place when it is promoted to pyfakefs); a pyfakefs world leaves them unset.
+    __slots__ = (
+        "_dir_order",
+        "_dirs",
+        "_file_order",
+        "_files",
+        "_last_ino",
+        "_pristine",
+        "_seq",
+        "_umask",
+        "env",
+        "ledgers",
+        "memory",
+        "scenario_users",
+    )
+
+    # The lean world's tree (`harness.world.lean`), by normalised path; never set on a pyfakefs world.
+    _files: dict[str, FileRecord]
+    _dirs: dict[str, DirRecord]
+    _file_order: list[str] | None
+    _dir_order: list[str] | None
+    _last_ino: int
+    _seq: int
+    _umask: int
+    #: The state and image a lean world was made from, until its tree first changes.
+    _pristine: tuple[WorldState, LeanImage] | None
 
     def __init__(self, *, case_sensitive: bool = True, cwd: str = "/", home: str = "/home/user",
                  env: Mapping[str, str] | None = None, users: Mapping[str, str] | None = None) -> None:
@@ -109,6 +137,15 @@ class World(WorldFiles):
         """A live world as `state` describes it. The first world built from a state is kept as a
         template (its filesystem pickled, pyfakefs' own way to copy one); later ones are thawed from
         it, ~3x cheaper than assembling the tree again (see `harness.world.templates`)."""
+        if _MAKE_LEAN is not None and lean_allowed():
+            image = _IMAGES.get(state)
+            if image is not None:
+                return _MAKE_LEAN(state, image)
+        return cls._from_template(state)
+
+    @classmethod
+    def _from_template(cls, state: WorldState) -> World:
+        """The pyfakefs world of `state`: thawed from its template, or built (and kept as one)."""
         template = _TEMPLATES.get(state)
         if template is None:
             world = cls._built(state)
@@ -187,9 +224,19 @@ class World(WorldFiles):
 
     def clone(self) -> World:
         # Built, not thawed: a one-off state would only push the scenarios' templates out.
-        twin = World._built(self.state())
+        state = self.state()
+        image = image_of(state, EPOCH_S) if _MAKE_LEAN is not None and lean_allowed() else None
+        twin = _MAKE_LEAN(state, image) if _MAKE_LEAN is not None and image is not None else World._built(state)
         twin.remember_as(self)
         return twin
+
+    def is_link(self, path: str) -> bool:
+        """`os.path.islink`: whether `path` names a symlink itself (its target aside)."""
+        return self.fs.islink(path)
+
+    def read_link(self, path: str) -> str:
+        """`os.readlink`: the target of the symlink `path`, as written."""
+        return str(self.fs.readlink(path))
 
     def remember_as(self, other: World) -> None:
         """Take `other`'s tool memory (a copy) and its file clock outside a run: a copy of a world whose
@@ -209,6 +256,19 @@ class World(WorldFiles):
 
 
 _TEMPLATES = Templates()
+_IMAGES = LeanImages()
+
+
+#: Makes a lean world from a state and its image: `LeanWorld.from_image`, which `harness.world.lean`
+#: registers when it is imported (it builds on this module, so this one cannot import it; the package
+#: imports it, so it is registered before any world is built). None: every world is a pyfakefs world.
+_MAKE_LEAN: Callable[[WorldState, LeanImage], World] | None = None
+
+
+def register_lean_world(make: Callable[[WorldState, LeanImage], World]) -> None:
+    """Let `from_state` and `clone` hand out lean worlds, made by `make` (see `harness.world.lean`)."""
+    global _MAKE_LEAN
+    _MAKE_LEAN = make
 
 
 # Names split out of this module still import from it, with a warning (see harness.moved).

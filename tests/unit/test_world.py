@@ -245,10 +245,18 @@ def test_worlds_built_from_one_state_are_equal_and_independent() -> None:
     assert second.read_text("/repo/a.txt") == "changed\n"  # the hard link is one file in the copy
     assert first.state() == state and third.state() == state
     assert World.from_state(state).state() == state
-    # Bounded: a long sweep over many worlds keeps only the most recent templates.
-    for i in range(Templates.MAX + 5):
-        World.from_state(WorldState(cwd=f"/w{i}"))
+    # Bounded: a long sweep over many worlds keeps only the most recent templates (plain trees get
+    # lean worlds, whose images are bounded the same way).
+    from harness.world.choice import pyfakefs_worlds
+    from harness.world.lean_image import LeanImages
+
+    with pyfakefs_worlds():
+        for i in range(Templates.MAX + 5):
+            World.from_state(WorldState(cwd=f"/w{i}"))
     assert len(world_module._TEMPLATES._entries) == Templates.MAX
+    for i in range(LeanImages.MAX + 5):
+        World.from_state(WorldState(cwd=f"/w{i}"))
+    assert len(world_module._IMAGES._entries) == LeanImages.MAX
 
 
 def test_world_templates_are_bounded_in_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -259,14 +267,17 @@ def test_world_templates_are_bounded_in_bytes(monkeypatch: pytest.MonkeyPatch) -
     templates = Templates()
     monkeypatch.setattr(world_module, "_TEMPLATES", templates)
     monkeypatch.setattr(Templates, "MAX_BYTES", 40_000)
+    from harness.world.choice import pyfakefs_worlds
+
     states = [WorldState(files=((f"/f{i}", "x" * 4_000),)) for i in range(30)]
-    for state in states:
-        assert World.from_state(state).state() == state
-    assert 0 < templates._bytes <= 40_000
-    assert templates._bytes == sum(len(t.blob) for _, t in templates._entries.values())
-    big = WorldState(files=(("/big", "x" * 20_000),))  # over a quarter of the budget: never kept
-    assert World.from_state(big).state() == World.from_state(big).state() == big
-    assert templates.get(big) is None
+    with pyfakefs_worlds():  # plain trees: lean worlds otherwise, which keep no pyfakefs template
+        for state in states:
+            assert World.from_state(state).state() == state
+        assert 0 < templates._bytes <= 40_000
+        assert templates._bytes == sum(len(t.blob) for _, t in templates._entries.values())
+        big = WorldState(files=(("/big", "x" * 20_000),))  # over a quarter of the budget: never kept
+        assert World.from_state(big).state() == World.from_state(big).state() == big
+        assert templates.get(big) is None
 
 
 def test_paths_through_symlinks_follow_every_change_of_the_tree() -> None:
