@@ -20,6 +20,7 @@ import functools
 import threading
 import weakref
 from collections.abc import Callable
+from heapq import heappush
 from typing import Any
 
 import simpy
@@ -132,9 +133,10 @@ class RunState:
     def signal(self) -> None:
         wake = self.wake
         if wake._value is PENDING:  # `not wake.triggered`, without the property (once per settled call)
-            # `wake.succeed()`, inline.
+            # `wake.succeed()`, inline, and `env.schedule(wake)` (SimPy's own push) without its Python call.
             wake._ok, wake._value = True, None
-            self.kernel.env.schedule(wake)
+            env = wake.env
+            heappush(env._queue, (env._now, NORMAL, next(env._eid), wake))
 
     def end(self) -> None:
         """The run's batches are over: tasks its executor left pending first run on in virtual time
@@ -257,6 +259,21 @@ class RunState:
         call to settle or a timer to fall due. A failure ends the pump as a failed process
         ends (raised from the kernel's next step of it)."""
         try:
+            if self._waits:
+                # Woken from a wait: the events still pending (the timer, kept for the next wait) drop the
+                # check, so that they do not hold it (and the order-first arbiter sees a timer nobody waits
+                # on as no choice); a wake event that fired is replaced. Here rather than in a step of its
+                # own: one Python call fewer per wake-up.
+                check = self._check
+                for event in self._waits:
+                    callbacks = event.callbacks
+                    if callbacks and check in callbacks:
+                        callbacks.remove(check)
+                self._waits = []
+                if self.wake._value is not PENDING:  # `triggered`, without the property (once per wake-up)
+                    # `env.event()`, without its two Python calls.
+                    wake = self.wake = _new(simpy.Event)
+                    wake.env, wake.callbacks = self.kernel.env, []
             kernel, loop = self.kernel, self.loop
             while not self.closed:
                 loop.run_ready()
@@ -325,24 +342,13 @@ class RunState:
             # the same order and the same step count, without a scheduled step's cost (once per
             # settled call). Only the insertion counter skips a number, which orders nothing.
             kernel.steps += 1
-            self._woken(None)
+            self._pump()
             return
         self._woken_queued = _schedule(env, [self._woken_step])
 
     def _woken(self, _: object) -> None:
+        """The pump's step after a wait (`_pump` begins by leaving the wait)."""
         self._woken_queued = None
-        # The events still pending (the timer, kept for the next wait) drop the check, so that they do
-        # not hold it (and the order-first arbiter sees a timer nobody waits on as no choice).
-        check = self._check
-        for event in self._waits:
-            callbacks = event.callbacks
-            if callbacks and check in callbacks:
-                callbacks.remove(check)
-        self._waits = []
-        if self.wake._value is not PENDING:  # `triggered`, without the property (once per settled call)
-            # `env.event()`, without its two Python calls.
-            wake = self.wake = _new(simpy.Event)
-            wake.env, wake.callbacks = self.kernel.env, []
         self._pump()
 
     def _pump_ended(self, error: BaseException | None) -> None:

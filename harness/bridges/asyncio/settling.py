@@ -108,7 +108,12 @@ def check_unstarted(batch: Batch, ctx: SchedulerContext, toolbox: Toolbox, resul
     """An error reported for a well-formed call of a known tool that never started, while nothing
     had gone wrong in the batch, is an exception inside the executor (its glue, an asyncio primitive)
     swallowed into a result: make it a scheduler error rather than a run where every oracle holds."""
-    if ctx.interrupted or all(result.outcome is Outcome.OK for result in results):
+    if ctx.interrupted:
+        return
+    for result in results:  # a loop, not `all()` over a generator: every bridged batch comes here
+        if result.outcome is not Outcome.OK:
+            break
+    else:
         return  # nothing reported an error (the loop below skips OK results)
     if any(h.triggered and h.result.outcome is not Outcome.OK for hs in toolbox.handles.values() for h in hs):
         return

@@ -25,9 +25,11 @@ import threading
 from asyncio import events
 from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping, MutableMapping
 from contextvars import ContextVar
+from heapq import heappush
 from typing import Any, Protocol
 
 import simpy
+from simpy.events import NORMAL, PENDING
 
 from harness.bridges.asyncio.asking import Asking
 from harness.bridges.asyncio.blocking import UNBRIDGED_FIX, Blocker, LoopFrozen
@@ -55,6 +57,8 @@ class ToolboxHost(Protocol):
     def thread_calls(self) -> list[CallHandle]: ...
     @property
     def thread_ident(self) -> int: ...
+    @property
+    def wake(self) -> simpy.Event: ...
     def signal(self) -> None: ...
 
 
@@ -106,8 +110,12 @@ class Toolbox(Mapping[str, Callable[..., Awaitable[Any]]]):
         if name not in self._named:
             raise KeyError(name)
         # Made per lookup, never kept: a tool kept by its toolbox would hold it in a cycle (see
-        # `RunState._let_go`: a run is freed by reference counting).
-        return BridgedTool(name, self)
+        # `RunState._let_go`: a run is freed by reference counting). `BridgedTool(name, self)`, without
+        # its Python `__init__` (once per tool call).
+        tool = _new(BridgedTool)
+        tool.name, tool._toolbox = name, self
+        tool.__name__ = tool.__qualname__ = name
+        return tool
 
     def _spec(self, name: str) -> tuple[bool, int]:
         """(sync, blocking_ms) of the tool `name`, as the scenario declares it (False, 0: undeclared)."""
@@ -291,7 +299,13 @@ class Toolbox(Mapping[str, Callable[..., Awaitable[Any]]]):
             value = event._value
             if not future.done() and isinstance(value, CallResult):
                 future.set_result(value)
-            state.signal()
+            wake = state.wake
+            if wake._value is PENDING:
+                # `state.signal()`, inline (once per settled call): the wake event succeeds, pushed as
+                # SimPy's `env.schedule` pushes it.
+                wake._ok, wake._value = True, None
+                env = wake.env
+                heappush(env._queue, (env._now, NORMAL, next(env._eid), wake))
 
         if handle.callbacks is None:  # already settled and processed
             settle(handle)
@@ -360,6 +374,7 @@ class BridgedTool:
     context, so identical calls made together get distinct calls) and returns the awaitable."""
 
     def __init__(self, name: str, toolbox: Toolbox | None = None) -> None:
+        # Keep in step with `Toolbox.__getitem__`, which makes one without this call.
         self.name, self._toolbox = name, toolbox
         self.__name__ = self.__qualname__ = name
 
@@ -422,3 +437,5 @@ class Registry:
             self.table.update(self._saved)
             self._saved = None
 
+
+_new = object.__new__
