@@ -101,6 +101,7 @@ class SchedulerContext(AttemptExecution):
                  delegate: Callable[[Any, Any, str], simpy.Event] | None = None,
                  machine: Machine | None = None) -> None:
         self.kernel = kernel
+        self._events = kernel.trace.events
         #: The machine the runtime runs on (the scenario's `[machine]`): what bridged code reads as
         #: `os.cpu_count()` and its relatives, never the host's.
         self.machine = machine if machine is not None else Machine()
@@ -124,6 +125,10 @@ class SchedulerContext(AttemptExecution):
         self._rate_windows = rate_windows if rate_windows is not None else {}
         #: Order-first exploration: calls step when the arbiter says, not after a latency.
         self._arbiter = arbiter
+        # Whether an attempt may take the plain path (harness.scheduling.attempt, `_attempt`): no arbiter,
+        # and no rate limit, duplicate delivery or torn write in the fault plan (most runs).
+        self._plain = (arbiter is None and not self._faults.rate_limits and not self._may_duplicate
+                       and not self._may_tear)
         #: The directory the runtime process was started in (never moved by the shell's `cd`).
         self.process_cwd = process_cwd if process_cwd is not None else world.cwd
         #: The execution policy the scenario asks for (plan-based schedulers apply it).
@@ -342,11 +347,12 @@ class SchedulerContext(AttemptExecution):
         """Start one attempt of `call` now; the returned handle settles with its result."""
         if id(call) not in self._batch_calls and call not in self.batch.calls:
             raise ValueError(f"call {call.id!r} is not part of this batch")
-        handle = CallHandle(self.env, call, attempt, self.now)
+        env = self.env
+        handle = CallHandle(env, call, attempt, int(env._now))
         if self.crashed:
             return handle  # a dead runtime starts nothing: the handle never settles
         self.handles.append(handle)
-        handle.process = self.env.process(self._execute(handle, idempotency_key))
+        handle.process = env.process(self._attempt(handle, idempotency_key))
         if origins.active is not None:  # the story's source lines: only while a report asks for them
             origins.note_start(handle)
         return handle
