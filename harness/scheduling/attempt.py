@@ -22,6 +22,7 @@ from collections.abc import Callable, Generator, Mapping
 from typing import Any
 
 import simpy
+from simpy.events import PENDING
 from simpy.resources.resource import Request
 
 from harness.faults.failures import FailureModel
@@ -54,7 +55,10 @@ class CallHandle(simpy.Event):
     _next_progress: simpy.Event | None = None
 
     def __init__(self, env: simpy.Environment, call: ToolCall, attempt: int, started_ms: int) -> None:
-        super().__init__(env)
+        # `simpy.Event.__init__`, inlined as SimPy inlines it in its own events: one is made per attempt.
+        self.env = env
+        self.callbacks = []
+        self._value = PENDING
         self.call = call
         self.attempt = attempt
         self.started_ms = started_ms
