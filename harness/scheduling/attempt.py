@@ -8,6 +8,11 @@ subagent, the behaviour stepped through its touch points, and the `start`, `touc
 it writes to the trace. It never decides when a call starts (the scheduler does, through
 `SchedulerContext.start`) and never judges a result (the oracles do).
 
+Most attempts meet none of that machinery: `_attempt` sends an attempt that cannot meet anything but
+its tool's behaviour (no arbiter, no fault that could apply, no `args_from`, flock or subagent) down
+`_execute_plain`, the general `_execute` with those branches decided, which writes the same trace
+(tests/unit/test_plain_attempt.py runs both and compares).
+
 `AttemptExecution` is the base class of `SchedulerContext`, not an object beside it: an attempt's
 process is started for every call of every run, and a base class adds no step between `start` and
 its attempt. Its frames' `self` is the context, as the hang diagnosis reads them. It uses only the
@@ -30,6 +35,7 @@ from harness.faults.latency import Fixed, LatencyModel
 from harness.faults.mcp import McpFault
 from harness.faults.plan import FaultPlan
 from harness.model import CallResult, Outcome, ToolCall
+from harness.scheduling.frozen import maker
 from harness.scheduling.traced_io import TracedIO
 from harness.sim.arbiter import Arbiter
 from harness.sim.kernel import CallStep, Kernel
@@ -142,7 +148,7 @@ class AttemptExecution:
         if idempotency_key is not None:
             started["key"] = idempotency_key
         events.append(started)
-        if type(prepared) is str:
+        if isinstance(prepared, str):
             self._finish(handle, Outcome.ERROR, None, prepared)
             return
         spec, args = prepared
@@ -438,7 +444,7 @@ class AttemptExecution:
         if not detached:
             if outcome is Outcome.OK:
                 self._produced[handle.call.id] = value
-            handle.succeed(CallResult(handle.call.id, outcome, value, error, handle.attempt, handle.started_ms, now))
+            handle.succeed(_settled(handle.call.id, outcome, value, error, handle.attempt, handle.started_ms, now, ()))
 
     def _background(self, handle: CallHandle, value: Any) -> None:
         """The behaviour reported its result early and keeps running (`Detach`): the caller hears `value`
@@ -477,6 +483,10 @@ class _ServerDied(Exception):
 
 class _Refused(Exception):
     """The runtime refused a call before its tool ran (a `delegate` naming no free subagent)."""
+
+
+#: A `CallResult` made without `__init__`'s checks: the attempt's own are valid by construction.
+_settled = maker(CallResult)
 
 
 def _support(model: LatencyModel, attempt: int) -> tuple[int, float]:

@@ -27,6 +27,7 @@ from harness.scheduling.attempt import AttemptExecution, CallHandle, value_diges
 from harness.scheduling.checkpoints import Checkpoint, copying, restore, tree_digest
 from harness.scheduling.command_guard import dangerous_patterns
 from harness.scheduling.execution import ExecutionPolicy
+from harness.scheduling.frozen import copier
 from harness.sim.arbiter import Arbiter
 from harness.sim.kernel import Kernel
 from harness.sim.machine import Machine
@@ -427,11 +428,21 @@ _T = TypeVar("_T")
 
 def _clone(value: _T, names: tuple[str, ...]) -> _T:
     """A field-by-field copy of a frozen (slots) dataclass, without re-running its validation: the
-    original was validated, and this runs for every batch of every run (a few microseconds)."""
-    copy = object.__new__(type(value))
+    original was validated, and this runs for every batch of every run (a few microseconds). The
+    classes themselves go through their generated copiers; a subclass (which may add fields) by name."""
+    kind = type(value)
+    if kind is ToolCall:
+        return _copy_call(value)  # type: ignore[arg-type, return-value]
+    if kind is ExecutionPolicy:
+        return _copy_execution(value)  # type: ignore[arg-type, return-value]
+    copy = object.__new__(kind)
     for name in names:
         object.__setattr__(copy, name, getattr(value, name))
     return copy
+
+
+_copy_call = copier(ToolCall)
+_copy_execution = copier(ExecutionPolicy)
 
 
 def _private_batch(batch: Batch) -> Batch:
