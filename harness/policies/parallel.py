@@ -44,8 +44,9 @@ class Parallel:
             runs = [ctx.start(call) for call in batch]
         else:
             runs = [ctx.env.process(self._run(call, ctx, pool)) for call in batch]
-        for run in runs:
-            run.callbacks.append(lambda event: finished.append(event.value))
+        if self.order == "completion":
+            for run in runs:
+                run.callbacks.append(lambda event: finished.append(event.value))
         yield ctx.all_of(runs)
         if self.order == "completion":
             return finished

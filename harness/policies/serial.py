@@ -24,13 +24,14 @@ class Serial:
             if ctx.interrupted:
                 results.append(ctx.skip(call))
                 continue
-            denied = yield from gate(ctx, call, ctx.execution.approval_timeout_ms, stop=ctx.interrupt)
-            if denied is not None:
-                results.append(denied)
-                continue
-            if ctx.interrupted:  # the user interrupted while the approval was pending
-                results.append(ctx.skip(call))
-                continue
+            if ctx.needs_approval(call):  # (asked here first: most calls need none, and `gate` is a generator)
+                denied = yield from gate(ctx, call, ctx.execution.approval_timeout_ms, stop=ctx.interrupt)
+                if denied is not None:
+                    results.append(denied)
+                    continue
+                if ctx.interrupted:  # the user interrupted while the approval was pending
+                    results.append(ctx.skip(call))
+                    continue
             result = yield ctx.settle(ctx.start(call))
             results.append(result)
         return results

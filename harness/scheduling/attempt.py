@@ -8,6 +8,11 @@ subagent, the behaviour stepped through its touch points, and the `start`, `touc
 it writes to the trace. It never decides when a call starts (the scheduler does, through
 `SchedulerContext.start`) and never judges a result (the oracles do).
 
+Most attempts meet none of that machinery: `_attempt` sends an attempt that cannot meet anything but
+its tool's behaviour (no arbiter, no fault that could apply, no `args_from`, flock or subagent) down
+`_execute_plain`, the general `_execute` with those branches decided, which writes the same trace
+(tests/unit/test_plain_attempt.py runs both and compares).
+
 `AttemptExecution` is the base class of `SchedulerContext`, not an object beside it: an attempt's
 process is started for every call of every run, and a base class adds no step between `start` and
 its attempt. Its frames' `self` is the context, as the hang diagnosis reads them. It uses only the
@@ -22,6 +27,7 @@ from collections.abc import Callable, Generator, Mapping
 from typing import Any
 
 import simpy
+from simpy.events import PENDING
 from simpy.resources.resource import Request
 
 from harness.faults.failures import FailureModel
@@ -29,13 +35,15 @@ from harness.faults.latency import Fixed, LatencyModel
 from harness.faults.mcp import McpFault
 from harness.faults.plan import FaultPlan
 from harness.model import CallResult, Outcome, ToolCall
+from harness.scheduling.frozen import maker
+from harness.scheduling.traced_io import TracedIO
 from harness.sim.arbiter import Arbiter
-from harness.sim.kernel import Kernel
+from harness.sim.kernel import CallStep, Kernel
 from harness.sim.trace import canonical_bytes
 from harness.tools.catalogue import prepare
 from harness.tools.guard import ToolCodeError
 from harness.tools.inputs import resolve
-from harness.tools.spec import Detach, ToolError, ToolIO, ToolSpec
+from harness.tools.spec import Detach, ToolError, ToolSpec
 from harness.world.world import World, WorldError
 
 
@@ -53,7 +61,10 @@ class CallHandle(simpy.Event):
     _next_progress: simpy.Event | None = None
 
     def __init__(self, env: simpy.Environment, call: ToolCall, attempt: int, started_ms: int) -> None:
-        super().__init__(env)
+        # `simpy.Event.__init__`, inlined as SimPy inlines it in its own events: one is made per attempt.
+        self.env = env
+        self.callbacks = []
+        self._value = PENDING
         self.call = call
         self.attempt = attempt
         self.started_ms = started_ms
@@ -88,6 +99,10 @@ class AttemptExecution:
 
     kernel: Kernel
     env: simpy.Environment
+    #: The kernel's trace (its list of events), which attempts append to directly.
+    _events: list[dict[str, Any]]
+    #: No arbiter and no fault of the plan that an attempt could meet (see `_attempt`).
+    _plain: bool
     _world: World
     _catalogue: Mapping[str, ToolSpec]
     _call_latency: Mapping[str, LatencyModel]
@@ -103,6 +118,68 @@ class AttemptExecution:
     _file_locks: dict[str, simpy.Resource]
     _delegate: Callable[[Any, Any, str], simpy.Event] | None
 
+    def _attempt(self, handle: CallHandle, idempotency_key: str | None) -> Generator[simpy.Event, Any, None]:
+        """The generator of a started attempt's process: `_execute_plain` for an attempt that can meet
+        nothing but its tool's own behaviour, `_execute` for every other. Both write the same trace."""
+        call = handle.call
+        if self._plain and call.id not in self._args_from:
+            spec = self._catalogue.get(call.name)
+            if (spec is not None and not spec.file_lock and not spec.delegates
+                    and (spec.server is None or not self._faults.mcp)
+                    and (self._failures is None or self._failures(call) is None)):
+                return self._execute_plain(handle, idempotency_key)
+        return self._execute(handle, idempotency_key)
+
+    def _execute_plain(self, handle: CallHandle, idempotency_key: str | None) -> Generator[simpy.Event, Any, None]:
+        """`_execute` for the common attempt, and the same trace, event for event: no arbiter, no injected
+        failure, rate limit, duplicate delivery, torn write or MCP fault that could apply, no `args_from`,
+        no flock and no subagent (`_attempt` checks, once per attempt). What is left is `_execute` with
+        those branches decided and `_steps` inlined (one generator less to resume at every touch point):
+        the start event, the behaviour stepped at its latency fractions, and the end."""
+        env = self.env
+        call, attempt = handle.call, handle.attempt
+        if handle.triggered:  # abandoned in the instant it was started (see `_execute`)
+            handle.finished = True
+            return
+        prepared = prepare(call, self._catalogue)
+        events = self._events
+        started: dict[str, Any] = {"t": int(env._now), "seq": len(events), "ev": "start", "call": call.id,
+                                   "tool": call.name, "attempt": attempt}
+        if idempotency_key is not None:
+            started["key"] = idempotency_key
+        events.append(started)
+        if isinstance(prepared, str):
+            self._finish(handle, Outcome.ERROR, None, prepared)
+            return
+        spec, args = prepared
+        handle.stops_on_cancel = spec.stops_on_cancel
+        latency = self._latency(self._call_latency.get(call.id, spec.latency), call.id, attempt)
+        behaviour: Generator[float, None, Any] | None = None
+        try:
+            behaviour = spec.behaviour(args, TracedIO(self._world, call.id, attempt, events, env, idempotency_key))
+            begin = int(env._now)
+            try:
+                fraction = next(behaviour)
+                while True:
+                    if type(fraction) is Detach:
+                        self._background(handle, fraction.value)
+                    target = begin + round(latency * min(max(fraction, 0.0), 1.0))
+                    now = int(env._now)
+                    if target > now:
+                        yield CallStep(env, target - now)
+                    fraction = next(behaviour)
+            except StopIteration as stop:
+                value = stop.value
+            now = int(env._now)
+            if now < begin + latency:  # a behaviour that returns early still takes its whole latency
+                yield CallStep(env, begin + latency - now)
+        except (ToolError, WorldError) as exc:
+            self._finish(handle, Outcome.ERROR, None, str(exc), tool_code=isinstance(exc, ToolCodeError))
+        except simpy.Interrupt as interrupt:
+            self._cancelled(handle, behaviour, interrupt)
+        else:
+            self._finish(handle, Outcome.OK, value, None)
+
     def _execute(self, handle: CallHandle, idempotency_key: str | None) -> Generator[simpy.Event, Any, None]:
         kernel, call, attempt = self.kernel, handle.call, handle.attempt
         if handle.triggered:
@@ -114,9 +191,9 @@ class AttemptExecution:
         # settled runs with a missing (null) input, as a runtime that does not wait would send it.
         resolved, inputs = resolve(call, self._args_from.get(call.id), self._read_produced)
         prepared = prepare(resolved, self._catalogue)
-        # The trace event built here directly, key for key what `kernel.record` builds (as `_TouchSink`
+        # The trace event built here directly, key for key what `kernel.record` builds (as `TracedIO`
         # does): every attempt has one.
-        events = kernel.trace.events
+        events = self._events
         started: dict[str, Any] = {"t": int(self.env._now), "seq": len(events), "ev": "start", "call": call.id,
                                    "tool": call.name, "attempt": attempt}
         if idempotency_key is not None:
@@ -138,14 +215,7 @@ class AttemptExecution:
             if cutoff is not None and cutoff.every_ms is not None:
                 self.env.process(self._notify_progress(handle, cutoff))
         model = self._call_latency.get(call.id, spec.latency)
-        # A fixed latency draws nothing: its stream is not even made (making one has no other effect).
-        latency = (model.ms if type(model) is Fixed
-                   else model.sample(kernel.streams.stream("latency", call.id, attempt), attempt))
-        if self._jitter:
-            # Exploration only: scale by a log-uniform factor from the call's own stream, so
-            # completion orders vary even when the scenario's latencies are fixed.
-            factor = math.exp(kernel.streams.stream("jitter", call.id, attempt).uniform(-self._jitter, self._jitter))
-            latency = round(latency * factor)
+        latency = self._latency(model, call.id, attempt)
         failure = self._failures(call) if self._failures is not None else None
         behaviour: Generator[float, None, Any] | None = None
         locks: list[Request] = []
@@ -164,9 +234,9 @@ class AttemptExecution:
                        else kernel.delay(round(latency / 2)))
                 self._finish(handle, Outcome.ERROR, None, failure.error_text(), fault="failure")
                 return
-            io = ToolIO(self._world, call.id, _TouchSink(kernel, call.id, attempt), idempotency_key,
-                        duplicate_delivery=self._may_duplicate and self._hits("duplicate_delivery", call.id, attempt),
-                        torn_write=self._may_tear and self._hits("torn_writes", call.id, attempt))
+            io = TracedIO(self._world, call.id, attempt, events, self.env, idempotency_key,
+                          duplicate_delivery=self._may_duplicate and self._hits("duplicate_delivery", call.id, attempt),
+                          torn_write=self._may_tear and self._hits("torn_writes", call.id, attempt))
             if io.duplicate_delivery or io.torn_write:
                 kernel.record("faults", call=call.id, attempt=attempt,
                               kinds=[k for k, on in (("duplicate_delivery", io.duplicate_delivery),
@@ -188,19 +258,7 @@ class AttemptExecution:
             # A Python tool's own code failing is marked: the tools oracle blames the tool, not the scheduler.
             self._finish(handle, Outcome.ERROR, None, str(exc), tool_code=isinstance(exc, ToolCodeError))
         except simpy.Interrupt as interrupt:
-            # Cancelled while waiting anywhere in the attempt: what has not happened yet never will.
-            failed: ToolError | WorldError | None = None
-            if behaviour is not None:
-                try:
-                    behaviour.close()
-                except (ToolError, WorldError) as exc:  # the tool's own clean-up failed (harness.tools.guard)
-                    failed = exc
-            handle.finished = True
-            if isinstance(failed, ToolCodeError):  # the tools oracle blames the tool, as for a failed call
-                kernel.record("end", call=call.id, attempt=attempt, outcome="cancelled", reason=str(interrupt.cause),
-                              error=str(failed), tool_code=True)
-            else:
-                kernel.record("end", call=call.id, attempt=attempt, outcome="cancelled", reason=str(interrupt.cause))
+            self._cancelled(handle, behaviour, interrupt)
         else:
             self._finish(handle, Outcome.OK, value, None)
         finally:
@@ -209,6 +267,36 @@ class AttemptExecution:
                     request.resource.release(request)
                 else:
                     request.cancel()
+
+    def _latency(self, model: LatencyModel, call_id: str, attempt: int) -> int:
+        """The attempt's latency: its model's (a fixed latency draws nothing: its stream is not even made,
+        and making one has no other effect), scaled by the exploration's jitter if any."""
+        kernel = self.kernel
+        latency = (model.ms if type(model) is Fixed
+                   else model.sample(kernel.streams.stream("latency", call_id, attempt), attempt))
+        if self._jitter:
+            # Exploration only: scale by a log-uniform factor from the call's own stream, so
+            # completion orders vary even when the scenario's latencies are fixed.
+            factor = math.exp(kernel.streams.stream("jitter", call_id, attempt).uniform(-self._jitter, self._jitter))
+            latency = round(latency * factor)
+        return latency
+
+    def _cancelled(self, handle: CallHandle, behaviour: Generator[float, None, Any] | None,
+                   interrupt: simpy.Interrupt) -> None:
+        """Cancelled while waiting anywhere in the attempt: what has not happened yet never will."""
+        failed: ToolError | WorldError | None = None
+        if behaviour is not None:
+            try:
+                behaviour.close()
+            except (ToolError, WorldError) as exc:  # the tool's own clean-up failed (harness.tools.guard)
+                failed = exc
+        handle.finished = True
+        call_id, attempt = handle.call.id, handle.attempt
+        if isinstance(failed, ToolCodeError):  # the tools oracle blames the tool, as for a failed call
+            self.kernel.record("end", call=call_id, attempt=attempt, outcome="cancelled", reason=str(interrupt.cause),
+                               error=str(failed), tool_code=True)
+        else:
+            self.kernel.record("end", call=call_id, attempt=attempt, outcome="cancelled", reason=str(interrupt.cause))
 
     def _delegated(self, args: Any, call_id: str, attempt: int) -> Generator[simpy.Event, Any, Any]:
         """A `delegate` call: start the subagent it names and wait for the end of its task."""
@@ -337,10 +425,11 @@ class AttemptExecution:
                 fault: str | None = None, tool_code: bool = False) -> None:
         handle.finished = True
         detached = handle.triggered
+        now = int(self.env._now)
         # Built directly, key for key what `kernel.record` would build (see `_execute`).
-        events = self.kernel.trace.events
-        ended: dict[str, Any] = {"t": int(self.env._now), "seq": len(events), "ev": "end", "call": handle.call.id,
-                                 "attempt": handle.attempt, "outcome": outcome.value}
+        events = self._events
+        ended: dict[str, Any] = {"t": now, "seq": len(events), "ev": "end", "call": handle.call.id,
+                                 "attempt": handle.attempt, "outcome": outcome._value_}
         if error is not None:
             ended["error"] = error
         if detached:
@@ -355,8 +444,7 @@ class AttemptExecution:
         if not detached:
             if outcome is Outcome.OK:
                 self._produced[handle.call.id] = value
-            handle.succeed(CallResult(handle.call.id, outcome, value, error, handle.attempt,
-                                      handle.started_ms, self.kernel.now))
+            handle.succeed(_settled(handle.call.id, outcome, value, error, handle.attempt, handle.started_ms, now, ()))
 
     def _background(self, handle: CallHandle, value: Any) -> None:
         """The behaviour reported its result early and keeps running (`Detach`): the caller hears `value`
@@ -397,6 +485,10 @@ class _Refused(Exception):
     """The runtime refused a call before its tool ran (a `delegate` naming no free subagent)."""
 
 
+#: A `CallResult` made without `__init__`'s checks: the attempt's own are valid by construction.
+_settled = maker(CallResult)
+
+
 def _support(model: LatencyModel, attempt: int) -> tuple[int, float]:
     """The latency model's range for this attempt; unbounded for a model that does not say."""
     support = getattr(model, "support", None)
@@ -406,29 +498,3 @@ def _support(model: LatencyModel, attempt: int) -> tuple[int, float]:
 def value_digest(value: Any) -> str:
     """A short digest of a returned value, so a result can be matched to the attempt that made it."""
     return hashlib.sha256(canonical_bytes(value)).hexdigest()[:16]
-
-
-class _TouchSink:
-    """Writes a behaviour's world touches into the trace, stamped with call and attempt."""
-
-    __slots__ = ("attempt", "call_id", "kernel")
-
-    def __init__(self, kernel: Kernel, call_id: str, attempt: int) -> None:
-        self.kernel, self.call_id, self.attempt = kernel, call_id, attempt
-
-    def __call__(self, op: str, target: str, digest: str | None) -> None:
-        # The trace event built here directly (what `kernel.record` would build, key for key, in the
-        # same order): a run has a few dozen touches and this is their hot path.
-        kernel = self.kernel
-        events = kernel.trace.events
-        event: dict[str, Any] = {"t": int(kernel.env._now), "seq": len(events), "ev": "touch",
-                                 "call": self.call_id, "attempt": self.attempt, "op": op, "target": target}
-        if digest is not None:
-            event["digest"] = digest
-        if "\x00" in target:
-            identity, _, alias = target.partition("\x00")
-            event["target"] = identity
-            if alias:
-                event["as"] = alias
-        events.append(event)
-

@@ -27,6 +27,7 @@ from harness.scheduling.attempt import AttemptExecution, CallHandle, value_diges
 from harness.scheduling.checkpoints import Checkpoint, copying, restore, tree_digest
 from harness.scheduling.command_guard import dangerous_patterns
 from harness.scheduling.execution import ExecutionPolicy
+from harness.scheduling.frozen import copier
 from harness.sim.arbiter import Arbiter
 from harness.sim.kernel import Kernel
 from harness.sim.machine import Machine
@@ -101,6 +102,7 @@ class SchedulerContext(AttemptExecution):
                  delegate: Callable[[Any, Any, str], simpy.Event] | None = None,
                  machine: Machine | None = None) -> None:
         self.kernel = kernel
+        self._events = kernel.trace.events
         #: The machine the runtime runs on (the scenario's `[machine]`): what bridged code reads as
         #: `os.cpu_count()` and its relatives, never the host's.
         self.machine = machine if machine is not None else Machine()
@@ -124,6 +126,10 @@ class SchedulerContext(AttemptExecution):
         self._rate_windows = rate_windows if rate_windows is not None else {}
         #: Order-first exploration: calls step when the arbiter says, not after a latency.
         self._arbiter = arbiter
+        # Whether an attempt may take the plain path (harness.scheduling.attempt, `_attempt`): no arbiter,
+        # and no rate limit, duplicate delivery or torn write in the fault plan (most runs).
+        self._plain = (arbiter is None and not self._faults.rate_limits and not self._may_duplicate
+                       and not self._may_tear)
         #: The directory the runtime process was started in (never moved by the shell's `cd`).
         self.process_cwd = process_cwd if process_cwd is not None else world.cwd
         #: The execution policy the scenario asks for (plan-based schedulers apply it).
@@ -342,11 +348,12 @@ class SchedulerContext(AttemptExecution):
         """Start one attempt of `call` now; the returned handle settles with its result."""
         if id(call) not in self._batch_calls and call not in self.batch.calls:
             raise ValueError(f"call {call.id!r} is not part of this batch")
-        handle = CallHandle(self.env, call, attempt, self.now)
+        env = self.env
+        handle = CallHandle(env, call, attempt, int(env._now))
         if self.crashed:
             return handle  # a dead runtime starts nothing: the handle never settles
         self.handles.append(handle)
-        handle.process = self.env.process(self._execute(handle, idempotency_key))
+        handle.process = env.process(self._attempt(handle, idempotency_key))
         if origins.active is not None:  # the story's source lines: only while a report asks for them
             origins.note_start(handle)
         return handle
@@ -421,11 +428,21 @@ _T = TypeVar("_T")
 
 def _clone(value: _T, names: tuple[str, ...]) -> _T:
     """A field-by-field copy of a frozen (slots) dataclass, without re-running its validation: the
-    original was validated, and this runs for every batch of every run (a few microseconds)."""
-    copy = object.__new__(type(value))
+    original was validated, and this runs for every batch of every run (a few microseconds). The
+    classes themselves go through their generated copiers; a subclass (which may add fields) by name."""
+    kind = type(value)
+    if kind is ToolCall:
+        return _copy_call(value)  # type: ignore[arg-type, return-value]
+    if kind is ExecutionPolicy:
+        return _copy_execution(value)  # type: ignore[arg-type, return-value]
+    copy = object.__new__(kind)
     for name in names:
         object.__setattr__(copy, name, getattr(value, name))
     return copy
+
+
+_copy_call = copier(ToolCall)
+_copy_execution = copier(ExecutionPolicy)
 
 
 def _private_batch(batch: Batch) -> Batch:

@@ -11,9 +11,10 @@ from __future__ import annotations
 import enum
 import math
 from dataclasses import dataclass
+from heapq import heappush
 
 import simpy
-from simpy.events import EventPriority
+from simpy.events import NORMAL, EventPriority
 
 from harness.sim.streams import RandomStreams
 from harness.sim.trace import TraceRecorder
@@ -100,6 +101,24 @@ class Kernel:
             step()
             self.steps += 1
         return StopReason.DONE
+
+
+class CallStep(simpy.Timeout):
+    """A call's wait for its next touch point or its end: what `Kernel.delay(ms, "call")` gives, for the
+    attempt's hot path (a few per call). `ms` must be a positive int (the caller computed it from the
+    clock); the purpose is the class's, not set per timer."""
+
+    purpose = "call"
+
+    def __init__(self, env: simpy.Environment, ms: int) -> None:
+        # `simpy.Timeout.__init__` and `Environment.schedule`, inlined as SimPy inlines `Event.__init__`
+        # in its own events: the same queue entry, (time, priority, insertion count, event).
+        self.env = env
+        self.callbacks = []
+        self._value = None
+        self._delay = ms
+        self._ok = True
+        heappush(env._queue, (env._now + ms, NORMAL, next(env._eid), self))
 
 
 class _EndOfInstant(simpy.Event):

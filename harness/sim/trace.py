@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Iterator, Mapping
+from itertools import repeat
 from json.encoder import c_make_encoder as _c_encoder  # type: ignore[attr-defined]
 from json.encoder import encode_basestring as _encode_string
 from typing import Any
@@ -70,8 +71,12 @@ def _needs_json(value: Any) -> bool:
 
 def canonical_bytes(value: Any) -> bytes:
     """`canonical_json(value)` encoded as digests hash it (UTF-8, lone surrogates passed through)."""
-    fast = _fast(value)
-    return fast if fast is not None else canonical_json(value).encode("utf-8", "surrogatepass")
+    if not _needs_json(value):  # `_fast`, inlined: every call's value is digested through here
+        try:
+            return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+        except (TypeError, orjson.JSONEncodeError):
+            pass
+    return canonical_json(value).encode("utf-8", "surrogatepass")
 
 
 def canonical_json(value: Any) -> str:
@@ -165,10 +170,13 @@ def _fast_jsonl(events: list[TraceEvent] | tuple[TraceEvent, ...], plain: frozen
             if _needs_json(value):
                 return None
     try:
-        dumps, option = orjson.dumps, orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
-        return b"".join([dumps(event, option=option) for event in events])
+        # One orjson call per event from C (`map`), none of them a Python-level step: (event, default, option).
+        return b"".join(map(orjson.dumps, events, repeat(None), repeat(_LINES)))
     except (TypeError, orjson.JSONEncodeError):
         return None
+
+
+_LINES = orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
 
 
 def sha256(events: Iterable[TraceEvent]) -> str:

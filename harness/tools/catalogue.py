@@ -21,12 +21,24 @@ from harness.tools.spec import Args, Behaviour, ToolIO, ToolSpec
 class Catalogue(Mapping[str, ToolSpec]):
     """An immutable name -> ToolSpec mapping, iterated in name order, with per-call results."""
 
-    __slots__ = ("_specs", "results")
+    __slots__ = ("_running", "_specs", "results")
 
     def __init__(self, specs: Mapping[str, ToolSpec], results: Mapping[str, JSONValue] | None = None) -> None:
         self._specs = {name: specs[name] for name in sorted(specs)}
         #: call id -> the value that call returns when it succeeds (instead of its behaviour's).
         self.results: Mapping[str, JSONValue] = dict(results or {})
+        #: name -> the spec as a call runs it (`running`), made on first use: every call of every run asks.
+        self._running: dict[str, ToolSpec] = {}
+
+    def running(self, name: str) -> ToolSpec | None:
+        """The spec a call of tool `name` runs with (`_running_spec`), or None for an unknown tool."""
+        spec = self._running.get(name)
+        if spec is None:
+            found = self._specs.get(name)
+            if found is None:
+                return None
+            spec = self._running[name] = _running_spec(found)
+        return spec
 
     def __getitem__(self, name: str) -> ToolSpec:
         return self._specs[name]
@@ -71,19 +83,29 @@ def base_catalogue(tools_modules: tuple[str, ...] = ()) -> Catalogue:
 
 def prepare(call: ToolCall, catalogue: Mapping[str, ToolSpec]) -> tuple[ToolSpec, Args] | str:
     """The spec and parsed arguments of a call, or the error text a runtime would report."""
-    spec = catalogue.get(call.name)
+    if type(catalogue) is Catalogue:
+        spec = catalogue.running(call.name)
+    else:
+        found = catalogue.get(call.name)
+        spec = _running_spec(found) if found is not None else None
     if spec is None:
         return f"unknown tool {call.name!r}"
     args = call.parsed_arguments()
     if args is None:
         return "arguments are not a valid JSON object"
-    if user_code(spec.behaviour) and not spec.delegates:
-        # A user's Python tool: what its code raises or returns that cannot be recorded is its error.
-        spec = replace(spec, behaviour=Guarded(spec.behaviour, spec.name))
     results = getattr(catalogue, "results", None)
     if results and call.id in results:
         spec = replace(spec, behaviour=_Returning(spec.behaviour, results[call.id]))
     return spec, args
+
+
+def _running_spec(spec: ToolSpec) -> ToolSpec:
+    """`spec` as a call runs it: a user's Python tool guarded (what its code raises or returns that cannot
+    be recorded is its error, `harness.tools.guard`), any other as it is. A `Guarded` keeps no state of a
+    call, so one serves every call of the tool."""
+    if user_code(spec.behaviour) and not spec.delegates:
+        return replace(spec, behaviour=Guarded(spec.behaviour, spec.name))
+    return spec
 
 
 class _Returning:
