@@ -113,7 +113,8 @@ class Shared:
                                 max_concurrency=scenario.max_concurrency, tool_caps=scenario.tool_caps,
                                 interrupt=interrupt if scenario.interrupt is not None else None,
                                 grace_ms=scenario.interrupt.grace_ms if scenario.interrupt else 0, jitter=self.jitter,
-                                failures=_failures_of(current),
+                                failures=_failures_of(current) if current.call_failures or current.tool_failures
+                                else None,
                                 execution=scenario.execution, session=session, depends_on=current.depends_on,
                                 approvals=scenario.approvals,
                                 process_cwd=scenario.world.cwd, arbiter=self.arbiter, faults=scenario.faults,
