@@ -138,8 +138,8 @@ def run(turnstile: Any, thread: Any, by_ident: dict[int, Any], ident: int) -> No
         else:
             by_ident[ident] = outer
         no_loop = _no_loop[0]
-        if (my_loop is None and state.get(_LOOP_KEY, _ABSENT) is no_loop and mine.get(_LOOP_KEY, _ABSENT) is no_loop
-                and no_loop is not _ABSENT):  # `_swap_state`, inlined for its common case
+        if (my_loop is None and state.get(_LOOP_KEY, _ABSENT) is no_loop
+                and mine.get(_LOOP_KEY, _ABSENT) is no_loop):  # `_swap_state`, inlined for its common case
             state.clear()
             state.update(mine)
         else:
@@ -173,11 +173,16 @@ def _enter(turnstile: Any, target: Any, state: dict[str, Any], parked: list[Carr
     if carrier.parent is not turnstile.driver:
         carrier.parent = turnstile.driver  # it gives the baton back there (another greenlet may have made it)
     saved, no_loop = target.saved, _no_loop[0]
-    # `_swap_state`, inlined for its common case (a thread with no running loop after another): every switch.
-    if (saved is not None and target.loop is None and state.get(_LOOP_KEY, _ABSENT) is no_loop
-            and saved.get(_LOOP_KEY, _ABSENT) is no_loop and no_loop is not _ABSENT):
+    # `_swap_state`, inlined for its common case (a thread with no running loop after another, or a fresh
+    # thread): every switch.
+    if target.loop is None and state.get(_LOOP_KEY, _ABSENT) is no_loop:
         state.clear()
-        state.update(saved)
+        if saved is None:
+            state[_LOOP_KEY] = no_loop
+        else:
+            state.update(saved)
+            if saved.get(_LOOP_KEY, _ABSENT) is not no_loop:
+                _swap_state(state, saved, None)
     else:
         _swap_state(state, saved, target.loop)
     by_ident[ident] = target
@@ -191,8 +196,8 @@ def _enter(turnstile: Any, target: Any, state: dict[str, Any], parked: list[Carr
 _LOOP_KEY = "__asyncio_running_event_loop__"
 _ABSENT = object()
 #: The entry `_set_running_loop(None)` leaves under `_LOOP_KEY` (3.11: a holder object; 3.12: None), made
-#: once and kept for the life of the process (see `_swap_state`); `_ABSENT` until then.
-_no_loop: list[Any] = [_ABSENT]
+#: once and kept for the life of the process (see `_swap_state`); until then a marker no dict holds.
+_no_loop: list[Any] = [object()]
 
 
 def _swap_state(state: dict[str, Any], contents: dict[str, Any] | None, loop: Any) -> None:
@@ -204,7 +209,7 @@ def _swap_state(state: dict[str, Any], contents: dict[str, Any] | None, loop: An
     runs: the cache is then unset or that very entry (only `_set_running_loop` writes another one
     there, and this function alone puts the shared one back), which lives as long as the process."""
     no_loop = _no_loop[0]
-    keep = loop is None and no_loop is not _ABSENT and state.get(_LOOP_KEY, _ABSENT) is no_loop
+    keep = loop is None and state.get(_LOOP_KEY, _ABSENT) is no_loop
     state.clear()
     if contents is not None:
         state.update(contents)
@@ -215,7 +220,7 @@ def _swap_state(state: dict[str, Any], contents: dict[str, Any] | None, loop: An
         return
     _set_running_loop(loop)
     if loop is None:
-        if no_loop is _ABSENT:
+        if type(no_loop) is object:  # the marker: the first entry made is the shared one from now on
             _no_loop[0] = state[_LOOP_KEY]
         else:
             state[_LOOP_KEY] = no_loop  # in place of the entry just made (the cache is unset: no read since)
