@@ -118,6 +118,48 @@ def test_each_thread_has_its_own_running_asyncio_loop(each_carrier: str) -> None
     assert asyncio.events._get_running_loop() is outer  # the test's thread: none, as before the run
 
 
+def test_a_thread_without_a_loop_sees_none_while_others_wait_inside_theirs(each_carrier: str) -> None:
+    """asyncio caches the running loop per OS thread: a greenlet switch must not leak one thread's
+    loop to another, before, while or after the others run theirs (also across runs)."""
+    seen: list[tuple[str, Any]] = []
+    get = asyncio.events._get_running_loop
+
+    def execute(tool_calls: list[Any], run_tool: Any) -> list[Any]:
+        def with_loop(mark: str) -> None:
+            async def inside() -> None:
+                time.sleep(1)  # parked inside its running loop: the others run meanwhile
+                seen.append((mark, asyncio.get_running_loop() is not None))
+
+            seen.append((mark + " before", get()))
+            asyncio.run(inside())
+            seen.append((mark + " after", get()))
+
+        def without_loop() -> None:
+            for step in range(3):
+                time.sleep(0.4)
+                seen.append((f"plain {step}", get()))
+
+        threads = [threading.Thread(target=with_loop, args=("a",)), threading.Thread(target=without_loop),
+                   threading.Thread(target=with_loop, args=("b",))]
+        for thread in threads:
+            thread.start()
+        seen.append(("main", get()))
+        for thread in threads:
+            thread.join()
+        seen.append(("main end", get()))
+        return [run_tool(tc) for tc in tool_calls]
+
+    for seed in (1, 2):
+        seen.clear()
+        result = run(find_scenario("incident-triage"), from_threads(execute), seed=seed)
+        assert result.status is RunStatus.COMPLETED, result.error
+        assert sorted(seen, key=lambda s: s[0]) == [
+            ("a", True), ("a after", None), ("a before", None), ("b", True), ("b after", None),
+            ("b before", None), ("main", None), ("main end", None), ("plain 0", None), ("plain 1", None),
+            ("plain 2", None)]
+    assert get() is None
+
+
 def test_both_carriers_give_the_same_fingerprints() -> None:
     fingerprints: dict[str, list[str]] = {}
     saved = turnstile._carrier[0]

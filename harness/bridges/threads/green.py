@@ -137,9 +137,13 @@ def run(turnstile: Any, thread: Any, by_ident: dict[int, Any], ident: int) -> No
             by_ident.pop(ident, None)
         else:
             by_ident[ident] = outer
-        state.clear()
-        state.update(mine)
-        _set_running_loop(my_loop)
+        no_loop = _no_loop[0]
+        if (my_loop is None and state.get(_LOOP_KEY, _ABSENT) is no_loop
+                and mine.get(_LOOP_KEY, _ABSENT) is no_loop):  # `_swap_state`, inlined for its common case
+            state.clear()
+            state.update(mine)
+        else:
+            _swap_state(state, mine, my_loop)
 
 
 def _enter(turnstile: Any, target: Any, state: dict[str, Any], parked: list[Carrier], by_ident: dict[int, Any],
@@ -168,16 +172,58 @@ def _enter(turnstile: Any, target: Any, state: dict[str, Any], parked: list[Carr
         _next[0] = target
     if carrier.parent is not turnstile.driver:
         carrier.parent = turnstile.driver  # it gives the baton back there (another greenlet may have made it)
-    state.clear()
-    if target.saved is not None:
-        state.update(target.saved)
-    # asyncio (3.11, 3.12) caches the running loop for the OS thread: set it for this thread.
-    _set_running_loop(target.loop)
+    saved, no_loop = target.saved, _no_loop[0]
+    # `_swap_state`, inlined for its common case (a thread with no running loop after another, or a fresh
+    # thread): every switch.
+    if target.loop is None and state.get(_LOOP_KEY, _ABSENT) is no_loop:
+        state.clear()
+        if saved is None:
+            state[_LOOP_KEY] = no_loop
+        else:
+            state.update(saved)
+            if saved.get(_LOOP_KEY, _ABSENT) is not no_loop:
+                _swap_state(state, saved, None)
+    else:
+        _swap_state(state, saved, target.loop)
     by_ident[ident] = target
     if target.state == "runnable":  # else a blocked thread released at the end of its run
         turnstile.ready -= 1
     target.state = "running"
     return carrier
+
+
+#: Where asyncio (3.11, 3.12) keeps a thread's running loop in its thread-state dict.
+_LOOP_KEY = "__asyncio_running_event_loop__"
+_ABSENT = object()
+#: The entry `_set_running_loop(None)` leaves under `_LOOP_KEY` (3.11: a holder object; 3.12: None), made
+#: once and kept for the life of the process (see `_swap_state`); until then a marker no dict holds.
+_no_loop: list[Any] = [object()]
+
+
+def _swap_state(state: dict[str, Any], contents: dict[str, Any] | None, loop: Any) -> None:
+    """Give this OS thread's thread-state dict `contents` (None: a fresh thread's) and `loop` as its
+    running loop. asyncio's C code caches, per OS thread, a borrowed pointer to the entry under
+    `_LOOP_KEY` it last read from the dict, which a swap of the dict's contents leaves stale:
+    `_set_running_loop` resets that cache (and costs a `getpid()` system call and a new entry). It is
+    skipped when the dict holds the shared no-loop entry both before and after the swap and no loop
+    runs: the cache is then unset or that very entry (only `_set_running_loop` writes another one
+    there, and this function alone puts the shared one back), which lives as long as the process."""
+    no_loop = _no_loop[0]
+    keep = loop is None and state.get(_LOOP_KEY, _ABSENT) is no_loop
+    state.clear()
+    if contents is not None:
+        state.update(contents)
+        keep = keep and contents.get(_LOOP_KEY, _ABSENT) is no_loop
+    elif keep:
+        state[_LOOP_KEY] = no_loop
+    if keep:
+        return
+    _set_running_loop(loop)
+    if loop is None:
+        if type(no_loop) is object:  # the marker: the first entry made is the shared one from now on
+            _no_loop[0] = state[_LOOP_KEY]
+        else:
+            state[_LOOP_KEY] = no_loop  # in place of the entry just made (the cache is unset: no read since)
 
 
 def give_back(turnstile: Any, thread: Any, following: Any) -> None:

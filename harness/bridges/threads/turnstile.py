@@ -113,6 +113,7 @@ class BridgeThread:
             self.error = exc
         finally:
             self.state = DONE
+            self.turnstile.live -= 1
             watchers, self.watchers = self.watchers, []
             for watcher in watchers:
                 watcher()
@@ -181,6 +182,8 @@ class Turnstile:
         self.back = _allocate_lock()
         self.back.acquire()  # released by a thread on an OS thread when it gives the baton back
         self.threads: list[BridgeThread] = []
+        #: How many of them have not ended (spawned, not DONE): none, and `release_all` has nothing to release.
+        self.live = 0
         #: How many of them are runnable: none, and the scans for the first runnable one are skipped (a
         #: thread parking while the others wait, the driver waiting on the simulation). Kept by every
         #: move into and out of RUNNABLE.
@@ -209,6 +212,7 @@ class Turnstile:
         thread = BridgeThread(self, index, name or f"Thread-{index}", target, owner)
         self.threads.append(thread)
         self.ready += 1
+        self.live += 1
         if self.on_wake is not None:
             self.on_wake()
         return thread
@@ -275,6 +279,11 @@ class Turnstile:
         Returns the names of threads that would not end (user code that swallows `ThreadReleased`
         again and again, see `check`); they stay parked for good, as daemon threads."""
         self.closed = True
+        if not self.live and self.green:  # every thread has ended (the common case): none to release or join
+            if self._signals is not None:
+                self._signals.close()
+            self._untie()
+            return []
         stuck: list[str] = []
         try:
             for thread in self.threads:
@@ -282,6 +291,7 @@ class Turnstile:
                     if thread.state == RUNNABLE:
                         self.ready -= 1
                     thread.state = DONE  # never ran: nothing to unwind
+                    self.live -= 1
                     continue
                 if thread.state == RUNNING:
                     # It holds the baton: the driver was interrupted while waiting for it (a wall-clock
