@@ -12,6 +12,7 @@ judged once, its shape is not worth holding on to). It never reads a run and nev
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from harness.model import ToolCall
@@ -19,6 +20,7 @@ from harness.model import ToolCall
 if TYPE_CHECKING:
     from harness.scenario.spec import Scenario
     from harness.tools.hints import McpHints
+    from harness.tools.spec import ToolSpec
 
 #: Scenarios remembered at once (an exploration uses one; a sweep moves from one to the next).
 MAX_ENTRIES = 32
@@ -41,16 +43,29 @@ class ScenarioShape:
         self.position: dict[str, int] = {call_id: i for i, call_id in enumerate(self.ids)}
         #: Call id -> the index of its batch.
         self.batch_of: dict[str, int] = {call.id: b for b, batch in enumerate(scenario.batches) for call in batch}
-        #: Tool name -> its MCP hints, for the catalogue's tools that declare some.
-        self.hinted: dict[str, McpHints] = {name: spec.declared.hints for name, spec in scenario.catalogue.items()
-                                            if spec.declared.hints is not None}
-        #: The catalogue's tools that may not overlap another call (interactive or declared exclusive).
-        self.exclusive: frozenset[str] = frozenset(name for name, spec in scenario.catalogue.items()
-                                                   if spec.declared.interactive or spec.declared.exclusive)
+        #: Tool name -> its MCP hints, for the catalogue's tools that declare some; and the catalogue's
+        #: tools that may not overlap another call (interactive or declared exclusive).
+        self.hinted, self.exclusive = _of_catalogue(scenario.catalogue)
 
 
 _memo: dict[int, tuple[Scenario, ScenarioShape]] = {}
 _lock = threading.Lock()
+#: The same per catalogue: scenarios made one per run (generated batches) share the built-in one.
+_catalogues: dict[int, tuple[Mapping[str, ToolSpec], dict[str, McpHints], frozenset[str]]] = {}
+
+
+def _of_catalogue(catalogue: Mapping[str, ToolSpec]) -> tuple[dict[str, McpHints], frozenset[str]]:
+    entry = _catalogues.get(id(catalogue))
+    if entry is not None and entry[0] is catalogue:
+        return entry[1], entry[2]
+    hinted = {name: spec.declared.hints for name, spec in catalogue.items() if spec.declared.hints is not None}
+    exclusive = frozenset(name for name, spec in catalogue.items()
+                          if spec.declared.interactive or spec.declared.exclusive)
+    with _lock:
+        if len(_catalogues) >= MAX_ENTRIES:
+            _catalogues.clear()
+        _catalogues[id(catalogue)] = (catalogue, hinted, exclusive)
+    return hinted, exclusive
 
 
 def shape_of(scenario: Scenario) -> ScenarioShape:
