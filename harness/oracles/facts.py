@@ -139,8 +139,8 @@ class RunFacts:
         batch = -1
         # Several agents' batches overlap in time: an attempt belongs to the batch of its call, not to
         # the batch that began last.
-        owner = ({call.id: b for b, batch_ in enumerate(self.result.scenario.batches) for call in batch_}
-                 if self.result.agents else {})
+        owner = self.shape.batch_of if self.result.agents else {}
+        attempts = self.attempts
 
         def placeholder(e: TraceEvent) -> Attempt:
             # An event for an attempt whose start is not (yet) in the trace. It still counts, as an
@@ -148,7 +148,7 @@ class RunFacts:
             key = (e["call"], e["attempt"])
             a = Attempt(e["call"], e["attempt"], tools.get(e["call"], ""), e["t"], e["seq"],
                         owner.get(e["call"], batch), end_t=e["t"], end_seq=e["seq"], opened=False)
-            self.attempts.append(a)
+            attempts.append(a)
             open_attempts[key] = a
             return a
 
@@ -164,8 +164,8 @@ class RunFacts:
                 # first (it never runs), so an earlier unopened one is another handle's.
                 a = Attempt(e["call"], e["attempt"], e["tool"], e["t"], e["seq"], owner.get(e["call"], batch),
                             e.get("key"))
-                self.attempts.append(a)
-                open_attempts[(e["call"], e["attempt"])] = a
+                attempts.append(a)
+                open_attempts[(a.call, a.attempt)] = a
             elif ev == "end":
                 a = open_attempts.get((e["call"], e["attempt"])) or placeholder(e)
                 a.end_t, a.end_seq, a.outcome = e["t"], e["seq"], e["outcome"]
