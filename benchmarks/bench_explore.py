@@ -9,7 +9,9 @@ checked by every oracle, as `harness explore` does. The Hypothesis part is check
 (generated batches over a world with aliases, PCT order per batch). Beside them, in the same rounds:
 the raw SimPy serial+parallel pair of benchmarks/bench_run.py (the random rate's ratio to it, target
 0.23), and Hypothesis generating the same strategy with no harness work (check_scheduler's CPU time
-per example over its own, target <= 1.3).
+per example over its own, target <= 1.3). And where a random run's time goes (`random_cost_breakdown_us`,
+same rounds): `run()` alone on the same seeds, the oracles (`check`) on those runs, and the rest of the
+exploration (planning, summarising, bookkeeping) as what is left of its time per run.
 
 Usage: python benchmarks/bench_explore.py [--runs N] [--examples N] [--rounds R]
 """
@@ -30,6 +32,7 @@ from _figures import emit
 import harness.testing.generated
 from harness import __version__
 from harness.explore.engine import explore
+from harness.oracles import replays
 from harness.policies import get_scheduler
 from harness.scenario import find_scenario
 
@@ -61,6 +64,25 @@ def _explore_rate(strategy: str, scheduler: str, runs: int) -> float:
     return done / seconds
 
 
+def _random_parts_us(runs: int) -> tuple[float, float]:
+    """CPU microseconds per run of what a random exploration of config-clobber under `serial` does
+    with each run: `run()` on its seeds, then the oracles on those runs (the same heap settings)."""
+    from harness.oracles import check
+    from harness.run import run
+    from harness.sim.collector import long_search
+
+    scenario, policy = find_scenario("config-clobber"), get_scheduler("serial")
+    with long_search():
+        start = time.process_time()
+        results = [run(scenario, policy, 1 + i) for i in range(runs)]
+        ran = time.process_time() - start
+        start = time.process_time()
+        for result in results:
+            check(result)
+        checked = time.process_time() - start
+    return 1e6 * ran / runs, 1e6 * checked / runs
+
+
 def _raw_pair_rate(runs: int) -> float:
     """Raw SimPy serial+parallel pairs per CPU second (benchmarks/bench_run.py's reference, same latencies)."""
     from bench_run import bench_scenario, raw_simpy_pair
@@ -78,23 +100,40 @@ def _raw_pair_rate(runs: int) -> float:
     return done / seconds
 
 
-def _hypothesis_rate(examples: int) -> tuple[float, int]:
-    """Examples/s of check_scheduler's Hypothesis part, counting the batches it really ran."""
+def _hypothesis_rate(examples: int) -> tuple[float, int, float, float]:
+    """Examples/s of check_scheduler's Hypothesis part, counting the batches it really ran, and the
+    CPU microseconds per example spent in `run()` and in the oracles (`first_violation`)."""
     policy = get_scheduler("serial")
     ran = 0
-    real_run = harness.testing.generated.run
+    in_run = in_oracles = 0.0
+    generated = harness.testing.generated
+    real_run, real_first = generated.run, generated.first_violation
 
     def counting(*args: Any, **kwargs: Any) -> Any:
-        nonlocal ran
+        nonlocal ran, in_run
         ran += 1
-        return real_run(*args, **kwargs)
+        start = time.process_time()
+        try:
+            return real_run(*args, **kwargs)
+        finally:
+            in_run += time.process_time() - start
 
-    harness.testing.generated.run = counting  # type: ignore[assignment]
+    def judging(*args: Any, **kwargs: Any) -> Any:
+        nonlocal in_oracles
+        start = time.process_time()
+        try:
+            return real_first(*args, **kwargs)
+        finally:
+            in_oracles += time.process_time() - start
+
+    generated.run, generated.first_violation = counting, judging  # type: ignore[assignment]
+    # One check_scheduler call's cost, as the first in a session: no replay remembered from an earlier round.
+    replays.forget()
     try:
-        seconds, _ = _cpu(lambda: len(harness.testing.generated.explore_generated(policy, examples, 1).findings))
+        seconds, _ = _cpu(lambda: len(generated.explore_generated(policy, examples, 1).findings))
     finally:
-        harness.testing.generated.run = real_run
-    return ran / seconds, ran
+        generated.run, generated.first_violation = real_run, real_first  # type: ignore[assignment]
+    return ran / seconds, ran, 1e6 * in_run / max(ran, 1), 1e6 * in_oracles / max(ran, 1)
 
 
 def _hypothesis_engine_rate(examples: int) -> float:
@@ -134,18 +173,32 @@ def main() -> None:
     load = os.getloadavg()
     _explore_rate("random", "serial", 50)  # warm imports and caches
     rates: dict[str, list[float]] = {"random_serial": [], "random_resource_keys": [], "pct_serial": [],
-                                     "auto_serial": [], "hypothesis": [], "hypothesis_engine": [], "raw_pair": []}
+                                     "auto_serial": [], "hypothesis": [], "hypothesis_engine": [], "raw_pair": [],
+                                     "run_us": [], "oracles_us": [], "hypothesis_run_us": [],
+                                     "hypothesis_oracles_us": []}
     examples_ran = 0
     for _ in range(args.rounds):
         rates["random_serial"].append(_explore_rate("random", "serial", args.runs))
         rates["random_resource_keys"].append(_explore_rate("random", "resource_keys", args.runs))
         rates["pct_serial"].append(_explore_rate("pct", "serial", args.runs))
         rates["auto_serial"].append(_explore_rate("auto", "serial", args.runs))
-        rate, examples_ran = _hypothesis_rate(args.examples)
+        rate, examples_ran, run_us, oracles_us = _hypothesis_rate(args.examples)
         rates["hypothesis"].append(rate)
+        rates["hypothesis_run_us"].append(run_us)
+        rates["hypothesis_oracles_us"].append(oracles_us)
         rates["hypothesis_engine"].append(_hypothesis_engine_rate(args.examples))
         rates["raw_pair"].append(_raw_pair_rate(args.runs))
+        run_us, oracles_us = _random_parts_us(args.runs)
+        rates["run_us"].append(run_us)
+        rates["oracles_us"].append(oracles_us)
     median = {key: statistics.median(values) for key, values in rates.items()}
+    # The rest of a run or an example is worked out round by round (its parts measured minutes apart,
+    # never across rounds), then the median.
+    random_rest = statistics.median(1e6 / total - ran - judged for total, ran, judged in zip(
+        rates["random_serial"], rates["run_us"], rates["oracles_us"], strict=True))
+    hypothesis_rest = statistics.median(1e6 / total - ran - judged - 1e6 / alone for total, ran, judged, alone in zip(
+        rates["hypothesis"], rates["hypothesis_run_us"], rates["hypothesis_oracles_us"], rates["hypothesis_engine"],
+        strict=True))
     figures = {
         "benchmark": "exploration throughput per core (CPU time), config-clobber; check_scheduler's Hypothesis part",
         "harness_version": __version__,
@@ -172,6 +225,22 @@ def main() -> None:
         "hypothesis_over_engine": round(statistics.median(
             e / h for h, e in zip(rates["hypothesis"], rates["hypothesis_engine"], strict=True)), 3),
         "hypothesis_over_engine_target": HYPOTHESIS_OVER_ENGINE_TARGET,
+        # Per random run (median of the rounds): run(), the oracles, and the rest of the exploration.
+        "random_cost_breakdown_us": {
+            "total": round(1e6 / median["random_serial"], 1),
+            "run": round(median["run_us"], 1),
+            "oracles": round(median["oracles_us"], 1),
+            "rest": round(random_rest, 1),
+        },
+        # Per example of the Hypothesis part (medians): run(), the oracles, Hypothesis alone on the same
+        # strategy, and the rest (the harness's other work per example, and Hypothesis' own beyond it).
+        "hypothesis_cost_breakdown_us": {
+            "total": round(1e6 / median["hypothesis"], 1),
+            "run": round(median["hypothesis_run_us"], 1),
+            "oracles": round(median["hypothesis_oracles_us"], 1),
+            "hypothesis_alone": round(1e6 / median["hypothesis_engine"], 1),
+            "rest": round(hypothesis_rest, 1),
+        },
         "all_rounds": {key: [round(v, 1) for v in values] for key, values in rates.items()},
         "load_average_1m": round(load[0], 2),
     }

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.oracles import Verdict, check
+from harness.oracles.facts import RunFacts
 from harness.run import RunResult
 
 
@@ -92,12 +93,12 @@ def labels_in(verdicts: Sequence[Verdict], label: Collection[str] | None) -> tup
 
 def started_tools(result: RunResult) -> dict[str, int]:
     """How many calls of each tool the run started through the scheduler (first attempts only: a
-    retry exercises the same call again)."""
+    retry exercises the same call again). Read from the attempts the oracles read the trace into (one
+    pass over the trace for both): each `start` event is an opened attempt, in trace order."""
     counts: dict[str, int] = {}
-    for event in result.trace:
-        if event.get("ev") == "start" and event.get("attempt", 1) == 1:
-            tool = str(event.get("tool"))
-            counts[tool] = counts.get(tool, 0) + 1
+    for attempt in RunFacts.of(result).attempts:
+        if attempt.opened and attempt.attempt == 1:
+            counts[attempt.tool] = counts.get(attempt.tool, 0) + 1
     return counts
 
 

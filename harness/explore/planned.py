@@ -144,11 +144,13 @@ def execute_plan(job: Job, policy: Scheduler, plan: RunPlan) -> tuple[RunResult,
 
 def _summarise(job: Job, plan: RunPlan, result: RunResult, kinds: tuple[str, ...]) -> _Outcome:
     verdicts = check(result)
-    labels = labels_in(verdicts, job.labels)
-    timers = sorted({p for d in result.decisions if d.chosen == TIME for p in d.fired})
+    # Most runs pass every oracle and (random ones) made no decision: nothing to gather for those.
+    labels = labels_in(verdicts, job.labels) if any(v.violations for v in verdicts) else ()
+    decisions = result.decisions
+    timers = sorted({p for d in decisions if d.chosen == TIME for p in d.fired}) if decisions else ()
     return _Outcome(plan.index, labels[0] if labels else None, tuple(timers), len(result.tape or ()), kinds,
-                    sum(1 for d in result.decisions if d.chosen.startswith(FAULT)), check_limited(verdicts), labels,
-                    tuple(sorted(started_tools(result).items())))
+                    sum(1 for d in decisions if d.chosen.startswith(FAULT)) if decisions else 0,
+                    check_limited(verdicts), labels, tuple(sorted(started_tools(result).items())))
 
 
 def _run_chunk(job: Job, chunk: list[RunPlan]) -> list[_Outcome]:

@@ -58,7 +58,7 @@ def _unexplained(v: Violation) -> bool:
 def ghost_effects(facts: RunFacts) -> Iterator[Violation]:
     rollbacks: list[tuple[int, int, frozenset[str] | None]] | None = None  # read from the trace when first needed
     reported_results = facts.reported
-    for call in facts.result.scenario.calls:
+    for call in facts.shape.calls:
         reported_result = reported_results.get(call.id)
         if reported_result is not None and reported_result.outcome is Outcome.OK:
             continue  # reported ok: it must have taken effect (what `must_take_effect` says first)

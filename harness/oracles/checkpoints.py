@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from harness.oracles.facts import RunFacts
 from harness.oracles.verdict import Verdict, Violation
 from harness.run import RunResult
 from harness.tools.spec import MUTATING_OPS
@@ -38,8 +39,9 @@ NAME = "checkpoints"
 
 def check(result: RunResult) -> Verdict:
     trace = result.trace
-    torn = _torn_snapshots(trace) if any(e["ev"] == "snapshot_read" for e in trace) else []
-    if not any(e["ev"] == "rollback" for e in trace):
+    kinds = RunFacts.of(result).kinds  # the trace's kinds of events, read once for every oracle
+    torn = _torn_snapshots(trace) if "snapshot_read" in kinds else []
+    if "rollback" not in kinds:
         return Verdict.of(NAME, torn)
     taken: dict[int, int] = {}  # trace position of a checkpoint -> when it was taken
     starts: dict[tuple[str, int], list[int]] = {}  # (call, attempt) -> seqs of its starts

@@ -33,6 +33,9 @@ def _agents(result: RunResult) -> dict[str, str]:
 
 def check_exclusivity(result: RunResult) -> Verdict:
     facts = RunFacts.of(result)
+    exclusive = facts.shape.exclusive
+    if not any(a.tool in exclusive for a in facts.attempts):
+        return Verdict.of(EXCLUSIVITY, [])  # no attempt of a tool that excludes others
     catalogue = result.scenario.catalogue
     agent_of = _agents(result)
     violations = []

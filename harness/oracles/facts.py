@@ -16,6 +16,7 @@ from operator import itemgetter
 from typing import NamedTuple
 
 from harness.model import CallResult, Outcome, ToolCall
+from harness.oracles.shape import ScenarioShape, shape_of
 from harness.run import RunResult
 from harness.sim.trace import TraceEvent
 from harness.tools.spec import MUTATING_OPS as MUTATING
@@ -108,6 +109,11 @@ class RunFacts:
     skips: list[tuple[int, int, str, str]] = field(default_factory=list)
     #: When the runtime crashed (the fault plan's crash), if it did.
     crash_t: int | None = None
+    #: Every kind of event (`ev`) the trace holds: an oracle whose events are absent has nothing to
+    #: read, and asks this instead of walking the trace again.
+    kinds: frozenset[str] = frozenset()
+    #: Whether an attempt ended in an error of a user's tool's own code (an `end` marked `tool_code`).
+    tool_code: bool = False
 
     @classmethod
     def of(cls, result: RunResult) -> RunFacts:
@@ -126,12 +132,15 @@ class RunFacts:
         touch_events: list[TraceEvent] = []
         #: The trace's touch events, read into `touches` when an oracle first asks.
         self._touch_events = touch_events
-        tools = {call.id: call.name for call in self.result.scenario.calls}
+        #: What every run of the scenario shares (its calls, positions, batches), made once per scenario.
+        self.shape: ScenarioShape = shape_of(self.result.scenario)
+        tools = self.shape.tools
+        kinds: set[str] = set()
         batch = -1
         # Several agents' batches overlap in time: an attempt belongs to the batch of its call, not to
         # the batch that began last.
-        owner = ({call.id: b for b, batch_ in enumerate(self.result.scenario.batches) for call in batch_}
-                 if self.result.agents else {})
+        owner = self.shape.batch_of if self.result.agents else {}
+        attempts = self.attempts
 
         def placeholder(e: TraceEvent) -> Attempt:
             # An event for an attempt whose start is not (yet) in the trace. It still counts, as an
@@ -139,12 +148,13 @@ class RunFacts:
             key = (e["call"], e["attempt"])
             a = Attempt(e["call"], e["attempt"], tools.get(e["call"], ""), e["t"], e["seq"],
                         owner.get(e["call"], batch), end_t=e["t"], end_seq=e["seq"], opened=False)
-            self.attempts.append(a)
+            attempts.append(a)
             open_attempts[key] = a
             return a
 
         for e in self.result.trace:
             ev = e["ev"]
+            kinds.add(ev)
             if ev == "touch":  # most of a trace: asked first
                 touch_events.append(e)
             elif ev == "batch":
@@ -154,12 +164,14 @@ class RunFacts:
                 # first (it never runs), so an earlier unopened one is another handle's.
                 a = Attempt(e["call"], e["attempt"], e["tool"], e["t"], e["seq"], owner.get(e["call"], batch),
                             e.get("key"))
-                self.attempts.append(a)
-                open_attempts[(e["call"], e["attempt"])] = a
+                attempts.append(a)
+                open_attempts[(a.call, a.attempt)] = a
             elif ev == "end":
                 a = open_attempts.get((e["call"], e["attempt"])) or placeholder(e)
                 a.end_t, a.end_seq, a.outcome = e["t"], e["seq"], e["outcome"]
                 a.error, a.value_digest, a.fault = e.get("error"), e.get("vd"), e.get("fault")
+                if e.get("tool_code"):
+                    self.tool_code = True
             elif ev == "faults":
                 a = open_attempts.get((e["call"], e["attempt"])) or placeholder(e)
                 a.injected = tuple(e["kinds"])
@@ -181,6 +193,7 @@ class RunFacts:
                 self.skips.append((e["t"], e["seq"], e["call"], e.get("reason") or ""))
             elif ev == "crash":
                 self.crash_t = e["t"]
+        self.kinds = frozenset(kinds)
 
     @cached_property
     def touches(self) -> list[Touch]:
@@ -192,16 +205,16 @@ class RunFacts:
 
     @cached_property
     def calls(self) -> dict[str, ToolCall]:
-        return {call.id: call for call in self.result.scenario.calls}
+        return {call.id: call for call in self.shape.calls}
 
-    @cached_property
+    @property
     def position(self) -> dict[str, int]:
         """Global model order: batch by batch, call by call."""
-        return {call.id: i for i, call in enumerate(self.result.scenario.calls)}
+        return self.shape.position
 
-    @cached_property
+    @property
     def batch_of(self) -> dict[str, int]:
-        return {call.id: b for b, batch in enumerate(self.result.scenario.batches) for call in batch}
+        return self.shape.batch_of
 
     @cached_property
     def reported(self) -> dict[str, CallResult]:

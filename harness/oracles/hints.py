@@ -27,6 +27,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from harness.oracles.shape import shape_of
 from harness.oracles.verdict import Verdict, Violation
 from harness.run import RunResult
 from harness.tools.hints import McpHints
@@ -39,8 +40,7 @@ _CHANGES = MUTATING_OPS | {"append"}
 
 
 def check(result: RunResult) -> Verdict:
-    catalogue = result.scenario.catalogue
-    hinted = {name: spec.declared.hints for name, spec in catalogue.items() if spec.declared.hints is not None}
+    hinted = shape_of(result.scenario).hinted  # the catalogue's hinted tools, found once per scenario
     if not hinted:
         return Verdict.of(NAME, [], "no tool of the scenario gives MCP hints")
     tools: dict[str, str] = {}

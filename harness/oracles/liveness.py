@@ -40,7 +40,8 @@ def check(result: RunResult) -> Verdict:
     violations.extend(_orphans(facts))
     violations.extend(_interrupts(facts))
     violations.extend(_dropped(facts))
-    violations.extend(_loop_holds(result))
+    if "blocked" in facts.kinds:  # only a bridged event loop records holds
+        violations.extend(_loop_holds(result))
     return Verdict.of(NAME, violations)
 
 
@@ -227,5 +228,6 @@ def _first_cause(facts: RunFacts) -> float:
         if refused is not None and refused.outcome is Outcome.ERROR:
             causes.append(t)
     # A user who says no (read only here: a run with a cancelled, never-started call is rare).
-    causes.extend(e["t"] for e in facts.result.trace if e["ev"] == "approval" and e.get("answer") != "approve")
+    if "approval" in facts.kinds:
+        causes.extend(e["t"] for e in facts.result.trace if e["ev"] == "approval" and e.get("answer") != "approve")
     return min(causes, default=math.inf)

@@ -104,10 +104,10 @@ def replay_marks(facts: RunFacts, steps: list[Step]) -> tuple[Mark, ...]:
     it; any other, and every rollback, goes before the first call in model order that had not started
     when it was taken (after the last, if every call had): the serial run reaches it at the same point
     of its work."""
-    trace = facts.result.trace
-    if not any(e["ev"] == "rollback" for e in trace):
+    if "rollback" not in facts.kinds:
         return ()  # a checkpoint never rolled back changes nothing in the replay
-    calls = facts.result.scenario.calls
+    trace = facts.result.trace
+    calls = facts.shape.calls
     index = {call.id: i for i, call in enumerate(calls)}
     first_start: dict[str, int] = {}
     for e in trace:
@@ -141,7 +141,7 @@ def replay_steps(facts: RunFacts) -> list[Step]:
     earlier: set[str] = set()
     # Reads `earlier` as it grows; a producer never reported (a crashed batch) gave what it ended ok with.
     lookup = reference_lookup(facts.reported, earlier, facts.result.produced)
-    for call in facts.result.scenario.calls:
+    for call in facts.shape.calls:
         # The serial reference reads args_from as model order does: every earlier call has ended, so a
         # consumer gets what its producer returned (nothing if it failed). The data-flow oracle judges
         # when the run read it; here only the effects of the resolved call are compared.

@@ -26,7 +26,7 @@ NAME = "protocol"
 def check(result: RunResult) -> Verdict:
     facts = RunFacts.of(result)
     violations: list[Violation] = []
-    rolled_back = any(e["ev"] == "rollback" for e in result.trace)
+    rolled_back = "rollback" in facts.kinds
     for batch_run in result.batches:
         if batch_run.status is not RunStatus.COMPLETED:
             continue  # nothing was reported; the contract oracle says why

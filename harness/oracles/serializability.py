@@ -77,8 +77,9 @@ def check(result: RunResult) -> Verdict:
 def _named(verdict: Verdict, reference: str, result: RunResult) -> Verdict:
     """The verdict saying which reference it was judged against (its words too, for another than model)."""
     if reference == MODEL:
-        return replace(verdict, reference=MODEL,
-                       note="; ".join(filter(None, (verdict.note, reference_note(result)))))
+        # Built directly, not by dataclasses.replace: this runs for every run an exploration makes.
+        return Verdict(verdict.oracle, verdict.ok, verdict.violations,
+                       "; ".join(filter(None, (verdict.note, reference_note(result)))), MODEL)
     order = f"{reference} order"
     violations = tuple(replace(v, message=v.message.replace("model order", order)) for v in verdict.violations)
     return replace(verdict, violations=violations, reference=reference,

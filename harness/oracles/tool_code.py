@@ -10,6 +10,7 @@ the tool's (6), never the scheduler's. It only reads the trace.
 
 from __future__ import annotations
 
+from harness.oracles.facts import RunFacts
 from harness.oracles.verdict import Kind, Verdict, Violation
 from harness.run import RunResult
 
@@ -18,6 +19,8 @@ LABELS = ("tool-error",)
 
 
 def check(result: RunResult) -> Verdict:
+    if not RunFacts.of(result).tool_code:
+        return Verdict.of(NAME, [])  # no attempt ended in its tool's own error: nothing to walk the trace for
     tools: dict[tuple[str, int], str] = {}
     violations = []
     for event in result.trace:

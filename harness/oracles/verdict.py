@@ -58,6 +58,15 @@ class Verdict:
     @classmethod
     def of(cls, oracle: str, violations: Iterable[Violation], note: str = "") -> Verdict:
         found = tuple(violations)
+        if not found and cls is Verdict:
+            # Nearly every verdict of an exploration is a pass: one frozen value per (oracle, note),
+            # shared, instead of a new one per run.
+            passed = _PASSED.get((oracle, note))
+            if passed is None:
+                passed = cls(oracle, True, (), note)
+                if len(_PASSED) < _PASSED_MAX:
+                    _PASSED[(oracle, note)] = passed
+            return passed
         return cls(oracle, not found, found, note)
 
     @property
@@ -85,6 +94,12 @@ class Verdict:
             "violations": [v.to_json() for v in self.violations],
             **({"reference": self.reference} if self.reference is not None else {}),
         }
+
+
+#: The passing verdicts `Verdict.of` hands out, by (oracle, note); only fixed notes ever reach it
+#: often, and the few that name a run's detail are kept small by `_PASSED_MAX`.
+_PASSED: dict[tuple[str, str], Verdict] = {}
+_PASSED_MAX = 256
 
 
 def exit_code(verdicts: Iterable[Verdict]) -> ExitCode:

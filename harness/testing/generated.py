@@ -23,6 +23,7 @@ from harness.sim.arbiter import TIME
 from harness.sim.collector import long_search
 from harness.testing.profiles import GENERATED
 from harness.world import World
+from harness.world.state import WorldState
 
 #: What coverage summaries and failures call the generated part.
 NAME = GENERATED
@@ -40,6 +41,20 @@ def generated_world() -> World:
     return world
 
 
+#: The generated world's state, kept with the files it was made of (GENERATED_FILES is a public dict).
+_STATE: list[tuple[tuple[tuple[str, str], ...], WorldState]] = []
+
+
+def generated_state() -> WorldState:
+    """The generated world's state: one object for every search of a session (while GENERATED_FILES
+    stays as it is), so the model-order replays the serializability oracle remembers by initial
+    world (`harness.oracles.replays`) serve every scheduler checked on the same batches."""
+    files = tuple(sorted(GENERATED_FILES.items()))
+    if not _STATE or _STATE[0][0] != files:
+        _STATE[:] = [(files, generated_world().state())]
+    return _STATE[0][1]
+
+
 def explore_generated(policy: Scheduler, examples: int, seed: int) -> Exploration:
     """Up to `examples` generated batches under `policy`; the exploration's finding is the batch
     Hypothesis shrank (one finding: the first label of the shrunk run)."""
@@ -48,7 +63,7 @@ def explore_generated(policy: Scheduler, examples: int, seed: int) -> Exploratio
 
     from harness.strategies import batches
 
-    state = generated_world().state()
+    state = generated_state()
     exploration = Exploration("hypothesis", NAME, "")  # its scope: the tools started, no timers
 
     def chooser(batch: Batch) -> PCT:
