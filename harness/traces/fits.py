@@ -157,9 +157,8 @@ def fit_mixture(values: Sequence[float], single_bic: float, iterations: int = 50
                    float(test.pvalue), bic(5, n, ll), single_bic)
 
 
-def argument_classes(arguments: Sequence[str | None]) -> dict[str, list[str]]:
-    """For each top-level argument every call carries with a class-like value (a string, boolean or
-    integer; 2 to MAX_CLASSES distinct values), each call's value as JSON text, in call order."""
+def _objects(arguments: Sequence[str | None]) -> list[dict[str, object]]:
+    """Every call's arguments as a JSON object, or none at all if one call's are not one."""
     parsed = []
     for text in arguments:
         try:
@@ -167,8 +166,15 @@ def argument_classes(arguments: Sequence[str | None]) -> dict[str, list[str]]:
         except ValueError:
             value = None
         if not isinstance(value, dict):
-            return {}
+            return []
         parsed.append(value)
+    return parsed
+
+
+def argument_classes(arguments: Sequence[str | None]) -> dict[str, list[str]]:
+    """For each top-level argument every call carries with a class-like value (a string, boolean or
+    integer; 2 to MAX_CLASSES distinct values), each call's value as JSON text, in call order."""
+    parsed = _objects(arguments)
     if not parsed:
         return {}
     found: dict[str, list[str]] = {}
@@ -216,15 +222,7 @@ def size_of(value: object) -> float | None:
 def argument_sizes(arguments: Sequence[str | None]) -> dict[str, list[float]]:
     """For each top-level argument every call carries with a size (`size_of`) and more than
     MAX_CLASSES distinct sizes (fewer: the class split covers it), each call's size, in call order."""
-    parsed = []
-    for text in arguments:
-        try:
-            value = json.loads(text) if text is not None else None
-        except ValueError:
-            value = None
-        if not isinstance(value, dict):
-            return {}
-        parsed.append(value)
+    parsed = _objects(arguments)
     found: dict[str, list[float]] = {}
     for name in sorted(parsed[0]) if parsed else ():
         sizes = [size_of(p.get(name)) for p in parsed]
