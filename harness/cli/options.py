@@ -192,6 +192,9 @@ def sweep_file_option(ctx: click.Context, param: click.Parameter, value: Path | 
 
 EXECUTION_FLAGS: list[tuple[str, str, Any, str]] = [
     ("--timeout-ms", "timeout_ms", click.IntRange(min=1), "Abandon each call after this many virtual ms."),
+    ("--max-total-timeout-ms", "max_total_timeout_ms", click.IntRange(min=1),
+     "With --reset-timeout-on-progress: abandon a call this long after it started, whatever its progress "
+     "(MCP maxTotalTimeout)."),
     ("--retries", "retries", click.IntRange(min=0), "Extra attempts for failed calls of idempotent tools."),
     ("--backoff-ms", "backoff_ms", click.IntRange(min=0), "Backoff before retry n: this * 2**(n-1) ms."),
     ("--max-concurrency", "max_concurrency", click.IntRange(min=1), "Global cap on calls running at once."),
@@ -258,7 +261,11 @@ def with_execution(scenario: Scenario, options: dict[str, Any]) -> tuple[Scenari
         extra.append("--reset-timeout-on-progress")
     if "escalate_timeouts" in given:
         extra.append("--escalate-timeouts" if given["escalate_timeouts"] else "--no-escalate-timeouts")
-    return replace(scenario, execution=scenario.execution.merged(**given)), extra
+    try:
+        execution = scenario.execution.merged(**given)
+    except ValueError as exc:  # a combination the scenario's policy does not allow (a total limit without a timeout)
+        raise click.UsageError(f"{exc} (scenario {scenario.name})") from None
+    return replace(scenario, execution=execution), extra
 
 
 def names(option: str, valid: Callable[[], list[str]]) -> list[str]:

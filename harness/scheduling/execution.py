@@ -66,6 +66,9 @@ class ExecutionPolicy:
     #: the MCP TypeScript SDK's `resetTimeoutOnProgress` does; without a total limit, a server that keeps
     #: reporting progress and never answers is waited on forever (`[faults] mcp_progress_only`).
     reset_timeout_on_progress: bool = False
+    #: The MCP TypeScript SDK's `maxTotalTimeout`: however often progress restarts `timeout_ms`, a call's
+    #: attempt is abandoned this long after it started (None: no total limit). Needs `timeout_ms`.
+    max_total_timeout_ms: int | None = None
     #: Checkpoints before each `write_file`/`patch` and each destructive terminal command (see
     #: `Checkpoints`); a snapshot copies the tree one file at a time, `checkpoint_file_ms` each.
     checkpoints: Checkpoints = "none"
@@ -88,6 +91,11 @@ class ExecutionPolicy:
                 raise ValueError(f"{name} must be >= 0")
         if self.timeout_ms is not None and self.timeout_ms <= 0:
             raise ValueError("timeout_ms must be positive")
+        if self.max_total_timeout_ms is not None:
+            if self.max_total_timeout_ms <= 0:
+                raise ValueError("max_total_timeout_ms must be positive")
+            if self.timeout_ms is None:
+                raise ValueError("max_total_timeout_ms needs timeout_ms (the limit progress restarts)")
         if self.approval_timeout_ms <= 0:
             raise ValueError("approval_timeout_ms must be positive")
         if self.batch_deadline_ms is not None and self.batch_deadline_ms <= 0:
@@ -115,7 +123,8 @@ class ExecutionPolicy:
                  "same_signature_limit": int, "poll_interval_ms": int, "retry_non_idempotent": bool,
                  "idempotency_keys": bool, "honour_interrupt": bool, "honest_outcomes": bool, "on_failure": str,
                  "tool_caps": dict, "approval_timeout_ms": int, "checkpoints": str, "checkpoint_file_ms": int,
-                 "rollback_on_failure": bool, "escalate_timeouts": bool, "reset_timeout_on_progress": bool}
+                 "rollback_on_failure": bool, "escalate_timeouts": bool, "reset_timeout_on_progress": bool,
+                 "max_total_timeout_ms": int}
         for key, value in data.items():
             kind = kinds[key]
             if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):

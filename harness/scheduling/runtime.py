@@ -178,16 +178,20 @@ def _attempts(rt: BatchRuntime, call: ToolCall) -> Generator[simpy.Event, Any, C
         handle = ctx.start(call, attempt=attempt, idempotency_key=key)
         rt.running[call.id] = handle
         waits: list[simpy.Event] = [handle, rt.noticed, rt.cancel_event, rt.deadline]
-        timer = ctx.sleep(policy.timeout_ms, "timeout") if policy.timeout_ms is not None else None
-        if timer is not None:
+        started, total = ctx.now, policy.max_total_timeout_ms
+        timer = None
+        if policy.timeout_ms is not None:
+            timer = ctx.sleep(policy.timeout_ms if total is None else min(policy.timeout_ms, total), "timeout")
             waits.append(timer)
         if timer is not None and policy.reset_timeout_on_progress:
-            timer = yield from _wait_resetting(rt, handle, waits, timer)
+            timer = yield from _wait_resetting(rt, handle, waits, timer, started)
         else:
             yield ctx.any_of(waits)
         if not handle.triggered:
             if timer is not None and timer.processed:
-                ctx.cancel(handle, outcome=Outcome.TIMEOUT, reason=f"timed out after {policy.timeout_ms} ms")
+                ctx.cancel(handle, outcome=Outcome.TIMEOUT, reason=(
+                    f"timed out after {policy.timeout_ms} ms" if total is None or ctx.now - started < total
+                    else f"timed out at its total limit of {total} ms"))
             elif rt.cancel_event.triggered:
                 ctx.cancel(handle, reason=f"Cancelled: parallel tool call {rt.cancelled_by} errored")
             elif rt.deadline.processed:
@@ -237,11 +241,12 @@ def _attempts(rt: BatchRuntime, call: ToolCall) -> Generator[simpy.Event, Any, C
 
 
 def _wait_resetting(rt: BatchRuntime, handle: CallHandle, waits: list[simpy.Event],
-                    timer: simpy.Timeout) -> Generator[simpy.Event, Any, simpy.Timeout]:
+                    timer: simpy.Timeout, started: int) -> Generator[simpy.Event, Any, simpy.Timeout]:
     """Wait as `_attempts` does, but restart the timeout at each progress notification of the call (the MCP
-    TypeScript SDK's `resetTimeoutOnProgress` without a `maxTotalTimeout`: a server that reports progress and
-    never answers is waited on forever). Returns the timer in force."""
-    ctx, timeout_ms = rt.ctx, rt.policy.timeout_ms
+    TypeScript SDK's `resetTimeoutOnProgress`): never past `max_total_timeout_ms` after `started` when the
+    policy has one (`maxTotalTimeout`); without it a server that reports progress and never answers is
+    waited on forever. Returns the timer in force."""
+    ctx, timeout_ms, total = rt.ctx, rt.policy.timeout_ms, rt.policy.max_total_timeout_ms
     assert timeout_ms is not None
     while True:
         progress = handle.progress()
@@ -252,7 +257,8 @@ def _wait_resetting(rt: BatchRuntime, handle: CallHandle, waits: list[simpy.Even
         if progress.value == 1:  # said once: the trace has every progress event
             ctx.note(f"progress from {handle.call.id}: its {timeout_ms} ms timeout restarts at every progress "
                      "notification", handle.call)
-        waits[-1] = timer = ctx.sleep(timeout_ms, "timeout")
+        left = timeout_ms if total is None else min(timeout_ms, started + total - ctx.now)
+        waits[-1] = timer = ctx.sleep(left, "timeout")
 
 
 #: What the model reads of a timed-out call the user was asked about and that did not run again.

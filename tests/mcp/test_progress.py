@@ -171,3 +171,40 @@ def test_check_scheduler_finds_the_hang_through_swarm_where_the_scenario_names_s
         check_scheduler(McpHints(RESETTING), scenarios=[served], generated=False, profile="ci")
     assert "liveness violated" in str(failed.value) and "kept sending notifications/progress" in str(failed.value)
     check_scheduler(McpHints(ExecutionPolicy(timeout_ms=10_000)), scenarios=[served], generated=False, profile="ci")
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_total_limit_ends_the_wait_that_progress_keeps_restarting(seed: int) -> None:
+    """`max_total_timeout_ms` (the TypeScript SDK's `maxTotalTimeout`): progress still restarts the 10 s
+    timeout, but the call is abandoned 15 s after it started, as a timeout saying why, before the export
+    (20-30 s of work) wrote anything, and the run ends."""
+    capped = ExecutionPolicy(timeout_ms=10_000, reset_timeout_on_progress=True, max_total_timeout_ms=15_000)
+    result = run(find_scenario("mcp-progress-no-result"), McpHints(capped), seed=seed)
+    assert result.status.value == "completed" and _labels(result) == []
+    export = next(r for r in result.results if r.call_id == "export")
+    assert export.outcome.value == "timeout" and export.end_ms == 15_800
+    assert export.error == "timed out at its total limit of 15000 ms"
+    assert [e["t"] for e in _progress(result)] == [5800, 10_800, 15_800]  # a 10 s timeout alone would be past
+    assert not any(e["ev"] == "touch" and e["op"] == "write" for e in result.trace)
+    # A total limit past the export's work: the report was written, the result never came, the model is
+    # told the call timed out: the oracles call that a ghost effect, as for any timeout whose effect landed.
+    late = ExecutionPolicy(timeout_ms=10_000, reset_timeout_on_progress=True, max_total_timeout_ms=30_000)
+    assert _labels(run(find_scenario("mcp-progress-no-result"), McpHints(late), seed=seed)) == ["ghost-effect"]
+    # A total limit longer than the timeout never fires without progress: the plain timeout does.
+    plain = run(find_scenario("mcp-progress-no-result"),
+                McpHints(ExecutionPolicy(timeout_ms=10_000, max_total_timeout_ms=30_000)), seed=seed)
+    assert next(r for r in plain.results if r.call_id == "export").error == "timed out after 10000 ms"
+
+
+def test_a_total_limit_is_checked_and_reaches_the_command_line() -> None:
+    with pytest.raises(ValueError, match="max_total_timeout_ms needs timeout_ms"):
+        ExecutionPolicy(max_total_timeout_ms=5)
+    with pytest.raises(ValueError, match="max_total_timeout_ms must be positive"):
+        ExecutionPolicy(timeout_ms=5, max_total_timeout_ms=0)
+    args = ["run", "mcp-progress-no-result", "--scheduler", "mcp_hints", "--seed", "2", "--timeout-ms", "10000",
+            "--reset-timeout-on-progress", "--max-total-timeout-ms", "15000", "--format", "json"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert "--max-total-timeout-ms 15000" in result.output
+    alone = CliRunner().invoke(main, ["run", "mcp-progress-no-result", "--max-total-timeout-ms", "15000"])
+    assert alone.exit_code == 2 and "max_total_timeout_ms needs timeout_ms" in alone.stderr
