@@ -32,13 +32,14 @@ from __future__ import annotations
 import concurrent.futures.thread as futures_thread
 import inspect
 import itertools
+from heapq import heappush
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from functools import partial
 from operator import attrgetter
 from typing import Any
 
 import simpy
-from simpy.events import PENDING
+from simpy.events import NORMAL, PENDING
 
 from harness.bridges.asyncio.asking import Asking
 from harness.bridges.asyncio.calls import ToolFailed
@@ -165,6 +166,7 @@ class ThreadTools(Mapping[str, Callable[..., Any]]):
 
 
 _name_of, _id_of = attrgetter("name"), attrgetter("id")
+_new = object.__new__
 
 
 def _wake_on_end(turnstile: Turnstile, thread: BridgeThread, _event: simpy.Event) -> None:
@@ -254,7 +256,12 @@ class _BatchRun:
         # `close`): the reaper releases threads because the run is stopping, and waking the driver then
         # would keep it going.
         self.turnstile.on_wake = None
-        self.wake.succeed()
+        # `self.wake.succeed()`, inline, and `env.schedule(wake)` (SimPy's own push) without its two Python
+        # calls (once per wake the driver waits for; the wake is always pending here: a new one each wait).
+        wake = self.wake
+        wake._ok, wake._value = True, None
+        env = wake.env
+        heappush(env._queue, (env._now, NORMAL, next(env._eid), wake))
 
     def _stopped(self, why: str) -> None:
         # What each thread waits on, read before they are released: the run's hang diagnosis reports it.
@@ -322,7 +329,10 @@ class _BatchRun:
                 watch.armed.remove(reaper)
             turnstile.on_wake = None
             if wake._value is not PENDING:
-                self.wake = ctx.env.event()
+                # `ctx.env.event()`, without its two Python calls (SimPy's Event keeps PENDING as its
+                # class's `_value` until triggered).
+                wake = self.wake = _new(simpy.Event)
+                wake.env, wake.callbacks = ctx.env, []
             if turnstile.timed:
                 turnstile.expire()
 
@@ -343,7 +353,7 @@ class _BatchRun:
         inside a tool (its call will end and wake it), or waits on the interrupt flag before the
         interrupt. The rest (idle pool workers on their work queue) wait for good."""
         turnstile = self.turnstile
-        if not turnstile.alive():
+        if not turnstile.live:  # (its count of threads not ended: no list of them made)
             return False
         if turnstile.runnable() or turnstile.next_deadline() is not None or self.tools.in_flight:
             return True
