@@ -5,8 +5,9 @@ Modules: `turnstile` (real OS threads, one running at a time), what `threading`,
 `os` and `concurrent.futures` give a bridge thread — `primitives` (locks, conditions, semaphores,
 events), `thread` (`Thread`, `Timer`), `queues` (`SimpleQueue`, `Future`), `virtual_time` (`sleep` and
 the clocks), `host` (the declared machine's facts) —, `patches` (installing them for the duration of a
-batch), `reaper` (releasing threads of a run that stops while they wait), `results`
-(what the executor returned) and `adapter` (`from_threads`). Recipe: docs/threads.md.
+batch), `pools` (the real pool's numbering and worker registry while batches run), `reaper`
+(releasing threads of a run that stops while they wait), `results` (what the executor returned) and
+`adapter` (`from_threads`). Recipe: docs/threads.md.
 """
 
 from harness.bridges.threads.adapter import FromThreads, InterruptFlag, ThreadTools, from_threads

@@ -31,14 +31,14 @@ from __future__ import annotations
 
 import concurrent.futures.thread as futures_thread
 import inspect
-import itertools
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from functools import partial
+from heapq import heappush
 from operator import attrgetter
 from typing import Any
 
 import simpy
-from simpy.events import PENDING
+from simpy.events import NORMAL, PENDING
 
 from harness.bridges.asyncio.asking import Asking
 from harness.bridges.asyncio.calls import ToolFailed
@@ -48,6 +48,7 @@ from harness.bridges.planners.adapters import OpenAIToolCall, openai_tool_calls
 from harness.bridges.threads import primitives
 from harness.bridges.threads import thread as bridged_thread
 from harness.bridges.threads.patches import Installation
+from harness.bridges.threads.pools import number_pools, stop_numbering
 from harness.bridges.threads.reaper import Reaper
 from harness.bridges.threads.results import read_results
 from harness.bridges.threads.turnstile import (
@@ -57,7 +58,6 @@ from harness.bridges.threads.turnstile import (
     Turnstile,
     _by_ident,
     _get_ident,
-    current,
     green,
 )
 from harness.diagnosis.threads import thread_waits
@@ -165,6 +165,7 @@ class ThreadTools(Mapping[str, Callable[..., Any]]):
 
 
 _name_of, _id_of = attrgetter("name"), attrgetter("id")
+_new = object.__new__
 
 
 def _wake_on_end(turnstile: Turnstile, thread: BridgeThread, _event: simpy.Event) -> None:
@@ -172,45 +173,9 @@ def _wake_on_end(turnstile: Turnstile, thread: BridgeThread, _event: simpy.Event
     turnstile.wake(thread)
 
 
-class _PoolNumbers:
-    """`ThreadPoolExecutor._counter` while `from_threads` batches are open: a pool made in a bridge thread
-    is numbered by its run (`ThreadPoolExecutor-0_0` for the run's first pool, in every process and on
-    every run), so worker names a runtime writes into results or traces replay; anywhere else, the
-    process-wide counter it replaces. Not a function: the class attribute must not bind as a method."""
-
-    def __init__(self, real: Callable[[], int]) -> None:
-        self.real = real
-
-    def __call__(self) -> int:
-        me = current()
-        numbers = _pool_numbers.get(me.turnstile) if me is not None else None
-        return next(numbers) if numbers is not None else self.real()
-
-
-#: Each open batch's turnstile -> its run's pool numbers (one counter per run, in `ctx.session`).
-_pool_numbers: dict[Turnstile, Iterator[int]] = {}
-_SESSION_POOLS = "threads:pool-numbers"
-
-
-def _number_pools(turnstile: Turnstile, ctx: SchedulerContext) -> None:
-    numbers = ctx.session.get(_SESSION_POOLS)
-    if numbers is None:
-        numbers = ctx.session[_SESSION_POOLS] = itertools.count()
-    if not _pool_numbers:
-        futures_thread.ThreadPoolExecutor._counter = _PoolNumbers(  # type: ignore[attr-defined]
-            futures_thread.ThreadPoolExecutor._counter)  # type: ignore[attr-defined]
-    _pool_numbers[turnstile] = numbers
-
-
-def _stop_numbering(turnstile: Turnstile) -> None:
-    if _pool_numbers.pop(turnstile, None) is not None and not _pool_numbers:
-        numbering: Any = futures_thread.ThreadPoolExecutor._counter  # type: ignore[attr-defined]
-        if isinstance(numbering, _PoolNumbers):
-            futures_thread.ThreadPoolExecutor._counter = numbering.real  # type: ignore[attr-defined]
-
-
 class _BatchRun:
-    """One batch: the turnstile, its patches and the SimPy process that drives it."""
+    """One batch: the turnstile, its patches and the SimPy process that drives it (`FromThreads.__call__`
+    runs `_drive_until`, then `results`)."""
 
     def __init__(self, owner: FromThreads, batch: Batch, ctx: SchedulerContext) -> None:
         self.ctx = ctx
@@ -239,7 +204,7 @@ class _BatchRun:
 
         self.reaper = Reaper(ctx.kernel, self._stopped)
         self.patches = Installation(owner.namespaces, ctx.machine)
-        _number_pools(self.turnstile, ctx)
+        number_pools(self.turnstile, ctx)
         self.closed = False
         self.main = self.turnstile.spawn(main, "MainThread")
         self.stopped_waits: list[Wait] = []
@@ -254,7 +219,12 @@ class _BatchRun:
         # `close`): the reaper releases threads because the run is stopping, and waking the driver then
         # would keep it going.
         self.turnstile.on_wake = None
-        self.wake.succeed()
+        # `self.wake.succeed()`, inline, and `env.schedule(wake)` (SimPy's own push) without its two Python
+        # calls (once per wake the driver waits for; the wake is always pending here: a new one each wait).
+        wake = self.wake
+        wake._ok, wake._value = True, None
+        env = wake.env
+        heappush(env._queue, (env._now, NORMAL, next(env._eid), wake))
 
     def _stopped(self, why: str) -> None:
         # What each thread waits on, read before they are released: the run's hang diagnosis reports it.
@@ -262,11 +232,10 @@ class _BatchRun:
         self.ctx.note(f"threads: the run stops with threads waiting ({why}); releasing them")
         self.close()
 
-    def drive(self) -> SchedulerProcess:
+    def results(self) -> list[CallResult]:
+        """Once the executor's own thread has ended (the batch was not released): what it returned, as
+        results, or what it raised, raised."""
         ctx = self.ctx
-        yield from self._drive_until(None)
-        if self.closed:
-            yield ctx.env.event()  # released by the reaper: the run is over, nothing more happens here
         for thread in self.turnstile.threads:
             if thread.error is not None and thread is not self.main:
                 ctx.note(f"thread {thread.name} died: {type(thread.error).__name__}: {thread.error}")
@@ -322,7 +291,10 @@ class _BatchRun:
                 watch.armed.remove(reaper)
             turnstile.on_wake = None
             if wake._value is not PENDING:
-                self.wake = ctx.env.event()
+                # `ctx.env.event()`, without its two Python calls (SimPy's Event keeps PENDING as its
+                # class's `_value` until triggered).
+                wake = self.wake = _new(simpy.Event)
+                wake.env, wake.callbacks = ctx.env, []
             if turnstile.timed:
                 turnstile.expire()
 
@@ -343,7 +315,7 @@ class _BatchRun:
         inside a tool (its call will end and wake it), or waits on the interrupt flag before the
         interrupt. The rest (idle pool workers on their work queue) wait for good."""
         turnstile = self.turnstile
-        if not turnstile.alive():
+        if not turnstile.live:  # (its count of threads not ended: no list of them made)
             return False
         if turnstile.runnable() or turnstile.next_deadline() is not None or self.tools.in_flight:
             return True
@@ -410,13 +382,13 @@ class _BatchRun:
                 self.ctx.note(f"threads: {', '.join(stuck)} would not end; left as daemon threads")
         finally:
             self.patches.close()
-            _stop_numbering(self.turnstile)
+            stop_numbering(self.turnstile)
             # Untie the batch from the run's cycles (the turnstile unties its own): refcounting frees it.
             self.reaper.on_stop = _no_stop
             if self.ctx.interrupt.callbacks and self._interrupted in self.ctx.interrupt.callbacks:
                 self.ctx.interrupt.callbacks.remove(self._interrupted)
-            # The real pool registers its workers for an exit-time join; these are over already. (Most
-            # often gone already: an ended worker's `Thread` is freed, and its entry with it.)
+            # The real pool registers its workers for an exit-time join; these are over already. (While
+            # batches are open bridged workers are not registered at all, see `_Workers`.)
             registry: Any = futures_thread._threads_queues
             if registry.data:
                 for worker in [t for t in registry if isinstance(t, bridged_thread.Thread)]:
@@ -443,7 +415,11 @@ class FromThreads:
     def __call__(self, batch: Batch, ctx: SchedulerContext) -> SchedulerProcess:
         batch_run = _BatchRun(self, batch, ctx)
         try:
-            return (yield from batch_run.drive())
+            # `batch_run.drive()`, inlined: one generator fewer for every step of the driver to pass through.
+            yield from batch_run._drive_until(None)
+            if batch_run.closed:
+                yield ctx.env.event()  # released by the reaper: the run is over, nothing more happens here
+            return batch_run.results()
         finally:
             batch_run.hand_on()
 

@@ -176,10 +176,14 @@ def _enter(turnstile: Any, target: Any, state: dict[str, Any], parked: list[Carr
     # `_swap_state`, inlined for its common case (a thread with no running loop after another, or a fresh
     # thread): every switch.
     if target.loop is None and state.get(_LOOP_KEY, _ABSENT) is no_loop:
-        state.clear()
         if saved is None:
-            state[_LOOP_KEY] = no_loop
+            # A fresh thread's contents, or the bare ones `give_back` saved as None: the shared no-loop entry
+            # alone, which a dict holding that one entry already is (most switches: nothing to do).
+            if len(state) != 1:
+                state.clear()
+                state[_LOOP_KEY] = no_loop
         else:
+            state.clear()
             state.update(saved)
             if saved.get(_LOOP_KEY, _ABSENT) is not no_loop:
                 _swap_state(state, saved, None)
@@ -233,7 +237,9 @@ def give_back(turnstile: Any, thread: Any, following: Any) -> None:
     GreenletExit here: it unwinds as a released thread does (`ThreadReleased`, which the caller
     raises), the backstop of OS threads."""
     state, parked, by_ident, ident = turnstile.green_here
-    thread.saved = state.copy() if state else None
+    # The bare contents (the shared no-loop entry alone: a thread that keeps no `threading.local` data) are
+    # saved as None, what `_enter` gives a fresh thread: no copy to make and none to restore.
+    thread.saved = None if len(state) == 1 and state.get(_LOOP_KEY) is _no_loop[0] else state.copy() if state else None
     thread.loop = _get_running_loop()
     try:
         going = None if following is None else _enter(turnstile, following, state, parked, by_ident, ident)
