@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import platform
 import statistics
 from collections.abc import Callable, Iterator, Mapping
@@ -122,6 +123,7 @@ def main() -> None:
         "harness_version": __version__,
         "python": platform.python_version(),
         "rounds": args.rounds,
+        "load_average_1m": round(os.getloadavg()[0], 2),
         **{f"{name}_us": round(value, 1) for name, value in us.items()},
         "gather_over_parallel_ratio": round(statistics.median(
             p / g for p, g in zip(rounds["parallel"], rounds["gather"], strict=True)), 3),

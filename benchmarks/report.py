@@ -162,6 +162,39 @@ def _peers_rows(f: dict[str, Any]) -> list[Row]:
     ]
 
 
+def _bridges_rows(f: dict[str, Any]) -> list[Row]:
+    rows = []
+    for name, entry in f["recipes"].items():
+        if "skipped" in entry:
+            continue
+        us, ratio, target = entry["us_per_run"], entry["bridged_over_floor_ratio"], entry["ratio_target"]
+        rows.append((f"{name} through its bridge vs the same runtime on its own floor (its executor, instant "
+                     "tools, no harness), runs per CPU-second",
+                     f"{ratio:.2f}x ({us['bridged']:.0f} us vs {us['floor']:.0f} us)", f">= {target:g}x",
+                     f"{ratio / target:.2f}"))
+    gather, pool = f["asyncio_gather_over_parallel_ratio"], f["threads_pool_over_parallel_ratio"]
+    rows += [
+        ("plain `asyncio.gather` executor through `from_asyncio` vs the built-in `parallel`, runs per CPU-second",
+         f"{gather:.3f}x ({1e6 / f['asyncio_gather_runs_per_s']:.0f} us vs {1e6 / f['parallel_runs_per_s']:.0f} us)",
+         f">= {f['asyncio_target_ratio']:g}x", f"{gather / f['asyncio_target_ratio']:.2f}"),
+        ("plain `ThreadPoolExecutor` executor through `from_threads` vs the built-in `parallel`",
+         f"{pool:.3f}x ({1e6 / f['threads_pool_runs_per_s']:.0f} us)", f">= {f['threads_target_ratio']:g}x",
+         f"{pool / f['threads_target_ratio']:.2f}"),
+    ]
+    check = f.get("check_scheduler_openai_agents")
+    if check is not None:
+        rows.append((f"`check_scheduler` of the openai-agents recipe, `{check['profile']}` profile (wall, "
+                     f"{check['cpus']} CPUs)", f"{check['wall_s']:.1f} s", f"< {check['target_s']:g} s",
+                     f"{check['target_s'] / check['wall_s']:.2f}"))
+    return rows
+
+
+def _asyncio_ceiling_rows(f: dict[str, Any]) -> list[Row]:
+    return [("the `gather` row's ceiling: `parallel`'s run beside the executor's own asyncio work (no bridge "
+             f"glue: {f['asyncio_floor_us']:.0f} us a run; the bridge adds {f['bridge_glue_us']:.0f} us more)",
+             f"{f['ceiling_ratio']:.3f}x", "(not a target)", "-")]
+
+
 #: name -> (script arguments for a full run, for a quick one, rows from its figures)
 BENCHMARKS: dict[str, tuple[list[str], list[str], Callable[[dict[str, Any]], list[Row]]]] = {
     "bench_run": (["--rounds", "5"], ["--rounds", "3", "--seconds", "0.2"], _run_rows),
@@ -172,6 +205,9 @@ BENCHMARKS: dict[str, tuple[list[str], list[str], Callable[[dict[str, Any]], lis
     "bench_sweep_scale": (["--rounds", "3"], ["--rounds", "1", "--cells", "1000"], _sweep_scale_rows),
     "bench_traces": ([], ["--spans", "20000"], _traces_rows),
     "bench_peers": ([], ["--runs", "500", "--rounds", "1"], _peers_rows),
+    "bench_bridges": (["--rounds", "7", "--profile-seconds", "0"],
+                      ["--rounds", "3", "--profile-seconds", "0", "--no-check"], _bridges_rows),
+    "bench_asyncio_ceiling": (["--rounds", "5"], ["--rounds", "3"], _asyncio_ceiling_rows),
 }
 
 
