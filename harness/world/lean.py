@@ -66,10 +66,13 @@ class LeanWorld(LeanPaths, World):  # type: ignore[misc]  # the walk on records,
     def from_image(cls, state: WorldState, image: LeanImage) -> LeanWorld:
         """A live world as `state` describes it, from its image (shared records, own dictionaries)."""
         world = object.__new__(cls)
-        world._files, world._dirs, world._links = image.files.copy(), image.dirs.copy(), image.links.copy()
+        world._files, world._dirs = image.files.copy(), image.dirs.copy()
+        # A lean world only ever removes symlinks (making one promotes it): an empty dictionary is shared.
+        links = image.links
+        world._links = links.copy() if links else links
         world._groups = image.groups  # never changed: making a link promotes the world
         world._last_ino, world._seq, world._umask = image.last_ino, image.seq, image.umask
-        world._file_order, world._dir_order = image.file_order, image.dir_order
+        world._file_order, world._dir_order, world._listing = image.file_order, image.dir_order, image.listing
         world._pristine = (state, image)
         world.cwd, world.home, world.env = state.cwd, state.home, dict(state.env)
         world.scenario_users = dict(state.users)
@@ -163,17 +166,27 @@ class LeanWorld(LeanPaths, World):  # type: ignore[misc]  # the walk on records,
         if not isinstance(record, DirRecord):
             return [root]
         prefix = root.rstrip("/") or "/"
-        order = self._sorted_files()
-        if self._links:
-            # Symlinks are listed by their own path when they reach a regular file (`find -type f`).
-            reaching = [link for link in self._links
-                        if isinstance((self._located(link) or (None, None))[1], FileRecord)]
-            if reaching:
-                order = sorted([*order, *reaching], key=components)
+        order = self._sorted_files() if not self._links else self._with_links()
         if key == "/":
             return order if prefix == "/" else [prefix + path for path in order]
         inside = key + "/"
         return [prefix + path[len(key):] for path in order if path.startswith(inside)]
+
+    def _with_links(self) -> list[str]:
+        """The files in listing order with the symlinks that reach a regular file, each by its own
+        path (`find -type f`); worked out once per files order (which any change of names replaces)."""
+        order = self._sorted_files()
+        base = self._file_order
+        cached = self._listing
+        if cached is None or cached[0] is not base:
+            reaching = [link for link in self._links
+                        if isinstance((self._located(link) or (None, None))[1], FileRecord)]
+            assert base is not None
+            cached = self._listing = (base, sorted([*order, *reaching], key=components) if reaching else order)
+            pristine = self._pristine
+            if pristine is not None:
+                pristine[1].listing = cached  # every later copy of the image reads it
+        return list(cached[1])
 
     def _sorted_files(self) -> list[str]:
         order = self._file_order
@@ -217,20 +230,13 @@ class LeanWorld(LeanPaths, World):  # type: ignore[misc]  # the walk on records,
 
     # -- writing ------------------------------------------------------------------------------------
 
-    def _rewrite(self, key: str, record: FileRecord, text: str) -> None:
-        """The file at `key` now holds `text`, stamped now (pyfakefs's `set_contents`, then
-        `files._stamped`): under every name of its inode when it is hard-linked."""
-        now = _ns(self._now())
+    def _rewrite_linked(self, names: tuple[str, ...], ino: int, text: str, now: int) -> None:
+        """A hard-linked file now holds `text`, stamped `now`: under every name its inode still has."""
         files = self._files
-        names = self._groups.get(record.ino) if self._groups else None
-        if names is None:
-            files[key] = record._replace(content=text, mtime_ns=now, ctime_ns=now)
-        else:
-            for name in names:
-                held = files.get(name)
-                if held is not None and held.ino == record.ino:
-                    files[name] = held._replace(content=text, mtime_ns=now, ctime_ns=now)
-        self._changed(False)
+        for name in names:
+            held = files.get(name)
+            if held is not None and held.ino == ino:
+                files[name] = held._replace(content=text, mtime_ns=now, ctime_ns=now)
 
     def write_text(self, path: str, text: str) -> None:
         """`WorldFiles.write_text`: the file's content replaced (the fast lookup, then the walk), or a
@@ -273,7 +279,13 @@ class LeanWorld(LeanPaths, World):  # type: ignore[misc]  # the walk on records,
         if isinstance(record, DirRecord):
             raise WorldError(_errno.EISDIR, path)
         assert isinstance(record, FileRecord)  # the walk follows a final symlink
-        self._rewrite(key, record, text)
+        now = _ns(self._now())  # pyfakefs's set_contents, then the stamp (`files._stamped`)
+        names = self._groups.get(record.ino) if self._groups else None
+        if names is None:
+            files[key] = record._replace(content=text, mtime_ns=now, ctime_ns=now)
+        else:
+            self._rewrite_linked(names, record.ino, text, now)
+        self._changed(False)
 
     def replace_text(self, path: str, text: str) -> None:
         """`WorldFiles.replace_text`: its common case (`_replaced_in_place`: a new file, made with the

@@ -106,7 +106,8 @@ class LeanImage:
     keeps), the last inode number and entry sequence number given out, and the umask new files get.
     The sorted orders are computed once per image, when first asked for."""
 
-    __slots__ = ("dir_order", "dirs", "file_order", "files", "groups", "last_ino", "links", "seq", "size", "umask")
+    __slots__ = ("dir_order", "dirs", "file_order", "files", "groups", "last_ino", "links", "listing", "seq", "size",
+                 "umask")
 
     def __init__(self, files: dict[str, FileRecord], dirs: dict[str, DirRecord], last_ino: int, seq: int,
                  umask: int, size: int, links: dict[str, LinkRecord] | None = None,
@@ -115,6 +116,8 @@ class LeanImage:
         self.links: dict[str, LinkRecord] = links if links is not None else {}
         self.groups: dict[int, tuple[str, ...]] = groups if groups is not None else {}
         self.file_order: list[str] | None = None
+        #: `file_order` and, merged into it, the symlinks that reach a regular file (`list_files`).
+        self.listing: tuple[list[str], list[str]] | None = None
         self.dir_order: list[str] | None = None
 
 

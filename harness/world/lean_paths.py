@@ -136,7 +136,7 @@ class LeanPaths:
     def canonical(self, path: str) -> str:
         record = self._files.get(path)
         if record is not None:
-            return self._named(path, record)
+            return self._named(path, record) if self._groups else path
         if path in self._dirs:
             return path
         found = self._located(path)

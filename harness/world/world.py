@@ -47,6 +47,7 @@ class World(WorldFiles):
         "_groups",
         "_last_ino",
         "_links",
+        "_listing",
         "_pristine",
         "_seq",
         "_umask",
@@ -61,6 +62,8 @@ class World(WorldFiles):
     _dirs: dict[str, DirRecord]
     _links: dict[str, LinkRecord]
     _groups: dict[int, tuple[str, ...]]
+    #: The files order with the symlinks that reach a file, and the files order it was made from.
+    _listing: tuple[list[str], list[str]] | None
     _file_order: list[str] | None
     _dir_order: list[str] | None
     _last_ino: int
