@@ -334,3 +334,10 @@ def test_any_sequence_of_operations_on_a_linked_tree(steps: list[tuple[str, str,
 
     lean, fake = _same([op(*step) for step in steps] + [lambda w: w.list_files("/repo"), _canonicals], LINKED)
     assert _canonicals(lean) == _canonicals(fake)
+
+
+def test_restore_and_clone_a_linked_tree() -> None:
+    _same_linked([lambda w: w.write_text("/repo/hard.txt", "1"), lambda w: w.remove("/repo/link.txt"),
+                  lambda w: w.restore_files(LINKED), lambda w: w.write_text("/repo/b.txt", "2"),
+                  lambda w: w.read_text("/repo/src/h2.txt"), lambda w: w.mtime("/repo/link.txt"),
+                  lambda w: w.clone().state(), lambda w: _canonicals(w.clone()), lambda w: w.list_files("/repo")])
