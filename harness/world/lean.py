@@ -1,14 +1,17 @@
-"""The lean world: a `World` whose tree is plain dictionaries, for plain trees, in the inner loop.
+"""The lean world: a `World` whose tree is plain dictionaries, in the inner loop.
 
-Owns `LeanWorld`, what `World.from_state` (and `clone`) hand out for a state made only of regular
-files and directories on a case-sensitive volume (`harness.world.lean_image.image_of`): the same
-class interface and the same POSIX semantics as the pyfakefs world (the resolver's rules, its
+Owns `LeanWorld`, what `World.from_state` (and `clone`) hand out for a state of regular files,
+directories, symlinks and hard links on a case-sensitive volume (`harness.world.lean_image.image_of`):
+the same class interface and the same POSIX semantics as the pyfakefs world (the resolver's rules, its
 errnos and messages, pyfakefs's modes, inode numbers, entry order and times), at a dictionary lookup
-per operation instead of pyfakefs's objects. Copying a world for a run is copying two dictionaries.
+per operation instead of pyfakefs's objects. Copying a world for a run is copying three dictionaries.
+A hard-linked file is a record under each of its names, sharing an inode; a write through one name
+rewrites them all. Its paths resolve as `harness.world.lean_paths` says.
 
-What it does not model it hands to pyfakefs: asked for a symlink or a hard link, for `.fs`, or for an
-operation off its fast paths (renaming a directory or onto one, an atomic replace of an oddly spelled
-path, a rename or mkdir that fails, text pyfakefs cannot encode), it is *promoted* in place: its tree
+What it does not model it hands to pyfakefs: asked to make a symlink or a hard link, for `.fs`, or for
+an operation off its fast paths (renaming a directory or onto one, renaming a linked name, an atomic
+replace of an oddly spelled path, a rename or mkdir that fails, text pyfakefs cannot encode), it is
+*promoted* in place: its tree
 is materialised in pyfakefs (`harness.world.materialise`; the template's own copy when nothing
 changed yet) and the object becomes a plain `World`, so every holder
 of it (the run, the scheduler's context, the tools, `RunResult.world`) goes on with the pyfakefs world
@@ -33,11 +36,14 @@ from harness.world.lean_image import (
     DirRecord,
     FileRecord,
     LeanImage,
+    LinkRecord,
     components,
     encodable,
     image_of,
 )
 from harness.world.lean_image import stamp_ns as _ns
+from harness.world.lean_paths import DEFER as _DEFER
+from harness.world.lean_paths import LeanPaths
 from harness.world.ledger import Ledger
 from harness.world.materialise import materialise
 from harness.world.paths import default_users
@@ -45,16 +51,13 @@ from harness.world.resolution import PathResolution
 from harness.world.state import WorldState
 from harness.world.world import World, register_lean_world
 
-_Record = FileRecord | DirRecord
-#: What `_resolve` answers when the pyfakefs world's fast lookup would defer to its full walk.
-_DEFER: Any = object()
 #: `PathResolution`'s `fs` slot, set on promotion (the lean world's `fs` is a property).
 _FS_SLOT: Any = PathResolution.__dict__["fs"]
 #: Slots only a pyfakefs world sets: reading one on a lean world promotes it first.
 _PYFAKEFS_SLOTS = frozenset({"_found", "_identities", "_walked", "_symlinks"})
 
 
-class LeanWorld(World):
+class LeanWorld(LeanPaths, World):  # type: ignore[misc]  # the walk on records, not pyfakefs objects
     """A `World` on plain dictionaries; promoted to a pyfakefs `World`, in place, when it must be."""
 
     __slots__ = ()
@@ -64,8 +67,12 @@ class LeanWorld(World):
         """A live world as `state` describes it, from its image (shared records, own dictionaries)."""
         world = object.__new__(cls)
         world._files, world._dirs = image.files.copy(), image.dirs.copy()
+        # A lean world only ever removes symlinks (making one promotes it): an empty dictionary is shared.
+        links = image.links
+        world._links = links.copy() if links else links
+        world._groups = image.groups  # never changed: making a link promotes the world
         world._last_ino, world._seq, world._umask = image.last_ino, image.seq, image.umask
-        world._file_order, world._dir_order = image.file_order, image.dir_order
+        world._file_order, world._dir_order, world._listing = image.file_order, image.dir_order, image.listing
         world._pristine = (state, image)
         world.cwd, world.home, world.env = state.cwd, state.home, dict(state.env)
         world.scenario_users = dict(state.users)
@@ -103,8 +110,9 @@ class LeanWorld(World):
             twin = World._from_template(pristine[0])
             fs, identities, symlinks = twin.fs, twin._identities, twin._symlinks
         else:
-            fs, identities, symlinks = materialise(self._files, self._dirs, self._last_ino, self._umask), {}, 0
-        self._files, self._dirs = {}, {}
+            fs = materialise(self._files, self._dirs, self._last_ino, self._umask, self._links, self._groups)
+            identities, symlinks = {}, len(self._links)
+        self._files, self._dirs, self._links, self._groups = {}, {}, {}, {}
         self._file_order = self._dir_order = None
         self._pristine = None
         self.__class__ = World  # type: ignore[assignment]
@@ -117,93 +125,19 @@ class LeanWorld(World):
         if structure:
             self._file_order = None
 
-    # -- lookups (`PathResolution`'s, on records) -------------------------------------------------
-
-    def _resolve(self, path: str) -> tuple[str, _Record] | None:
-        """What `PathResolution._lookup` answers, with the record's normalised path: the record at a
-        plain absolute path, None if nothing is there, `_DEFER` when the full walk must decide."""
-        record: _Record | None = self._files.get(path) or self._dirs.get(path)
-        if record is not None:
-            return path, record  # a key is a normalised path: the fast walk would reach it too
-        if not path.startswith("/") or path.startswith("//"):
-            return _DEFER  # type: ignore[no-any-return]
-        prefix, record = "", self._dirs["/"]
-        for part in path.split("/"):
-            if not part:
-                continue
-            if part in (".", "..") or not isinstance(record, DirRecord):
-                return _DEFER  # type: ignore[no-any-return]
-            prefix = prefix + "/" + part
-            record = self._files.get(prefix) or self._dirs.get(prefix)
-            if record is None:
-                return None
-        return (prefix or "/"), record
-
-    def _walk_path(self, path: str, *, follow_last: bool = True, missing_ok: bool = True,  # type: ignore[override]
-                   want_dir: bool = False, shown: str | None = None) -> tuple[str, _Record | None]:
-        """`PathResolution._walk_path` on a tree without symlinks: component by component from the
-        root, `..` taken from the directory reached, ENOTDIR for a file used as a directory, ENOENT
-        for a missing component unless `missing_ok`."""
-        name = path if shown is None else shown
-        names: list[str] = []
-        found: list[_Record | None] = [self._dirs["/"]]
-        for part in path.split("/"):
-            if part in ("", "."):
-                continue
-            if part == "..":
-                if names:
-                    names.pop()
-                    found.pop()
-                continue
-            here = found[-1]
-            if here is not None and not isinstance(here, DirRecord):
-                raise WorldError(_errno.ENOTDIR, name)
-            child: _Record | None = None
-            if here is not None:
-                key = "/" + "/".join(names) + "/" + part if names else "/" + part
-                child = self._files.get(key) or self._dirs.get(key)
-            if child is None and not missing_ok:
-                raise WorldError(_errno.ENOENT, name)
-            names.append(part)
-            found.append(child)
-        last = found[-1]
-        if want_dir and not isinstance(last, DirRecord):
-            raise WorldError(_errno.ENOENT if last is None else _errno.ENOTDIR, name)
-        return "/" + "/".join(names), last
-
-    def _located(self, path: str) -> tuple[str, _Record] | None:
-        """`PathResolution._object`: the record at `path` and its normalised path, or None."""
-        found = self._resolve(path)
-        if found is _DEFER:
-            try:
-                real, record = self._walk_path(path, missing_ok=False)
-            except WorldError:
-                return None
-            return (real, record) if record is not None else None
-        return found
-
     # -- reading ------------------------------------------------------------------------------------
 
-    def canonical(self, path: str) -> str:
-        if path in self._files or path in self._dirs:
-            return path
-        found = self._located(path)
-        if found is not None:
-            return found[0]
-        parent, name = posixpath.split(path)
-        return path if parent == path else posixpath.join(self.canonical(parent), name)
-
-    def exists(self, path: str) -> bool:
-        return path in self._files or path in self._dirs or self._located(path) is not None
-
-    def is_dir(self, path: str) -> bool:
-        if path in self._dirs:
-            return True
-        found = self._located(path)
-        return found is not None and isinstance(found[1], DirRecord)
-
     def is_link(self, path: str) -> bool:
-        return False
+        links = self._links
+        if path in links:
+            return True
+        if not links or path in self._files or path in self._dirs:
+            return False
+        if (path.startswith("/") and not path.startswith("//") and posixpath.normpath(path) == path
+                and self._resolve(posixpath.dirname(path)) is not _DEFER):
+            return False  # not a link, nothing there, or no directory on the way: lstat fails
+        self.promote()  # a spelling the fast lookup does not settle, in a tree with symlinks
+        return World.is_link(self, path)
 
     def _file_at(self, path: str) -> tuple[str, FileRecord]:
         """`WorldFiles._file`: the file `path` names, or the error opening it would give."""
@@ -232,11 +166,27 @@ class LeanWorld(World):
         if not isinstance(record, DirRecord):
             return [root]
         prefix = root.rstrip("/") or "/"
-        order = self._sorted_files()
+        order = self._sorted_files() if not self._links else self._with_links()
         if key == "/":
             return order if prefix == "/" else [prefix + path for path in order]
         inside = key + "/"
         return [prefix + path[len(key):] for path in order if path.startswith(inside)]
+
+    def _with_links(self) -> list[str]:
+        """The files in listing order with the symlinks that reach a regular file, each by its own
+        path (`find -type f`); worked out once per files order (which any change of names replaces)."""
+        order = self._sorted_files()
+        base = self._file_order
+        cached = self._listing
+        if cached is None or cached[0] is not base:
+            reaching = [link for link in self._links
+                        if isinstance((self._located(link) or (None, None))[1], FileRecord)]
+            assert base is not None
+            cached = self._listing = (base, sorted([*order, *reaching], key=components) if reaching else order)
+            pristine = self._pristine
+            if pristine is not None:
+                pristine[1].listing = cached  # every later copy of the image reads it
+        return list(cached[1])
 
     def _sorted_files(self) -> list[str]:
         order = self._file_order
@@ -254,9 +204,12 @@ class LeanWorld(World):
             dirs = self._dir_order = sorted((path for path in self._dirs if path != "/"), key=components)
             if self._pristine is not None:
                 self._pristine[1].dir_order = dirs
+        links = self._links
         return WorldState(
             files=tuple([(path, files[path].content) for path in self._sorted_files()]),
             dirs=tuple(dirs),
+            symlinks=tuple([(path, links[path].target) for path in sorted(links, key=components)]) if links else (),
+            hardlinks=self._hardlinks() if self._groups else (),
             ledgers=tuple((name, self.ledgers[name].entries) for name in sorted(self.ledgers)),
             cwd=self.cwd,
             env=tuple(sorted(self.env.items())),
@@ -265,7 +218,25 @@ class LeanWorld(World):
             users=tuple(sorted(self.scenario_users.items())),
         )
 
+    def _hardlinks(self) -> tuple[tuple[str, ...], ...]:
+        """`World.state`'s hard-link groups: the names that still share an inode, two or more."""
+        files = self._files
+        groups = []
+        for ino, names in self._groups.items():
+            held = [name for name in names if (record := files.get(name)) is not None and record.ino == ino]
+            if len(held) > 1:
+                groups.append(tuple(sorted(held)))
+        return tuple(sorted(groups))
+
     # -- writing ------------------------------------------------------------------------------------
+
+    def _rewrite_linked(self, names: tuple[str, ...], ino: int, text: str, now: int) -> None:
+        """A hard-linked file now holds `text`, stamped `now`: under every name its inode still has."""
+        files = self._files
+        for name in names:
+            held = files.get(name)
+            if held is not None and held.ino == ino:
+                files[name] = held._replace(content=text, mtime_ns=now, ctime_ns=now)
 
     def write_text(self, path: str, text: str) -> None:
         """`WorldFiles.write_text`: the file's content replaced (the fast lookup, then the walk), or a
@@ -307,8 +278,13 @@ class LeanWorld(World):
         key, record = found
         if isinstance(record, DirRecord):
             raise WorldError(_errno.EISDIR, path)
+        assert isinstance(record, FileRecord)  # the walk follows a final symlink
         now = _ns(self._now())  # pyfakefs's set_contents, then the stamp (`files._stamped`)
-        files[key] = record._replace(content=text, mtime_ns=now, ctime_ns=now)
+        names = self._groups.get(record.ino) if self._groups else None
+        if names is None:
+            files[key] = record._replace(content=text, mtime_ns=now, ctime_ns=now)
+        else:
+            self._rewrite_linked(names, record.ino, text, now)
         self._changed(False)
 
     def replace_text(self, path: str, text: str) -> None:
@@ -324,7 +300,11 @@ class LeanWorld(World):
                 return
             base = directory[0].rstrip("/") + "/"
             key, temporary = base + name, f"{base}.{name}.harness-tmp"
-            if key not in self._dirs and temporary not in self._files and temporary not in self._dirs:
+            links = self._links
+            if (key not in self._dirs and temporary not in self._files and temporary not in self._dirs
+                    and temporary not in links):
+                if key in links:
+                    del links[key]  # rename(2) replaces a symlink itself, never its target
                 created = _ns(file_time())
                 now = _ns(self._now())
                 self._last_ino += 1
@@ -344,18 +324,23 @@ class LeanWorld(World):
         real, found = self._walk_path(path, follow_last=False, missing_ok=False)
         if isinstance(found, DirRecord):
             raise WorldError(_errno.EISDIR, path)
-        del self._files[real]
+        if isinstance(found, LinkRecord):
+            del self._links[real]  # unlink(2) of a symlink: the link goes, its target stays
+        else:
+            del self._files[real]
         self._changed(True)
 
     def rename(self, source: str, target: str) -> None:
         """A file renamed to a new name or over another file, in an existing directory: pyfakefs's
         `_do_rename` (the object keeps its inode and times and moves to the end of the entries).
-        Anything else (a directory, a missing name, the same name, a path spelled otherwise) is pyfakefs's."""
+        Anything else (a directory, a missing name, the same name, a path spelled otherwise, a symlink
+        or a hard-linked name on either side) is pyfakefs's."""
         files = self._files
         record = files.get(source)
         parent = posixpath.dirname(target)
         if (record is None or target == source or target in self._dirs or parent not in self._dirs
-                or posixpath.normpath(target) != target or target.startswith("//")):
+                or posixpath.normpath(target) != target or target.startswith("//") or self._linked(record)
+                or target in self._links or self._linked(files.get(target))):
             self.promote()
             World.rename(self, source, target)
             return
@@ -363,6 +348,10 @@ class LeanWorld(World):
         self._seq += 1
         files[target] = record._replace(seq=self._seq)
         self._changed(True)
+
+    def _linked(self, record: FileRecord | None) -> bool:
+        """Whether `record` is a file the image gave more than one name (its object's name is another's)."""
+        return record is not None and bool(self._groups) and record.ino in self._groups
 
     def make_dir(self, path: str) -> None:
         """`WorldFiles.make_dir` (`mkdir -p`): a plain absolute path whose existing components are all
@@ -373,12 +362,15 @@ class LeanWorld(World):
             raise WorldError(_errno.EEXIST, path)
         if path.startswith("/") and not path.startswith("//") and posixpath.normpath(path) == path:
             try:
-                self._walk_path(path)  # ENOTDIR: a file on the way, which pyfakefs words otherwise
+                # ENOTDIR: a file on the way, which pyfakefs words otherwise; a symlink on the way (the
+                # walk reaches another path) is pyfakefs's too.
+                real = self._walk_path(path)[0]
             except WorldError:
                 pass
             else:
-                self._make_dirs(path)
-                return
+                if real == path:
+                    self._make_dirs(path)
+                    return
         self.promote()
         World.make_dir(self, path)
 
@@ -414,6 +406,9 @@ class LeanWorld(World):
         World.populate(self, dirs=dirs, files=files, symlinks=symlinks, hardlinks=hardlinks)
 
     def read_link(self, path: str) -> str:
+        link = self._links.get(path)
+        if link is not None:
+            return link.target
         self.promote()
         return World.read_link(self, path)
 
@@ -425,7 +420,7 @@ class LeanWorld(World):
             self.promote()
             World.restore_files(self, state)
             return
-        self._files, self._dirs = image.files, image.dirs
+        self._files, self._dirs, self._links, self._groups = image.files, image.dirs, image.links, image.groups
         self._last_ino, self._seq, self._umask = image.last_ino, image.seq, image.umask
         self._file_order = self._dir_order = None
         self._pristine = None

@@ -1,10 +1,11 @@
-"""The lean world's tree as plain data: records of files and directories, built from a `WorldState`.
+"""The lean world's tree as plain data: records of files, directories and symlinks, built from a `WorldState`.
 
-Owns `FileRecord` and `DirRecord` (immutable: a write replaces a record, so worlds copied from one
-image share every record they have not changed), `LeanImage` (a tree keyed by normalised absolute
-path, with the inode counter and the entry order pyfakefs would have), `image_of` (a state's image,
-or None when the state is not a plain tree: symlinks, hard links, a case-insensitive volume, or
-anything pyfakefs would refuse) and `LeanImages`, the bounded cache of images by state. A record
+Owns `FileRecord`, `DirRecord` and `LinkRecord` (immutable: a write replaces a record, so worlds
+copied from one image share every record they have not changed), `LeanImage` (a tree keyed by
+normalised absolute path, with the inode counter, the entry order and the hard-link groups pyfakefs
+would have), `image_of` (a state's image, or None when the state is not one `World.populate` builds
+plainly: a case-insensitive volume, a link whose parent directory it would have to make, or anything
+pyfakefs would refuse) and `LeanImages`, the bounded cache of images by state. A record
 holds what pyfakefs would hold for that object (mode, inode, times in nanoseconds, as
 `FakeStatResult` keeps them), so the world promoted to pyfakefs mid-run is the one a pyfakefs run
 would have (`harness.world.materialise`). It never changes a world and never touches pyfakefs
@@ -27,6 +28,8 @@ from harness.world.state import WorldState
 #: The mode pyfakefs gives a directory `World.populate` makes, and a file it makes (no umask applied).
 DIR_MODE = stat.S_IFDIR | PERM_DEF
 FILE_MODE = stat.S_IFREG | PERM_DEF_FILE
+#: The mode pyfakefs gives a symlink on a POSIX volume (no umask applied).
+LINK_MODE = stat.S_IFLNK | PERM_DEF
 
 
 class FileRecord(NamedTuple):
@@ -34,6 +37,18 @@ class FileRecord(NamedTuple):
     entries of a directory as pyfakefs keeps them (insertion order; a rename moves one to the end)."""
 
     content: str
+    mode: int
+    ino: int
+    mtime_ns: int
+    ctime_ns: int
+    atime_ns: int
+    seq: int
+
+
+class LinkRecord(NamedTuple):
+    """A symlink: its target as written, and what pyfakefs's stat result of the link itself holds."""
+
+    target: str
     mode: int
     ino: int
     mtime_ns: int
@@ -86,16 +101,23 @@ def empty_filesystem() -> tuple[int, int]:
 
 
 class LeanImage:
-    """A plain tree: files and directories (the root, "/", included) by normalised absolute path, the
-    last inode number and entry sequence number given out, and the umask new files get. The sorted
-    orders are computed once per image, when first asked for."""
+    """A tree: files, directories (the root, "/", included) and symlinks by normalised absolute path,
+    the hard-link groups (inode -> every name it was given, the last one the name pyfakefs's object
+    keeps), the last inode number and entry sequence number given out, and the umask new files get.
+    The sorted orders are computed once per image, when first asked for."""
 
-    __slots__ = ("dir_order", "dirs", "file_order", "files", "last_ino", "seq", "size", "umask")
+    __slots__ = ("dir_order", "dirs", "file_order", "files", "groups", "last_ino", "links", "listing", "seq", "size",
+                 "umask")
 
     def __init__(self, files: dict[str, FileRecord], dirs: dict[str, DirRecord], last_ino: int, seq: int,
-                 umask: int, size: int) -> None:
+                 umask: int, size: int, links: dict[str, LinkRecord] | None = None,
+                 groups: dict[int, tuple[str, ...]] | None = None) -> None:
         self.files, self.dirs, self.last_ino, self.seq, self.umask, self.size = files, dirs, last_ino, seq, umask, size
+        self.links: dict[str, LinkRecord] = links if links is not None else {}
+        self.groups: dict[int, tuple[str, ...]] = groups if groups is not None else {}
         self.file_order: list[str] | None = None
+        #: `file_order` and, merged into it, the symlinks that reach a regular file (`list_files`).
+        self.listing: tuple[list[str], list[str]] | None = None
         self.dir_order: list[str] | None = None
 
 
@@ -105,10 +127,11 @@ def _plain_path(path: str) -> bool:
 
 def image_of(state: WorldState, stamp: float) -> LeanImage | None:
     """The tree `World.populate` would build for `state` on a new filesystem, every object stamped
-    `stamp` (seconds), with pyfakefs's inode numbers and entry order; None when `state` is not a plain
-    tree on a case-sensitive volume, or holds what pyfakefs would refuse (a file where a directory
-    must be, a name given twice, text it cannot encode): the pyfakefs world takes those."""
-    if not state.case_sensitive or state.symlinks or state.hardlinks:
+    `stamp` (seconds), with pyfakefs's inode numbers and entry order: directories, files, hard links,
+    then symlinks. None when `state` is not on a case-sensitive volume, names a link whose parent
+    directory populate would have to make, or holds what pyfakefs would refuse (a file where a
+    directory must be, a name given twice, text it cannot encode): the pyfakefs world takes those."""
+    if not state.case_sensitive:
         return None
     last_ino, umask = empty_filesystem()
     ns = stamp_ns(stamp)
@@ -137,7 +160,10 @@ def image_of(state: WorldState, stamp: float) -> LeanImage | None:
         if not _plain_path(path) or not ensure(path):
             return None
     size = 0
+    linked = {path for group in state.hardlinks for path in group[1:]}
     for path, content in state.files:
+        if path in linked:
+            continue  # populate makes it a name of its group's file
         if path == "/" or not _plain_path(path) or not isinstance(content, str) or not encodable(content):
             return None
         if not ensure(posixpath.dirname(path)) or path in dirs or path in files:
@@ -146,7 +172,29 @@ def image_of(state: WorldState, stamp: float) -> LeanImage | None:
         seq += 1
         files[path] = FileRecord(content, FILE_MODE, last_ino, ns, ns, ns, seq)
         size += len(content)
-    return LeanImage(files, dirs, last_ino, seq, umask, size)
+    groups: dict[int, tuple[str, ...]] = {}
+    for group in state.hardlinks:
+        first = files.get(group[0]) if group else None
+        if first is None or first.ino in groups or group[0] in linked:
+            return None
+        for other in group[1:]:
+            # `World.hardlink`: a new name in an existing directory (making a missing one is pyfakefs's)
+            if not _plain_path(other) or posixpath.dirname(other) not in dirs or other in files or other in dirs:
+                return None
+            seq += 1
+            files[other] = first._replace(seq=seq)
+        groups[first.ino] = tuple(group)
+    links: dict[str, LinkRecord] = {}
+    for path, target in state.symlinks:
+        # `World.symlink`: a new name in an existing directory, its target text stored as it is
+        if (not _plain_path(path) or path == "/" or posixpath.dirname(path) not in dirs or path in files
+                or path in dirs or path in links or not isinstance(target, str) or not target
+                or "\x00" in target or not encodable(target)):
+            return None
+        last_ino += 1
+        seq += 1
+        links[path] = LinkRecord(target, LINK_MODE, last_ino, ns, ns, ns, seq)
+    return LeanImage(files, dirs, last_ino, seq, umask, size, links, groups)
 
 
 class LeanImages:

@@ -22,7 +22,7 @@ from harness.world.choice import lean_allowed
 from harness.world.clock import EPOCH_S, virtual_file_times
 from harness.world.errors import WorldError
 from harness.world.files import WorldFiles
-from harness.world.lean_image import DirRecord, FileRecord, LeanImage, LeanImages, image_of
+from harness.world.lean_image import DirRecord, FileRecord, LeanImage, LeanImages, LinkRecord, image_of
 from harness.world.ledger import Ledger
 from harness.world.paths import default_users
 from harness.world.state import WorldState
@@ -44,7 +44,10 @@ class World(WorldFiles):
         "_dirs",
         "_file_order",
         "_files",
+        "_groups",
         "_last_ino",
+        "_links",
+        "_listing",
         "_pristine",
         "_seq",
         "_umask",
@@ -57,6 +60,10 @@ class World(WorldFiles):
     # The lean world's tree (`harness.world.lean`), by normalised path; never set on a pyfakefs world.
     _files: dict[str, FileRecord]
     _dirs: dict[str, DirRecord]
+    _links: dict[str, LinkRecord]
+    _groups: dict[int, tuple[str, ...]]
+    #: The files order with the symlinks that reach a file, and the files order it was made from.
+    _listing: tuple[list[str], list[str]] | None
     _file_order: list[str] | None
     _dir_order: list[str] | None
     _last_ino: int

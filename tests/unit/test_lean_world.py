@@ -223,3 +223,121 @@ def test_asking_for_fs_promotes_and_every_holder_sees_it() -> None:
     assert lean.fs.resolve("/repo/a.txt").contents == "changed"
     assert type(holders[0]) is World and holders[0].read_text("/repo/a.txt") == "changed"
     assert lean.state() != fake.state()
+
+
+# -- symlinks and hard links, without pyfakefs ------------------------------------------------------
+
+#: A tree with every kind of alias: a three-name hard-link group across directories, symlinks absolute,
+#: relative, to a directory, through `..`, dangling, and a loop.
+LINKED = WorldState(
+    files=(("/repo/a.txt", "alpha\n"), ("/repo/b.txt", "beta\n"), ("/repo/hard.txt", "beta\n"),
+           ("/repo/src/c.txt", "gamma\n"), ("/repo/src/h2.txt", "beta\n"), ("/top.txt", "top\n")),
+    dirs=("/repo", "/repo/empty", "/repo/src"),
+    symlinks=(("/repo/link.txt", "/repo/a.txt"), ("/repo/rel.txt", "src/c.txt"), ("/repo/srclink", "src"),
+              ("/repo/up.txt", "../top.txt"), ("/repo/dangling.txt", "/repo/nowhere/x.txt"),
+              ("/repo/loop1", "loop2"), ("/repo/loop2", "loop1"), ("/repo/src/back", "/repo")),
+    hardlinks=(("/repo/b.txt", "/repo/hard.txt", "/repo/src/h2.txt"),), cwd="/repo")
+_LINKED_PATHS = ["/repo/a.txt", "/repo/b.txt", "/repo/hard.txt", "/repo/src/h2.txt", "/repo/link.txt",
+                 "/repo/rel.txt", "/repo/srclink", "/repo/srclink/c.txt", "/repo/srclink/h2.txt", "/repo/up.txt",
+                 "/repo/dangling.txt", "/repo/loop1", "/repo/loop1/x", "/repo/src/back/src/back/a.txt",
+                 "/repo/srclink/../a.txt", "/repo/link.txt/x", "/repo/srclink/new.txt", "/repo/new.txt", "/repo",
+                 "/repo/srclink/", "link.txt", "srclink/c.txt", "/repo/empty/../link.txt"]
+
+
+def _canonicals(world: World) -> list[str]:
+    return [world.canonical(path) for path in _LINKED_PATHS]
+
+
+def _same_linked(ops: list[Op]) -> None:
+    """`_same` on the linked tree, lean throughout; then, promoted, the same identities as pyfakefs's
+    (materialised hard links are named as pyfakefs names them)."""
+    lean, fake = _same(ops, LINKED, stays_lean=True, promote=False)
+    assert isinstance(lean, LeanWorld)
+    _ = lean.fs
+    assert sorted(_objects(lean.fs)) == sorted(_objects(fake.fs))
+    assert lean.fs.last_ino == fake.fs.last_ino
+    assert _canonicals(lean) == _canonicals(fake)
+
+
+def test_a_linked_state_makes_a_lean_world() -> None:
+    assert isinstance(World.from_state(LINKED), LeanWorld)
+    _same_linked([lambda w: w.state()])
+
+
+def test_reads_through_symlinks_and_hard_links() -> None:
+    ops: list[Op] = []
+    for path in _LINKED_PATHS:
+        ops += [lambda w, p=path: w.exists(p), lambda w, p=path: w.is_dir(p), lambda w, p=path: w.read_text(p),
+                lambda w, p=path: w.mtime(p), lambda w, p=path: w.canonical(p), lambda w, p=path: w.list_files(p),
+                lambda w, p=path: w.realpath(p), lambda w, p=path: w.absolute(p)]
+    lstat = ("/repo/a.txt", "/repo/hard.txt", "/repo/link.txt", "/repo/srclink", "/repo/loop1", "/repo/dangling.txt",
+             "/repo/new.txt", "/repo", "/repo/nowhere/x.txt", "/repo/a.txt/x")
+    ops += [lambda w, p=path: w.is_link(p) for path in lstat]
+    ops += [lambda w, p=path: w.read_link(p) for path in ("/repo/link.txt", "/repo/rel.txt", "/repo/loop1")]
+    _same_linked(ops)
+
+
+def test_writes_through_symlinks_and_hard_links() -> None:
+    _same_linked([lambda w: w.write_text("/repo/hard.txt", "one"), lambda w: w.read_text("/repo/src/h2.txt"),
+                  lambda w: w.write_text("/repo/link.txt", "two"), lambda w: w.write_text("/repo/srclink/h2.txt", "3"),
+                  lambda w: w.write_text("/repo/dangling.txt", "made"), lambda w: w.write_text("/repo/loop1", "x"),
+                  lambda w: w.replace_text("/repo/b.txt", "new b"), lambda w: w.write_text("/repo/hard.txt", "four"),
+                  lambda w: w.replace_text("/repo/rel.txt", "no longer a link"),
+                  lambda w: w.remove("/repo/up.txt"), lambda w: w.remove("/repo/src/h2.txt"),
+                  lambda w: w.remove("/repo/srclink"), lambda w: w.append_text("/repo/hard.txt", "+"),
+                  lambda w: w.make_dir("/repo/d/e"), lambda w: w.rename("/repo/a.txt", "/repo/d/a.txt"),
+                  lambda w: w.list_files("/repo"), lambda w: w.mtime("/repo/hard.txt"),
+                  lambda w: [w.canonical(p) for p in _LINKED_PATHS]])
+
+
+@pytest.mark.parametrize("op", [
+    lambda w: w.rename("/repo/b.txt", "/repo/x.txt"),  # a hard-linked name
+    lambda w: w.rename("/repo/a.txt", "/repo/hard.txt"),  # onto one
+    lambda w: w.rename("/repo/a.txt", "/repo/link.txt"),  # onto a symlink
+    lambda w: w.rename("/repo/link.txt", "/repo/l2.txt"),  # a symlink itself
+    lambda w: w.make_dir("/repo/srclink/made"),  # through a symlink
+    lambda w: w.make_dir("/repo/link.txt"),
+    lambda w: w.symlink("/repo/l3.txt", "a.txt"),
+    lambda w: w.hardlink("/repo/a.txt", "/repo/h3.txt"),
+    lambda w: w.replace_text("/repo/srclink/c.txt", "x"),  # an atomic write through a directory link
+    lambda w: w.is_link("/repo/srclink/c.txt"),  # lstat through a symlink, and of odd spellings
+    lambda w: w.is_link("/repo/loop1/x"),
+    lambda w: w.is_link("/repo/srclink/"),
+    lambda w: w.is_link("srclink"),
+    lambda w: w.read_link("/repo/a.txt"),
+])
+def test_what_the_lean_world_leaves_to_pyfakefs_with_links(op: Op) -> None:
+    _same([op, lambda w: w.write_text("/repo/hard.txt", "after"), lambda w: w.list_files("/repo"),
+           lambda w: [w.canonical(p) for p in _LINKED_PATHS]], LINKED)
+
+
+def test_a_hard_link_group_split_by_replacing_its_last_name_keeps_pyfakefs_identities() -> None:
+    # pyfakefs's object keeps the name it was last given (hard.txt): b.txt's identity stays
+    # /repo/src/h2.txt after that name is replaced by a new file.
+    _same_linked([lambda w: w.replace_text("/repo/src/h2.txt", "new"), lambda w: w.canonical("/repo/b.txt"),
+                  lambda w: w.write_text("/repo/b.txt", "b"), lambda w: w.read_text("/repo/hard.txt")])
+
+
+_LINK_OPS = ["write", "replace", "append", "remove", "rename", "read", "mkdir", "canonical", "exists", "list"]
+
+
+@given(st.lists(st.tuples(st.sampled_from(_LINK_OPS), st.sampled_from(_LINKED_PATHS), st.sampled_from(_LINKED_PATHS),
+                          st.sampled_from(["", "v1", "v2\n"])), max_size=10))
+def test_any_sequence_of_operations_on_a_linked_tree(steps: list[tuple[str, str, str, str]]) -> None:
+    def op(kind: str, path: str, other: str, text: str) -> Op:
+        return {"write": lambda w: w.write_text(path, text), "replace": lambda w: w.replace_text(path, text),
+                "append": lambda w: w.append_text(path, text), "remove": lambda w: w.remove(path),
+                "rename": lambda w: w.rename(path, other), "read": lambda w: (w.read_text(path), w.mtime(path)),
+                "mkdir": lambda w: w.make_dir(path), "canonical": lambda w: w.canonical(path),
+                "exists": lambda w: (w.exists(path), w.is_dir(path), w.realpath(path)),
+                "list": lambda w: w.list_files(path)}[kind]
+
+    lean, fake = _same([op(*step) for step in steps] + [lambda w: w.list_files("/repo"), _canonicals], LINKED)
+    assert _canonicals(lean) == _canonicals(fake)
+
+
+def test_restore_and_clone_a_linked_tree() -> None:
+    _same_linked([lambda w: w.write_text("/repo/hard.txt", "1"), lambda w: w.remove("/repo/link.txt"),
+                  lambda w: w.restore_files(LINKED), lambda w: w.write_text("/repo/b.txt", "2"),
+                  lambda w: w.read_text("/repo/src/h2.txt"), lambda w: w.mtime("/repo/link.txt"),
+                  lambda w: w.clone().state(), lambda w: _canonicals(w.clone()), lambda w: w.list_files("/repo")])
