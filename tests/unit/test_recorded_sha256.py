@@ -9,6 +9,7 @@ import json
 import pytest
 
 from harness.run import run
+from harness.run.result import _LOOKS
 from harness.scenario import find_scenario, scenario_names
 from harness.sim.trace import RECORDED_PLAIN, recorded_sha256, sha256
 
@@ -28,9 +29,19 @@ def test_every_builtin_run_hashes_as_json_and_its_trusted_events_hold_only_plain
         result = run(scenario, scheduler, 7)
         assert result.trace_sha256 == recorded_sha256(result.trace) == sha256(result.trace) == _json_digest(
             result.trace)
+        looked = {id(event) for event in result.__dict__[_LOOKS]}
         for event in result.trace:
+            plain = {type(value) for value in event.values()} <= {str, int, bool}
             if event["ev"] in RECORDED_PLAIN:
-                assert {type(value) for value in event.values()} <= {str, int, bool}, event
+                assert plain, event
+            # The recorder's `looks` are exactly the events the trace hash must look into.
+            assert plain is (id(event) not in looked), event
+
+
+def test_a_jittered_run_whose_run_event_holds_a_float_hashes_as_json() -> None:
+    result = run(find_scenario(scenario_names()[0]), "parallel", 3, jitter=0.5)
+    assert isinstance(result.trace[0]["jitter"], float)
+    assert result.trace_sha256 == _json_digest(result.trace)
 
 
 def test_a_trace_from_elsewhere_is_still_looked_at() -> None:
