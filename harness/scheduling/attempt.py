@@ -21,9 +21,9 @@ state it declares below, which `SchedulerContext.__init__` sets.
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Callable, Generator, Mapping
+from types import FunctionType
 from typing import Any
 
 import simpy
@@ -39,8 +39,8 @@ from harness.scheduling.frozen import maker
 from harness.scheduling.traced_io import TracedIO
 from harness.sim.arbiter import Arbiter
 from harness.sim.kernel import CallStep, Kernel
-from harness.sim.trace import canonical_bytes
-from harness.tools.catalogue import prepare
+from harness.sim.trace import value_digest
+from harness.tools.catalogue import PLAIN_VALUED, prepare
 from harness.tools.guard import ToolCodeError
 from harness.tools.inputs import resolve
 from harness.tools.spec import Detach, ToolError, ToolSpec
@@ -178,7 +178,9 @@ class AttemptExecution:
         except simpy.Interrupt as interrupt:
             self._cancelled(handle, behaviour, interrupt)
         else:
-            self._finish(handle, Outcome.OK, value, None)
+            # (A behaviour that is no plain function may not even be hashable: only functions are looked up.)
+            self._finish(handle, Outcome.OK, value, None,
+                         plain=type(spec.behaviour) is FunctionType and spec.behaviour in PLAIN_VALUED)
 
     def _execute(self, handle: CallHandle, idempotency_key: str | None) -> Generator[simpy.Event, Any, None]:
         kernel, call, attempt = self.kernel, handle.call, handle.attempt
@@ -422,7 +424,7 @@ class AttemptExecution:
         return value
 
     def _finish(self, handle: CallHandle, outcome: Outcome, value: Any, error: str | None,
-                fault: str | None = None, tool_code: bool = False) -> None:
+                fault: str | None = None, tool_code: bool = False, plain: bool = False) -> None:
         handle.finished = True
         detached = handle.triggered
         now = int(self.env._now)
@@ -439,7 +441,7 @@ class AttemptExecution:
         if tool_code:
             ended["tool_code"] = True
         if outcome is Outcome.OK:
-            ended["vd"] = value_digest(value)
+            ended["vd"] = value_digest(value, plain)
         events.append(ended)
         if not detached:
             if outcome is Outcome.OK:
@@ -494,7 +496,3 @@ def _support(model: LatencyModel, attempt: int) -> tuple[int, float]:
     support = getattr(model, "support", None)
     return support(attempt) if support is not None else (0, math.inf)
 
-
-def value_digest(value: Any) -> str:
-    """A short digest of a returned value, so a result can be matched to the attempt that made it."""
-    return hashlib.sha256(canonical_bytes(value)).hexdigest()[:16]

@@ -23,7 +23,7 @@ from harness.faults.latency import LatencyModel
 from harness.faults.plan import FaultPlan
 from harness.model import Batch, CallResult, Outcome, ToolCall
 from harness.scheduling.approvals import Approval, ApprovalScript, ask
-from harness.scheduling.attempt import AttemptExecution, CallHandle, value_digest
+from harness.scheduling.attempt import AttemptExecution, CallHandle
 from harness.scheduling.checkpoints import Checkpoint, copying, restore, tree_digest
 from harness.scheduling.command_guard import dangerous_patterns
 from harness.scheduling.execution import ExecutionPolicy
@@ -31,12 +31,13 @@ from harness.scheduling.frozen import copier
 from harness.sim.arbiter import Arbiter
 from harness.sim.kernel import Kernel
 from harness.sim.machine import Machine
+from harness.sim.trace import value_digest
 from harness.tools.inputs import Source
 from harness.tools.spec import MUTATING_OPS, Declared, ToolSpec
 from harness.world.world import World
 
-# `CallHandle` and `value_digest` are the attempt's (harness.scheduling.attempt); importable from here too,
-# as every policy and bridge imports the contract from this module.
+# `CallHandle` is the attempt's (harness.scheduling.attempt), `value_digest` the trace's (harness.sim.trace);
+# both importable from here too, as every policy and bridge imports the contract from this module.
 __all__ = ["END_OF_RUN", "CallHandle", "Scheduler", "SchedulerContext", "SchedulerFactory", "SchedulerProcess",
            "value_digest"]
 

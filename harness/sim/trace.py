@@ -79,6 +79,19 @@ def canonical_bytes(value: Any) -> bytes:
     return canonical_json(value).encode("utf-8", "surrogatepass")
 
 
+def value_digest(value: Any, plain: bool = False) -> str:
+    """A short digest of a returned value, so a result can be matched to the attempt that made it.
+    `plain`: the value is known to hold nothing but str, int, bool, None, dict and list (a built-in
+    tool's, `harness.tools.catalogue.PLAIN_VALUED`), so orjson writes it with no type walk first
+    (what it refuses, a lone surrogate or a huge int, still goes to json)."""
+    if plain:
+        try:
+            return hashlib.sha256(orjson.dumps(value, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
+        except (TypeError, orjson.JSONEncodeError):
+            pass
+    return hashlib.sha256(canonical_bytes(value)).hexdigest()[:16]
+
+
 def canonical_json(value: Any) -> str:
     """The one JSON spelling used wherever bytes must be reproducible."""
     fast = _fast(value)
