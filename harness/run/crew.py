@@ -125,7 +125,7 @@ class _Crew:
             ctx = self.shared.context(turns.current, batch, member.label, member.session, None)
             self.contexts.append(ctx)
             driver = Driver(member.scheduler, ctx.batch, ctx, self.mark, member.problem)
-            kernel.record("batch", index=index, label=batch.label, calls=list(batch.ids), agent=entry.name,
+            kernel.record_ids("batch", index=index, label=batch.label, calls=list(batch.ids), agent=entry.name,
                           scheduler=member.label if entry.scheduler is not None else None)
             process = kernel.env.process(driver.drive())
             member.running = _Running(index, batch, start, ctx, driver)

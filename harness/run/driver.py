@@ -150,7 +150,7 @@ class Driver:
             self._fail(RunStatus.CONTRACT_ERROR, problem)
             return
         self.results = results
-        self.ctx.kernel.record("report", order=[r.call_id for r in self.results])
+        self.ctx.kernel.record_ids("report", order=[r.call_id for r in self.results])
 
     def crash(self, process: simpy.Process) -> None:
         """The runtime died mid-turn: no results, the scheduler never runs again, and every call in

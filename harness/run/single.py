@@ -134,7 +134,7 @@ def _run_on(kernel: Kernel, scenario: Scenario, scheduler: Scheduler, seed: int,
         contexts.append(ctx)
         driver = Driver(scheduler, ctx.batch, ctx, mark, name_problem)  # the scheduler's own copy
         start = kernel.now
-        kernel.record("batch", index=index, label=batch.label, calls=list(batch.ids))
+        kernel.record_ids("batch", index=index, label=batch.label, calls=list(batch.ids))
         user_interrupt.deliver_if_due()
         process = kernel.env.process(driver.drive())
         try:

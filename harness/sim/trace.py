@@ -121,9 +121,11 @@ class TraceRecorder:
     def record(self, t: int, ev: str, **fields: Any) -> TraceEvent:
         return self.add(t, ev, fields)
 
-    def add(self, t: int, ev: str, fields: Mapping[str, Any]) -> TraceEvent:
+    def add(self, t: int, ev: str, fields: Mapping[str, Any], known: bool = False) -> TraceEvent:
         """`record` with the fields as one mapping (the kernel's hot path: no second keyword copy).
-        Fields that are None are left out."""
+        Fields that are None are left out. `known`: the caller vouches that every list among the fields
+        is a list of call ids (strings, as `ToolCall` has them): only a field of another type puts the
+        event in `looks`."""
         events = self._events
         event: TraceEvent = {"t": t, "seq": len(events), "ev": ev}
         plain = True
@@ -131,7 +133,7 @@ class TraceRecorder:
             if value is not None:
                 event[name] = value
                 kind = type(value)
-                if kind is not str and kind is not int and kind is not bool:
+                if kind is not str and kind is not int and kind is not bool and (kind is not list or not known):
                     plain = False
         if not plain:
             self.looks.append(event)
