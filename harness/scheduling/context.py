@@ -133,8 +133,10 @@ class SchedulerContext(AttemptExecution):
                        and not self._may_tear)
         #: The directory the runtime process was started in (never moved by the shell's `cd`).
         self.process_cwd = process_cwd if process_cwd is not None else world.cwd
-        #: The execution policy the scenario asks for (plan-based schedulers apply it).
-        self.execution = _clone(execution, _EXECUTION_FIELDS) if execution is not None else ExecutionPolicy()
+        # The scenario's execution policy; the scheduler's own copy of it is made when first read
+        # (`execution`): most batches' schedulers never read it.
+        self._given_execution = execution
+        self._execution: ExecutionPolicy | None = None
         #: Runtime state that outlives one batch (e.g. tools marked unavailable), per run.
         self.session: dict[str, Any] = session if session is not None else {}
         self._depends_on = depends_on or {}
@@ -159,7 +161,7 @@ class SchedulerContext(AttemptExecution):
         self.batch = _private_batch(batch)
         # `start` checks a call belongs to the batch; by identity first (the scheduler's own copies), so
         # starting N calls is not N equality scans of the batch.
-        self._batch_calls = {id(call) for call in self.batch.calls}
+        self._batch_calls = set(map(id, self.batch.calls))
         self.scheduler_name = scheduler_name
         #: The shell's cwd and the world's home at the start of the batch (snapshots: a `cd`
         #: during the batch does not move them).
@@ -170,6 +172,20 @@ class SchedulerContext(AttemptExecution):
         self.handles: list[CallHandle] = []
         #: Set when the runtime crashes (fault plan): from then on nothing the scheduler asks for happens.
         self.crashed = False
+
+    @property
+    def execution(self) -> ExecutionPolicy:
+        """The execution policy the scenario asks for (plan-based schedulers apply it): the scheduler's
+        own copy, as the batch is."""
+        made = self._execution
+        if made is None:
+            given = self._given_execution
+            made = self._execution = _clone(given, _EXECUTION_FIELDS) if given is not None else ExecutionPolicy()
+        return made
+
+    @execution.setter
+    def execution(self, policy: ExecutionPolicy) -> None:
+        self._execution = policy
 
     # -- time -------------------------------------------------------------------------------
 
@@ -449,7 +465,8 @@ _copy_execution = copier(ExecutionPolicy)
 def _private_batch(batch: Batch) -> Batch:
     """The batch with copies of its calls, equal to it in every field."""
     copy = object.__new__(Batch)
-    object.__setattr__(copy, "calls", tuple([_clone(call, _CALL_FIELDS) for call in batch.calls]))
+    object.__setattr__(copy, "calls", tuple([_copy_call(call) if type(call) is ToolCall else _clone(call, _CALL_FIELDS)
+                                             for call in batch.calls]))
     object.__setattr__(copy, "label", batch.label)
     return copy
 
