@@ -80,6 +80,20 @@ class TracedIO(ToolIO):
         events.append(event)
 
 
+def plain_io(world: World, call_id: str, attempt: int, events: list[dict[str, Any]], env: simpy.Environment,
+             idempotency_key: str | None) -> TracedIO:
+    """`TracedIO(world, call_id, attempt, events, env, idempotency_key)`, without its two `__init__`s (an
+    attempt's hot path: one per call of every run): no injected fault, every slot set."""
+    io: TracedIO = _new(TracedIO)
+    io.world, io.call_id, io.idempotency_key, io._sink = world, call_id, idempotency_key, _recorded_by_the_overrides
+    io.duplicate_delivery = io.torn_write = False
+    io._attempt, io._events, io._env = attempt, events, env
+    return io
+
+
+_new = object.__new__
+
+
 def _recorded_by_the_overrides(op: str, target: str, digest: str | None) -> None:
     """`TracedIO`'s sink, which is never called: its overrides record every touch."""
     raise AssertionError(f"a ToolIO method bypassed TracedIO's touch recording ({op} {target})")
