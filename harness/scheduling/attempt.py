@@ -38,7 +38,7 @@ from harness.faults.plan import FaultPlan
 from harness.model import CallResult, Outcome, ToolCall
 from harness.scheduling.frozen import maker
 from harness.scheduling.traced_io import TracedIO, plain_io
-from harness.scheduling.waits import Progress, Stalled
+from harness.scheduling.waits import Stalled
 from harness.sim.arbiter import Arbiter
 from harness.sim.kernel import CallStep, Kernel
 from harness.sim.trace import value_digest
@@ -468,6 +468,14 @@ class AttemptExecution:
 
     def _read_produced(self, call_id: str) -> tuple[bool, Any]:
         return (True, self._produced[call_id]) if call_id in self._produced else (False, None)
+
+
+class Progress(simpy.Event):
+    """A call's next progress notification (`CallHandle.progress`); the hang diagnosis names the call."""
+
+    def __init__(self, env: simpy.Environment, handle: CallHandle) -> None:
+        super().__init__(env)
+        self.handle = handle
 
 
 class _ServerDied(Exception):

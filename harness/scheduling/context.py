@@ -12,10 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from dataclasses import fields
+from heapq import heappush
 from types import MappingProxyType
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import simpy
+from simpy.events import URGENT, Initialize
 
 from harness.diagnosis import origins
 from harness.faults.failures import FailureModel
@@ -370,7 +372,14 @@ class SchedulerContext(AttemptExecution):
         if self.crashed:
             return handle  # a dead runtime starts nothing: the handle never settles
         self.handles.append(handle)
-        handle.process = env.process(self._attempt(handle, idempotency_key))
+        # `env.process(...)`: SimPy's `Process.__init__` and its `Initialize` event, inlined as SimPy inlines
+        # `Event.__init__` in them (one process per attempt of every run): the same objects, the same
+        # urgent queue entry.
+        process = handle.process = _new(simpy.Process)
+        process.env, process.callbacks, process._generator = env, [], self._attempt(handle, idempotency_key)
+        begin = process._target = _new(Initialize)
+        begin.env, begin.callbacks, begin._value, begin._ok = env, [process._resume], None, True
+        heappush(env._queue, (env._now, URGENT, next(env._eid), begin))
         if origins.active is not None:  # the story's source lines: only while a report asks for them
             origins.note_start(handle)
         return handle
@@ -435,6 +444,8 @@ class SchedulerContext(AttemptExecution):
             self.cancel(handle, outcome=Outcome.TIMEOUT, reason=f"timed out after {ms} ms")
         return handle.result
 
+
+_new = object.__new__
 
 #: What a scheduler reads and might be tempted to change is a read-only view or its own copy.
 _NO_CAPS: Mapping[str, int] = MappingProxyType({})

@@ -1,18 +1,12 @@
-"""What a call's client may wait on besides its handle: `Stalled`, the answer of a stalled MCP server
-that never comes, and `Progress`, a call's next progress notification.
+"""What a call of a stalled MCP server waits on: `Stalled`, an answer that never comes.
 
-Owns these two SimPy events, which the attempt (`harness.scheduling.attempt`) makes and the hang
-diagnosis (`harness.run.hang`) names a server or a call from. Never fires one itself.
+Owns that SimPy event, which the attempt (`harness.scheduling.attempt`) makes and the hang diagnosis
+(`harness.run.hang`) names the server from. Never fires it.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import simpy
-
-if TYPE_CHECKING:
-    from harness.scheduling.attempt import CallHandle
 
 
 class Stalled(simpy.Event):
@@ -22,11 +16,3 @@ class Stalled(simpy.Event):
     def __init__(self, env: simpy.Environment, server: str, at_ms: int, every_ms: int | None = None) -> None:
         super().__init__(env)
         self.server, self.at_ms, self.every_ms = server, at_ms, every_ms
-
-
-class Progress(simpy.Event):
-    """A call's next progress notification (`CallHandle.progress`); the hang diagnosis names the call."""
-
-    def __init__(self, env: simpy.Environment, handle: CallHandle) -> None:
-        super().__init__(env)
-        self.handle = handle
