@@ -24,7 +24,7 @@ from __future__ import annotations
 from harness.model import CallResult
 from harness.oracles.verdict import Verdict, Violation
 from harness.run import RunResult
-from harness.scheduling.attempt import value_digest
+from harness.sim.trace import value_digest
 from harness.tools.inputs import Source, reference_lookup
 
 NAME = "data-flow"

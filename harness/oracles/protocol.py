@@ -18,7 +18,7 @@ from harness.oracles import outcomes, values
 from harness.oracles.facts import RunFacts
 from harness.oracles.verdict import Kind, Verdict, Violation
 from harness.run import RunResult, RunStatus
-from harness.scheduling.attempt import value_digest
+from harness.sim.trace import value_digest
 
 NAME = "protocol"
 

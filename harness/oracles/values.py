@@ -33,7 +33,7 @@ import functools
 import json
 from typing import Any
 
-from harness.scheduling.attempt import value_digest
+from harness.sim.trace import value_digest
 
 
 def readings(reported: Any) -> tuple[Any, ...]:

@@ -27,7 +27,7 @@ from harness.model import Batch, JSONValue
 from harness.run.batch import Shared, crash_event, drain, end_batch, scheduler_of
 from harness.run.driver import Driver, describe_error, scheduler_label
 from harness.run.hang import Peer
-from harness.run.result import BatchRun, RunResult, RunStatus
+from harness.run.result import BatchRun, RunResult, RunStatus, recorded
 from harness.run.turns import LoopTurns, realized
 from harness.scenario.spec import Scenario
 from harness.scheduling.context import Scheduler, SchedulerContext
@@ -125,7 +125,7 @@ class _Crew:
             ctx = self.shared.context(turns.current, batch, member.label, member.session, None)
             self.contexts.append(ctx)
             driver = Driver(member.scheduler, ctx.batch, ctx, self.mark, member.problem)
-            kernel.record("batch", index=index, label=batch.label, calls=list(batch.ids), agent=entry.name,
+            kernel.record_ids("batch", index=index, label=batch.label, calls=list(batch.ids), agent=entry.name,
                           scheduler=member.label if entry.scheduler is not None else None)
             process = kernel.env.process(driver.drive())
             member.running = _Running(index, batch, start, ctx, driver)
@@ -210,11 +210,11 @@ def run_crew(scenario: Scenario, scheduler: Scheduler, seed: int, name: str, nam
     kernel.record("quiesce", makespan=makespan)
     arbiter = shared.arbiter
     outcomes = {m.entry.name: m.turns.outcome or Outcome("stopped") for m in members}
-    return RunResult(_realized(scenario, members, runs), name, seed, shared.jitter, runs,
-                     tuple(kernel.trace.events), scenario.world, shared.world, makespan, status, error,
-                     arbiter.tape if arbiter else None, tuple(arbiter.decisions) if arbiter else (),
-                     wall_clock_exceeded=wall_clock, source=scenario, agent=combined(outcomes), agents=outcomes,
-                     produced=dict(shared.produced))
+    return recorded(_realized(scenario, members, runs), name, seed, shared.jitter, runs,
+                    tuple(kernel.trace.events), scenario.world, shared.world, makespan, status, error,
+                    arbiter.tape if arbiter else None, tuple(arbiter.decisions) if arbiter else (),
+                    wall_clock_exceeded=wall_clock, source=scenario, agent=combined(outcomes), agents=outcomes,
+                    produced=dict(shared.produced), looks=kernel.trace.looks)
 
 
 def _realized(scenario: Scenario, members: list[_Member], runs: tuple[BatchRun, ...]) -> Scenario:

@@ -8,7 +8,7 @@ the wall-clock watchdog go through) and how an error is described. Never decides
 from __future__ import annotations
 
 from collections.abc import Generator, Sequence
-from collections.abc import Set as AbstractSet
+from operator import attrgetter
 from typing import Any
 
 import simpy
@@ -138,7 +138,8 @@ class Driver:
         try:
             # The CallResults the harness settled calls with are valid by construction; only others
             # (built or altered by the scheduler) are checked field by field.
-            made = {id(h._value) for h in self.ctx.handles if h.triggered}
+            # (An untriggered handle's value is SimPy's PENDING marker, which no result is.)
+            made = set(map(id, map(_VALUE, self.ctx.handles)))
             results, problem = _validated(returned, made)
         except WallClockExceeded:
             raise
@@ -150,7 +151,7 @@ class Driver:
             self._fail(RunStatus.CONTRACT_ERROR, problem)
             return
         self.results = results
-        self.ctx.kernel.record("report", order=[r.call_id for r in self.results])
+        self.ctx.kernel.record_ids("report", order=[r.call_id for r in self.results])
 
     def crash(self, process: simpy.Process) -> None:
         """The runtime died mid-turn: no results, the scheduler never runs again, and every call in
@@ -170,15 +171,18 @@ class Driver:
         self.ctx.kernel.record("scheduler_failed", status=status.value, error=error)
 
 
-def _validated(returned: Any, made: AbstractSet[int] = frozenset()) -> tuple[list[CallResult], str | None]:
+def _validated(returned: Any, made: set[int] | frozenset[int] = frozenset()) -> tuple[list[CallResult], str | None]:
     """The scheduler's results as plain `CallResult`s the oracles can trust, or what is wrong with
     them: not a sequence, an element that is not a `CallResult`, an id that is not a string, a value
     that is not JSON, a field of the wrong type. A subclass is copied field by field into a plain
     `CallResult`, so nothing of the scheduler's runs again once the batch is over."""
     if not isinstance(returned, Sequence) or isinstance(returned, str | bytes):
         return [], f"scheduler returned {_short(returned)}, not a list of CallResult"
+    items = list(returned)
+    if made.issuperset(map(id, items)) and set(map(type, items)) <= _MADE_TYPES:
+        return items, None  # every one is a CallResult the harness settled a call with (the common case)
     results: list[CallResult] = []
-    for position, item in enumerate(list(returned)):
+    for position, item in enumerate(items):
         if id(item) in made and type(item) is CallResult:
             results.append(item)
             continue
@@ -192,6 +196,10 @@ def _validated(returned: Any, made: AbstractSet[int] = frozenset()) -> tuple[lis
             return [], f"scheduler returned a CallResult at position {position} whose {problem}"
         results.append(item)
     return results, None
+
+
+_VALUE = attrgetter("_value")
+_MADE_TYPES = frozenset({CallResult})
 
 
 def _field_problem(result: CallResult) -> str | None:

@@ -39,8 +39,9 @@ from harness.diagnosis.origins import is_user
 from harness.diagnosis.threads import thread_waits
 from harness.diagnosis.wait import Diagnosis, Wait
 from harness.model import ToolCall
-from harness.scheduling.attempt import Progress, Stalled
+from harness.scheduling.attempt import Progress
 from harness.scheduling.context import CallHandle, SchedulerContext
+from harness.scheduling.waits import Stalled
 
 #: Bounds that keep a diagnosis of a pathological scheduler short.
 _MAX_PROCESSES = 200

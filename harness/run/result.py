@@ -8,10 +8,9 @@ runs anything.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
-from typing import Any
+from typing import Any, Generic, TypeVar, overload
 
 from harness.agent.runtime import Outcome as AgentOutcome
 from harness.diagnosis.wait import Diagnosis
@@ -23,6 +22,32 @@ from harness.sim.trace import TraceEvent, fingerprint
 from harness.sim.trace import recorded_sha256 as trace_hash
 from harness.world.state import WorldState
 from harness.world.world import World
+
+_T = TypeVar("_T")
+
+
+class _cached(Generic[_T]):
+    """`functools.cached_property` without its lock (as Python 3.12 made it): the value is computed once
+    and kept in the instance's `__dict__` under the property's name, which then answers every later
+    read without calling anything. A result is read by one thread at a time; two threads racing the
+    first read compute the same value twice. Three of these are read per fingerprinted run."""
+
+    def __init__(self, function: Callable[[Any], _T]) -> None:
+        self.function = function
+        self.name = function.__name__
+        self.__doc__ = function.__doc__
+
+    @overload
+    def __get__(self, instance: None, owner: type[Any] | None = None) -> _cached[_T]: ...
+
+    @overload
+    def __get__(self, instance: object, owner: type[Any] | None = None) -> _T: ...
+
+    def __get__(self, instance: object | None, owner: type[Any] | None = None) -> _T | _cached[_T]:
+        if instance is None:
+            return self
+        value = instance.__dict__[self.name] = self.function(instance)
+        return value
 
 
 class RunStatus(enum.StrEnum):
@@ -92,15 +117,17 @@ class RunResult:
     def results(self) -> tuple[CallResult, ...]:
         return tuple(result for batch in self.batches for result in batch.results)
 
-    @cached_property
+    @_cached
     def final(self) -> WorldState:
         return self.world.state()
 
-    @cached_property
+    @_cached
     def trace_sha256(self) -> str:
-        return trace_hash(self.trace)
+        # A result the runner made knows which of its events hold more than str, int and bool fields
+        # (`recorded`); any other (a copy, one built by hand) is looked at event by event.
+        return trace_hash(self.trace, self.__dict__.get(_LOOKS))
 
-    @cached_property
+    @_cached
     def fingerprint(self) -> str:
         """SHA-256 over the canonical trace and the final world digest."""
         return fingerprint(self.trace_sha256, self.final.digest())
@@ -110,3 +137,26 @@ class RunResult:
         files: dict[str, str] = self.final.to_json()["files"]
         return files
 
+
+
+#: Where a result the runner made keeps its recorder's `looks` (see `TraceRecorder`); not a field.
+_LOOKS = "_harness_trace_looks"
+
+
+def recorded(scenario: Scenario, scheduler: str, seed: int, jitter: float, batches: tuple[BatchRun, ...],
+             trace: tuple[TraceEvent, ...], initial: WorldState, world: World, makespan_ms: int, status: RunStatus,
+             error: str | None, tape: tuple[str, ...] | None, decisions: tuple[Decision, ...], *,
+             wall_clock_exceeded: bool, source: Scenario | None, agent: AgentOutcome | None,
+             agents: Mapping[str, AgentOutcome] | None = None, produced: Mapping[str, Any],
+             looks: list[TraceEvent]) -> RunResult:
+    """The `RunResult` a runner returns: what `RunResult(...)` makes, field for field, without the
+    frozen dataclass's chain of `object.__setattr__` calls (one result per run), and with the trace
+    recorder's `looks`, the only events its trace hash must look into."""
+    result: RunResult = object.__new__(RunResult)
+    result.__dict__.update({
+        "scenario": scenario, "scheduler": scheduler, "seed": seed, "jitter": jitter, "batches": batches,
+        "trace": trace, "initial": initial, "world": world, "makespan_ms": makespan_ms, "status": status,
+        "error": error, "tape": tape, "decisions": decisions, "source": source, "agent": agent,
+        "agents": {} if agents is None else agents, "wall_clock_exceeded": wall_clock_exceeded,
+        "produced": produced, _LOOKS: looks})
+    return result

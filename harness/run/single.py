@@ -15,7 +15,7 @@ from harness.run.batch import Shared, _UserInterrupt, crash_event, drain, end_ba
 from harness.run.crew import run_crew
 from harness.run.driver import Driver, describe_error, scheduler_label
 from harness.run.elsewhere import RunsElsewhere
-from harness.run.result import BatchRun, RunResult, RunStatus
+from harness.run.result import BatchRun, RunResult, RunStatus, recorded
 from harness.run.turns import LoopTurns, StaticTurns, Turns
 from harness.scenario.spec import Scenario
 from harness.scheduling.context import Scheduler, SchedulerContext
@@ -134,7 +134,7 @@ def _run_on(kernel: Kernel, scenario: Scenario, scheduler: Scheduler, seed: int,
         contexts.append(ctx)
         driver = Driver(scheduler, ctx.batch, ctx, mark, name_problem)  # the scheduler's own copy
         start = kernel.now
-        kernel.record("batch", index=index, label=batch.label, calls=list(batch.ids))
+        kernel.record_ids("batch", index=index, label=batch.label, calls=list(batch.ids))
         user_interrupt.deliver_if_due()
         process = kernel.env.process(driver.drive())
         try:
@@ -171,11 +171,11 @@ def _run_on(kernel: Kernel, scenario: Scenario, scheduler: Scheduler, seed: int,
         makespan = max(makespan, kernel.now)  # a task ends with its last decision, think time included
     status, error, wall_clock = drain(kernel, contexts, [session], status, error, wall_clock, mark)
     kernel.record("quiesce", makespan=makespan)
-    return RunResult(turns.realized(), name, seed, jitter, tuple(batch_runs), tuple(kernel.trace.events),
-                     scenario.world, world, makespan, status, error, arbiter.tape if arbiter else None,
-                     tuple(arbiter.decisions) if arbiter else (), wall_clock_exceeded=wall_clock,
-                     source=scenario if scenario.agent is not None else None, agent=turns.outcome,
-                     produced=dict(shared.produced))
+    return recorded(turns.realized(), name, seed, jitter, tuple(batch_runs), tuple(kernel.trace.events),
+                    scenario.world, world, makespan, status, error, arbiter.tape if arbiter else None,
+                    tuple(arbiter.decisions) if arbiter else (), wall_clock_exceeded=wall_clock,
+                    source=scenario if scenario.agent is not None else None, agent=turns.outcome,
+                    produced=dict(shared.produced), looks=kernel.trace.looks)
 
 
 def _declared_reference(scheduler: object) -> str | None:

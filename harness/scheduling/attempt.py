@@ -21,13 +21,14 @@ state it declares below, which `SchedulerContext.__init__` sets.
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Callable, Generator, Mapping
+from heapq import heappush
+from types import FunctionType
 from typing import Any
 
 import simpy
-from simpy.events import PENDING
+from simpy.events import NORMAL, PENDING
 from simpy.resources.resource import Request
 
 from harness.faults.failures import FailureModel
@@ -36,11 +37,12 @@ from harness.faults.mcp import McpFault
 from harness.faults.plan import FaultPlan
 from harness.model import CallResult, Outcome, ToolCall
 from harness.scheduling.frozen import maker
-from harness.scheduling.traced_io import TracedIO
+from harness.scheduling.traced_io import TracedIO, plain_io
+from harness.scheduling.waits import Stalled
 from harness.sim.arbiter import Arbiter
 from harness.sim.kernel import CallStep, Kernel
-from harness.sim.trace import canonical_bytes
-from harness.tools.catalogue import prepare
+from harness.sim.trace import value_digest
+from harness.tools.catalogue import PLAIN_VALUED, prepare
 from harness.tools.guard import ToolCodeError
 from harness.tools.inputs import resolve
 from harness.tools.spec import Detach, ToolError, ToolSpec
@@ -156,14 +158,16 @@ class AttemptExecution:
         latency = self._latency(self._call_latency.get(call.id, spec.latency), call.id, attempt)
         behaviour: Generator[float, None, Any] | None = None
         try:
-            behaviour = spec.behaviour(args, TracedIO(self._world, call.id, attempt, events, env, idempotency_key))
+            behaviour = spec.behaviour(args, plain_io(self._world, call.id, attempt, events, env, idempotency_key))
             begin = int(env._now)
             try:
                 fraction = next(behaviour)
                 while True:
                     if type(fraction) is Detach:
                         self._background(handle, fraction.value)
-                    target = begin + round(latency * min(max(fraction, 0.0), 1.0))
+                    # (A fraction within [0, 1], nearly all, is its own clamp: two builtin calls less.)
+                    target = begin + round(latency * (fraction if 0.0 <= fraction <= 1.0
+                                                      else min(max(fraction, 0.0), 1.0)))
                     now = int(env._now)
                     if target > now:
                         yield CallStep(env, target - now)
@@ -178,7 +182,9 @@ class AttemptExecution:
         except simpy.Interrupt as interrupt:
             self._cancelled(handle, behaviour, interrupt)
         else:
-            self._finish(handle, Outcome.OK, value, None)
+            # (A behaviour that is no plain function may not even be hashable: only functions are looked up.)
+            self._finish(handle, Outcome.OK, value, None,
+                         plain=type(spec.behaviour) is FunctionType and spec.behaviour in PLAIN_VALUED)
 
     def _execute(self, handle: CallHandle, idempotency_key: str | None) -> Generator[simpy.Event, Any, None]:
         kernel, call, attempt = self.kernel, handle.call, handle.attempt
@@ -422,7 +428,7 @@ class AttemptExecution:
         return value
 
     def _finish(self, handle: CallHandle, outcome: Outcome, value: Any, error: str | None,
-                fault: str | None = None, tool_code: bool = False) -> None:
+                fault: str | None = None, tool_code: bool = False, plain: bool = False) -> None:
         handle.finished = True
         detached = handle.triggered
         now = int(self.env._now)
@@ -439,12 +445,16 @@ class AttemptExecution:
         if tool_code:
             ended["tool_code"] = True
         if outcome is Outcome.OK:
-            ended["vd"] = value_digest(value)
+            ended["vd"] = value_digest(value, plain)
         events.append(ended)
         if not detached:
             if outcome is Outcome.OK:
                 self._produced[handle.call.id] = value
-            handle.succeed(_settled(handle.call.id, outcome, value, error, handle.attempt, handle.started_ms, now, ()))
+            # `handle.succeed(...)` and the `env.schedule` it calls, inlined (the handle is not triggered).
+            handle._ok = True
+            handle._value = _settled(handle.call.id, outcome, value, error, handle.attempt, handle.started_ms, now, ())
+            env = self.env
+            heappush(env._queue, (env._now, NORMAL, next(env._eid), handle))
 
     def _background(self, handle: CallHandle, value: Any) -> None:
         """The behaviour reported its result early and keeps running (`Detach`): the caller hears `value`
@@ -458,15 +468,6 @@ class AttemptExecution:
 
     def _read_produced(self, call_id: str) -> tuple[bool, Any]:
         return (True, self._produced[call_id]) if call_id in self._produced else (False, None)
-
-
-class Stalled(simpy.Event):
-    """What a call of a stalled MCP server waits on: an answer that never comes (the hang diagnosis names
-    the server from it, and the progress notifications it sends meanwhile every `every_ms`, if it does)."""
-
-    def __init__(self, env: simpy.Environment, server: str, at_ms: int, every_ms: int | None = None) -> None:
-        super().__init__(env)
-        self.server, self.at_ms, self.every_ms = server, at_ms, every_ms
 
 
 class Progress(simpy.Event):
@@ -494,7 +495,3 @@ def _support(model: LatencyModel, attempt: int) -> tuple[int, float]:
     support = getattr(model, "support", None)
     return support(attempt) if support is not None else (0, math.inf)
 
-
-def value_digest(value: Any) -> str:
-    """A short digest of a returned value, so a result can be matched to the attempt that made it."""
-    return hashlib.sha256(canonical_bytes(value)).hexdigest()[:16]

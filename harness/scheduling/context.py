@@ -12,10 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from dataclasses import fields
+from heapq import heappush
 from types import MappingProxyType
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import simpy
+from simpy.events import URGENT, Initialize
 
 from harness.diagnosis import origins
 from harness.faults.failures import FailureModel
@@ -23,7 +25,7 @@ from harness.faults.latency import LatencyModel
 from harness.faults.plan import FaultPlan
 from harness.model import Batch, CallResult, Outcome, ToolCall
 from harness.scheduling.approvals import Approval, ApprovalScript, ask
-from harness.scheduling.attempt import AttemptExecution, CallHandle, value_digest
+from harness.scheduling.attempt import AttemptExecution, CallHandle
 from harness.scheduling.checkpoints import Checkpoint, copying, restore, tree_digest
 from harness.scheduling.command_guard import dangerous_patterns
 from harness.scheduling.execution import ExecutionPolicy
@@ -31,12 +33,13 @@ from harness.scheduling.frozen import copier
 from harness.sim.arbiter import Arbiter
 from harness.sim.kernel import Kernel
 from harness.sim.machine import Machine
+from harness.sim.trace import value_digest
 from harness.tools.inputs import Source
 from harness.tools.spec import MUTATING_OPS, Declared, ToolSpec
 from harness.world.world import World
 
-# `CallHandle` and `value_digest` are the attempt's (harness.scheduling.attempt); importable from here too,
-# as every policy and bridge imports the contract from this module.
+# `CallHandle` is the attempt's (harness.scheduling.attempt), `value_digest` the trace's (harness.sim.trace);
+# both importable from here too, as every policy and bridge imports the contract from this module.
 __all__ = ["END_OF_RUN", "CallHandle", "Scheduler", "SchedulerContext", "SchedulerFactory", "SchedulerProcess",
            "value_digest"]
 
@@ -132,8 +135,10 @@ class SchedulerContext(AttemptExecution):
                        and not self._may_tear)
         #: The directory the runtime process was started in (never moved by the shell's `cd`).
         self.process_cwd = process_cwd if process_cwd is not None else world.cwd
-        #: The execution policy the scenario asks for (plan-based schedulers apply it).
-        self.execution = _clone(execution, _EXECUTION_FIELDS) if execution is not None else ExecutionPolicy()
+        # The scenario's execution policy; the scheduler's own copy of it is made when first read
+        # (`execution`): most batches' schedulers never read it.
+        self._given_execution = execution
+        self._execution: ExecutionPolicy | None = None
         #: Runtime state that outlives one batch (e.g. tools marked unavailable), per run.
         self.session: dict[str, Any] = session if session is not None else {}
         self._depends_on = depends_on or {}
@@ -158,7 +163,7 @@ class SchedulerContext(AttemptExecution):
         self.batch = _private_batch(batch)
         # `start` checks a call belongs to the batch; by identity first (the scheduler's own copies), so
         # starting N calls is not N equality scans of the batch.
-        self._batch_calls = {id(call) for call in self.batch.calls}
+        self._batch_calls = set(map(id, self.batch.calls))
         self.scheduler_name = scheduler_name
         #: The shell's cwd and the world's home at the start of the batch (snapshots: a `cd`
         #: during the batch does not move them).
@@ -169,6 +174,20 @@ class SchedulerContext(AttemptExecution):
         self.handles: list[CallHandle] = []
         #: Set when the runtime crashes (fault plan): from then on nothing the scheduler asks for happens.
         self.crashed = False
+
+    @property
+    def execution(self) -> ExecutionPolicy:
+        """The execution policy the scenario asks for (plan-based schedulers apply it): the scheduler's
+        own copy, as the batch is."""
+        made = self._execution
+        if made is None:
+            given = self._given_execution
+            made = self._execution = _clone(given, _EXECUTION_FIELDS) if given is not None else ExecutionPolicy()
+        return made
+
+    @execution.setter
+    def execution(self, policy: ExecutionPolicy) -> None:
+        self._execution = policy
 
     # -- time -------------------------------------------------------------------------------
 
@@ -353,7 +372,14 @@ class SchedulerContext(AttemptExecution):
         if self.crashed:
             return handle  # a dead runtime starts nothing: the handle never settles
         self.handles.append(handle)
-        handle.process = env.process(self._attempt(handle, idempotency_key))
+        # `env.process(...)`: SimPy's `Process.__init__` and its `Initialize` event, inlined as SimPy inlines
+        # `Event.__init__` in them (one process per attempt of every run): the same objects, the same
+        # urgent queue entry.
+        process = handle.process = _new(simpy.Process)
+        process.env, process.callbacks, process._generator = env, [], self._attempt(handle, idempotency_key)
+        begin = process._target = _new(Initialize)
+        begin.env, begin.callbacks, begin._value, begin._ok = env, [process._resume], None, True
+        heappush(env._queue, (env._now, URGENT, next(env._eid), begin))
         if origins.active is not None:  # the story's source lines: only while a report asks for them
             origins.note_start(handle)
         return handle
@@ -419,6 +445,8 @@ class SchedulerContext(AttemptExecution):
         return handle.result
 
 
+_new = object.__new__
+
 #: What a scheduler reads and might be tempted to change is a read-only view or its own copy.
 _NO_CAPS: Mapping[str, int] = MappingProxyType({})
 _EXECUTION_FIELDS = tuple(f.name for f in fields(ExecutionPolicy))
@@ -448,7 +476,8 @@ _copy_execution = copier(ExecutionPolicy)
 def _private_batch(batch: Batch) -> Batch:
     """The batch with copies of its calls, equal to it in every field."""
     copy = object.__new__(Batch)
-    object.__setattr__(copy, "calls", tuple([_clone(call, _CALL_FIELDS) for call in batch.calls]))
+    object.__setattr__(copy, "calls", tuple([_copy_call(call) if type(call) is ToolCall else _clone(call, _CALL_FIELDS)
+                                             for call in batch.calls]))
     object.__setattr__(copy, "label", batch.label)
     return copy
 

@@ -53,6 +53,16 @@ class TracedIO(ToolIO):
         identity = self.world.canonical(path)
         self._record("cached", identity if identity == path else f"{identity}\x00{path}", digest)
 
+    def path(self, raw: str) -> str:
+        # `ToolIO.path` with its cwd touch written here (two of them a call on most tools).
+        world = self.world
+        if not raw.startswith(("/", "~")):
+            events = self._events
+            events.append({"t": int(self._env._now), "seq": len(events), "ev": "touch", "call": self.call_id,
+                           "attempt": self._attempt, "op": "read", "target": "session:cwd",
+                           "digest": content_digest(world.cwd)[:16]})
+        return world.absolute(raw)
+
     def _touch(self, op: str, target: str, content: str | None = None) -> None:
         if "\x00" in target:  # the rare spelled alias: the sink splits it
             self._record(op, target, None if content is None else content_digest(content)[:16])
@@ -78,6 +88,20 @@ class TracedIO(ToolIO):
         if content is not None:
             event["digest"] = content_digest(content)[:16]
         events.append(event)
+
+
+def plain_io(world: World, call_id: str, attempt: int, events: list[dict[str, Any]], env: simpy.Environment,
+             idempotency_key: str | None) -> TracedIO:
+    """`TracedIO(world, call_id, attempt, events, env, idempotency_key)`, without its two `__init__`s (an
+    attempt's hot path: one per call of every run): no injected fault, every slot set."""
+    io: TracedIO = _new(TracedIO)
+    io.world, io.call_id, io.idempotency_key, io._sink = world, call_id, idempotency_key, _recorded_by_the_overrides
+    io.duplicate_delivery = io.torn_write = False
+    io._attempt, io._events, io._env = attempt, events, env
+    return io
+
+
+_new = object.__new__
 
 
 def _recorded_by_the_overrides(op: str, target: str, digest: str | None) -> None:

@@ -79,6 +79,19 @@ def canonical_bytes(value: Any) -> bytes:
     return canonical_json(value).encode("utf-8", "surrogatepass")
 
 
+def value_digest(value: Any, plain: bool = False) -> str:
+    """A short digest of a returned value, so a result can be matched to the attempt that made it.
+    `plain`: the value is known to hold nothing but str, int, bool, None, dict and list (a built-in
+    tool's, `harness.tools.catalogue.PLAIN_VALUED`), so orjson writes it with no type walk first
+    (what it refuses, a lone surrogate or a huge int, still goes to json)."""
+    if plain:
+        try:
+            return hashlib.sha256(orjson.dumps(value, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
+        except (TypeError, orjson.JSONEncodeError):
+            pass
+    return hashlib.sha256(canonical_bytes(value)).hexdigest()[:16]
+
+
 def canonical_json(value: Any) -> str:
     """The one JSON spelling used wherever bytes must be reproducible."""
     fast = _fast(value)
@@ -92,24 +105,38 @@ def canonical_json(value: Any) -> str:
 
 
 class TraceRecorder:
-    """Collects events in the order they happen; `seq` breaks ties between equal times."""
+    """Collects events in the order they happen; `seq` breaks ties between equal times.
 
-    __slots__ = ("_events",)
+    `looks` lists the events `add` recorded with a field other than a str, int or bool (a list of
+    ids, a float): the only events of this trace that `recorded_sha256` must look into. Events the
+    harness appends to `events` itself (an attempt's start, end and touches) hold only such fields by
+    construction."""
+
+    __slots__ = ("_events", "looks")
 
     def __init__(self) -> None:
         self._events: list[TraceEvent] = []
+        self.looks: list[TraceEvent] = []
 
     def record(self, t: int, ev: str, **fields: Any) -> TraceEvent:
         return self.add(t, ev, fields)
 
-    def add(self, t: int, ev: str, fields: Mapping[str, Any]) -> TraceEvent:
+    def add(self, t: int, ev: str, fields: Mapping[str, Any], known: bool = False) -> TraceEvent:
         """`record` with the fields as one mapping (the kernel's hot path: no second keyword copy).
-        Fields that are None are left out."""
+        Fields that are None are left out. `known`: the caller vouches that every list among the fields
+        is a list of call ids (strings, as `ToolCall` has them): only a field of another type puts the
+        event in `looks`."""
         events = self._events
         event: TraceEvent = {"t": t, "seq": len(events), "ev": ev}
+        plain = True
         for name, value in fields.items():
             if value is not None:
                 event[name] = value
+                kind = type(value)
+                if kind is not str and kind is not int and kind is not bool and (kind is not list or not known):
+                    plain = False
+        if not plain:
+            self.looks.append(event)
         events.append(event)
         return event
 
@@ -179,6 +206,22 @@ def _fast_jsonl(events: list[TraceEvent] | tuple[TraceEvent, ...], plain: frozen
 _LINES = orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
 
 
+def _known_jsonl(events: list[TraceEvent] | tuple[TraceEvent, ...], looks: list[TraceEvent] | tuple[TraceEvent, ...]
+                 ) -> bytes | None:
+    """`_fast_jsonl` of a trace whose only events holding more than str, int and bool fields are `looks`."""
+    for event in looks:
+        for value in event.values():
+            kind = type(value)
+            if kind is str or kind is int or kind is bool:
+                continue
+            if _needs_json(value):
+                return None
+    try:
+        return b"".join(map(orjson.dumps, events, repeat(None), repeat(_LINES)))
+    except (TypeError, orjson.JSONEncodeError):
+        return None
+
+
 def sha256(events: Iterable[TraceEvent]) -> str:
     events = events if isinstance(events, list | tuple) else list(events)
     encoded = _fast_jsonl(events)
@@ -187,10 +230,12 @@ def sha256(events: Iterable[TraceEvent]) -> str:
     return hashlib.sha256(encoded).hexdigest()
 
 
-def recorded_sha256(events: list[TraceEvent] | tuple[TraceEvent, ...]) -> str:
+def recorded_sha256(events: list[TraceEvent] | tuple[TraceEvent, ...],
+                    looks: list[TraceEvent] | tuple[TraceEvent, ...] | None = None) -> str:
     """`sha256(events)` of a trace this harness recorded (a `RunResult`'s): the same digest, with no
-    type walk over the events of `RECORDED_PLAIN` kinds before orjson writes them."""
-    encoded = _fast_jsonl(events, RECORDED_PLAIN)
+    type walk over the events of `RECORDED_PLAIN` kinds before orjson writes them. With `looks` (the
+    recorder's: the events holding anything but str, int and bool fields), only those are looked into."""
+    encoded = _fast_jsonl(events, RECORDED_PLAIN) if looks is None else _known_jsonl(events, looks)
     if encoded is None:
         encoded = to_jsonl(events).encode("utf-8", "surrogatepass")
     return hashlib.sha256(encoded).hexdigest()

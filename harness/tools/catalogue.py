@@ -66,6 +66,15 @@ class Catalogue(Mapping[str, ToolSpec]):
         return self.replace_tool(replace(self._specs[name], **changes))
 
 
+#: Built-in behaviours whose values hold only str, int, bool, None, dict and list whatever the call's
+#: arguments (read: none passes an argument's value or a float through), so an attempt digests their
+#: values without looking at the types first (`harness.sim.trace.value_digest`). A behaviour wrapped or
+#: replaced (options, a recorded result, a user's tool) is not one of these. tests/tools/test_plain_values.py
+#: holds every built-in scenario's values of these to it.
+PLAIN_VALUED: frozenset[Behaviour] = frozenset({
+    files.read_file, files.write_file, files.write_file_atomic, files.patch, files.search_files, shell.run_tests,
+    remote.web_search})
+
 BUILTIN = Catalogue({spec.name: spec for module in (files, shell, remote, effects, home) for spec in module.SPECS})
 
 

@@ -15,7 +15,7 @@ from harness import find_scenario, run
 from harness.bridges import from_asyncio
 from harness.oracles import check
 from harness.oracles.values import matches, reading_digests, readings
-from harness.scheduling.attempt import value_digest
+from harness.sim.trace import value_digest
 
 VALUE = {"tool": "query_service_logs", "error_count": 236, "ok": True, "pool": None, "tags": ["db", "pool"],
          "ratio": 0.25}
