@@ -190,33 +190,38 @@ def _fast_jsonl(events: list[TraceEvent] | tuple[TraceEvent, ...], plain: frozen
             return None
         if plain and event.get("ev") in plain:
             continue
-        for value in event.values():
-            kind = type(value)
-            if kind is str or kind is int or value is None or kind is bool:
-                continue
-            if _needs_json(value):
-                return None
-    try:
-        # One orjson call per event from C (`map`), none of them a Python-level step: (event, default, option).
-        return b"".join(map(orjson.dumps, events, repeat(None), repeat(_LINES)))
-    except (TypeError, orjson.JSONEncodeError):
-        return None
-
-
-_LINES = orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
+        if _fields_need_json(event):
+            return None
+    return _orjson_lines(events)
 
 
 def _known_jsonl(events: list[TraceEvent] | tuple[TraceEvent, ...], looks: list[TraceEvent] | tuple[TraceEvent, ...]
                  ) -> bytes | None:
     """`_fast_jsonl` of a trace whose only events holding more than str, int and bool fields are `looks`."""
     for event in looks:
-        for value in event.values():
-            kind = type(value)
-            if kind is str or kind is int or kind is bool:
-                continue
-            if _needs_json(value):
-                return None
+        if _fields_need_json(event):
+            return None
+    return _orjson_lines(events)
+
+
+def _fields_need_json(event: TraceEvent) -> bool:
+    """Whether one of the event's fields is something orjson would write differently from json."""
+    for value in event.values():
+        kind = type(value)
+        if kind is str or kind is int or value is None or kind is bool:
+            continue
+        if _needs_json(value):
+            return True
+    return False
+
+
+_LINES = orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
+
+
+def _orjson_lines(events: list[TraceEvent] | tuple[TraceEvent, ...]) -> bytes | None:
+    """The events as sorted-key JSON lines by orjson, or None where it refuses one (json writes it then)."""
     try:
+        # One orjson call per event from C (`map`), none of them a Python-level step: (event, default, option).
         return b"".join(map(orjson.dumps, events, repeat(None), repeat(_LINES)))
     except (TypeError, orjson.JSONEncodeError):
         return None
