@@ -53,16 +53,6 @@ class TracedIO(ToolIO):
         identity = self.world.canonical(path)
         self._record("cached", identity if identity == path else f"{identity}\x00{path}", digest)
 
-    def path(self, raw: str) -> str:
-        # `ToolIO.path` with its cwd touch written here (two of them a call on most tools).
-        world = self.world
-        if not raw.startswith(("/", "~")):
-            events = self._events
-            events.append({"t": int(self._env._now), "seq": len(events), "ev": "touch", "call": self.call_id,
-                           "attempt": self._attempt, "op": "read", "target": "session:cwd",
-                           "digest": content_digest(world.cwd)[:16]})
-        return world.absolute(raw)
-
     def _touch(self, op: str, target: str, content: str | None = None) -> None:
         if "\x00" in target:  # the rare spelled alias: the sink splits it
             self._record(op, target, None if content is None else content_digest(content)[:16])
