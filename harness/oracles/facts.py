@@ -8,18 +8,45 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from functools import cached_property
 from itertools import islice
 from operator import itemgetter
-from typing import NamedTuple
+from typing import Any, Generic, NamedTuple, TypeVar, overload
 
 from harness.model import CallResult, Outcome, ToolCall
 from harness.oracles.shape import ScenarioShape, shape_of
 from harness.run import RunResult
 from harness.sim.trace import TraceEvent
 from harness.tools.spec import MUTATING_OPS as MUTATING
+
+
+_T = TypeVar("_T")
+
+
+class cached_property(Generic[_T]):  # noqa: N801 -- a drop-in for functools' (same name, same use)
+    """`functools.cached_property` without its lock (as Python 3.12 made it; this runs on 3.11 too),
+    like `harness.run.result`'s: computed once and kept in the instance's `__dict__` under the
+    property's name, which then answers every later read without calling anything. Facts are read by
+    one thread at a time; two racing the first read compute the same value twice. An exploration
+    reads a few of these per run it checks, and the lock was most of their cost."""
+
+    def __init__(self, function: Callable[[Any], _T]) -> None:
+        self.function = function
+        self.name = function.__name__
+        self.__doc__ = function.__doc__
+
+    @overload
+    def __get__(self, instance: None, owner: type[Any] | None = None) -> cached_property[_T]: ...
+
+    @overload
+    def __get__(self, instance: object, owner: type[Any] | None = None) -> _T: ...
+
+    def __get__(self, instance: object | None, owner: type[Any] | None = None) -> _T | cached_property[_T]:
+        if instance is None:
+            return self
+        value = instance.__dict__[self.name] = self.function(instance)
+        return value
 
 
 @dataclass(slots=True)
@@ -114,6 +141,8 @@ class RunFacts:
     kinds: frozenset[str] = frozenset()
     #: Whether an attempt ended in an error of a user's tool's own code (an `end` marked `tool_code`).
     tool_code: bool = False
+    #: Whether any attempt's start carries an idempotency key (none does: every attempt's `key` is None).
+    keyed: bool = False
 
     @classmethod
     def of(cls, result: RunResult) -> RunFacts:
@@ -162,8 +191,10 @@ class RunFacts:
             elif ev == "start":
                 # Always a new attempt: the context never traces the start of an attempt it abandoned
                 # first (it never runs), so an earlier unopened one is another handle's.
-                a = Attempt(e["call"], e["attempt"], e["tool"], e["t"], e["seq"], owner.get(e["call"], batch),
-                            e.get("key"))
+                key = e.get("key")
+                if key is not None:
+                    self.keyed = True
+                a = Attempt(e["call"], e["attempt"], e["tool"], e["t"], e["seq"], owner.get(e["call"], batch), key)
                 attempts.append(a)
                 open_attempts[(a.call, a.attempt)] = a
             elif ev == "end":
@@ -220,9 +251,22 @@ class RunFacts:
     def reported(self) -> dict[str, CallResult]:
         """The first result reported for each call id."""
         found: dict[str, CallResult] = {}
-        for r in self.result.results:
-            found.setdefault(r.call_id, r)
+        for batch in self.result.batches:  # what `result.results` lists, without making that tuple
+            for r in batch.results:
+                found.setdefault(r.call_id, r)
         return found
+
+    @cached_property
+    def every_call_ok(self) -> bool:
+        """Whether every call of the scenario has a reported result and the first one is `ok` (then
+        each must have taken effect, and none was reported failed)."""
+        reported = self.reported
+        ok = Outcome.OK
+        for call_id in self.shape.ids:
+            r = reported.get(call_id)
+            if r is None or r.outcome is not ok:
+                return False
+        return True
 
     # Indexes, so that oracles asking per call or per target stay linear in the trace's length
     # (a hung 1,000-call run is judged call by call). Built once the trace has been read.

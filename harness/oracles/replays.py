@@ -46,6 +46,33 @@ class _Key:
         return isinstance(other, _Key) and self._hash == other._hash and self.parts == other.parts
 
 
+class Hashed:
+    """A tuple of a memo key's calls, hashed once: equal to (and hashed as) the tuple it holds, so a
+    key made with it finds what a key made with the bare tuple stored, and the other way round. For
+    what is made once and keyed by many times (`harness.oracles.model_order.CertainSteps`)."""
+
+    __slots__ = ("_hash", "items")
+
+    def __init__(self, items: tuple[Hashable, ...]) -> None:
+        self.items = items
+        self._hash = hash(items)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if other is self:
+            return True
+        if isinstance(other, Hashed):
+            return self._hash == other._hash and self.items == other.items
+        if isinstance(other, tuple):
+            return self.items == other
+        return NotImplemented
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+
 _memo: OrderedDict[_Key, tuple[WorldState, Mapping[str, Any], Any, int]] = OrderedDict()
 _weight = [0]
 
