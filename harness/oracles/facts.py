@@ -20,11 +20,10 @@ from harness.run import RunResult
 from harness.sim.trace import TraceEvent
 from harness.tools.spec import MUTATING_OPS as MUTATING
 
-
 _T = TypeVar("_T")
 
 
-class cached_property(Generic[_T]):  # noqa: N801 -- a drop-in for functools' (same name, same use)
+class cached_property(Generic[_T]):  # a drop-in for functools' (same name, same use)
     """`functools.cached_property` without its lock (as Python 3.12 made it; this runs on 3.11 too),
     like `harness.run.result`'s: computed once and kept in the instance's `__dict__` under the
     property's name, which then answers every later read without calling anything. Facts are read by
@@ -183,10 +182,11 @@ class RunFacts:
 
         for e in self.result.trace:
             ev = e["ev"]
-            kinds.add(ev)
-            if ev == "touch":  # most of a trace: asked first
+            if ev == "touch":  # most of a trace: asked first (and its kind added once, after the loop)
                 touch_events.append(e)
-            elif ev == "batch":
+                continue
+            kinds.add(ev)
+            if ev == "batch":
                 batch = e["index"]
             elif ev == "start":
                 # Always a new attempt: the context never traces the start of an attempt it abandoned
@@ -224,6 +224,8 @@ class RunFacts:
                 self.skips.append((e["t"], e["seq"], e["call"], e.get("reason") or ""))
             elif ev == "crash":
                 self.crash_t = e["t"]
+        if touch_events:
+            kinds.add("touch")
         self.kinds = frozenset(kinds)
 
     @cached_property
@@ -285,6 +287,12 @@ class RunFacts:
             else:
                 index[a.call] = [found, a]
         return index
+
+    @property
+    def attempts_by_call(self) -> dict[str, Attempt | list[Attempt]]:
+        """Call id -> its attempt, or the list of them (in trace order) when it has more than one.
+        For an oracle asking of every call in turn; read only."""
+        return self._attempts_by_call
 
     def _attempts(self, call_id: str) -> list[Attempt]:
         found = self._attempts_by_call.get(call_id)

@@ -1,0 +1,110 @@
+"""The oracles' fast paths give exactly the verdicts of the paths they short-cut (issue 27).
+
+Each fast path skips work when a run's facts show it has nothing to find: serializability takes the
+scenario's certain steps and their replay-memo key (`model_order.certain_steps`, `replays.Hashed`) and
+no ghost effects when every call was reported ok; protocol skips its pairing checks when a batch
+reported one result per call in model order, and reads a call's single attempt directly. Here every
+run of the buggy-scheduler catalogue (and the correct built-in policies on the same scenarios), under
+several seeds and jitters, is judged twice: once as `check` does, with the replay memo shared by every
+run; once with each fast path switched off and no replay memo at all. The verdicts must be equal,
+violation for violation, and the runs must take each fast path and its slow path both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from harness import Scenario, run
+from harness.oracles import check, model_order, protocol, replays, serializability
+from harness.oracles.anomalies import ghost_effects
+from harness.oracles.facts import RunFacts
+from harness.oracles.verdict import Verdict
+from harness.run import RunResult
+from harness.scheduling import Scheduler
+from tests.catalogue.cases import CASES, CORRECT
+
+SEEDS = (1, 2, 3)
+JITTERS = (0.0, 0.4)
+
+
+def _pairs() -> Iterator[tuple[str, Scenario, Scheduler]]:
+    scenarios: dict[str, Scenario] = {}
+    for case in CASES:
+        scenario = case.load()
+        scenarios.setdefault(scenario.name, scenario)
+        yield case.name, scenario, case.scheduler
+    for scenario in scenarios.values():
+        for name, scheduler in CORRECT:
+            yield f"{name} on {scenario.name}", scenario, scheduler
+
+
+def _runs() -> Iterator[tuple[str, RunResult, RunResult]]:
+    """Each run twice (the same seed: the same run), so neither judging reuses the other's facts."""
+    for name, scenario, scheduler in _pairs():
+        for seed in SEEDS:
+            for jitter in JITTERS:
+                first = run(scenario, scheduler, seed, jitter=jitter)
+                second = run(scenario, scheduler, seed, jitter=jitter)
+                assert first.fingerprint == second.fingerprint
+                yield f"{name} seed {seed} jitter {jitter}", first, second
+
+
+def _slow(result: RunResult, monkeypatch: pytest.MonkeyPatch) -> list[Verdict]:
+    """`check(result)` with every fast path switched off and no replay remembered."""
+    with monkeypatch.context() as patch:
+        patch.setattr(model_order, "certain_steps", lambda facts: None)
+        patch.setattr(serializability, "certain_steps", lambda facts: None)
+        patch.setattr(RunFacts, "every_call_ok", property(lambda facts: False))
+        patch.setattr(RunFacts, "attempts_by_call", property(lambda facts: {}))
+        patch.setattr(protocol, "_one_each_in_order", lambda expected, in_model, reported: False)
+
+        def unremembered(initial: object, catalogue: object, calls: object, replay: Any) -> Any:
+            return replay()
+
+        patch.setattr(serializability, "remembered", unremembered)
+        return check(result)
+
+
+def test_every_fast_path_gives_the_slow_paths_verdicts(monkeypatch: pytest.MonkeyPatch) -> None:
+    replays.forget()
+    taken = {"certain": 0, "every call ok, steps worked out": 0, "not every call ok": 0,
+             "one result each in order": 0, "pairing judged": 0}
+    differing: list[str] = []
+    for name, fast_run, slow_run in _runs():
+        slow = _slow(slow_run, monkeypatch)
+        fast = check(fast_run)
+        if fast != slow:
+            differing.append(f"{name}: {fast} != {slow}")
+        facts = RunFacts.of(fast_run)
+        certain = model_order.certain_steps(facts)
+        if certain is not None:
+            taken["certain"] += 1
+            steps = model_order.replay_steps_of(facts)
+            assert list(certain.steps) == steps, name
+            flat = tuple(x for s in steps for x in (s.call, s.key, s.torn, s.stopped_after))
+            assert certain.calls == flat and flat == certain.calls and hash(certain.calls) == hash(flat), name
+        elif facts.every_call_ok:
+            taken["every call ok, steps worked out"] += 1
+        else:
+            taken["not every call ok"] += 1
+        if facts.every_call_ok:
+            assert list(ghost_effects(facts)) == [], name
+        for batch_run in fast_run.batches:
+            expected = list(batch_run.batch.ids)
+            reported = [r.call_id for r in batch_run.results]
+            key = "one result each in order" if protocol._one_each_in_order(expected, set(expected), reported) \
+                else "pairing judged"
+            taken[key] += 1
+    assert not differing, "\n".join(differing[:5])
+    assert all(taken.values()), taken
+
+
+def test_a_memo_key_hashed_once_is_the_tuple_it_holds() -> None:
+    items = ("a", None, False, None, "b", "k", True, 2)
+    hashed = replays.Hashed(items)
+    assert hashed == items and items == hashed and hash(hashed) == hash(items) and len(hashed) == len(items)
+    assert hashed != items[:-1] + (3,) and hashed != replays.Hashed(items[:-1] + (3,))
+    assert hashed != list(items)
