@@ -7,9 +7,10 @@ Owns the reading of the trace format. It never judges: oracles do.
 from __future__ import annotations
 
 import math
+import weakref
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import islice
 from operator import itemgetter
 from typing import Any, Generic, NamedTuple, TypeVar, overload
@@ -123,51 +124,77 @@ class Touch(NamedTuple):
 _MEMO = "_harness_run_facts"
 
 
-@dataclass
 class RunFacts:
-    result: RunResult
-    attempts: list[Attempt] = field(default_factory=list)
-    interrupts: list[tuple[int, int, int, int]] = field(default_factory=list)  # (t, seq, batch, grace)
-    #: Batch index -> seq of its `batch_end` event (when the scheduler's answer was taken).
-    batch_end_seq: dict[int, int] = field(default_factory=dict)
-    skipped: set[str] = field(default_factory=set)
-    #: Every `skip` event, in trace order: (t, seq, call, reason).
-    skips: list[tuple[int, int, str, str]] = field(default_factory=list)
-    #: When the runtime crashed (the fault plan's crash), if it did.
-    crash_t: int | None = None
-    #: Every kind of event (`ev`) the trace holds: an oracle whose events are absent has nothing to
-    #: read, and asks this instead of walking the trace again.
-    kinds: frozenset[str] = frozenset()
-    #: Whether an attempt ended in an error of a user's tool's own code (an `end` marked `tool_code`).
-    tool_code: bool = False
-    #: Whether any attempt's start carries an idempotency key (none does: every attempt's `key` is None).
-    keyed: bool = False
+    """What the oracles read of one run's trace (see the module's docstring). Made by `RunFacts.of`,
+    which keeps it on the run it was read from; `RunFacts(result)` makes one that is nobody's but
+    its caller's."""
+
+    def __init__(self, result: RunResult) -> None:
+        self._held: RunResult | None = result
+        self._ref: weakref.ref[RunResult] | None = None
+        self.attempts: list[Attempt] = []
+        self.interrupts: list[tuple[int, int, int, int]] = []  # (t, seq, batch, grace)
+        #: Batch index -> seq of its `batch_end` event (when the scheduler's answer was taken).
+        self.batch_end_seq: dict[int, int] = {}
+        self.skipped: set[str] = set()
+        #: Every `skip` event, in trace order: (t, seq, call, reason).
+        self.skips: list[tuple[int, int, str, str]] = []
+        #: When the runtime crashed (the fault plan's crash), if it did.
+        self.crash_t: int | None = None
+        #: Every kind of event (`ev`) the trace holds: an oracle whose events are absent has nothing to
+        #: read, and asks this instead of walking the trace again.
+        self.kinds: frozenset[str] = frozenset()
+        #: Whether an attempt ended in an error of a user's tool's own code (an `end` marked `tool_code`).
+        self.tool_code = False
+        #: Whether any attempt's start carries an idempotency key (none does: every attempt's `key` is None).
+        self.keyed = False
+        self._read(result)
+
+    @property
+    def result(self) -> RunResult:
+        """The run these facts were read from."""
+        held = self._held
+        if held is not None:
+            return held
+        assert self._ref is not None
+        found = self._ref()
+        if found is None:  # only facts kept past their run get here: `of` ties them to it
+            raise ReferenceError("these RunFacts were kept by the run they were read from, which is gone")
+        return found
 
     @classmethod
     def of(cls, result: RunResult) -> RunFacts:
         """The facts of `result`, read from its trace once and shared by every oracle that asks
         (four do; reading a trace is ~50 us). They are kept on the result itself, as its cached
         properties are, so they live and die with it and can never be another run's. Oracles only
-        read them."""
+        read them.
+
+        The facts refer back to the result weakly: a strong reference would make a cycle (result ->
+        facts -> result), and a run in a cycle is freed only by the garbage collector, not when its
+        last user drops it, so every checked run's trace, world and facts would wait for a collection
+        (and survive into older generations, which collections then visit again): measured, ~40K
+        instructions of each checked run of bench_run's batch (~8% of judging it)."""
         memo = result.__dict__
         facts = memo.get(_MEMO)
         if type(facts) is not cls or facts.result is not result:
-            facts = memo[_MEMO] = cls(result)
+            facts = cls(result)
+            facts._held, facts._ref = None, weakref.ref(result)
+            memo[_MEMO] = facts
         return facts
 
-    def __post_init__(self) -> None:
+    def _read(self, result: RunResult) -> None:
         open_attempts: dict[tuple[str, int], Attempt] = {}
         touch_events: list[TraceEvent] = []
         #: The trace's touch events, read into `touches` when an oracle first asks.
         self._touch_events = touch_events
         #: What every run of the scenario shares (its calls, positions, batches), made once per scenario.
-        self.shape: ScenarioShape = shape_of(self.result.scenario)
+        self.shape: ScenarioShape = shape_of(result.scenario)
         tools = self.shape.tools
         kinds: set[str] = set()
         batch = -1
         # Several agents' batches overlap in time: an attempt belongs to the batch of its call, not to
         # the batch that began last.
-        owner = self.shape.batch_of if self.result.agents else {}
+        owner = self.shape.batch_of if result.agents else {}
         attempts = self.attempts
 
         def placeholder(e: TraceEvent) -> Attempt:
@@ -180,7 +207,7 @@ class RunFacts:
             open_attempts[key] = a
             return a
 
-        for e in self.result.trace:
+        for e in result.trace:
             ev = e["ev"]
             if ev == "touch":  # most of a trace: asked first (and its kind added once, after the loop)
                 touch_events.append(e)

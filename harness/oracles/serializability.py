@@ -70,6 +70,10 @@ NAME = "serializability"
 __all__ = ["MAX_BRANCHES", "NAME", "check", "check_model_order"]
 
 
+#: The passing verdict judged against model order, by oracle name (one: this oracle's).
+_PASSED_MODEL: dict[str, Verdict] = {}
+
+
 def check(result: RunResult) -> Verdict:
     reference, _ = reference_of(result)
     if result.agents:
@@ -87,9 +91,15 @@ def check(result: RunResult) -> Verdict:
 def _named(verdict: Verdict, reference: str, result: RunResult) -> Verdict:
     """The verdict saying which reference it was judged against (its words too, for another than model)."""
     if reference == MODEL:
+        note = "; ".join(filter(None, (verdict.note, reference_note(result))))
+        if verdict.ok and not verdict.violations and not note:
+            # Nearly every run's: one frozen value, shared (as `Verdict.of` shares passing verdicts).
+            passed = _PASSED_MODEL.get(verdict.oracle)
+            if passed is None:
+                passed = _PASSED_MODEL[verdict.oracle] = Verdict(verdict.oracle, True, (), "", MODEL)
+            return passed
         # Built directly, not by dataclasses.replace: this runs for every run an exploration makes.
-        return Verdict(verdict.oracle, verdict.ok, verdict.violations,
-                       "; ".join(filter(None, (verdict.note, reference_note(result)))), MODEL)
+        return Verdict(verdict.oracle, verdict.ok, verdict.violations, note, MODEL)
     order = f"{reference} order"
     violations = tuple(replace(v, message=v.message.replace("model order", order)) for v in verdict.violations)
     return replace(verdict, violations=violations, reference=reference,

@@ -12,6 +12,8 @@ violation for violation, and the runs must take each fast path and its slow path
 
 from __future__ import annotations
 
+import gc
+import weakref
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
@@ -120,3 +122,23 @@ def test_a_memo_key_hashed_once_is_the_tuple_it_holds() -> None:
     assert hashed == items and items == hashed and hash(hashed) == hash(items) and len(hashed) == len(items)
     assert hashed != (*items[:-1], 3) and hashed != replays.Hashed((*items[:-1], 3))
     assert hashed != list(items)
+
+
+def test_a_checked_run_is_freed_as_soon_as_its_last_user_drops_it() -> None:
+    """The facts the oracles share refer back to their run weakly: no cycle keeps a checked run (its
+    trace, world and facts) alive until the garbage collector happens to look."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        result = run(find_scenario("config-clobber"), get_scheduler("parallel"), 3)
+        check(result)
+        facts = RunFacts.of(result)
+        assert facts.result is result and RunFacts.of(result) is facts
+        gone = weakref.ref(result)
+        del result
+        assert gone() is None, "the checked run outlived its last reference"
+        with pytest.raises(ReferenceError):
+            facts.result  # noqa: B018 -- the read is the test
+    finally:
+        if was_enabled:
+            gc.enable()
