@@ -12,6 +12,7 @@ violation for violation, and the runs must take each fast path and its slow path
 
 from __future__ import annotations
 
+import enum
 import gc
 import weakref
 from collections.abc import Iterator
@@ -22,12 +23,13 @@ import pytest
 
 from harness import Scenario, find_scenario, get_scheduler, run
 from harness.faults.plan import FaultPlan
-from harness.oracles import check, model_order, protocol, replays, serializability
+from harness.oracles import check, digests, model_order, protocol, replays, serializability
 from harness.oracles.anomalies import ghost_effects
 from harness.oracles.facts import RunFacts
 from harness.oracles.verdict import Verdict
 from harness.run import RunResult
 from harness.scheduling import Scheduler
+from harness.sim.trace import value_digest
 from tests.catalogue.cases import CASES, CORRECT
 
 SEEDS = (1, 2, 3)
@@ -142,3 +144,31 @@ def test_a_checked_run_is_freed_as_soon_as_its_last_user_drops_it() -> None:
     finally:
         if was_enabled:
             gc.enable()
+
+
+class _Colour(enum.Enum):
+    RED = "red"
+
+
+#: Values of every kind a scheduler may report: plain ones (orjson's bytes), floats, tuples and
+#: non-str keys (json's), and ones JSON cannot spell (the same exception either way).
+VALUES: tuple[object, ...] = (
+    None, True, 1, 1.0, 1e-05, float("nan"), "1", "", "é\ud800", 1 << 70, [1, 2], (1, 2), {"a": 1, "b": [1.5, None]},
+    {1: "x"}, {"path": "/repo/a.py", "content": "x" * 2000}, [{"t": i} for i in range(50)], _Colour.RED,
+    {"c": _Colour.RED}, {1, 2}, b"bytes",
+)
+
+
+def test_a_remembered_digest_is_the_value_digest() -> None:
+    digests.forget()
+    for _ in range(2):  # the second time from the memo
+        for value in VALUES:
+            try:
+                expected: object = value_digest(value)
+            except Exception as error:
+                expected = type(error)
+            try:
+                got: object = digests.reported_digest(value)
+            except Exception as error:
+                got = type(error)
+            assert got == expected, value
