@@ -176,10 +176,12 @@ class RunFacts:
         instructions of each checked run of bench_run's batch (~8% of judging it)."""
         memo = result.__dict__
         facts = memo.get(_MEMO)
-        if type(facts) is not cls or facts.result is not result:
-            facts = cls(result)
-            facts._held, facts._ref = None, weakref.ref(result)
-            memo[_MEMO] = facts
+        # Its own run's, read without the `result` property (the memo only ever holds facts made here).
+        if type(facts) is cls and facts._ref is not None and facts._ref() is result:
+            return facts
+        facts = cls(result)
+        facts._held, facts._ref = None, weakref.ref(result)
+        memo[_MEMO] = facts
         return facts
 
     def _read(self, result: RunResult) -> None:
@@ -227,9 +229,15 @@ class RunFacts:
             elif ev == "end":
                 a = open_attempts.get((e["call"], e["attempt"])) or placeholder(e)
                 a.end_t, a.end_seq, a.outcome = e["t"], e["seq"], e["outcome"]
-                a.error, a.value_digest, a.fault = e.get("error"), e.get("vd"), e.get("fault")
-                if e.get("tool_code"):
-                    self.tool_code = True
+                if len(e) == 7 and "vd" in e:
+                    # An ok end as the context writes it: t, seq, ev, call, attempt, outcome and vd only
+                    # (no error, fault or tool_code), read without asking for each absent key.
+                    a.error = a.fault = None
+                    a.value_digest = e["vd"]
+                else:
+                    a.error, a.value_digest, a.fault = e.get("error"), e.get("vd"), e.get("fault")
+                    if e.get("tool_code"):
+                        self.tool_code = True
             elif ev == "faults":
                 a = open_attempts.get((e["call"], e["attempt"])) or placeholder(e)
                 a.injected = tuple(e["kinds"])

@@ -93,6 +93,12 @@ _ENDED = {RunStatus.COMPLETED: "returned", RunStatus.SCHEDULER_ERROR: "raised",
 
 
 def _orphans(facts: RunFacts) -> Iterator[Violation]:
+    # When the scheduler's answer was taken, for each batch judged here (by index: the answer's trace
+    # position depends on nothing else). An attempt settled by then left nothing running.
+    answered = {b.index: facts.batch_end_seq.get(b.index, 1 << 62) for b in facts.result.batches
+                if b.status in _ENDED}
+    if all(a.batch not in answered or a.settled_seq <= answered[a.batch] for a in facts.attempts):
+        return  # what the walk below finds too: no attempt of a judged batch settled after its answer
     # Each batch's attempts, in trace order, gathered once (not a scan of every attempt per batch).
     by_batch: dict[int, list[Attempt]] = {}
     for a in facts.attempts:
