@@ -120,6 +120,10 @@ class Touch(NamedTuple):
         return self.op in MUTATING
 
 
+#: How many keys an ok `end` event has as the context writes it (t, seq, ev, call, attempt, outcome,
+#: vd): such an event has no error, fault or tool_code to ask for (tests set it to -1: never so).
+_OK_END_KEYS = 7
+
 #: The key under which a result keeps its facts (see `RunFacts.of`).
 _MEMO = "_harness_run_facts"
 
@@ -229,7 +233,7 @@ class RunFacts:
             elif ev == "end":
                 a = open_attempts.get((e["call"], e["attempt"])) or placeholder(e)
                 a.end_t, a.end_seq, a.outcome = e["t"], e["seq"], e["outcome"]
-                if len(e) == 7 and "vd" in e:
+                if len(e) == _OK_END_KEYS and "vd" in e:
                     # An ok end as the context writes it: t, seq, ev, call, attempt, outcome and vd only
                     # (no error, fault or tool_code), read without asking for each absent key.
                     a.error = a.fault = None

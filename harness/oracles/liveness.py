@@ -93,11 +93,7 @@ _ENDED = {RunStatus.COMPLETED: "returned", RunStatus.SCHEDULER_ERROR: "raised",
 
 
 def _orphans(facts: RunFacts) -> Iterator[Violation]:
-    # When the scheduler's answer was taken, for each batch judged here (by index: the answer's trace
-    # position depends on nothing else). An attempt settled by then left nothing running.
-    answered = {b.index: facts.batch_end_seq.get(b.index, 1 << 62) for b in facts.result.batches
-                if b.status in _ENDED}
-    if all(a.batch not in answered or a.settled_seq <= answered[a.batch] for a in facts.attempts):
+    if _settled_in_time(facts):
         return  # what the walk below finds too: no attempt of a judged batch settled after its answer
     # Each batch's attempts, in trace order, gathered once (not a scan of every attempt per batch).
     by_batch: dict[int, list[Attempt]] = {}
@@ -133,6 +129,14 @@ def _orphans(facts: RunFacts) -> Iterator[Violation]:
                 message = (f"{a.call} was left running by the runtime after {turn}: batch {batch_run.index} {how} "
                            f"at {batch_run.end_ms} ms while {a.call} was still running; {later}")
             yield Violation("orphaned-call", message, witness, Kind.LIVENESS)
+
+
+def _settled_in_time(facts: RunFacts) -> bool:
+    """Whether every attempt of a batch `_orphans` judges settled by the time its answer was taken
+    (then it reports nothing). The answer's trace position depends only on the batch's index."""
+    answered = {b.index: facts.batch_end_seq.get(b.index, 1 << 62) for b in facts.result.batches
+                if b.status in _ENDED}
+    return all(a.batch not in answered or a.settled_seq <= answered[a.batch] for a in facts.attempts)
 
 
 def _interrupts(facts: RunFacts) -> Iterator[Violation]:

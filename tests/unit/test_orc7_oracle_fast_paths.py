@@ -3,7 +3,9 @@
 Each fast path skips work when a run's facts show it has nothing to find: serializability takes the
 scenario's certain steps and their replay-memo key (`model_order.certain_steps`, `replays.Hashed`) and
 no ghost effects when every call was reported ok; protocol skips its pairing checks when a batch
-reported one result per call in model order, and reads a call's single attempt directly. Here every
+reported one result per call in model order, and reads a call's single attempt directly; liveness
+skips its orphan walk when every attempt settled before its batch's answer; RunFacts reads an ok
+`end` event without asking for the keys it lacks. Here every
 run of the buggy-scheduler catalogue (and the correct built-in policies on the same scenarios), under
 several seeds and jitters, is judged twice: once as `check` does, with the replay memo shared by every
 run; once with each fast path switched off and no replay memo at all. The verdicts must be equal,
@@ -23,7 +25,8 @@ import pytest
 
 from harness import Scenario, find_scenario, get_scheduler, run
 from harness.faults.plan import FaultPlan
-from harness.oracles import check, digests, model_order, protocol, replays, serializability
+from harness.oracles import check, digests, liveness, model_order, protocol, replays, serializability
+from harness.oracles import facts as facts_module
 from harness.oracles.anomalies import ghost_effects
 from harness.oracles.facts import RunFacts
 from harness.oracles.verdict import Verdict
@@ -76,6 +79,8 @@ def _slow(result: RunResult, monkeypatch: pytest.MonkeyPatch) -> list[Verdict]:
         patch.setattr(RunFacts, "every_call_ok", property(lambda facts: False))
         patch.setattr(RunFacts, "attempts_by_call", property(lambda facts: {}))
         patch.setattr(protocol, "_one_each_in_order", lambda expected, in_model, reported: False)
+        patch.setattr(liveness, "_settled_in_time", lambda facts: False)
+        patch.setattr(facts_module, "_OK_END_KEYS", -1)
 
         def unremembered(initial: object, catalogue: object, calls: object, replay: Any) -> Any:
             return replay()
@@ -87,11 +92,12 @@ def _slow(result: RunResult, monkeypatch: pytest.MonkeyPatch) -> list[Verdict]:
 def test_every_fast_path_gives_the_slow_paths_verdicts(monkeypatch: pytest.MonkeyPatch) -> None:
     replays.forget()
     taken = {"certain": 0, "every call ok, steps worked out": 0, "not every call ok": 0,
-             "one result each in order": 0, "pairing judged": 0}
+             "one result each in order": 0, "pairing judged": 0, "settled in time": 0, "orphans walked": 0}
     differing: list[str] = []
     for name, fast_run, slow_run in _runs():
         slow = _slow(slow_run, monkeypatch)
         fast = check(fast_run)
+        assert RunFacts.of(fast_run).attempts == RunFacts.of(slow_run).attempts, name
         if fast != slow:
             differing.append(f"{name}: " + "; ".join(f"{a} != {b}" for a, b in zip(fast, slow, strict=True) if a != b))
         facts = RunFacts.of(fast_run)
@@ -114,6 +120,7 @@ def test_every_fast_path_gives_the_slow_paths_verdicts(monkeypatch: pytest.Monke
             key = "one result each in order" if protocol._one_each_in_order(expected, set(expected), reported) \
                 else "pairing judged"
             taken[key] += 1
+        taken["settled in time" if liveness._settled_in_time(facts) else "orphans walked"] += 1
     assert not differing, "\n".join(differing[:5])
     assert all(taken.values()), taken
 
