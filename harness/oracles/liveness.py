@@ -37,8 +37,10 @@ def check(result: RunResult) -> Verdict:
     violations: list[Violation] = []
     if result.status is RunStatus.HANG:
         violations.append(_hang(facts))
-    violations.extend(_orphans(facts))
-    violations.extend(_interrupts(facts))
+    if not _settled_in_time(facts):  # else `_orphans` finds nothing: not even its generator is made
+        violations.extend(_orphans(facts))
+    if facts.interrupts:  # `_interrupts` walks the interrupts only
+        violations.extend(_interrupts(facts))
     violations.extend(_dropped(facts))
     if "blocked" in facts.kinds:  # only a bridged event loop records holds
         violations.extend(_loop_holds(result))
@@ -93,8 +95,7 @@ _ENDED = {RunStatus.COMPLETED: "returned", RunStatus.SCHEDULER_ERROR: "raised",
 
 
 def _orphans(facts: RunFacts) -> Iterator[Violation]:
-    if _settled_in_time(facts):
-        return  # what the walk below finds too: no attempt of a judged batch settled after its answer
+    # (`check` asks `_settled_in_time` first: when every attempt settled in time this finds nothing.)
     # Each batch's attempts, in trace order, gathered once (not a scan of every attempt per batch).
     by_batch: dict[int, list[Attempt]] = {}
     for a in facts.attempts:
@@ -193,9 +194,10 @@ def _dropped(facts: RunFacts) -> Iterator[Violation]:
     # The skip that made the reported answer is the call's last: a bridge may first refuse a call
     # (a denied approval, traced as a skip) and report it later as it stands then.
     skip_of = {call: (t, reason) for t, _, call, reason in facts.skips}
+    cancelled = Outcome.CANCELLED
     for batch_run in facts.result.batches:
         for r in batch_run.results:
-            if r.outcome is not Outcome.CANCELLED or facts.started(r.call_id):
+            if r.outcome is not cancelled or facts.started(r.call_id):
                 continue
             # A skip traced by the context, or a cancelled result the scheduler made itself (then
             # the moment it answered is when the batch ended).
