@@ -37,8 +37,10 @@ def check(result: RunResult) -> Verdict:
     violations: list[Violation] = []
     if result.status is RunStatus.HANG:
         violations.append(_hang(facts))
-    violations.extend(_orphans(facts))
-    violations.extend(_interrupts(facts))
+    if not _settled_in_time(facts):  # else `_orphans` finds nothing: not even its generator is made
+        violations.extend(_orphans(facts))
+    if facts.interrupts:  # `_interrupts` walks the interrupts only
+        violations.extend(_interrupts(facts))
     violations.extend(_dropped(facts))
     if "blocked" in facts.kinds:  # only a bridged event loop records holds
         violations.extend(_loop_holds(result))
@@ -93,6 +95,7 @@ _ENDED = {RunStatus.COMPLETED: "returned", RunStatus.SCHEDULER_ERROR: "raised",
 
 
 def _orphans(facts: RunFacts) -> Iterator[Violation]:
+    # (`check` asks `_settled_in_time` first: when every attempt settled in time this finds nothing.)
     # Each batch's attempts, in trace order, gathered once (not a scan of every attempt per batch).
     by_batch: dict[int, list[Attempt]] = {}
     for a in facts.attempts:
@@ -127,6 +130,14 @@ def _orphans(facts: RunFacts) -> Iterator[Violation]:
                 message = (f"{a.call} was left running by the runtime after {turn}: batch {batch_run.index} {how} "
                            f"at {batch_run.end_ms} ms while {a.call} was still running; {later}")
             yield Violation("orphaned-call", message, witness, Kind.LIVENESS)
+
+
+def _settled_in_time(facts: RunFacts) -> bool:
+    """Whether every attempt of a batch `_orphans` judges settled by the time its answer was taken
+    (then it reports nothing). The answer's trace position depends only on the batch's index."""
+    answered = {b.index: facts.batch_end_seq.get(b.index, 1 << 62) for b in facts.result.batches
+                if b.status in _ENDED}
+    return all(a.batch not in answered or a.settled_seq <= answered[a.batch] for a in facts.attempts)
 
 
 def _interrupts(facts: RunFacts) -> Iterator[Violation]:
@@ -183,9 +194,10 @@ def _dropped(facts: RunFacts) -> Iterator[Violation]:
     # The skip that made the reported answer is the call's last: a bridge may first refuse a call
     # (a denied approval, traced as a skip) and report it later as it stands then.
     skip_of = {call: (t, reason) for t, _, call, reason in facts.skips}
+    cancelled = Outcome.CANCELLED
     for batch_run in facts.result.batches:
         for r in batch_run.results:
-            if r.outcome is not Outcome.CANCELLED or facts.started(r.call_id):
+            if r.outcome is not cancelled or facts.started(r.call_id):
                 continue
             # A skip traced by the context, or a cancelled result the scheduler made itself (then
             # the moment it answered is when the batch ended).

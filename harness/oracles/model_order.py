@@ -18,6 +18,7 @@ from typing import Any
 from harness.model import ToolCall
 from harness.oracles import values
 from harness.oracles.facts import RunFacts
+from harness.oracles.replays import Hashed
 from harness.run import RunResult
 from harness.scheduling.checkpoints import Checkpoint, restore
 from harness.tools.inputs import reference_lookup, resolve
@@ -132,10 +133,49 @@ def replay_marks(facts: RunFacts, steps: list[Step]) -> tuple[Mark, ...]:
     return tuple(marks)
 
 
+class CertainSteps:
+    """The steps of a run in which every call took effect as reported, with no idempotency key and
+    no torn write: each call of the scenario, certain, as it stands. The same for every such run of a
+    scenario, so made once per scenario (`certain_steps`), with the replay memo's key for them
+    (`calls`: the flat tuple `harness.oracles.serializability` keys a replay by, hashed once)."""
+
+    __slots__ = ("calls", "steps")
+
+    def __init__(self, steps: tuple[Step, ...]) -> None:
+        self.steps = steps
+        self.calls = Hashed(tuple(x for s in steps for x in (s.call, s.key, s.torn, s.stopped_after)))
+
+
+_CERTAIN = "model_order.certain_steps"
+
+
+def certain_steps(facts: RunFacts) -> CertainSteps | None:
+    """What `replay_steps` returns for this run when every call was reported ok, none read another's
+    value (`args_from`), no attempt carried an idempotency key and no fault was injected: then every
+    call is a certain step with no key and no torn write, whatever the schedule (`must_take_effect`
+    is True for an ok report; the key is an opened attempt's, None; a torn write is a `faults`
+    event's). None for any other run."""
+    if facts.keyed or "faults" in facts.kinds or facts.result.scenario.args_from or not facts.every_call_ok:
+        return None
+    derived = facts.shape.derived
+    found = derived.get(_CERTAIN)
+    if type(found) is not CertainSteps:
+        found = derived[_CERTAIN] = CertainSteps(tuple(Step(call, True, None, False) for call in facts.shape.calls))
+    return found
+
+
 def replay_steps(facts: RunFacts) -> list[Step]:
     """The calls to replay, in model order: those the report says took effect, and those of unknown
     effect that changed the world (one of unknown effect that made no change in the trace had none:
     replaying it as not run is the only honest history, so it needs no branching)."""
+    certain = certain_steps(facts)
+    if certain is not None:
+        return list(certain.steps)
+    return replay_steps_of(facts)
+
+
+def replay_steps_of(facts: RunFacts) -> list[Step]:
+    """`replay_steps`, worked out call by call (what `certain_steps` gives at once when it can)."""
     steps: list[Step] = []
     args_from = facts.result.scenario.args_from
     earlier: set[str] = set()

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from harness.model import CallResult, Outcome
 from harness.oracles import outcomes, values
-from harness.oracles.facts import RunFacts
+from harness.oracles.digests import reported_digest
+from harness.oracles.facts import Attempt, RunFacts
 from harness.oracles.verdict import Kind, Verdict, Violation
 from harness.run import RunResult, RunStatus
-from harness.sim.trace import value_digest
 
 NAME = "protocol"
 
@@ -39,6 +40,21 @@ def _batch(facts: RunFacts, index: int, rolled_back: bool = False) -> Iterator[V
     expected = list(batch_run.batch.ids)
     in_model = set(expected)  # membership by set: a 100,000-call batch is judged in linear time
     reported = [r.call_id for r in batch_run.results]
+    if not _one_each_in_order(expected, in_model, reported):
+        yield from _pairing(facts, index, expected, in_model, reported)
+    yield from _values(facts, index, batch_run.results, in_model, rolled_back)
+
+
+def _one_each_in_order(expected: list[str], in_model: set[str], reported: list[str]) -> bool:
+    """Whether the batch reported one result for each of its calls (no two of which share an id), in
+    model order: then none is an orphan, a duplicate, missing or out of order, and `_pairing` says
+    nothing (the usual report, judged without it)."""
+    return reported == expected and len(in_model) == len(expected)
+
+
+def _pairing(facts: RunFacts, index: int, expected: list[str], in_model: set[str],
+             reported: list[str]) -> Iterator[Violation]:
+    """Results for calls not in the batch, twice for one call, for none, or in another order."""
     seen: set[str] = set()
     for call_id in reported:
         if call_id not in in_model:
@@ -58,20 +74,29 @@ def _batch(facts: RunFacts, index: int, rolled_back: bool = False) -> Iterator[V
     if in_batch != [c for c in expected if c in seen]:
         yield Violation("out-of-order", f"batch {index} reported results in another order than model order",
                         {"batch": index, "model_order": expected, "reported_order": in_batch})
-    for r in batch_run.results:
+
+
+def _values(facts: RunFacts, index: int, results: tuple[CallResult, ...], in_model: set[str],
+            rolled_back: bool) -> Iterator[Violation]:
+    """Each result of a call of the batch against its attempts: the outcome and the value."""
+    ok = Outcome.OK
+    by_call = facts.attempts_by_call
+    for r in results:
         if r.call_id not in in_model:
             continue
-        if not r.ok:
+        if r.outcome is not ok:  # `r.ok`, without the property call
             misreported = outcomes.reported_failed(facts, index, r)
             if misreported is not None:
                 yield misreported
             continue
-        attempts = facts.opened_attempts(r.call_id)
+        only = by_call.get(r.call_id)
+        # `facts.opened_attempts(r.call_id)` without its call, for a call with one attempt (the usual).
+        attempts = [only] if type(only) is Attempt and only.opened else facts.opened_attempts(r.call_id)
         if not attempts:
             yield Violation("fabricated-result", f"{r.call_id} was reported ok but never started",
                             {"batch": index, "call": r.call_id})
             continue
-        digest = value_digest(r.value)
+        digest = reported_digest(r.value)  # `value_digest(r.value)`, remembered by its bytes
         for a in attempts:  # a loop, not any(): this runs for every result of a 100,000-call batch
             if a.outcome == "ok" and a.value_digest == digest:
                 undone = outcomes.undone_before_answer(facts, index, r, a) if rolled_back else None

@@ -46,6 +46,36 @@ class _Key:
         return isinstance(other, _Key) and self._hash == other._hash and self.parts == other.parts
 
 
+class Hashed:
+    """A tuple of a memo key's calls, hashed once: equal to (and hashed as) the tuple it holds, so a
+    key made with it finds what a key made with the bare tuple stored, and the other way round. For
+    what is made once and keyed by many times (`harness.oracles.model_order.CertainSteps`)."""
+
+    __slots__ = ("_hash", "items", "key")
+
+    def __init__(self, items: tuple[Hashable, ...]) -> None:
+        self.items = items
+        self._hash = hash(items)
+        #: The memo key `remembered` last made with these calls: made again for the same initial world
+        #: and catalogue, it is this very object, which the memo's dict finds without comparing.
+        self.key: _Key | None = None
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if other is self:
+            return True
+        if isinstance(other, Hashed):
+            return self._hash == other._hash and self.items == other.items
+        if isinstance(other, tuple):
+            return self.items == other
+        return NotImplemented
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+
 _memo: OrderedDict[_Key, tuple[WorldState, Mapping[str, Any], Any, int]] = OrderedDict()
 _weight = [0]
 
@@ -56,7 +86,13 @@ def remembered(initial: WorldState, catalogue: Mapping[str, Any], calls: Hashabl
     `calls` must hold, by value, everything else the replay reads. An exception from `replay` is
     not remembered: it propagates and the next call computes again.
     """
-    key = _Key((id(initial), id(catalogue), calls))
+    key = calls.key if type(calls) is Hashed else None
+    if key is None or key.parts[0] != id(initial) or key.parts[1] != id(catalogue):
+        key = _Key((id(initial), id(catalogue), calls))
+        if type(calls) is Hashed:
+            calls.key = key
+    # (A key kept from an earlier call names the ids of objects that may be gone and their ids reused:
+    # the entry's own initial world and catalogue are compared by identity below, as for any key.)
     entry = _memo.get(key)
     if entry is not None and entry[0] is initial and entry[1] is catalogue:
         _memo.move_to_end(key)

@@ -31,7 +31,7 @@ MAX_CALLS = 4096
 class ScenarioShape:
     """The per-scenario facts every run of it shares. Read only."""
 
-    __slots__ = ("batch_of", "calls", "exclusive", "hinted", "ids", "position", "tools")
+    __slots__ = ("batch_of", "calls", "derived", "exclusive", "hinted", "ids", "position", "tools")
 
     def __init__(self, scenario: Scenario) -> None:
         #: The calls in model order (what `scenario.calls` builds anew each time it is asked).
@@ -46,6 +46,9 @@ class ScenarioShape:
         #: Tool name -> its MCP hints, for the catalogue's tools that declare some; and the catalogue's
         #: tools that may not overlap another call (interactive or declared exclusive).
         self.hinted, self.exclusive = _of_catalogue(scenario.catalogue)
+        #: What an oracle works out from these once and keeps for the next run, by the oracle's own
+        #: name for it (e.g. `harness.oracles.model_order.certain_steps`). Lives and dies with the shape.
+        self.derived: dict[str, object] = {}
 
 
 _memo: dict[int, tuple[Scenario, ScenarioShape]] = {}
