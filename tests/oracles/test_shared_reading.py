@@ -39,6 +39,25 @@ def test_a_scenarios_shape_is_made_once_and_a_changed_scenario_gets_its_own() ->
     assert list(shape_of(changed).position) == [call.id for call in changed.calls]
 
 
+def test_a_large_scenarios_shape_is_kept_while_the_scenario_lives_and_not_after() -> None:
+    """A batch over the memo's size (its runs judged one after another) gets its shape made once, and
+    the shape does not keep the scenario alive: the entry goes with it."""
+    import gc
+    import weakref
+
+    from harness.oracles import shape as shapes
+
+    calls = [(f"c{i}", "read_file", {"path": "a.txt"}) for i in range(shapes.MAX_CALLS + 1)]
+    scenario = replace(find_scenario("config-clobber"), name="large", batches=(Batch.of(calls),))
+    shape = shape_of(scenario)
+    assert shape_of(scenario) is shape
+    assert len(shape.ids) == shapes.MAX_CALLS + 1 and id(scenario) not in shapes._memo
+    alive = weakref.ref(scenario)
+    del scenario
+    gc.collect()
+    assert alive() is None and shapes._large is None
+
+
 @pytest.mark.parametrize("name", ["ticket-retry", "checkpoint-race", "interrupt-midbatch", "config-clobber",
                                   "fanout-100", "sync-tool-on-loop"])
 @pytest.mark.parametrize("scheduler", ["serial", "parallel", "resource_keys"])
