@@ -38,7 +38,7 @@ from harness.tools.inputs import Source
 from harness.tools.spec import MUTATING_OPS, Declared, ToolSpec
 from harness.world.world import World
 
-# `CallHandle` is the attempt's (harness.scheduling.attempt), `value_digest` the trace's (harness.sim.trace);
+# `CallHandle` is harness.scheduling.handle's, `value_digest` the trace's (harness.sim.trace);
 # both importable from here too, as every policy and bridge imports the contract from this module.
 __all__ = ["END_OF_RUN", "CallHandle", "Scheduler", "SchedulerContext", "SchedulerFactory", "SchedulerProcess",
            "value_digest"]

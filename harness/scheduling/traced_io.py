@@ -29,7 +29,7 @@ class TracedIO(ToolIO):
                  torn_write: bool = False) -> None:
         # `ToolIO` asks whether a sink listens before it works out a touch; the overrides below record
         # every touch themselves (a bound method as the sink would make each attempt's IO a cycle).
-        super().__init__(world, call_id, _recorded_by_the_overrides, idempotency_key,
+        super().__init__(world, call_id, recorded_by_the_overrides, idempotency_key,
                          duplicate_delivery=duplicate_delivery, torn_write=torn_write)
         self._attempt, self._events, self._env = attempt, events, env
 
@@ -80,20 +80,7 @@ class TracedIO(ToolIO):
         events.append(event)
 
 
-def plain_io(world: World, call_id: str, attempt: int, events: list[dict[str, Any]], env: simpy.Environment,
-             idempotency_key: str | None) -> TracedIO:
-    """`TracedIO(world, call_id, attempt, events, env, idempotency_key)`, without its two `__init__`s (an
-    attempt's hot path: one per call of every run): no injected fault, every slot set."""
-    io: TracedIO = _new(TracedIO)
-    io.world, io.call_id, io.idempotency_key, io._sink = world, call_id, idempotency_key, _recorded_by_the_overrides
-    io.duplicate_delivery = io.torn_write = False
-    io._attempt, io._events, io._env = attempt, events, env
-    return io
-
-
-_new = object.__new__
-
-
-def _recorded_by_the_overrides(op: str, target: str, digest: str | None) -> None:
-    """`TracedIO`'s sink, which is never called: its overrides record every touch."""
+def recorded_by_the_overrides(op: str, target: str, digest: str | None) -> None:
+    """`TracedIO`'s sink, which is never called: its overrides record every touch (an attempt that makes its
+    `TracedIO` without `__init__`, `harness.scheduling.attempt`, sets it too)."""
     raise AssertionError(f"a ToolIO method bypassed TracedIO's touch recording ({op} {target})")

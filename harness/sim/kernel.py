@@ -110,7 +110,7 @@ class Kernel:
             # callbacks and crash on a failed event nobody defused. This frame is where every callback
             # runs: the origins recorder stops its walk up at it (`harness.diagnosis.origins`).
             env._now, _, _, current = heappop(queue)
-            callbacks, current.callbacks = current.callbacks, None
+            callbacks, current.callbacks = current.callbacks, None  # type: ignore[assignment]
             try:
                 for callback in callbacks:
                     callback(current)
