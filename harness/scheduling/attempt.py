@@ -28,7 +28,7 @@ from types import FunctionType
 from typing import Any
 
 import simpy
-from simpy.events import NORMAL
+from simpy.events import NORMAL, PENDING
 from simpy.resources.resource import Request
 
 from harness.faults.failures import FailureModel
@@ -95,7 +95,7 @@ class AttemptExecution:
         the start event, the behaviour stepped at its latency fractions, and the end."""
         env = self.env
         call, attempt = handle.call, handle.attempt
-        if handle.triggered:  # abandoned in the instant it was started (see `_execute`)
+        if handle._value is not PENDING:  # abandoned in the instant it was started (see `_execute`; `triggered`)
             handle.finished = True
             return
         prepared = prepare(call, self._catalogue)
@@ -392,7 +392,7 @@ class AttemptExecution:
     def _finish(self, handle: CallHandle, outcome: Outcome, value: Any, error: str | None,
                 fault: str | None = None, tool_code: bool = False, plain: bool = False) -> None:
         handle.finished = True
-        detached = handle.triggered
+        detached = handle._value is not PENDING  # `handle.triggered`, without the property's call
         now = int(self.env._now)
         # Built directly, key for key what `kernel.record` would build (see `_execute`).
         events = self._events

@@ -27,7 +27,9 @@ class CallHandle(simpy.Event):
     _next_progress: simpy.Event | None = None
 
     def __init__(self, env: simpy.Environment, call: ToolCall, attempt: int, started_ms: int) -> None:
-        # `simpy.Event.__init__`, inlined as SimPy inlines it in its own events: one is made per attempt.
+        # `simpy.Event.__init__`, inlined as SimPy inlines it in its own events. `SchedulerContext.start`
+        # sets these same attributes itself, in this order, without calling this: an attribute added here
+        # goes there too (tests/unit/test_core7_hot_paths.py compares the two).
         self.env = env
         self.callbacks = []
         self._value = PENDING

@@ -79,6 +79,15 @@ def canonical_bytes(value: Any) -> bytes:
     return canonical_json(value).encode("utf-8", "surrogatepass")
 
 
+def plain_bytes(value: Any) -> bytes | None:
+    """`canonical_bytes(value)` of a value known to hold nothing but str, int, bool, None, dict and list,
+    by orjson with no type walk first; None where orjson refuses it (a lone surrogate, a huge int)."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except (TypeError, orjson.JSONEncodeError):
+        return None
+
+
 def value_digest(value: Any, plain: bool = False) -> str:
     """A short digest of a returned value, so a result can be matched to the attempt that made it.
     `plain`: the value is known to hold nothing but str, int, bool, None, dict and list (a built-in

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.sim.trace import canonical_bytes, canonical_json
+from harness.sim.trace import canonical_bytes, canonical_json, plain_bytes
 from harness.world.ledger import LedgerEntry
 
 
@@ -76,10 +76,17 @@ class WorldState:
             **({"users": dict(self.users)} if self.users else {}),
         }
 
-    def digest(self) -> str:
+    def digest(self, *, typed: bool = False) -> str:
+        """The SHA-256 of the canonical form (`to_json`). `typed`: the caller vouches that every field
+        holds the types it declares (a state a world's `state()` made: strings and a bool), so without
+        ledgers (whose payloads may hold anything, a float) the form holds nothing but str, bool, dict
+        and list, which orjson writes exactly as json does, with no type walk first."""
         # Cached in a list because the dataclass is frozen and hashing a big tree is not free.
         if not self._digest:
-            encoded = canonical_bytes(self.to_json())
+            form = self.to_json()
+            encoded = plain_bytes(form) if typed and not self.ledgers else None
+            if encoded is None:
+                encoded = canonical_bytes(form)
             self._digest.append(hashlib.sha256(encoded).hexdigest())
         return self._digest[0]
 
