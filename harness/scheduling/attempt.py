@@ -113,7 +113,7 @@ class AttemptExecution:
         model = self._call_latency.get(call.id, spec.latency)
         # (`_latency` for a fixed latency without jitter, nearly every attempt: no call.)
         latency = model.ms if type(model) is Fixed and not self._jitter else self._latency(model, call.id, attempt)
-        # `plain_io(...)`, inlined: a `TracedIO` without its `__init__`s, no injected fault, every slot set.
+        # A `TracedIO` made without its two `__init__`s: no injected fault, every slot set.
         io: TracedIO = _new(TracedIO)
         io.world, io.call_id, io.idempotency_key, io._sink = self._world, call.id, idempotency_key, _unused_sink
         io.duplicate_delivery = io.torn_write = False
@@ -144,9 +144,23 @@ class AttemptExecution:
         except simpy.Interrupt as interrupt:
             self._cancelled(handle, behaviour, interrupt)
         else:
+            # `self._finish(handle, Outcome.OK, value, None, plain=...)`, inlined (one per call of every run):
+            # the same end event, key for key, and the same settling.
+            handle.finished = True
+            detached = handle._value is not PENDING
+            now = int(env._now)
+            ended: dict[str, Any] = {"t": now, "seq": len(events), "ev": "end", "call": call.id, "attempt": attempt,
+                                     "outcome": "ok"}
+            if detached:
+                ended["detached"] = True
             # (A behaviour that is no plain function may not even be hashable: only functions are looked up.)
-            self._finish(handle, Outcome.OK, value, None,
-                         plain=type(spec.behaviour) is FunctionType and spec.behaviour in PLAIN_VALUED)
+            ended["vd"] = value_digest(value, type(spec.behaviour) is FunctionType and spec.behaviour in PLAIN_VALUED)
+            events.append(ended)
+            if not detached:
+                self._produced[call.id] = value
+                handle._ok = True
+                handle._value = _settled(call.id, Outcome.OK, value, None, attempt, handle.started_ms, now, ())
+                heappush(env._queue, (env._now, NORMAL, next(env._eid), handle))
 
     def _execute(self, handle: CallHandle, idempotency_key: str | None) -> Generator[simpy.Event, Any, None]:
         kernel, call, attempt = self.kernel, handle.call, handle.attempt
