@@ -12,9 +12,11 @@ import enum
 import math
 from dataclasses import dataclass
 from heapq import heappop, heappush
+from itertools import count
+from types import MethodType
 
 import simpy
-from simpy.core import StopSimulation
+from simpy.core import BoundClass, StopSimulation
 from simpy.events import NORMAL, EventPriority
 
 from harness.sim.streams import RandomStreams
@@ -48,7 +50,7 @@ class Kernel:
     __slots__ = ("env", "limits", "steps", "streams", "trace")
 
     def __init__(self, seed: int, limits: Limits | None = None) -> None:
-        self.env = simpy.Environment()
+        self.env = _environment()
         self.streams = RandomStreams(seed)
         self.trace = TraceRecorder()
         self.limits = limits or Limits()
@@ -124,6 +126,37 @@ class Kernel:
                 raise exc
             self.steps += 1
         return StopReason.DONE
+
+
+def _bound_classes() -> tuple[tuple[str, type], ...] | None:
+    """What `simpy.Environment.__init__` binds to each environment (`BoundClass.bind_early`: `process`,
+    `timeout`, `event`, `all_of`, `any_of`), or None when a new environment holds anything else than
+    those and the four attributes `_environment` sets (another SimPy: then it is made by its `__init__`)."""
+    bound = tuple((name, value.cls) for name, value in vars(simpy.Environment).items()
+                  if type(value) is BoundClass)
+    made = simpy.Environment()
+    expected = {"_now", "_queue", "_eid", "_active_proc", *(name for name, _ in bound)}
+    if set(vars(made)) != expected or made._now != 0 or made._queue or made._active_proc is not None:
+        return None
+    return bound
+
+
+_BOUND = _bound_classes()
+
+
+def _environment() -> simpy.Environment:
+    """`simpy.Environment()`: what its `__init__` sets, without `bind_early`'s walk over the class's
+    attributes (a few dozen steps, once per run): the same clock, queue, counter and bound classes."""
+    if _BOUND is None:
+        return simpy.Environment()
+    env: simpy.Environment = _new(simpy.Environment)
+    env._now, env._queue, env._eid, env._active_proc = 0, [], count(), None
+    for name, cls in _BOUND:
+        setattr(env, name, MethodType(cls, env))
+    return env
+
+
+_new = object.__new__
 
 
 class CallStep(simpy.Timeout):
