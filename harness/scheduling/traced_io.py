@@ -10,13 +10,12 @@ and never advances time.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 import simpy
 
 from harness.tools.spec import ToolIO
-from harness.world.state import content_digest
+from harness.world.state import MEMO_CHARS, small_touch_digest, touch_digest
 from harness.world.world import World
 
 
@@ -56,13 +55,13 @@ class TracedIO(ToolIO):
 
     def _touch(self, op: str, target: str, content: str | None = None) -> None:
         if "\x00" in target:  # the rare spelled alias: the sink splits it
-            self._record(op, target, None if content is None else content_digest(content)[:16])
+            self._record(op, target, None if content is None else touch_digest(content))
             return
         events = self._events
         event: dict[str, Any] = {"t": int(self._env._now), "seq": len(events), "ev": "touch", "call": self.call_id,
                                  "attempt": self._attempt, "op": op, "target": target}
         if content is not None:
-            event["digest"] = _short(content) if len(content) <= _SHORT_CHARS else content_digest(content)[:16]
+            event["digest"] = small_touch_digest(content) if len(content) <= MEMO_CHARS else touch_digest(content)
         events.append(event)
 
     def _file_touch(self, op: str, path: str, content: str | None = None) -> None:
@@ -77,19 +76,8 @@ class TracedIO(ToolIO):
         event: dict[str, Any] = {"t": int(self._env._now), "seq": len(events), "ev": "touch", "call": self.call_id,
                                  "attempt": self._attempt, "op": op, "target": path}
         if content is not None:
-            event["digest"] = _short(content) if len(content) <= _SHORT_CHARS else content_digest(content)[:16]
+            event["digest"] = small_touch_digest(content) if len(content) <= MEMO_CHARS else touch_digest(content)
         events.append(event)
-
-
-def _short_digest(text: str) -> str:
-    return content_digest(text)[:16]
-
-
-#: A touch's digest (the first 16 hex digits of `content_digest`) of a small text, remembered: tools touch
-#: the same few small files over and over, and a touch then costs one lookup, without a Python call
-#: (`content_digest` remembers its own the same way, for texts up to the same size: at most 4096 x 4 KB).
-_short = lru_cache(maxsize=4096)(_short_digest)
-_SHORT_CHARS = 4096
 
 
 def recorded_by_the_overrides(op: str, target: str, digest: str | None) -> None:

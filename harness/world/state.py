@@ -34,6 +34,17 @@ def _small_digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def touch_digest(text: str) -> str:
+    """What a touch records of a text: the first 16 hex digits of its `content_digest`."""
+    return content_digest(text)[:16]
+
+
+#: `touch_digest` of a text up to `MEMO_CHARS` long, remembered as `content_digest` remembers its own:
+#: the hot paths call it directly for such texts (one lookup, no Python call and no slice per touch).
+small_touch_digest = functools.lru_cache(maxsize=4096)(touch_digest)
+MEMO_CHARS = _MEMO_CHARS
+
+
 @dataclass(frozen=True, slots=True)
 class WorldState:
     """Everything that defines a world, sorted so that equal worlds are equal values."""
