@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 import simpy
 import simpy.core
@@ -181,3 +183,45 @@ def test_a_fingerprinted_run_is_unchanged_by_the_typed_digest() -> None:
     final = result.final
     canonical = WorldState(**{name: getattr(final, name) for name in final.__dataclass_fields__ if name != "_digest"})
     assert result.fingerprint == fingerprint(result.trace_sha256, canonical.digest())
+
+
+# -- remembered digests ----------------------------------------------------------------------------
+
+
+def test_value_digests_of_short_values_are_remembered_and_equal_sha256() -> None:
+    from harness.sim import trace
+
+    value = {"path": "/repo/a.txt", "content": "alpha\n", "lines": [1, 2], "ok": True}
+    expected = hashlib.sha256(trace.canonical_bytes(value)).hexdigest()[:16]
+    before = trace._small_bytes_digest.cache_info().hits
+    assert trace.value_digest(value, True) == expected
+    assert trace.value_digest(dict(value), False) == expected  # the walked path finds the same entry
+    assert trace._small_bytes_digest.cache_info().hits >= before + 1
+    floats = {"x": 1e-05}
+    assert trace.value_digest(floats) == hashlib.sha256(b'{"x":1e-05}').hexdigest()[:16]  # json's spelling
+
+
+def test_long_values_are_digested_without_the_memo() -> None:
+    from harness.sim import trace
+
+    value = {"content": "x" * (trace._MEMO_BYTES + 10)}
+    size = trace._small_bytes_digest.cache_info().currsize
+    assert trace.value_digest(value, True) == hashlib.sha256(trace.canonical_bytes(value)).hexdigest()[:16]
+    assert trace._small_bytes_digest.cache_info().currsize == size
+
+
+def test_touch_digests_are_the_content_digest_prefix() -> None:
+    for text in ("", "alpha\n", "é \ud800", "y" * (state_module.MEMO_CHARS + 1)):
+        expected = state_module.content_digest(text)[:16]
+        assert state_module.touch_digest(text) == expected
+        if len(text) <= state_module.MEMO_CHARS:
+            assert state_module.small_touch_digest(text) == expected
+
+
+def test_world_digests_are_remembered_by_their_bytes() -> None:
+    first = WorldState(files=STATE.files, dirs=STATE.dirs, cwd=STATE.cwd)
+    second = WorldState(files=STATE.files, dirs=STATE.dirs, cwd=STATE.cwd)
+    digest = first.digest()
+    hits = state_module._small_sha256.cache_info().hits
+    assert second.digest() == digest == hashlib.sha256(state_module.canonical_bytes(first.to_json())).hexdigest()
+    assert state_module._small_sha256.cache_info().hits == hits + 1
