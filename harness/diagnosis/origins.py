@@ -20,6 +20,8 @@ from typing import Any
 
 import simpy
 
+from harness.sim.kernel import Kernel
+
 _HARNESS = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _SIMPY = os.path.dirname(os.path.abspath(simpy.__file__ or "")) + os.sep
 #: The standard library (asyncio, threading, concurrent.futures): never the user's line. Installed
@@ -28,6 +30,9 @@ _STDLIB = os.path.dirname(os.path.abspath(os.__file__)) + os.sep
 _INSTALLED = (f"{os.sep}site-packages{os.sep}", f"{os.sep}dist-packages{os.sep}")
 #: Code that drives the user's code (an event loop, a thread's bootstrap): the walk up stops there.
 _DRIVERS = (f"{os.sep}asyncio{os.sep}", f"{os.sep}threading.py", f"{os.sep}concurrent{os.sep}")
+#: The kernel's stepping loop (`Kernel.run_until`, which runs SimPy's callbacks itself, as `env.step` does):
+#: a call started below it was started by an event's callback, the way a SimPy frame would say.
+_STEPPING = Kernel.run_until.__code__
 #: How far up from `start` the walk goes: a user's frame is the first or second above harness's.
 _DEPTH = 12
 
@@ -164,7 +169,10 @@ def _user_frame(frame: FrameType | None) -> str | None:
     for _ in range(_DEPTH):
         if frame is None:
             return None
-        filename = frame.f_code.co_filename
+        code = frame.f_code
+        if code is _STEPPING:  # the kernel's stepping loop runs SimPy's callbacks: harness's own code started it
+            return None
+        filename = code.co_filename
         if filename.startswith(_HARNESS):  # the bridges' own frames (harness/bridges/asyncio/ too) go on up
             frame = frame.f_back
             continue

@@ -38,7 +38,8 @@ class Parallel:
         finished: list[CallResult] = []
         pool = ctx.resource(self.max_workers) if self.max_workers else None
         runs: list[simpy.Event]
-        if pool is None and not any(ctx.needs_approval(call) for call in batch):
+        # (Without a scripted user no call needs approval: `needs_approval` is not asked call by call.)
+        if pool is None and (not ctx.scripted_user or not any(ctx.needs_approval(call) for call in batch)):
             # Nothing to wait for before a call starts: its handle is what settles with its result
             # (a process per call would add two events each and change nothing else).
             runs = [ctx.start(call) for call in batch]
@@ -50,7 +51,8 @@ class Parallel:
         yield ctx.all_of(runs)
         if self.order == "completion":
             return finished
-        return [run.value for run in runs if isinstance(run.value, CallResult)]
+        values = [run.value for run in runs]
+        return [value for value in values if isinstance(value, CallResult)]
 
     @staticmethod
     def _run(

@@ -20,11 +20,12 @@ class Serial:
 
     def __call__(self, batch: Batch, ctx: SchedulerContext) -> SchedulerProcess:
         results: list[CallResult] = []
+        asking = ctx.scripted_user  # without a scripted user no call needs approval (`needs_approval`)
         for call in batch:
             if ctx.interrupted:
                 results.append(ctx.skip(call))
                 continue
-            if ctx.needs_approval(call):  # (asked here first: most calls need none, and `gate` is a generator)
+            if asking and ctx.needs_approval(call):  # (asked here first: `gate` is a generator)
                 denied = yield from gate(ctx, call, ctx.execution.approval_timeout_ms, stop=ctx.interrupt)
                 if denied is not None:
                     results.append(denied)

@@ -12,6 +12,7 @@ from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any
 
 import simpy
+from simpy.events import PENDING
 
 from harness.faults.failures import FailureModel
 from harness.model import Batch, ToolCall
@@ -151,7 +152,9 @@ def drain(kernel: Kernel, contexts: Sequence[SchedulerContext], sessions: Sequen
     then each runtime's end-of-run hooks (a bridge drains what its event loop left)."""
     if status in (RunStatus.COMPLETED, RunStatus.CRASHED):
         # Wait for abandoned calls only, not for background processes a scheduler left behind.
-        running = [h.process for c in contexts for h in c.handles if h.process is not None and h.process.is_alive]
+        # (`process._value is PENDING` is `process.is_alive`, without a property call per call of the run.)
+        running = [h.process for c in contexts for h in c.handles
+                   if h.process is not None and h.process._value is PENDING]
         try:
             if running:
                 kernel.run_until(kernel.env.all_of(running))

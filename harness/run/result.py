@@ -130,7 +130,8 @@ class RunResult:
     @_cached
     def fingerprint(self) -> str:
         """SHA-256 over the canonical trace and the final world digest."""
-        return fingerprint(self.trace_sha256, self.final.digest())
+        # `final` is the world's own `state()`: its fields hold the types they declare.
+        return fingerprint(self.trace_sha256, self.final.digest(typed=True))
 
     def final_files(self) -> dict[str, str]:
         """Path -> SHA-256 of the content, for every regular file of the final world."""

@@ -11,16 +11,16 @@ from typing import TYPE_CHECKING
 from harness.lazy import install
 
 install(__name__, {
-    "CallHandle": "harness.scheduling.attempt",
+    "CallHandle": "harness.scheduling.handle",
     **dict.fromkeys(("Scheduler", "SchedulerContext", "SchedulerProcess"), "harness.scheduling.context"),
     "ExecutionPolicy": "harness.scheduling.execution",
     **dict.fromkeys(("Plan", "PlanScheduler"), "harness.scheduling.plan"),
 })
 
 if TYPE_CHECKING:
-    from harness.scheduling.attempt import CallHandle
     from harness.scheduling.context import Scheduler, SchedulerContext, SchedulerProcess
     from harness.scheduling.execution import ExecutionPolicy
+    from harness.scheduling.handle import CallHandle
     from harness.scheduling.plan import Plan, PlanScheduler
 
 __all__ = ["CallHandle", "ExecutionPolicy", "Plan", "PlanScheduler", "Scheduler", "SchedulerContext",

@@ -1,7 +1,7 @@
 """One call attempt on the virtual clock: the `CallHandle` a scheduler yields, and what runs behind it.
 
-Owns `CallHandle` (a SimPy event that a started attempt settles with its `CallResult`) and
-`AttemptExecution`, the execution of one attempt: `args_from` read when it starts, latency drawn from
+Owns `AttemptExecution`, the execution of one attempt (the `CallHandle` a scheduler yields for it is
+`harness.scheduling.handle`'s, importable from here too): `args_from` read when it starts, latency drawn from
 `latency/<call id>/<attempt>` (or steps ordered by the arbiter), injected failures and the fault
 plan's rate limits, duplicate deliveries and torn writes, `file_lock` flocks, a `delegate` call's
 subagent, the behaviour stepped through its touch points, and the `start`, `touch` and `end` events
@@ -37,7 +37,9 @@ from harness.faults.mcp import McpFault
 from harness.faults.plan import FaultPlan
 from harness.model import CallResult, Outcome, ToolCall
 from harness.scheduling.frozen import maker
-from harness.scheduling.traced_io import TracedIO, plain_io
+from harness.scheduling.handle import CallHandle, Progress
+from harness.scheduling.traced_io import TracedIO
+from harness.scheduling.traced_io import recorded_by_the_overrides as _unused_sink
 from harness.scheduling.waits import Stalled
 from harness.sim.arbiter import Arbiter
 from harness.sim.kernel import CallStep, Kernel
@@ -47,53 +49,6 @@ from harness.tools.guard import ToolCodeError
 from harness.tools.inputs import resolve
 from harness.tools.spec import Detach, ToolError, ToolSpec
 from harness.world.world import World, WorldError
-
-
-class CallHandle(simpy.Event):
-    """A started call. Yield it to wait for its `CallResult`.
-
-    It settles when the attempt finishes, or earlier when the scheduler abandons it (cancel or
-    timeout); in that case the attempt may keep running detached if the tool ignores cancellation.
-    `progress()` is an event for the call's next progress notification (MCP `notifications/progress`,
-    which only `[faults] mcp_progress_only` sends); `progress_count` counts those so far.
-    """
-
-    # Class defaults, not set in __init__: a handle is made for every attempt, a progress notice almost never.
-    progress_count = 0
-    _next_progress: simpy.Event | None = None
-
-    def __init__(self, env: simpy.Environment, call: ToolCall, attempt: int, started_ms: int) -> None:
-        # `simpy.Event.__init__`, inlined as SimPy inlines it in its own events: one is made per attempt.
-        self.env = env
-        self.callbacks = []
-        self._value = PENDING
-        self.call = call
-        self.attempt = attempt
-        self.started_ms = started_ms
-        self.process: simpy.Process | None = None
-        self.stops_on_cancel = True
-        self.finished = False  # the attempt itself has ended (not merely been abandoned)
-
-    def progress(self) -> simpy.Event:
-        """An event that fires at the call's next progress notification, with the count so far (the
-        notification's `progress`). One that never comes never fires: wait on it beside the handle."""
-        if self._next_progress is None:
-            self._next_progress = Progress(self.env, self)
-        return self._next_progress
-
-    def _progressed(self) -> None:
-        self.progress_count += 1
-        waiting, self._next_progress = self._next_progress, None
-        if waiting is not None:
-            waiting.succeed(self.progress_count)
-
-    @property
-    def result(self) -> CallResult:
-        if not self.triggered:
-            raise RuntimeError(f"call {self.call.id} has not settled yet")
-        value = self.value
-        assert isinstance(value, CallResult)
-        return value
 
 
 class AttemptExecution:
@@ -140,7 +95,7 @@ class AttemptExecution:
         the start event, the behaviour stepped at its latency fractions, and the end."""
         env = self.env
         call, attempt = handle.call, handle.attempt
-        if handle.triggered:  # abandoned in the instant it was started (see `_execute`)
+        if handle._value is not PENDING:  # abandoned in the instant it was started (see `_execute`; `triggered`)
             handle.finished = True
             return
         prepared = prepare(call, self._catalogue)
@@ -155,10 +110,17 @@ class AttemptExecution:
             return
         spec, args = prepared
         handle.stops_on_cancel = spec.stops_on_cancel
-        latency = self._latency(self._call_latency.get(call.id, spec.latency), call.id, attempt)
+        model = self._call_latency.get(call.id, spec.latency)
+        # (`_latency` for a fixed latency without jitter, nearly every attempt: no call.)
+        latency = model.ms if type(model) is Fixed and not self._jitter else self._latency(model, call.id, attempt)
+        # A `TracedIO` made without its two `__init__`s: no injected fault, every slot set.
+        io: TracedIO = _new(TracedIO)
+        io.world, io.call_id, io.idempotency_key, io._sink = self._world, call.id, idempotency_key, _unused_sink
+        io.duplicate_delivery = io.torn_write = False
+        io._attempt, io._events, io._env = attempt, events, env
         behaviour: Generator[float, None, Any] | None = None
         try:
-            behaviour = spec.behaviour(args, plain_io(self._world, call.id, attempt, events, env, idempotency_key))
+            behaviour = spec.behaviour(args, io)
             begin = int(env._now)
             try:
                 fraction = next(behaviour)
@@ -182,9 +144,23 @@ class AttemptExecution:
         except simpy.Interrupt as interrupt:
             self._cancelled(handle, behaviour, interrupt)
         else:
+            # `self._finish(handle, Outcome.OK, value, None, plain=...)`, inlined (one per call of every run):
+            # the same end event, key for key, and the same settling.
+            handle.finished = True
+            detached = handle._value is not PENDING
+            now = int(env._now)
+            ended: dict[str, Any] = {"t": now, "seq": len(events), "ev": "end", "call": call.id, "attempt": attempt,
+                                     "outcome": "ok"}
+            if detached:
+                ended["detached"] = True
             # (A behaviour that is no plain function may not even be hashable: only functions are looked up.)
-            self._finish(handle, Outcome.OK, value, None,
-                         plain=type(spec.behaviour) is FunctionType and spec.behaviour in PLAIN_VALUED)
+            ended["vd"] = value_digest(value, type(spec.behaviour) is FunctionType and spec.behaviour in PLAIN_VALUED)
+            events.append(ended)
+            if not detached:
+                self._produced[call.id] = value
+                handle._ok = True
+                handle._value = _settled(call.id, Outcome.OK, value, None, attempt, handle.started_ms, now, ())
+                heappush(env._queue, (env._now, NORMAL, next(env._eid), handle))
 
     def _execute(self, handle: CallHandle, idempotency_key: str | None) -> Generator[simpy.Event, Any, None]:
         kernel, call, attempt = self.kernel, handle.call, handle.attempt
@@ -430,7 +406,7 @@ class AttemptExecution:
     def _finish(self, handle: CallHandle, outcome: Outcome, value: Any, error: str | None,
                 fault: str | None = None, tool_code: bool = False, plain: bool = False) -> None:
         handle.finished = True
-        detached = handle.triggered
+        detached = handle._value is not PENDING  # `handle.triggered`, without the property's call
         now = int(self.env._now)
         # Built directly, key for key what `kernel.record` would build (see `_execute`).
         events = self._events
@@ -470,12 +446,7 @@ class AttemptExecution:
         return (True, self._produced[call_id]) if call_id in self._produced else (False, None)
 
 
-class Progress(simpy.Event):
-    """A call's next progress notification (`CallHandle.progress`); the hang diagnosis names the call."""
-
-    def __init__(self, env: simpy.Environment, handle: CallHandle) -> None:
-        super().__init__(env)
-        self.handle = handle
+__all__ = ["AttemptExecution", "CallHandle", "Progress"]
 
 
 class _ServerDied(Exception):
@@ -485,6 +456,8 @@ class _ServerDied(Exception):
 class _Refused(Exception):
     """The runtime refused a call before its tool ran (a `delegate` naming no free subagent)."""
 
+
+_new = object.__new__
 
 #: A `CallResult` made without `__init__`'s checks: the attempt's own are valid by construction.
 _settled = maker(CallResult)

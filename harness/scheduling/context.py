@@ -17,7 +17,7 @@ from types import MappingProxyType
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import simpy
-from simpy.events import URGENT, Initialize
+from simpy.events import PENDING, URGENT, Initialize
 
 from harness.diagnosis import origins
 from harness.faults.failures import FailureModel
@@ -38,7 +38,7 @@ from harness.tools.inputs import Source
 from harness.tools.spec import MUTATING_OPS, Declared, ToolSpec
 from harness.world.world import World
 
-# `CallHandle` is the attempt's (harness.scheduling.attempt), `value_digest` the trace's (harness.sim.trace);
+# `CallHandle` is harness.scheduling.handle's, `value_digest` the trace's (harness.sim.trace);
 # both importable from here too, as every policy and bridge imports the contract from this module.
 __all__ = ["END_OF_RUN", "CallHandle", "Scheduler", "SchedulerContext", "SchedulerFactory", "SchedulerProcess",
            "value_digest"]
@@ -197,7 +197,7 @@ class SchedulerContext(AttemptExecution):
 
     @property
     def interrupted(self) -> bool:
-        return bool(self.interrupt.triggered)
+        return self.interrupt._value is not PENDING  # `interrupt.triggered` (asked before every serial start)
 
     def sleep(self, ms: int, purpose: str = "sleep") -> simpy.Timeout:
         """A timer `ms` of virtual time from now. `purpose` (timeout, backoff, grace, poll...) is how
@@ -368,7 +368,11 @@ class SchedulerContext(AttemptExecution):
         if id(call) not in self._batch_calls and call not in self.batch.calls:
             raise ValueError(f"call {call.id!r} is not part of this batch")
         env = self.env
-        handle = CallHandle(env, call, attempt, int(env._now))
+        # `CallHandle(env, call, attempt, now)`, without the `__init__` call: the same attributes.
+        handle = _new(CallHandle)
+        handle.env, handle.callbacks, handle._value = env, [], PENDING
+        handle.call, handle.attempt, handle.started_ms = call, attempt, int(env._now)
+        handle.process, handle.stops_on_cancel, handle.finished = None, True, False
         if self.crashed:
             return handle  # a dead runtime starts nothing: the handle never settles
         self.handles.append(handle)

@@ -21,10 +21,10 @@ import simpy
 from harness.model import CallResult, Outcome, ToolCall
 from harness.scheduling.approval_gate import gate
 from harness.scheduling.approvals import Approval
-from harness.scheduling.attempt import CallHandle
 from harness.scheduling.checkpoints import Checkpoint, needs_checkpoint
 from harness.scheduling.context import SchedulerContext
 from harness.scheduling.execution import ExecutionPolicy
+from harness.scheduling.handle import CallHandle
 
 
 class BatchRuntime:

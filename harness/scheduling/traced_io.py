@@ -15,7 +15,7 @@ from typing import Any
 import simpy
 
 from harness.tools.spec import ToolIO
-from harness.world.state import content_digest
+from harness.world.state import MEMO_CHARS, small_touch_digest, touch_digest
 from harness.world.world import World
 
 
@@ -29,7 +29,7 @@ class TracedIO(ToolIO):
                  torn_write: bool = False) -> None:
         # `ToolIO` asks whether a sink listens before it works out a touch; the overrides below record
         # every touch themselves (a bound method as the sink would make each attempt's IO a cycle).
-        super().__init__(world, call_id, _recorded_by_the_overrides, idempotency_key,
+        super().__init__(world, call_id, recorded_by_the_overrides, idempotency_key,
                          duplicate_delivery=duplicate_delivery, torn_write=torn_write)
         self._attempt, self._events, self._env = attempt, events, env
 
@@ -55,13 +55,13 @@ class TracedIO(ToolIO):
 
     def _touch(self, op: str, target: str, content: str | None = None) -> None:
         if "\x00" in target:  # the rare spelled alias: the sink splits it
-            self._record(op, target, None if content is None else content_digest(content)[:16])
+            self._record(op, target, None if content is None else touch_digest(content))
             return
         events = self._events
         event: dict[str, Any] = {"t": int(self._env._now), "seq": len(events), "ev": "touch", "call": self.call_id,
                                  "attempt": self._attempt, "op": op, "target": target}
         if content is not None:
-            event["digest"] = content_digest(content)[:16]
+            event["digest"] = small_touch_digest(content) if len(content) <= MEMO_CHARS else touch_digest(content)
         events.append(event)
 
     def _file_touch(self, op: str, path: str, content: str | None = None) -> None:
@@ -76,24 +76,11 @@ class TracedIO(ToolIO):
         event: dict[str, Any] = {"t": int(self._env._now), "seq": len(events), "ev": "touch", "call": self.call_id,
                                  "attempt": self._attempt, "op": op, "target": path}
         if content is not None:
-            event["digest"] = content_digest(content)[:16]
+            event["digest"] = small_touch_digest(content) if len(content) <= MEMO_CHARS else touch_digest(content)
         events.append(event)
 
 
-def plain_io(world: World, call_id: str, attempt: int, events: list[dict[str, Any]], env: simpy.Environment,
-             idempotency_key: str | None) -> TracedIO:
-    """`TracedIO(world, call_id, attempt, events, env, idempotency_key)`, without its two `__init__`s (an
-    attempt's hot path: one per call of every run): no injected fault, every slot set."""
-    io: TracedIO = _new(TracedIO)
-    io.world, io.call_id, io.idempotency_key, io._sink = world, call_id, idempotency_key, _recorded_by_the_overrides
-    io.duplicate_delivery = io.torn_write = False
-    io._attempt, io._events, io._env = attempt, events, env
-    return io
-
-
-_new = object.__new__
-
-
-def _recorded_by_the_overrides(op: str, target: str, digest: str | None) -> None:
-    """`TracedIO`'s sink, which is never called: its overrides record every touch."""
+def recorded_by_the_overrides(op: str, target: str, digest: str | None) -> None:
+    """`TracedIO`'s sink, which is never called: its overrides record every touch (an attempt that makes its
+    `TracedIO` without `__init__`, `harness.scheduling.attempt`, sets it too)."""
     raise AssertionError(f"a ToolIO method bypassed TracedIO's touch recording ({op} {target})")

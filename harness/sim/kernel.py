@@ -11,9 +11,12 @@ from __future__ import annotations
 import enum
 import math
 from dataclasses import dataclass
-from heapq import heappush
+from heapq import heappop, heappush
+from itertools import count
+from types import MethodType
 
 import simpy
+from simpy.core import BoundClass, StopSimulation
 from simpy.events import NORMAL, EventPriority
 
 from harness.sim.streams import RandomStreams
@@ -47,7 +50,7 @@ class Kernel:
     __slots__ = ("env", "limits", "steps", "streams", "trace")
 
     def __init__(self, seed: int, limits: Limits | None = None) -> None:
-        self.env = simpy.Environment()
+        self.env = _environment()
         self.streams = RandomStreams(seed)
         self.trace = TraceRecorder()
         self.limits = limits or Limits()
@@ -88,24 +91,72 @@ class Kernel:
         Stops early, without raising, at the virtual-time bound or the event budget.
         """
         env = self.env
-        # SimPy's event heap, peeked directly (what `env.peek()` does, without a call per step).
+        # SimPy's event heap, read directly (what `env.peek()` does, without a call per step).
         queue = env._queue
-        step = env.step
         bound = self.limits.time_bound_ms
         budget = self.limits.event_budget
+        idle = StopReason.IDLE
+        if event is None:  # an event nobody schedules: stepping goes on until nothing is left
+            event, idle = env.event(), StopReason.DONE
         # `callbacks is None` is `event.processed`. `self.steps` is re-read every step: the run's
         # driver counts resumes SimPy never sees into it.
-        while event is None or event.callbacks is not None:
-            next_time = queue[0][0] if queue else math.inf
-            if next_time == math.inf:
-                return StopReason.DONE if event is None else StopReason.IDLE
-            if next_time > bound:
-                return StopReason.TIME_BOUND
+        while event.callbacks is not None:
+            if not queue:
+                return idle
+            at = queue[0][0]
+            if at > bound:  # (an event scheduled for infinity, never, is past every bound)
+                return idle if at == math.inf else StopReason.TIME_BOUND
             if self.steps >= budget:
                 return StopReason.EVENT_BUDGET
-            step()
+            # `env.step()`, inlined (a few dozen steps a run, each one Python call less): the same pop,
+            # callbacks and crash on a failed event nobody defused. This frame is where every callback
+            # runs: the origins recorder stops its walk up at it (`harness.diagnosis.origins`).
+            env._now, _, _, current = heappop(queue)
+            callbacks, current.callbacks = current.callbacks, None  # type: ignore[assignment]
+            try:
+                for callback in callbacks:
+                    callback(current)
+            except StopSimulation:
+                current.callbacks = callbacks[callbacks.index(callback) + 1:]
+                env.schedule(current, EventPriority(-1))
+                raise
+            if not current._ok and not hasattr(current, "_defused"):
+                exc = type(current._value)(*current._value.args)
+                exc.__cause__ = current._value
+                raise exc
             self.steps += 1
         return StopReason.DONE
+
+
+def _bound_classes() -> tuple[tuple[str, type], ...] | None:
+    """What `simpy.Environment.__init__` binds to each environment (`BoundClass.bind_early`: `process`,
+    `timeout`, `event`, `all_of`, `any_of`), or None when a new environment holds anything else than
+    those and the four attributes `_environment` sets (another SimPy: then it is made by its `__init__`)."""
+    bound = tuple((name, value.cls) for name, value in vars(simpy.Environment).items()
+                  if type(value) is BoundClass)
+    made = simpy.Environment()
+    expected = {"_now", "_queue", "_eid", "_active_proc", *(name for name, _ in bound)}
+    if set(vars(made)) != expected or made._now != 0 or made._queue or made._active_proc is not None:
+        return None
+    return bound
+
+
+_BOUND = _bound_classes()
+
+
+def _environment() -> simpy.Environment:
+    """`simpy.Environment()`: what its `__init__` sets, without `bind_early`'s walk over the class's
+    attributes (a few dozen steps, once per run): the same clock, queue, counter and bound classes."""
+    if _BOUND is None:
+        return simpy.Environment()
+    env: simpy.Environment = _new(simpy.Environment)
+    env._now, env._queue, env._eid, env._active_proc = 0, [], count(), None
+    for name, cls in _BOUND:
+        setattr(env, name, MethodType(cls, env))
+    return env
+
+
+_new = object.__new__
 
 
 class CallStep(simpy.Timeout):

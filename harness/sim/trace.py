@@ -7,6 +7,7 @@ events: oracles and reports do that.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Iterable, Iterator, Mapping
@@ -79,6 +80,15 @@ def canonical_bytes(value: Any) -> bytes:
     return canonical_json(value).encode("utf-8", "surrogatepass")
 
 
+def plain_bytes(value: Any) -> bytes | None:
+    """`canonical_bytes(value)` of a value known to hold nothing but str, int, bool, None, dict and list,
+    by orjson with no type walk first; None where orjson refuses it (a lone surrogate, a huge int)."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except (TypeError, orjson.JSONEncodeError):
+        return None
+
+
 def value_digest(value: Any, plain: bool = False) -> str:
     """A short digest of a returned value, so a result can be matched to the attempt that made it.
     `plain`: the value is known to hold nothing but str, int, bool, None, dict and list (a built-in
@@ -86,10 +96,25 @@ def value_digest(value: Any, plain: bool = False) -> str:
     (what it refuses, a lone surrogate or a huge int, still goes to json)."""
     if plain:
         try:
-            return hashlib.sha256(orjson.dumps(value, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
+            encoded = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
         except (TypeError, orjson.JSONEncodeError):
             pass
-    return hashlib.sha256(canonical_bytes(value)).hexdigest()[:16]
+        else:
+            return _small_bytes_digest(encoded) if len(encoded) <= _MEMO_BYTES else bytes_digest(encoded)
+    encoded = canonical_bytes(value)
+    return _small_bytes_digest(encoded) if len(encoded) <= _MEMO_BYTES else bytes_digest(encoded)
+
+
+def bytes_digest(encoded: bytes) -> str:
+    """The first 16 hex digits of the SHA-256 of `encoded`: a value's digest from its canonical bytes."""
+    return hashlib.sha256(encoded).hexdigest()[:16]
+
+
+#: `bytes_digest` of short canonical bytes, remembered: a built-in tool returns the same few values run
+#: after run (the same file read, the same canned answer), and hashing the bytes to look one up is
+#: cheaper than SHA-256 over them (at most 4096 x 4 KB).
+_small_bytes_digest = functools.lru_cache(maxsize=4096)(bytes_digest)
+_MEMO_BYTES = 4096
 
 
 def canonical_json(value: Any) -> str:

@@ -22,7 +22,7 @@ from harness.tools.hints import McpHints
 from harness.tools.params import Parameters
 from harness.world.ledger import LedgerEntry
 from harness.world.paths import absolute_path
-from harness.world.state import content_digest
+from harness.world.state import MEMO_CHARS, small_touch_digest, touch_digest
 from harness.world.world import World
 
 Args = Mapping[str, Any]
@@ -228,7 +228,8 @@ class ToolIO:
 
     def _touch(self, op: str, target: str, content: str | None = None) -> None:
         if self._sink is not None:
-            self._sink(op, target, None if content is None else content_digest(content)[:16])
+            self._sink(op, target, None if content is None
+                       else small_touch_digest(content) if len(content) <= MEMO_CHARS else touch_digest(content))
 
     def _file_touch(self, op: str, path: str, content: str | None = None) -> None:
         """A touch of a file, by identity: aliases of one file (symlink, hard link, case) are one

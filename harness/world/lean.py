@@ -53,14 +53,37 @@ from harness.world.world import World, register_lean_world
 
 #: `PathResolution`'s `fs` slot, set on promotion (the lean world's `fs` is a property).
 _FS_SLOT: Any = PathResolution.__dict__["fs"]
-#: Slots only a pyfakefs world sets: reading one on a lean world promotes it first.
-_PYFAKEFS_SLOTS = frozenset({"_found", "_identities", "_walked", "_symlinks"})
+
+
+def _promoting(name: str) -> property:
+    """A slot only a pyfakefs world sets (`PathResolution`'s caches, which code written for it may read):
+    reading or setting it on a lean world promotes the world first, then goes to the slot itself.
+
+    A property per slot, not a `__getattr__`: a class with one has a Python-level attribute hook, so
+    CPython neither specialises attribute reads on its instances nor calls their methods without making
+    a bound method first, and the lean world is read at every touch of every run."""
+    slot: Any = PathResolution.__dict__[name]
+
+    def read(self: LeanWorld) -> Any:
+        self.promote()
+        return slot.__get__(self, World)
+
+    def write(self: LeanWorld, value: Any) -> None:
+        self.promote()
+        slot.__set__(self, value)
+
+    return property(read, write, doc=f"`PathResolution.{name}`, after promoting the world.")
 
 
 class LeanWorld(LeanPaths, World):  # type: ignore[misc]  # the walk on records, not pyfakefs objects
     """A `World` on plain dictionaries; promoted to a pyfakefs `World`, in place, when it must be."""
 
     __slots__ = ()
+
+    _found = _promoting("_found")
+    _identities = _promoting("_identities")
+    _walked = _promoting("_walked")
+    _symlinks = _promoting("_symlinks")
 
     @classmethod
     def from_image(cls, state: WorldState, image: LeanImage) -> LeanWorld:
@@ -94,13 +117,6 @@ class LeanWorld(LeanPaths, World):  # type: ignore[misc]  # the walk on records,
     def fs(self, value: FakeFilesystem) -> None:
         self.promote()
         _FS_SLOT.__set__(self, value)
-
-    def __getattr__(self, name: str) -> Any:
-        # Only for attributes not set: a pyfakefs world's caches, which code written for it may read.
-        if name in _PYFAKEFS_SLOTS:
-            self.promote()
-            return getattr(self, name)
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def promote(self) -> None:
         """Become the pyfakefs `World` holding this tree, in place (ledgers, session, tool memory and

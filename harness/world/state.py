@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.sim.trace import canonical_bytes, canonical_json
+from harness.sim.trace import canonical_bytes, canonical_json, plain_bytes
 from harness.world.ledger import LedgerEntry
 
 
@@ -32,6 +32,26 @@ _MEMO_CHARS = 4096
 @functools.lru_cache(maxsize=4096)
 def _small_digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _sha256(encoded: bytes) -> str:
+    return hashlib.sha256(encoded).hexdigest()
+
+
+#: The digest of a small world's canonical bytes, remembered: runs of one scenario end in the same few
+#: worlds, and looking the bytes up is cheaper than hashing them again (at most 4096 x 4 KB).
+_small_sha256 = functools.lru_cache(maxsize=4096)(_sha256)
+
+
+def touch_digest(text: str) -> str:
+    """What a touch records of a text: the first 16 hex digits of its `content_digest`."""
+    return content_digest(text)[:16]
+
+
+#: `touch_digest` of a text up to `MEMO_CHARS` long, remembered as `content_digest` remembers its own:
+#: the hot paths call it directly for such texts (one lookup, no Python call and no slice per touch).
+small_touch_digest = functools.lru_cache(maxsize=4096)(touch_digest)
+MEMO_CHARS = _MEMO_CHARS
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,11 +96,18 @@ class WorldState:
             **({"users": dict(self.users)} if self.users else {}),
         }
 
-    def digest(self) -> str:
+    def digest(self, *, typed: bool = False) -> str:
+        """The SHA-256 of the canonical form (`to_json`). `typed`: the caller vouches that every field
+        holds the types it declares (a state a world's `state()` made: strings and a bool), so without
+        ledgers (whose payloads may hold anything, a float) the form holds nothing but str, bool, dict
+        and list, which orjson writes exactly as json does, with no type walk first."""
         # Cached in a list because the dataclass is frozen and hashing a big tree is not free.
         if not self._digest:
-            encoded = canonical_bytes(self.to_json())
-            self._digest.append(hashlib.sha256(encoded).hexdigest())
+            form = self.to_json()
+            encoded = plain_bytes(form) if typed and not self.ledgers else None
+            if encoded is None:
+                encoded = canonical_bytes(form)
+            self._digest.append(_small_sha256(encoded) if len(encoded) <= _MEMO_CHARS else _sha256(encoded))
         return self._digest[0]
 
 
