@@ -16,10 +16,10 @@ from collections.abc import Iterator
 
 from harness.model import CallResult, Outcome
 from harness.oracles import outcomes, values
-from harness.oracles.digests import reported_digest
 from harness.oracles.facts import Attempt, RunFacts
 from harness.oracles.verdict import Kind, Verdict, Violation
 from harness.run import RunResult, RunStatus
+from harness.sim.trace import value_digest
 
 NAME = "protocol"
 
@@ -96,7 +96,7 @@ def _values(facts: RunFacts, index: int, results: tuple[CallResult, ...], in_mod
             yield Violation("fabricated-result", f"{r.call_id} was reported ok but never started",
                             {"batch": index, "call": r.call_id})
             continue
-        digest = reported_digest(r.value)  # `value_digest(r.value)`, remembered by its bytes
+        digest = value_digest(r.value)  # remembered by its canonical bytes (harness.sim.trace)
         for a in attempts:  # a loop, not any(): this runs for every result of a 100,000-call batch
             if a.outcome == "ok" and a.value_digest == digest:
                 undone = outcomes.undone_before_answer(facts, index, r, a) if rolled_back else None
