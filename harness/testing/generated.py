@@ -3,9 +3,9 @@
 Owns the generated world (two files, a symlink and a hard link to them, a subdirectory for `cd` and
 relative paths, a test file that reads the tree), the search (each batch runs order-first under PCT,
 timers included; Hypothesis shrinks a failing batch; a batch tried again in one search is not run
-again) and what it covered. Hypothesis keeps its files
-in a temporary home for the search, so nothing lands in the caller's working directory. It never
-reports: `harness.testing` turns what it found into failures.
+again) and what it covered. Hypothesis keeps its files in a temporary home for the search, so nothing
+lands in the caller's working directory. It never reports: `harness.testing` turns what it found into
+failures.
 """
 
 from __future__ import annotations
