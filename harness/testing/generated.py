@@ -10,6 +10,7 @@ failures.
 
 from __future__ import annotations
 
+from dataclasses import fields
 from random import Random
 
 from harness.explore.by_hypothesis import hypothesis_home_elsewhere
@@ -72,12 +73,18 @@ class _Examples:
     def __init__(self, policy: Scheduler, seed: int, state: WorldState) -> None:
         self.policy, self.seed = policy, seed
         self._template = Scenario(name=NAME, batches=(Batch(()),), world=state)
+        self._state = state
+        # Copied only while a scenario holds nothing but its fields (no slots, nothing derived from
+        # its batches in `__post_init__`): else each example's is made by the constructor.
+        self.copyable = set(getattr(self._template, "__dict__", ())) == {f.name for f in fields(Scenario)}
         self._choosers: dict[tuple[str, ...], PCT] = {}
         self._judged: dict[Batch, tuple[bool, dict[str, int]]] = {}
 
     def scenario(self, batch: Batch) -> Scenario:
         """The one-batch scenario `Scenario(name=NAME, batches=(batch,), world=state)` (equal to it),
         copied from the template: its validation is the batch's own (distinct call ids)."""
+        if not self.copyable:
+            return Scenario(name=NAME, batches=(batch,), world=self._state)
         scenario = object.__new__(Scenario)
         vars(scenario).update(vars(self._template))
         object.__setattr__(scenario, "batches", (batch,))

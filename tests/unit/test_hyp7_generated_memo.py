@@ -96,6 +96,7 @@ def test_an_example_scenario_is_the_one_the_constructor_makes() -> None:
     batch = Batch.of([("call-1", "read_file", {"path": "/repo/a.txt"}), ("call-2", "terminal", {"command": "pwd"})])
     built = Scenario(name=generated.NAME, batches=(batch,), world=state)
     copied = made.scenario(batch)
+    assert made.copyable  # a Scenario is still its fields alone: examples copy one
     assert copied == built and vars(copied).keys() == vars(built).keys()
     assert made.scenario(batch) is not copied and made.judge(batch) == made.judge(batch)
 
