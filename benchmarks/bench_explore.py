@@ -9,7 +9,11 @@ checked by every oracle, as `harness explore` does. The Hypothesis part is check
 (generated batches over a world with aliases, PCT order per batch). Beside them, in the same rounds:
 the raw SimPy serial+parallel pair of benchmarks/bench_run.py (the random rate's ratio to it, target
 0.23), and Hypothesis generating the same strategy with no harness work (check_scheduler's CPU time
-per example over its own, target <= 1.3). And where a random run's time goes (`random_cost_breakdown_us`,
+per example over its own, target <= 1.3). The Hypothesis figures are `--trios` measurements a round,
+each the part, Hypothesis alone under the collector settings and Hypothesis home the part's search
+runs in, and Hypothesis alone plain (as before; reported beside), back to back in turned order; an
+example is a call of the test function in both (a batch the search tried before is not run again,
+and `hypothesis_runs` says how many were run). And where a random run's time goes (`random_cost_breakdown_us`,
 same rounds): `run()` alone on the same seeds, the oracles (`check`) on those runs, and the rest of the
 exploration (planning, summarising, bookkeeping) as what is left of its time per run.
 
@@ -100,9 +104,11 @@ def _raw_pair_rate(runs: int) -> float:
     return done / seconds
 
 
-def _hypothesis_rate(examples: int) -> tuple[float, int, float, float]:
-    """Examples/s of check_scheduler's Hypothesis part, counting the batches it really ran, and the
-    CPU microseconds per example spent in `run()` and in the oracles (`first_violation`)."""
+def _hypothesis_rate(examples: int) -> tuple[float, int, int, float, float]:
+    """Examples/s of check_scheduler's Hypothesis part, counting the examples Hypothesis tried (the
+    test function's calls, as `_hypothesis_engine_rate` counts them; a batch tried again is not run
+    again), the distinct batches it ran, and the CPU microseconds per example spent in `run()` and in
+    the oracles (`first_violation`)."""
     policy = get_scheduler("serial")
     ran = 0
     in_run = in_oracles = 0.0
@@ -130,20 +136,26 @@ def _hypothesis_rate(examples: int) -> tuple[float, int, float, float]:
     # One check_scheduler call's cost, as the first in a session: no replay remembered from an earlier round.
     replays.forget()
     try:
-        seconds, _ = _cpu(lambda: len(generated.explore_generated(policy, examples, 1).findings))
+        seconds, tried = _cpu(lambda: generated.explore_generated(policy, examples, 1).runs)
     finally:
         generated.run, generated.first_violation = real_run, real_first  # type: ignore[assignment]
-    return ran / seconds, ran, 1e6 * in_run / max(ran, 1), 1e6 * in_oracles / max(ran, 1)
+    return tried / seconds, tried, ran, 1e6 * in_run / max(tried, 1), 1e6 * in_oracles / max(tried, 1)
 
 
-def _hypothesis_engine_rate(examples: int) -> float:
+def _hypothesis_engine_rate(examples: int, same_conditions: bool = True) -> float:
     """Examples/s of Hypothesis alone on the same strategy and settings, the test not run: the
-    ceiling for the figure above (what generating and managing the examples costs by itself)."""
+    ceiling for the figure above (what generating and managing the examples costs by itself).
+    `same_conditions`: under what check_scheduler's search runs in (`long_search`: the heap there
+    before frozen, young collections less often; Hypothesis's home in a temporary directory), as
+    the part above is measured; else as a plain Hypothesis search in this process (the reference
+    before issue 27's second look: the collector settings alone make it 15-20% slower)."""
     from random import Random
 
     from hypothesis import HealthCheck, find, settings
     from hypothesis.errors import NoSuchExample
 
+    from harness.explore.by_hypothesis import hypothesis_home_elsewhere
+    from harness.sim.collector import long_search
     from harness.strategies import batches
 
     tried = 0
@@ -160,8 +172,34 @@ def _hypothesis_engine_rate(examples: int) -> float:
                                    suppress_health_check=list(HealthCheck)))
         return tried
 
-    seconds, done = _cpu(go)
+    with contextlib.ExitStack() as conditions:
+        if same_conditions:  # as explore_generated sets them around its search
+            conditions.enter_context(long_search())
+            conditions.enter_context(hypothesis_home_elsewhere())
+        seconds, done = _cpu(go)
     return done / seconds
+
+
+def _hypothesis_trio(examples: int, turn: int) -> dict[str, float]:
+    """check_scheduler's part, Hypothesis alone in the same conditions and Hypothesis alone plain,
+    one after the other, the order turned by `turn` (no measurement always first or after the same one)."""
+    figures: dict[str, float] = {}
+
+    def part() -> None:
+        rate, tried, ran, run_us, oracles_us = _hypothesis_rate(examples)
+        figures.update(hypothesis=rate, hypothesis_examples=tried, hypothesis_runs=ran, hypothesis_run_us=run_us,
+                       hypothesis_oracles_us=oracles_us)
+
+    def engine() -> None:
+        figures["hypothesis_engine"] = _hypothesis_engine_rate(examples)
+
+    def plain() -> None:
+        figures["hypothesis_engine_plain"] = _hypothesis_engine_rate(examples, same_conditions=False)
+
+    steps = [part, engine, plain]
+    for step in steps[turn % 3:] + steps[:turn % 3]:
+        step()
+    return figures
 
 
 def main() -> None:
@@ -169,41 +207,43 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3000)
     parser.add_argument("--examples", type=int, default=500)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--trios", type=int, default=3,
+                        help="Hypothesis measurements per round (each: the part, alone, alone plain)")
     args = parser.parse_args()
     load = os.getloadavg()
     _explore_rate("random", "serial", 50)  # warm imports and caches
+    _hypothesis_trio(50, 0)
     rates: dict[str, list[float]] = {"random_serial": [], "random_resource_keys": [], "pct_serial": [],
-                                     "auto_serial": [], "hypothesis": [], "hypothesis_engine": [], "raw_pair": [],
-                                     "run_us": [], "oracles_us": [], "hypothesis_run_us": [],
-                                     "hypothesis_oracles_us": []}
-    examples_ran = 0
-    for _ in range(args.rounds):
+                                     "auto_serial": [], "raw_pair": [], "run_us": [], "oracles_us": []}
+    trios: list[dict[str, float]] = []
+    for round_ in range(args.rounds):
         rates["random_serial"].append(_explore_rate("random", "serial", args.runs))
         rates["random_resource_keys"].append(_explore_rate("random", "resource_keys", args.runs))
         rates["pct_serial"].append(_explore_rate("pct", "serial", args.runs))
         rates["auto_serial"].append(_explore_rate("auto", "serial", args.runs))
-        rate, examples_ran, run_us, oracles_us = _hypothesis_rate(args.examples)
-        rates["hypothesis"].append(rate)
-        rates["hypothesis_run_us"].append(run_us)
-        rates["hypothesis_oracles_us"].append(oracles_us)
-        rates["hypothesis_engine"].append(_hypothesis_engine_rate(args.examples))
+        # The Hypothesis part and its two references measured back to back, in turned order: a ratio
+        # is made of rates measured seconds apart, in the same conditions.
+        trios.extend(_hypothesis_trio(args.examples, round_ * args.trios + i) for i in range(args.trios))
         rates["raw_pair"].append(_raw_pair_rate(args.runs))
         run_us, oracles_us = _random_parts_us(args.runs)
         rates["run_us"].append(run_us)
         rates["oracles_us"].append(oracles_us)
+    for key in trios[0]:
+        rates[key] = [trio[key] for trio in trios]
     median = {key: statistics.median(values) for key, values in rates.items()}
     # The rest of a run or an example is worked out round by round (its parts measured minutes apart,
     # never across rounds), then the median.
     random_rest = statistics.median(1e6 / total - ran - judged for total, ran, judged in zip(
         rates["random_serial"], rates["run_us"], rates["oracles_us"], strict=True))
-    hypothesis_rest = statistics.median(1e6 / total - ran - judged - 1e6 / alone for total, ran, judged, alone in zip(
-        rates["hypothesis"], rates["hypothesis_run_us"], rates["hypothesis_oracles_us"], rates["hypothesis_engine"],
-        strict=True))
+    hypothesis_rest = statistics.median(1e6 / t["hypothesis"] - t["hypothesis_run_us"] - t["hypothesis_oracles_us"]
+                                        - 1e6 / t["hypothesis_engine"] for t in trios)
+    examples_ran = int(median["hypothesis_examples"])
     figures = {
         "benchmark": "exploration throughput per core (CPU time), config-clobber; check_scheduler's Hypothesis part",
         "harness_version": __version__,
         "python": platform.python_version(),
         "rounds": args.rounds,
+        "hypothesis_measurements": len(trios),
         "runs_per_round": args.runs,
         "random_runs_per_s": round(median["random_serial"], 1),
         "random_target": RANDOM_TARGET,
@@ -222,9 +262,15 @@ def main() -> None:
         "random_over_raw_pair": round(statistics.median(
             r / p for r, p in zip(rates["random_serial"], rates["raw_pair"], strict=True)), 4),
         "random_over_raw_pair_target": RANDOM_OVER_RAW_PAIR_TARGET,
-        "hypothesis_over_engine": round(statistics.median(
-            e / h for h, e in zip(rates["hypothesis"], rates["hypothesis_engine"], strict=True)), 3),
+        "hypothesis_over_engine": round(statistics.median(t["hypothesis_engine"] / t["hypothesis"] for t in trios), 3),
         "hypothesis_over_engine_target": HYPOTHESIS_OVER_ENGINE_TARGET,
+        # The same ratio against Hypothesis run plainly in this process (the collector as it is, no
+        # frozen heap): the reference before issue 27's second look, kept to compare with.
+        "hypothesis_engine_plain_examples_per_s": round(median["hypothesis_engine_plain"], 1),
+        "hypothesis_over_engine_plain": round(statistics.median(
+            t["hypothesis_engine_plain"] / t["hypothesis"] for t in trios), 3),
+        # Batches run per search: an example whose batch was tried before in the search is not run again.
+        "hypothesis_runs": int(median["hypothesis_runs"]),
         # Per random run (median of the rounds): run(), the oracles, and the rest of the exploration.
         "random_cost_breakdown_us": {
             "total": round(1e6 / median["random_serial"], 1),

@@ -39,6 +39,15 @@ class PCT:
         self.change_points = {step: depth - 1 - i for i, step in enumerate(sorted(rng.sample(range(1, steps + 1),
                                                                                              depth - 1)))}
 
+    def fork(self) -> PCT:
+        """A chooser in the state this one is in, with its own priorities: it makes the choices this
+        one would make from here. A search that runs many batches with the same entities and seed
+        draws their priorities and change points once and forks an unused chooser for each run."""
+        forked = PCT.__new__(PCT)
+        forked.priority = dict(self.priority)
+        forked.change_points = self.change_points  # only read
+        return forked
+
     def choose(self, enabled: Sequence[str], step: int) -> str:
         # A retry's steps (`call#2`) share their call's priority.
         picked = max(enabled, key=lambda entry: (self.priority.get(call_of(entry), 0), -enabled.index(entry)))

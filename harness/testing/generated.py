@@ -2,13 +2,15 @@
 
 Owns the generated world (two files, a symlink and a hard link to them, a subdirectory for `cd` and
 relative paths, a test file that reads the tree), the search (each batch runs order-first under PCT,
-timers included; Hypothesis shrinks a failing batch) and what it covered. Hypothesis keeps its files
-in a temporary home for the search, so nothing lands in the caller's working directory. It never
-reports: `harness.testing` turns what it found into failures.
+timers included; Hypothesis shrinks a failing batch; a batch tried again in one search is not run
+again) and what it covered. Hypothesis keeps its files in a temporary home for the search, so nothing
+lands in the caller's working directory. It never reports: `harness.testing` turns what it found into
+failures.
 """
 
 from __future__ import annotations
 
+from dataclasses import fields
 from random import Random
 
 from harness.explore.by_hypothesis import hypothesis_home_elsewhere
@@ -55,6 +57,56 @@ def generated_state() -> WorldState:
     return _STATE[0][1]
 
 
+class _Examples:
+    """What one search does with each generated batch, made once per search rather than per example:
+    the scenario around a batch (a copy of one built scenario but for its batch: the same fields, none
+    of the defaults made again), its PCT chooser (forked from one per list of call ids: the generated
+    ids are `call-1`, `call-2`, ... so a handful serve the search), and each distinct batch's verdict.
+
+    Hypothesis often tries a batch it tried before (different draws, e.g. of how many calls follow,
+    can give equal batches: about one example in five of a 500-example search). A run is a pure
+    function of (scenario, scheduler, seed, chooser), and here the batch is the only one that varies,
+    so an equal batch is not run and judged again: its verdict and the tools it started are
+    remembered. (Hypothesis's own shrinking already asks the same of the scheduler: a batch must fail
+    again when it is run again.)"""
+
+    def __init__(self, policy: Scheduler, seed: int, state: WorldState) -> None:
+        self.policy, self.seed = policy, seed
+        self._template = Scenario(name=NAME, batches=(Batch(()),), world=state)
+        self._state = state
+        # Copied only while a scenario holds nothing but its fields (no slots, nothing derived from
+        # its batches in `__post_init__`): else each example's is made by the constructor.
+        self.copyable = set(getattr(self._template, "__dict__", ())) == {f.name for f in fields(Scenario)}
+        self._choosers: dict[tuple[str, ...], PCT] = {}
+        self._judged: dict[Batch, tuple[bool, dict[str, int]]] = {}
+
+    def scenario(self, batch: Batch) -> Scenario:
+        """The one-batch scenario `Scenario(name=NAME, batches=(batch,), world=state)` (equal to it),
+        copied from the template: its validation is the batch's own (distinct call ids)."""
+        if not self.copyable:
+            return Scenario(name=NAME, batches=(batch,), world=self._state)
+        scenario = object.__new__(Scenario)
+        vars(scenario).update(vars(self._template))
+        object.__setattr__(scenario, "batches", (batch,))
+        return scenario
+
+    def chooser(self, batch: Batch) -> PCT:
+        """`PCT(Random(seed), [*batch.ids, TIME], 16)`, unused."""
+        ids = batch.ids
+        drawn = self._choosers.get(ids)
+        if drawn is None:
+            drawn = self._choosers[ids] = PCT(Random(self.seed), [*ids, TIME], 16)
+        return drawn.fork()
+
+    def judge(self, batch: Batch) -> tuple[bool, dict[str, int]]:
+        """Whether the batch's run shows a violation, and the tools it started (by name)."""
+        known = self._judged.get(batch)
+        if known is None:
+            result = run(self.scenario(batch), self.policy, self.seed, chooser=self.chooser(batch))
+            known = self._judged[batch] = (first_violation(result) is not None, started_in(result))
+        return known
+
+
 def explore_generated(policy: Scheduler, examples: int, seed: int) -> Exploration:
     """Up to `examples` generated batches under `policy`; the exploration's finding is the batch
     Hypothesis shrank (one finding: the first label of the shrunk run)."""
@@ -65,15 +117,13 @@ def explore_generated(policy: Scheduler, examples: int, seed: int) -> Exploratio
 
     state = generated_state()
     exploration = Exploration("hypothesis", NAME, "")  # its scope: the tools started, no timers
-
-    def chooser(batch: Batch) -> PCT:
-        return PCT(Random(seed), [*batch.ids, TIME], 16)
+    made = _Examples(policy, seed, state)
 
     def failing(batch: Batch) -> bool:
-        exploration.runs += 1
-        result = run(Scenario(name=NAME, batches=(batch,), world=state), policy, seed, chooser=chooser(batch))
-        add_started(exploration, started_in(result))
-        return first_violation(result) is not None
+        exploration.runs += 1  # every example, a batch tried before included (`_Examples`)
+        failed, started = made.judge(batch)
+        add_started(exploration, started)
+        return failed
 
     try:
         with long_search(), hypothesis_home_elsewhere():  # the session's heap frozen; no .hypothesis/ here
@@ -82,7 +132,8 @@ def explore_generated(policy: Scheduler, examples: int, seed: int) -> Exploratio
                                            suppress_health_check=list(HealthCheck)))
     except NoSuchExample:
         return exploration
-    result = run(Scenario(name=NAME, batches=(batch,), world=state), policy, seed, chooser=chooser(batch))
+    result = run(Scenario(name=NAME, batches=(batch,), world=state), policy, seed,
+                 chooser=PCT(Random(seed), [*batch.ids, TIME], 16))
     found = first_violation(result)
     assert found is not None
     exploration.findings.append(Finding(*found, result, 0, (), "hypothesis"))
