@@ -42,6 +42,7 @@ from harness.scenario import find_scenario
 
 RANDOM_TARGET = 3000.0  # random runs/s per core on config-clobber (issue 13)
 HYPOTHESIS_TARGET = 500.0  # check_scheduler's Hypothesis examples/s (issue 13)
+HYPOTHESIS_OVER_RAW_PAIR_TARGET = 0.038  # the same, as a ratio to the raw pair's rate (issue 27)
 #: The random target as a share of the raw SimPy pair's rate measured beside it (issue 27): what the
 #: target means on a machine of any speed.
 RANDOM_OVER_RAW_PAIR_TARGET = 0.23
@@ -262,6 +263,11 @@ def main() -> None:
         "random_over_raw_pair": round(statistics.median(
             r / p for r, p in zip(rates["random_serial"], rates["raw_pair"], strict=True)), 4),
         "random_over_raw_pair_target": RANDOM_OVER_RAW_PAIR_TARGET,
+        # The examples/s target as a machine-free ratio (500/s against the raw pair's 13,000/s when it
+        # was set): each round's Hypothesis measurements against that round's raw pair.
+        "hypothesis_over_raw_pair": round(statistics.median(
+            t["hypothesis"] / rates["raw_pair"][i // args.trios] for i, t in enumerate(trios)), 4),
+        "hypothesis_over_raw_pair_target": HYPOTHESIS_OVER_RAW_PAIR_TARGET,
         "hypothesis_over_engine": round(statistics.median(t["hypothesis_engine"] / t["hypothesis"] for t in trios), 3),
         "hypothesis_over_engine_target": HYPOTHESIS_OVER_ENGINE_TARGET,
         # The same ratio against Hypothesis run plainly in this process (the collector as it is, no
