@@ -9,44 +9,18 @@ from __future__ import annotations
 import math
 import weakref
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import islice
 from operator import itemgetter
-from typing import Any, Generic, NamedTuple, TypeVar, overload
+from typing import NamedTuple
 
 from harness.model import CallResult, Outcome, ToolCall
 from harness.oracles.shape import ScenarioShape, shape_of
 from harness.run import RunResult
+from harness.run.result import cached as cached_property  # functools' without its lock
 from harness.sim.trace import TraceEvent
 from harness.tools.spec import MUTATING_OPS as MUTATING
-
-_T = TypeVar("_T")
-
-
-class cached_property(Generic[_T]):  # a drop-in for functools' (same name, same use)
-    """`functools.cached_property` without its lock (as Python 3.12 made it; this runs on 3.11 too),
-    like `harness.run.result`'s: computed once and kept in the instance's `__dict__` under the
-    property's name, which then answers every later read without calling anything. Facts are read by
-    one thread at a time; two racing the first read compute the same value twice. An exploration
-    reads a few of these per run it checks, and the lock was most of their cost."""
-
-    def __init__(self, function: Callable[[Any], _T]) -> None:
-        self.function = function
-        self.name = function.__name__
-        self.__doc__ = function.__doc__
-
-    @overload
-    def __get__(self, instance: None, owner: type[Any] | None = None) -> cached_property[_T]: ...
-
-    @overload
-    def __get__(self, instance: object, owner: type[Any] | None = None) -> _T: ...
-
-    def __get__(self, instance: object | None, owner: type[Any] | None = None) -> _T | cached_property[_T]:
-        if instance is None:
-            return self
-        value = instance.__dict__[self.name] = self.function(instance)
-        return value
 
 
 @dataclass(slots=True)

@@ -26,11 +26,12 @@ from harness.world.world import World
 _T = TypeVar("_T")
 
 
-class _cached(Generic[_T]):
+class cached(Generic[_T]):
     """`functools.cached_property` without its lock (as Python 3.12 made it): the value is computed once
     and kept in the instance's `__dict__` under the property's name, which then answers every later
     read without calling anything. A result is read by one thread at a time; two threads racing the
-    first read compute the same value twice. Three of these are read per fingerprinted run."""
+    first read compute the same value twice. Three of these are read per fingerprinted run, and a few
+    of the oracles' facts (`harness.oracles.facts`) per checked run."""
 
     def __init__(self, function: Callable[[Any], _T]) -> None:
         self.function = function
@@ -38,12 +39,12 @@ class _cached(Generic[_T]):
         self.__doc__ = function.__doc__
 
     @overload
-    def __get__(self, instance: None, owner: type[Any] | None = None) -> _cached[_T]: ...
+    def __get__(self, instance: None, owner: type[Any] | None = None) -> cached[_T]: ...
 
     @overload
     def __get__(self, instance: object, owner: type[Any] | None = None) -> _T: ...
 
-    def __get__(self, instance: object | None, owner: type[Any] | None = None) -> _T | _cached[_T]:
+    def __get__(self, instance: object | None, owner: type[Any] | None = None) -> _T | cached[_T]:
         if instance is None:
             return self
         value = instance.__dict__[self.name] = self.function(instance)
@@ -117,17 +118,17 @@ class RunResult:
     def results(self) -> tuple[CallResult, ...]:
         return tuple(result for batch in self.batches for result in batch.results)
 
-    @_cached
+    @cached
     def final(self) -> WorldState:
         return self.world.state()
 
-    @_cached
+    @cached
     def trace_sha256(self) -> str:
         # A result the runner made knows which of its events hold more than str, int and bool fields
         # (`recorded`); any other (a copy, one built by hand) is looked at event by event.
         return trace_hash(self.trace, self.__dict__.get(_LOOKS))
 
-    @_cached
+    @cached
     def fingerprint(self) -> str:
         """SHA-256 over the canonical trace and the final world digest."""
         # `final` is the world's own `state()`: its fields hold the types they declare.
