@@ -94,14 +94,9 @@ def value_digest(value: Any, plain: bool = False) -> str:
     `plain`: the value is known to hold nothing but str, int, bool, None, dict and list (a built-in
     tool's, `harness.tools.catalogue.PLAIN_VALUED`), so orjson writes it with no type walk first
     (what it refuses, a lone surrogate or a huge int, still goes to json)."""
-    if plain:
-        try:
-            encoded = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
-        except (TypeError, orjson.JSONEncodeError):
-            pass
-        else:
-            return _small_bytes_digest(encoded) if len(encoded) <= _MEMO_BYTES else bytes_digest(encoded)
-    encoded = canonical_bytes(value)
+    encoded = plain_bytes(value) if plain else None
+    if encoded is None:
+        encoded = canonical_bytes(value)
     return _small_bytes_digest(encoded) if len(encoded) <= _MEMO_BYTES else bytes_digest(encoded)
 
 
