@@ -16,7 +16,7 @@ import pickle
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from random import Random
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from harness.distribute.pool import WorkerPool
 from harness.explore import pct as pct_module
@@ -86,11 +86,11 @@ def plans(strategy: str, runs: int, seed: int, depth: int, swarm: bool) -> list[
     return [RunPlan(i, strategy, seed + i, depth if strategy == "pct" else 0, swarm) for i in range(runs)]
 
 
-@dataclass(frozen=True)
-class _Outcome:
-    """What one planned run showed, small enough to send back from a worker process."""
+class _Outcome(NamedTuple):
+    """What one planned run showed, small enough to send back from a worker process. A named tuple,
+    not a frozen dataclass: one is made per run, and a tuple is built in C rather than field by field."""
 
-    index: int
+    run_index: int
     violation: str | None
     timers: tuple[str, ...]
     steps: int
@@ -130,9 +130,12 @@ def entities(scenario: Scenario, policy: Scheduler, seed: int) -> tuple[str, ...
     return (*(c.id for c in result.scenario.calls), *threads)
 
 
+_NO_KINDS: tuple[str, ...] = ()
+
+
 def execute_plan(job: Job, policy: Scheduler, plan: RunPlan) -> tuple[RunResult, tuple[str, ...]]:
     """Run one planned run; returns the result and the swarm kinds that were on."""
-    current, kinds = job.scenario, tuple[str, ...]()
+    current, kinds = job.scenario, _NO_KINDS
     if plan.swarm:
         current, kinds = swarm_scenario(job.scenario, Random(derive_seed(job.seed, "swarm", "", plan.index)),
                                         job.kinds, grace_ms=declared_grace_ms(policy))
@@ -200,7 +203,7 @@ def explore_planned(exploration: Exploration, scenario: Scenario, scheduler: str
         stop = False
         for outcome, ran in outcomes:
             limited += outcome.limited
-            done = outcome.index + 1
+            done = outcome.run_index + 1
             timers.update(outcome.timers)
             faults_seen.update(outcome.kinds)
             max_steps = max(max_steps, outcome.steps)
@@ -211,7 +214,7 @@ def explore_planned(exploration: Exploration, scenario: Scenario, scheduler: str
             for label in first:
                 seen[label] = outcome
             if first and ran is not None:
-                kept[outcome.index] = ran  # only a run that is the first to show a label becomes a finding
+                kept[outcome.run_index] = ran  # only a run that is the first to show a label becomes a finding
             if outcome.violation is not None and not keep_going:
                 stop = True
                 break
@@ -220,17 +223,17 @@ def explore_planned(exploration: Exploration, scenario: Scenario, scheduler: str
         if stop:
             break
     exploration.runs = done
-    for label, outcome in sorted(seen.items(), key=lambda item: (item[1].index, item[1].labels.index(item[0]))):
-        plan = todo[outcome.index]
+    for label, outcome in sorted(seen.items(), key=lambda item: (item[1].run_index, item[1].labels.index(item[0]))):
+        plan = todo[outcome.run_index]
         # Runs made in worker processes are made again here (only what they showed came back).
-        result, on = kept.get(outcome.index) or execute_plan(job, policy, plan)
-        kept[outcome.index] = (result, on)
+        result, on = kept.get(outcome.run_index) or execute_plan(job, policy, plan)
+        kept[outcome.run_index] = (result, on)
         found = first_violation(result, label)
         if found is None:
             raise NondeterministicScheduler(
-                f"run {outcome.index + 1} ({plan.describe}, seed {plan.seed}) showed {label} in a worker "
+                f"run {outcome.run_index + 1} ({plan.describe}, seed {plan.seed}) showed {label} in a worker "
                 "process but not when made again here: the scheduler depends on something outside the seed")
-        exploration.findings.append(Finding(*found, result, outcome.index, on, plan.describe))
+        exploration.findings.append(Finding(*found, result, outcome.run_index, on, plan.describe))
     pct_runs = [p for p in todo[:done] if p.mode == "pct"]
     if strategy == "pct":
         per_run = pct_module.bound(len(calls) + 1, horizon, depth)
@@ -264,14 +267,13 @@ def _chunks(job: Job, todo: list[RunPlan], processes: int, cluster: Cluster | No
         for outcomes in cluster.in_order(_run_chunk, [todo[i:i + size] for i in range(0, len(todo), size)], job):
             yield [(outcome, None) for outcome in outcomes]
         return
-    size = 8 if processes > 1 else 1
-    chunks = [todo[i:i + size] for i in range(0, len(todo), size)]
-    if processes == 1:
+    if processes == 1:  # a chunk per run, so that progress and an early stop come run by run
         policy = policy_of(job.scheduler, job.import_timeout_s)
-        for chunk in chunks:
-            ran = [(plan, execute_plan(job, policy, plan)) for plan in chunk]
-            yield [(_summarise(job, plan, *made), made) for plan, made in ran]
+        for plan in todo:
+            made = execute_plan(job, policy, plan)
+            yield [(_summarise(job, plan, *made), made)]
         return
+    chunks = [todo[i:i + 8] for i in range(0, len(todo), 8)]
     # Workers that share no lock (harness.distribute.pool): one stopped mid-run cannot hang the rest.
     with WorkerPool(functools.partial(_run_chunk_once, job), min(processes, len(chunks))) as pool:
         for results in pool.in_order(chunks):
