@@ -31,6 +31,13 @@ def file_time() -> float:
     return clock() if clock is not None else _host_now()
 
 
+def open_clock() -> Callable[[], float] | None:
+    """The clock `file_time` reads on this thread (the open run's, or a world's epoch being built), or None:
+    a write's stamp reads it directly (`WorldFiles._now`), one call less per stamp."""
+    clock: Callable[[], float] | None = getattr(_open, "clock", None)
+    return clock
+
+
 def run_clock_open() -> bool:
     """Whether a run's clock (or the epoch of a world being built) stamps files on this thread now."""
     return getattr(_open, "clock", None) is not None

@@ -1,0 +1,75 @@
+"""The run-path shortcuts of branch core8 do what the long way did.
+
+- a plain attempt makes its `CallStep`s itself (no `__init__` call): the same attributes and the same
+  queue entry as `CallStep(env, ms)`;
+- a write's stamp reads the open clock directly (`open_clock`, the run's `_now` read from C): files
+  written in a run carry the same times in the lean world and in pyfakefs, the epoch plus the virtual
+  time of the write.
+"""
+
+from __future__ import annotations
+
+from itertools import count
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from harness import find_scenario, get_scheduler, run
+from harness.scheduling import attempt
+from harness.sim.kernel import CallStep
+from harness.world.choice import pyfakefs_worlds
+from harness.world.clock import EPOCH_S, file_time, open_clock, virtual_file_times
+
+
+def test_a_plain_attempts_steps_are_what_callstep_makes(monkeypatch: pytest.MonkeyPatch) -> None:
+    compared: list[CallStep] = []
+    real = attempt.heappush
+
+    def spy(queue: list[Any], entry: tuple[Any, ...]) -> None:
+        step = entry[3]
+        if type(step) is CallStep:
+            # What `CallStep(env, ms)` makes and queues at this moment (on a stand-in environment, so the run's
+            # own queue and counter are untouched): the same attributes and the same entry.
+            env = step.env
+            stand_in = SimpleNamespace(_now=env._now, _queue=[], _eid=count(entry[2]))
+            made = object.__new__(CallStep)
+            CallStep.__init__(made, stand_in, step._delay)  # type: ignore[arg-type]
+            assert stand_in._queue == [(entry[0], entry[1], entry[2], made)]
+            assert list(vars(step)) == list(vars(made))
+            assert {**vars(step), "env": None} == {**vars(made), "env": None}
+            compared.append(step)
+        real(queue, entry)
+
+    monkeypatch.setattr(attempt, "heappush", spy)
+    result = run(find_scenario("edit-then-test"), get_scheduler("parallel"), 3)
+    assert len(compared) >= 3
+    assert result.status.value == "completed"
+
+
+def _written_times(lean: bool) -> dict[str, float]:
+    scenario = find_scenario("edit-then-test")
+    if lean:
+        result = run(scenario, get_scheduler("parallel"), 4)
+    else:
+        with pyfakefs_worlds():
+            result = run(scenario, get_scheduler("parallel"), 4)
+    written = {e["target"]: e["t"] for e in result.trace if e["ev"] == "touch" and e["op"] in ("write", "truncate")}
+    assert written
+    times = {path: result.world.mtime(path) for path in written}
+    for path, ms in written.items():
+        assert abs(times[path] - (EPOCH_S + ms / 1000)) < 1e-6, path
+    return times
+
+
+def test_files_written_in_a_run_have_the_same_times_lean_and_pyfakefs() -> None:
+    assert _written_times(lean=True) == _written_times(lean=False)
+
+
+def test_the_open_clock_is_what_file_time_reads() -> None:
+    assert open_clock() is None
+    now = [1234]
+    with virtual_file_times(lambda: now[0]):
+        clock = open_clock()
+        assert clock is not None and clock() == file_time() == EPOCH_S + 1.234
+    assert open_clock() is None
