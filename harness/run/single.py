@@ -22,6 +22,7 @@ from harness.scenario.spec import Scenario
 from harness.scheduling.context import Scheduler, SchedulerContext
 from harness.sim.arbiter import Arbiter, Chooser
 from harness.sim.collector import held_full_collections
+from harness.sim.conditions import FlatAnyOf
 from harness.sim.kernel import Kernel, StopReason
 from harness.sim.realtime import (
     WallClockExceeded,
@@ -140,7 +141,7 @@ def _run_on(kernel: Kernel, scenario: Scenario, scheduler: Scheduler, seed: int,
         user_interrupt.deliver_if_due()
         process = kernel.env.process(driver.drive())
         try:
-            stop = kernel.run_until(kernel.env.any_of([process, crash]))
+            stop = kernel.run_until(FlatAnyOf(kernel.env, [process, crash]))  # `env.any_of`, fewer calls
             if crash.processed and not process.triggered:
                 driver.crash(process)
         except WallClockExceeded as exc:

@@ -31,6 +31,7 @@ from harness.scheduling.command_guard import dangerous_patterns
 from harness.scheduling.execution import ExecutionPolicy
 from harness.scheduling.frozen import copier
 from harness.sim.arbiter import Arbiter
+from harness.sim.conditions import FlatAllOf, FlatAnyOf
 from harness.sim.kernel import Kernel
 from harness.sim.machine import Machine
 from harness.sim.trace import value_digest
@@ -205,10 +206,10 @@ class SchedulerContext(AttemptExecution):
         return self.kernel.delay(ms, purpose)
 
     def all_of(self, events: Iterable[simpy.Event]) -> simpy.Event:
-        return simpy.AllOf(self.env, list(events))
+        return FlatAllOf(self.env, list(events))  # `simpy.AllOf`, with fewer calls (harness.sim.conditions)
 
     def any_of(self, events: Iterable[simpy.Event]) -> simpy.Event:
-        return simpy.AnyOf(self.env, list(events))
+        return FlatAnyOf(self.env, list(events))
 
     def resource(self, capacity: int) -> simpy.Resource:
         """A FIFO semaphore on the virtual clock (requests are served in request order)."""

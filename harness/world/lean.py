@@ -98,7 +98,10 @@ class LeanWorld(LeanPaths, World):  # type: ignore[misc]  # the walk on records,
         world._pristine = (state, image)
         world.cwd, world.home, world.env = state.cwd, state.home, dict(state.env)
         world.scenario_users = dict(state.users)
-        world.users = default_users(state.home, world.scenario_users)
+        users = image.users  # the image is its state's: what its home and users give, worked out once
+        if users is None:
+            users = image.users = default_users(state.home, world.scenario_users)
+        world.users = dict(users)
         world.ledgers = {name: Ledger(name, entries) for name, entries in state.ledgers}
         world.memory, world._ticks = {}, 0
         return world

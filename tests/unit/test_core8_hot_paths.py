@@ -18,6 +18,7 @@ import pytest
 from harness import find_scenario, get_scheduler, run
 from harness.scheduling import attempt
 from harness.sim.kernel import CallStep
+from harness.world import World
 from harness.world.choice import pyfakefs_worlds
 from harness.world.clock import EPOCH_S, file_time, open_clock, virtual_file_times
 
@@ -73,3 +74,20 @@ def test_the_open_clock_is_what_file_time_reads() -> None:
         clock = open_clock()
         assert clock is not None and clock() == file_time() == EPOCH_S + 1.234
     assert open_clock() is None
+
+
+def test_lean_worlds_of_one_state_share_the_users_worked_out_once_but_not_the_dict() -> None:
+    from harness.world.lean import LeanWorld
+    from harness.world.paths import default_users
+    from harness.world.state import WorldState
+
+    state = WorldState(files=(("/home/ann/a", "x"),), dirs=("/home", "/home/ann"), cwd="/home/ann", home="/home/ann",
+                       users=(("bob", "/srv/bob"),))
+    first, second = World.from_state(state), World.from_state(state)
+    assert isinstance(first, LeanWorld) and isinstance(second, LeanWorld)
+    expected = default_users("/home/ann", {"bob": "/srv/bob"})
+    assert first.users == second.users == expected == {"root": "/root", "ann": "/home/ann", "bob": "/srv/bob"}
+    first.users["eve"] = "/e"  # one world's change stays its own
+    assert World.from_state(state).users == second.users == expected
+    with pyfakefs_worlds():
+        assert World.from_state(state).users == expected
