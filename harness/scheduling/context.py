@@ -30,6 +30,7 @@ from harness.scheduling.checkpoints import Checkpoint, copying, restore, tree_di
 from harness.scheduling.command_guard import dangerous_patterns
 from harness.scheduling.execution import ExecutionPolicy
 from harness.scheduling.frozen import copier
+from harness.scheduling.handle import AttemptProcess
 from harness.sim.arbiter import Arbiter
 from harness.sim.conditions import FlatAllOf, FlatAnyOf
 from harness.sim.kernel import Kernel
@@ -380,7 +381,7 @@ class SchedulerContext(AttemptExecution):
         # `env.process(...)`: SimPy's `Process.__init__` and its `Initialize` event, inlined as SimPy inlines
         # `Event.__init__` in them (one process per attempt of every run): the same objects, the same
         # urgent queue entry.
-        process = handle.process = _new(simpy.Process)
+        process = handle.process = _new(AttemptProcess)
         process.env, process.callbacks, process._generator = env, [], self._attempt(handle, idempotency_key)
         begin = process._target = _new(Initialize)
         begin.env, begin.callbacks, begin._value, begin._ok = env, [process._resume], None, True
