@@ -115,7 +115,21 @@ def _timeouts_and_processes(env: simpy.Environment, kind: type[Condition], seen:
                                         else Condition.any_events))
 
 
-CASES: list[Callable[..., None]] = [_all_in_order, _one_fails, _some_already_processed, _nested, _empty,
+def _same_instant(env: simpy.Environment, kind: type[Condition], seen: list[Any]) -> None:
+    """An event scheduled in the instant the condition is met, just before it: it is processed first."""
+    events = _names(env, 2)
+    for event in events:  # (any of: met by the first; all of: by the second)
+        late = env.event()
+        late.callbacks.append(lambda _, at=env: seen.append(("late", at.now)))
+        event.callbacks.append(lambda _, late=late: late.succeed())  # before the condition's own check
+    condition = kind(env, events)
+    _watch(env, condition, events, seen)
+    env.process(_succeed_after(env, events[0], 1))
+    env.process(_succeed_after(env, events[1], 2))
+    env.run()
+
+
+CASES: list[Callable[..., None]] = [_same_instant, _all_in_order, _one_fails, _some_already_processed, _nested, _empty,
                                     _timeouts_and_processes]
 
 

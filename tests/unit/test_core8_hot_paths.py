@@ -91,3 +91,19 @@ def test_lean_worlds_of_one_state_share_the_users_worked_out_once_but_not_the_di
     assert World.from_state(state).users == second.users == expected
     with pyfakefs_worlds():
         assert World.from_state(state).users == expected
+
+
+def test_virtual_file_times_nest_and_restore_as_the_generator_did() -> None:
+    assert open_clock() is None
+    with virtual_file_times(lambda: 1000):
+        assert file_time() == EPOCH_S + 1.0
+        with virtual_file_times(lambda: 2000):
+            assert file_time() == EPOCH_S + 2.0
+        assert file_time() == EPOCH_S + 1.0
+        try:
+            with virtual_file_times(lambda: 3000):
+                raise KeyError("out")
+        except KeyError:
+            pass
+        assert file_time() == EPOCH_S + 1.0  # restored on the way out of a failing block too
+    assert open_clock() is None
