@@ -55,7 +55,11 @@ class _UserInterrupt:
         if spec is not None:
             kernel.env.process(self._fire(spec))
 
-    def arm(self, index: int) -> simpy.Event:
+    def arm(self, index: int) -> simpy.Event | None:
+        """The event batch `index` is interrupted by; None when the scenario scripts no interrupt (the
+        batch's context makes its own, which never fires)."""
+        if self.spec is None:
+            return None
         event = self.kernel.env.event()
         self.current = (index, event)
         return event
