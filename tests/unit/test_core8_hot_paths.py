@@ -107,3 +107,30 @@ def test_virtual_file_times_nest_and_restore_as_the_generator_did() -> None:
             pass
         assert file_time() == EPOCH_S + 1.0  # restored on the way out of a failing block too
     assert open_clock() is None
+
+
+def test_the_drivers_process_is_what_env_process_makes(monkeypatch: pytest.MonkeyPatch) -> None:
+    import simpy
+
+    from harness.run import single
+
+    seen: list[Any] = []
+    real = single.Driver.drive
+
+    def drive(self: Any) -> Any:
+        process = self.ctx.env.active_process
+        seen.append((type(process), list(vars(process)), process._target, process.callbacks))
+        return (yield from real(self))
+
+    monkeypatch.setattr(single.Driver, "drive", drive)
+    run(find_scenario("edit-then-test"), get_scheduler("parallel"), 1)
+    env = simpy.Environment()
+
+    def nothing() -> Any:
+        yield env.timeout(0)
+
+    made = env.process(nothing())
+    env.step()  # its Initialize: the process is running as the driver's is when it first runs
+    assert seen and all(kind is simpy.Process for kind, _, _, _ in seen)
+    assert all(names == list(vars(made)) for _, names, _, _ in seen)
+    assert all(type(target).__name__ == "Initialize" for _, _, target, _ in seen)
