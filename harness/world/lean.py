@@ -24,6 +24,7 @@ from __future__ import annotations
 import errno as _errno
 import posixpath
 from collections.abc import Iterable
+from operator import methodcaller
 from typing import Any
 
 from pyfakefs.fake_filesystem import FakeFilesystem
@@ -209,7 +210,7 @@ class LeanWorld(LeanPaths, World):  # type: ignore[misc]  # the walk on records,
     def _sorted_files(self) -> list[str]:
         order = self._file_order
         if order is None:
-            order = self._file_order = sorted(self._files, key=components)
+            order = self._file_order = sorted(self._files, key=_COMPONENTS)
             pristine = self._pristine
             if pristine is not None:
                 pristine[1].file_order = order  # every later copy of the image reads it
@@ -301,7 +302,8 @@ class LeanWorld(LeanPaths, World):  # type: ignore[misc]  # the walk on records,
         now = int(self._now() * 1e9)  # pyfakefs's set_contents, then the stamp (`files._stamped`)
         names = self._groups.get(record.ino) if self._groups else None
         if names is None:
-            files[key] = record._replace(content=text, mtime_ns=now, ctime_ns=now)
+            # `record._replace(content=text, mtime_ns=now, ctime_ns=now)`, made from C (no `_replace`/`_make` frames).
+            files[key] = _tuple_new(FileRecord, (text, record.mode, record.ino, now, now, record.atime_ns, record.seq))
         else:
             self._rewrite_linked(names, record.ino, text, now)
         self._changed(False)
@@ -446,3 +448,9 @@ class LeanWorld(LeanPaths, World):  # type: ignore[misc]  # the walk on records,
 
 
 register_lean_world(LeanWorld.from_image)
+
+
+#: `lean_image.components` (`path.split("/")`), called from C: no Python frame per file sorted.
+_COMPONENTS = methodcaller("split", "/")
+#: How a `FileRecord` (a named tuple) is made from its fields without its Python-level `__new__`.
+_tuple_new = tuple.__new__

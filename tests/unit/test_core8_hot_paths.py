@@ -134,3 +134,38 @@ def test_the_drivers_process_is_what_env_process_makes(monkeypatch: pytest.Monke
     assert seen and all(kind is simpy.Process for kind, _, _, _ in seen)
     assert all(names == list(vars(made)) for _, names, _, _ in seen)
     assert all(type(target).__name__ == "Initialize" for _, _, target, _ in seen)
+
+
+def test_a_lean_rewrite_makes_the_record_replace_made_and_lists_in_component_order() -> None:
+    from harness.world.lean import LeanWorld
+    from harness.world.lean_image import FileRecord, components
+    from harness.world.state import WorldState
+
+    state = WorldState(files=(("/w/a", "x"), ("/w/b/c", "y"), ("/w/a-b", "q")), dirs=("/w", "/w/b"), cwd="/w")
+    world = World.from_state(state)
+    assert isinstance(world, LeanWorld)
+    before = world._files["/w/a"]
+    with virtual_file_times(lambda: 5):
+        world.write_text("/w/a", "new")
+        world.write_text("/w/b.txt", "z")  # a new name: the listing is sorted again
+    after = world._files["/w/a"]
+    stamp = int((EPOCH_S + 0.005) * 1e9)
+    assert type(after) is FileRecord
+    assert after == before._replace(content="new", mtime_ns=stamp, ctime_ns=stamp)
+    listed = world.list_files("/w")
+    assert listed == sorted(listed, key=components) and "/w/b.txt" in listed
+    assert [path for path, _ in world.state().files] == sorted(world._files, key=components)
+
+
+def test_prepare_reads_the_running_spec_the_catalogue_gives() -> None:
+    from harness.model import ToolCall
+    from harness.tools.catalogue import BUILTIN, Catalogue, prepare
+
+    fresh = Catalogue(dict(BUILTIN.items()))
+    for catalogue in (fresh, fresh, BUILTIN):  # before and after its memo holds each tool
+        for name in [*catalogue, "no_such_tool"]:
+            prepared = prepare(ToolCall("c1", name, "{}"), catalogue)
+            if name == "no_such_tool":
+                assert prepared == "unknown tool 'no_such_tool'"
+            else:
+                assert isinstance(prepared, tuple) and prepared[0] is catalogue.running(name)
