@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from itertools import count
 from types import SimpleNamespace
 from typing import Any
@@ -161,7 +162,13 @@ def test_prepare_reads_the_running_spec_the_catalogue_gives() -> None:
     from harness.model import ToolCall
     from harness.tools.catalogue import BUILTIN, Catalogue, prepare
 
-    fresh = Catalogue(dict(BUILTIN.items()))
+    def mine(args: Any, io: Any) -> Any:  # a user's tool: the catalogue runs it guarded (another spec)
+        yield 1.0
+        return "ok"
+
+    fresh = Catalogue({**dict(BUILTIN.items()), "mine": replace(BUILTIN["web_search"], name="mine", behaviour=mine)})
+    assert fresh.running("mine") is not fresh["mine"]
+    fresh = Catalogue(dict(fresh.items()))
     for catalogue in (fresh, fresh, BUILTIN):  # before and after its memo holds each tool
         for name in [*catalogue, "no_such_tool"]:
             prepared = prepare(ToolCall("c1", name, "{}"), catalogue)
