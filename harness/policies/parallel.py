@@ -11,6 +11,7 @@ for it) and is not run when denied, unanswered, or interrupted while asking.
 from __future__ import annotations
 
 from collections.abc import Generator
+from operator import attrgetter
 from typing import Any, Literal
 
 import simpy
@@ -51,7 +52,7 @@ class Parallel:
         yield ctx.all_of(runs)
         if self.order == "completion":
             return finished
-        values = [run.value for run in runs]
+        values = list(map(_VALUE, runs))  # each run's `value` (all triggered), read from C
         return [value for value in values if isinstance(value, CallResult)]
 
     @staticmethod
@@ -73,3 +74,6 @@ class Parallel:
             yield slot
             result = yield ctx.start(call)
             return result
+
+
+_VALUE = attrgetter("_value")

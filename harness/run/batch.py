@@ -55,7 +55,11 @@ class _UserInterrupt:
         if spec is not None:
             kernel.env.process(self._fire(spec))
 
-    def arm(self, index: int) -> simpy.Event:
+    def arm(self, index: int) -> simpy.Event | None:
+        """The event batch `index` is interrupted by; None when the scenario scripts no interrupt (the
+        batch's context makes its own, which never fires)."""
+        if self.spec is None:
+            return None
         event = self.kernel.env.event()
         self.current = (index, event)
         return event
@@ -140,9 +144,10 @@ def end_batch(kernel: Kernel, index: int, batch: Batch, start: int, ctx: Schedul
     # Read from the live simulation before anything is cleaned up; it only reads, so the trace is unchanged.
     waits = (diagnose(ctx, driver.process, scheduler_of(index, agent) if peers else "the scheduler", peers)
              if driver.status is RunStatus.HANG and driver.process else None)
-    kernel.record_ids("batch_end", index=index, status=driver.status.value, stop=stop.value,
-                  reported=[r.call_id for r in driver.results], error=driver.error)
-    return BatchRun(index, batch, start, kernel.now, tuple(driver.results), driver.status, stop, driver.error,
+    now = int(kernel.env._now)  # (`kernel.now`; `record_ids` and the enums' values, without their calls)
+    kernel.trace.add(now, "batch_end", {"index": index, "status": driver.status._value_, "stop": stop._value_,
+                                        "reported": [r.call_id for r in driver.results], "error": driver.error}, True)
+    return BatchRun(index, batch, start, now, tuple(driver.results), driver.status, stop, driver.error,
                     agent, waits)
 
 

@@ -151,7 +151,8 @@ class Driver:
             self._fail(RunStatus.CONTRACT_ERROR, problem)
             return
         self.results = results
-        self.ctx.kernel.record_ids("report", order=[r.call_id for r in self.results])
+        kernel = self.ctx.kernel  # (`kernel.record_ids("report", order=...)`, without its call)
+        kernel.trace.add(int(kernel.env._now), "report", {"order": [r.call_id for r in self.results]}, True)
 
     def crash(self, process: simpy.Process) -> None:
         """The runtime died mid-turn: no results, the scheduler never runs again, and every call in
@@ -176,7 +177,7 @@ def _validated(returned: Any, made: set[int] | frozenset[int] = frozenset()) -> 
     them: not a sequence, an element that is not a `CallResult`, an id that is not a string, a value
     that is not JSON, a field of the wrong type. A subclass is copied field by field into a plain
     `CallResult`, so nothing of the scheduler's runs again once the batch is over."""
-    if not isinstance(returned, Sequence) or isinstance(returned, str | bytes):
+    if type(returned) is not list and (not isinstance(returned, Sequence) or isinstance(returned, str | bytes)):
         return [], f"scheduler returned {_short(returned)}, not a list of CallResult"
     items = list(returned)
     if made.issuperset(map(id, items)) and set(map(type, items)) <= _MADE_TYPES:

@@ -9,7 +9,12 @@ scheduler, seed, harness version). It never judges the results (oracles do) and 
 
 from __future__ import annotations
 
+from functools import partial
+from heapq import heappush
 from typing import Any
+
+import simpy
+from simpy.events import URGENT, Initialize
 
 from harness.run.batch import Shared, _UserInterrupt, crash_event, drain, end_batch
 from harness.run.crew import run_crew
@@ -21,6 +26,7 @@ from harness.scenario.spec import Scenario
 from harness.scheduling.context import Scheduler, SchedulerContext
 from harness.sim.arbiter import Arbiter, Chooser
 from harness.sim.collector import held_full_collections
+from harness.sim.conditions import FlatAnyOf
 from harness.sim.kernel import Kernel, StopReason
 from harness.sim.realtime import (
     WallClockExceeded,
@@ -67,7 +73,7 @@ def run(scenario: Scenario, scheduler: Scheduler | str, seed: int, *, jitter: fl
         from harness.policies.registry import build_scheduler
 
         scheduler = build_scheduler(scheduler)
-    held = held_full_collections(sum(len(batch.calls) for batch in scenario.batches))
+    held = held_full_collections(sum([len(batch.calls) for batch in scenario.batches]))
     if not limit:
         with held:
             return _run(scenario, scheduler, seed, jitter, chooser)
@@ -95,7 +101,8 @@ def run(scenario: Scenario, scheduler: Scheduler | str, seed: int, *, jitter: fl
 def _run(scenario: Scenario, scheduler: Scheduler, seed: int, jitter: float, chooser: Chooser | None) -> RunResult:
     kernel = Kernel(seed, scenario.limits)
     # Files the run writes are stamped with its virtual time, not the host's (harness.world.clock).
-    with virtual_file_times(lambda: kernel.env.now):
+    # (`kernel.env.now`, read from C: no Python frame per stamp.)
+    with virtual_file_times(partial(getattr, kernel.env, "_now")):
         return _run_on(kernel, scenario, scheduler, seed, jitter, chooser)
 
 
@@ -104,12 +111,15 @@ def _run_on(kernel: Kernel, scenario: Scenario, scheduler: Scheduler, seed: int,
     mark = sigint_mark()
     world = World.from_state(scenario.world)
     name, name_problem = scheduler_label(scheduler)
-    kernel.record("run", scenario=scenario.name, scheduler=name, seed=seed, jitter=jitter or None,
-                  # Which chooser made the tape is not part of the run: any chooser that makes the same
-                  # choices makes the same run, and a reproducer replays it with a plain Tape.
-                  explorer="order-first" if chooser is not None else None,
-                  # The order the scheduler means to keep, for serializability (harness.oracles.reference).
-                  reference=_declared_reference(scheduler))
+    # The runner's own events are added to the trace directly (what `kernel.record` / `record_ids` do).
+    trace = kernel.trace
+    trace.add(int(kernel.env._now), "run", {
+        "scenario": scenario.name, "scheduler": name, "seed": seed, "jitter": jitter or None,
+        # Which chooser made the tape is not part of the run: any chooser that makes the same
+        # choices makes the same run, and a reproducer replays it with a plain Tape.
+        "explorer": "order-first" if chooser is not None else None,
+        # The order the scheduler means to keep, for serializability (harness.oracles.reference).
+        "reference": _declared_reference(scheduler)})
     arbiter = Arbiter(kernel, chooser, {c.id: i for i, c in enumerate(scenario.calls)}) if chooser else None
     shared = Shared(kernel, world, scenario, jitter, arbiter)
     if scenario.agents:  # several agents at once, each turn by turn
@@ -133,13 +143,21 @@ def _run_on(kernel: Kernel, scenario: Scenario, scheduler: Scheduler, seed: int,
         ctx = shared.context(current, batch, name, session, interrupt)
         contexts.append(ctx)
         driver = Driver(scheduler, ctx.batch, ctx, mark, name_problem)  # the scheduler's own copy
-        start = kernel.now
-        kernel.record_ids("batch", index=index, label=batch.label, calls=list(batch.ids))
+        start = int(kernel.env._now)
+        trace.add(start, "batch", {"index": index, "label": batch.label, "calls": [call.id for call in batch.calls]},
+                  True)
         user_interrupt.deliver_if_due()
-        process = kernel.env.process(driver.drive())
+        # `kernel.env.process(driver.drive())`: `simpy.Process.__init__` and its `Initialize`, inlined as
+        # `SchedulerContext.start` inlines them (the same objects, the same urgent queue entry).
+        env = kernel.env
+        process = _new(simpy.Process)
+        process.env, process.callbacks, process._generator = env, [], driver.drive()
+        begin = process._target = _new(Initialize)
+        begin.env, begin.callbacks, begin._value, begin._ok = env, [process._resume], None, True
+        heappush(env._queue, (env._now, URGENT, next(env._eid), begin))
         try:
-            stop = kernel.run_until(kernel.env.any_of([process, crash]))
-            if crash.processed and not process.triggered:
+            stop = kernel.run_until(FlatAnyOf(kernel.env, [process, crash]))  # `env.any_of`, fewer calls
+            if crash.callbacks is None and not process.triggered:  # (`crash.processed`)
                 driver.crash(process)
         except WallClockExceeded as exc:
             stop, driver.status, driver.error = StopReason.DONE, RunStatus.HANG, str(exc)
@@ -157,7 +175,7 @@ def _run_on(kernel: Kernel, scenario: Scenario, scheduler: Scheduler, seed: int,
             status, error = driver.status, driver.error
             turns.stop(f"the batch ended with {driver.status.value}")
             break
-        if crash.processed:
+        if crash.callbacks is None:
             status, error = RunStatus.CRASHED, "the runtime crashed between turns"
             turns.stop("the runtime crashed")
             break
@@ -170,7 +188,7 @@ def _run_on(kernel: Kernel, scenario: Scenario, scheduler: Scheduler, seed: int,
     if scenario.agent is not None:
         makespan = max(makespan, kernel.now)  # a task ends with its last decision, think time included
     status, error, wall_clock = drain(kernel, contexts, [session], status, error, wall_clock, mark)
-    kernel.record("quiesce", makespan=makespan)
+    trace.add(int(kernel.env._now), "quiesce", {"makespan": makespan})
     return recorded(turns.realized(), name, seed, jitter, tuple(batch_runs), tuple(kernel.trace.events),
                     scenario.world, world, makespan, status, error, arbiter.tape if arbiter else None,
                     tuple(arbiter.decisions) if arbiter else (), wall_clock_exceeded=wall_clock,
@@ -183,3 +201,6 @@ def _declared_reference(scheduler: object) -> str | None:
     oracle says so when no reference has that name)."""
     declared = getattr(scheduler, "reference_order", None)
     return None if declared is None or declared == "model" else str(declared)
+
+
+_new = object.__new__

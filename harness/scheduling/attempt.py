@@ -132,13 +132,21 @@ class AttemptExecution:
                                                       else min(max(fraction, 0.0), 1.0)))
                     now = int(env._now)
                     if target > now:
-                        yield CallStep(env, target - now)
+                        # `CallStep(env, target - now)`, made here: its `__init__`'s attributes and queue entry.
+                        step = _new(CallStep)
+                        step.env, step.callbacks, step._value, step._delay, step._ok = env, [], None, target - now, True
+                        heappush(env._queue, (env._now + step._delay, NORMAL, next(env._eid), step))
+                        yield step
                     fraction = next(behaviour)
             except StopIteration as stop:
                 value = stop.value
             now = int(env._now)
             if now < begin + latency:  # a behaviour that returns early still takes its whole latency
-                yield CallStep(env, begin + latency - now)
+                step = _new(CallStep)  # (`CallStep(env, begin + latency - now)`, as above)
+                step.env, step.callbacks, step._value, step._ok = env, [], None, True
+                step._delay = begin + latency - now
+                heappush(env._queue, (env._now + step._delay, NORMAL, next(env._eid), step))
+                yield step
         except (ToolError, WorldError) as exc:
             self._finish(handle, Outcome.ERROR, None, str(exc), tool_code=isinstance(exc, ToolCodeError))
         except simpy.Interrupt as interrupt:

@@ -11,10 +11,9 @@ stay behind this contract. It never decides an order itself.
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
-from dataclasses import fields
 from heapq import heappush
 from types import MappingProxyType
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import simpy
 from simpy.events import PENDING, URGENT, Initialize
@@ -29,8 +28,10 @@ from harness.scheduling.attempt import AttemptExecution, CallHandle
 from harness.scheduling.checkpoints import Checkpoint, copying, restore, tree_digest
 from harness.scheduling.command_guard import dangerous_patterns
 from harness.scheduling.execution import ExecutionPolicy
-from harness.scheduling.frozen import copier
+from harness.scheduling.frozen import EXECUTION_FIELDS, clone, private_batch
+from harness.scheduling.handle import AttemptProcess
 from harness.sim.arbiter import Arbiter
+from harness.sim.conditions import FlatAllOf, FlatAnyOf
 from harness.sim.kernel import Kernel
 from harness.sim.machine import Machine
 from harness.sim.trace import value_digest
@@ -89,6 +90,19 @@ class SchedulerContext(AttemptExecution):
     Nothing here reveals latencies or real behaviour.
     """
 
+    # Defaults of attributes `__init__` sets only when they differ (see there).
+    _delegate: Callable[[Any, Any, str], simpy.Event] | None = None
+    _approvals: ApprovalScript | None = None
+    _may_duplicate = _may_tear = _interruptible = False
+    _arbiter: Arbiter | None = None
+    _execution: ExecutionPolicy | None = None
+    _failures: Callable[[ToolCall], FailureModel | None] | None = None
+    _jitter = 0.0
+    max_concurrency: int | None = None
+    grace_ms = 0
+    #: Set when the runtime crashes (fault plan): from then on nothing the scheduler asks for happens.
+    crashed = False
+
     def __init__(self, kernel: Kernel, world: World, catalogue: Mapping[str, ToolSpec], batch: Batch,
                  scheduler_name: str, call_latency: Mapping[str, LatencyModel] | None = None, *,
                  max_concurrency: int | None = None, tool_caps: Mapping[str, int] | None = None,
@@ -111,9 +125,11 @@ class SchedulerContext(AttemptExecution):
         self.machine = machine if machine is not None else Machine()
         #: Starts a subagent of the crew for a `delegate` call (None outside a crew with subagents):
         #: takes the call's `agent` and `task` arguments, returns the event of the subagent's task.
-        self._delegate = delegate
+        if delegate is not None:  # (this and the attributes below set only when not their class default:
+            self._delegate = delegate  # a context of up to 30 attributes keeps CPython's inline values)
         #: The scenario's scripted user; None: auto-approve mode (every tool pre-approved, nothing asked).
-        self._approvals = approvals
+        if approvals is not None:
+            self._approvals = approvals
         self._requests: dict[str, int] = {}
         #: Run-wide flock table (file -> lock) for tools declared `file_lock`: every runtime of the
         #: run (every agent's) shares it, as processes share the kernel's locks.
@@ -124,11 +140,14 @@ class SchedulerContext(AttemptExecution):
         self._produced = produced if produced is not None else {}
         self._faults = faults or FaultPlan()
         # Whether an attempt can meet these faults at all (a rate of 0 never draws): most runs cannot.
-        self._may_duplicate = self._faults.duplicate_delivery > 0
-        self._may_tear = self._faults.torn_writes > 0
+        if self._faults.duplicate_delivery > 0:
+            self._may_duplicate = True
+        if self._faults.torn_writes > 0:
+            self._may_tear = True
         self._rate_windows = rate_windows if rate_windows is not None else {}
         #: Order-first exploration: calls step when the arbiter says, not after a latency.
-        self._arbiter = arbiter
+        if arbiter is not None:
+            self._arbiter = arbiter
         # Whether an attempt may take the plain path (harness.scheduling.attempt, `_attempt`): no arbiter,
         # and no rate limit, duplicate delivery or torn write in the fault plan (most runs).
         self._plain = (arbiter is None and not self._faults.rate_limits and not self._may_duplicate
@@ -138,22 +157,26 @@ class SchedulerContext(AttemptExecution):
         # The scenario's execution policy; the scheduler's own copy of it is made when first read
         # (`execution`): most batches' schedulers never read it.
         self._given_execution = execution
-        self._execution: ExecutionPolicy | None = None
         #: Runtime state that outlives one batch (e.g. tools marked unavailable), per run.
         self.session: dict[str, Any] = session if session is not None else {}
         self._depends_on = depends_on or {}
-        self._failures = failures
-        self._jitter = jitter
+        if failures is not None:
+            self._failures = failures
+        if jitter:
+            self._jitter = jitter
         self._call_latency = call_latency or {}
         #: Concurrency limits the scenario declares; the caps oracle holds schedulers to them.
-        self.max_concurrency = max_concurrency
+        if max_concurrency is not None:
+            self.max_concurrency = max_concurrency
         self.tool_caps: Mapping[str, int] = MappingProxyType(dict(tool_caps)) if tool_caps else _NO_CAPS
         #: Triggered when the user interrupts the turn (never, if the scenario has no interrupt).
         self.interrupt: simpy.Event = interrupt if interrupt is not None else kernel.env.event()
         #: Whether a user interrupt can come at all (the scenario scripts one).
-        self._interruptible = interrupt is not None
+        if interrupt is not None:
+            self._interruptible = True
         #: How long running calls may go on after an interrupt before they must be abandoned.
-        self.grace_ms = grace_ms
+        if grace_ms:
+            self.grace_ms = grace_ms
         self.env = kernel.env
         self._world = world
         self._catalogue = catalogue
@@ -172,8 +195,6 @@ class SchedulerContext(AttemptExecution):
         #: The world's users (name -> home), as `~name` expands for tools and planners.
         self.users: Mapping[str, str] = dict(world.users)
         self.handles: list[CallHandle] = []
-        #: Set when the runtime crashes (fault plan): from then on nothing the scheduler asks for happens.
-        self.crashed = False
 
     @property
     def execution(self) -> ExecutionPolicy:
@@ -205,10 +226,10 @@ class SchedulerContext(AttemptExecution):
         return self.kernel.delay(ms, purpose)
 
     def all_of(self, events: Iterable[simpy.Event]) -> simpy.Event:
-        return simpy.AllOf(self.env, list(events))
+        return FlatAllOf(self.env, list(events))  # `simpy.AllOf`, with fewer calls (harness.sim.conditions)
 
     def any_of(self, events: Iterable[simpy.Event]) -> simpy.Event:
-        return simpy.AnyOf(self.env, list(events))
+        return FlatAnyOf(self.env, list(events))
 
     def resource(self, capacity: int) -> simpy.Resource:
         """A FIFO semaphore on the virtual clock (requests are served in request order)."""
@@ -379,7 +400,7 @@ class SchedulerContext(AttemptExecution):
         # `env.process(...)`: SimPy's `Process.__init__` and its `Initialize` event, inlined as SimPy inlines
         # `Event.__init__` in them (one process per attempt of every run): the same objects, the same
         # urgent queue entry.
-        process = handle.process = _new(simpy.Process)
+        process = handle.process = _new(AttemptProcess)
         process.env, process.callbacks, process._generator = env, [], self._attempt(handle, idempotency_key)
         begin = process._target = _new(Initialize)
         begin.env, begin.callbacks, begin._value, begin._ok = env, [process._resume], None, True
@@ -453,37 +474,10 @@ _new = object.__new__
 
 #: What a scheduler reads and might be tempted to change is a read-only view or its own copy.
 _NO_CAPS: Mapping[str, int] = MappingProxyType({})
-_EXECUTION_FIELDS = tuple(f.name for f in fields(ExecutionPolicy))
-_CALL_FIELDS = tuple(f.name for f in fields(ToolCall))
-_T = TypeVar("_T")
-
-
-def _clone(value: _T, names: tuple[str, ...]) -> _T:
-    """A field-by-field copy of a frozen (slots) dataclass, without re-running its validation: the
-    original was validated, and this runs for every batch of every run (a few microseconds). The
-    classes themselves go through their generated copiers; a subclass (which may add fields) by name."""
-    kind = type(value)
-    if kind is ToolCall:
-        return _copy_call(value)  # type: ignore[arg-type, return-value]
-    if kind is ExecutionPolicy:
-        return _copy_execution(value)  # type: ignore[arg-type, return-value]
-    copy = object.__new__(kind)
-    for name in names:
-        object.__setattr__(copy, name, getattr(value, name))
-    return copy
-
-
-_copy_call = copier(ToolCall)
-_copy_execution = copier(ExecutionPolicy)
-
-
-def _private_batch(batch: Batch) -> Batch:
-    """The batch with copies of its calls, equal to it in every field."""
-    copy = object.__new__(Batch)
-    object.__setattr__(copy, "calls", tuple([_copy_call(call) if type(call) is ToolCall else _clone(call, _CALL_FIELDS)
-                                             for call in batch.calls]))
-    object.__setattr__(copy, "label", batch.label)
-    return copy
+#: Copies of the execution policy and of the batch (harness.scheduling.frozen; `_private_batch` by that
+#: name too, as tests import it).
+_EXECUTION_FIELDS = EXECUTION_FIELDS
+_clone, _private_batch = clone, private_batch
 
 
 SchedulerFactory = Callable[..., Scheduler]

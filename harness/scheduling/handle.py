@@ -1,14 +1,18 @@
-"""A started call: the `CallHandle` a scheduler yields, and the `Progress` event of its next notification.
+"""A started call: the `CallHandle` a scheduler yields, the `Progress` event of its next notification, and
+the `AttemptProcess` its attempt runs in.
 
 Owns the handle (a SimPy event that the call's attempt settles with its `CallResult`, or the scheduler
-settles earlier when it abandons the call) and its progress notices. What runs behind a handle is
+settles earlier when it abandons the call), its progress notices and the attempt's process (SimPy's
+`Process`, its `_resume` with the scheduling of its own end written out). What runs behind a handle is
 `harness.scheduling.attempt`'s; both are importable from there too.
 """
 
 from __future__ import annotations
 
+from heapq import heappush
+
 import simpy
-from simpy.events import PENDING
+from simpy.events import NORMAL, PENDING, Event, _describe_frame
 
 from harness.model import CallResult, ToolCall
 
@@ -68,3 +72,49 @@ class Progress(simpy.Event):
     def __init__(self, env: simpy.Environment, handle: CallHandle) -> None:
         super().__init__(env)
         self.handle = handle
+
+
+class AttemptProcess(simpy.Process):
+    """The SimPy process of one attempt (`SchedulerContext.start` makes it): `simpy.Process`, whose `_resume`
+    this is, step for step (SimPy 4.1's), but for `env.schedule(self)` at its end, written out as
+    `Environment.schedule` does it: one call less per attempt. tests/unit/test_core8_attempt_process.py
+    runs every built-in scenario with SimPy's own `Process` in its place and compares."""
+
+    def _resume(self, event: Event) -> None:
+        env = self.env
+        env._active_proc = self
+        while True:
+            try:
+                if event._ok:
+                    event = self._generator.send(event._value)
+                else:
+                    event._defused = True
+                    # An exclusive copy of the exception, as SimPy makes (its traceback is this process's).
+                    exc = type(event._value)(*event._value.args)
+                    exc.__cause__ = event._value
+                    event = self._generator.throw(exc)
+            except StopIteration as e:
+                event = None  # type: ignore[assignment]
+                self._ok = True
+                self._value = e.args[0] if len(e.args) else None
+                heappush(env._queue, (env._now, NORMAL, next(env._eid), self))  # `env.schedule(self)`
+                break
+            except BaseException as e:
+                event = None  # type: ignore[assignment]
+                self._ok = False
+                e.__traceback__ = e.__traceback__.tb_next  # type: ignore[union-attr]  # (this frame, as SimPy)
+                self._value = e
+                heappush(env._queue, (env._now, NORMAL, next(env._eid), self))
+                break
+            try:
+                if event.callbacks is not None:  # not yet triggered: resume when it is
+                    event.callbacks.append(self._resume)
+                    break
+            except AttributeError:
+                if hasattr(event, "callbacks"):
+                    raise
+                # What SimPy's own `_resume` raises (an attempt yields only events: never, short of a bug).
+                descr = _describe_frame(self._generator.gi_frame)  # type: ignore[attr-defined]
+                raise RuntimeError(f'\n{descr}Invalid yield value "{event}"') from None
+        self._target = event
+        env._active_proc = None

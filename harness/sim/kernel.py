@@ -151,7 +151,7 @@ def _environment() -> simpy.Environment:
         return simpy.Environment()
     env: simpy.Environment = _new(simpy.Environment)
     env._now, env._queue, env._eid, env._active_proc = 0, [], count(), None
-    for name, cls in _BOUND:
+    for name, cls in _BOUND:  # (`setattr`: the environment's `__dict__` read would make its attributes slower)
         setattr(env, name, MethodType(cls, env))
     return env
 

@@ -93,7 +93,8 @@ def base_catalogue(tools_modules: tuple[str, ...] = ()) -> Catalogue:
 def prepare(call: ToolCall, catalogue: Mapping[str, ToolSpec]) -> tuple[ToolSpec, Args] | str:
     """The spec and parsed arguments of a call, or the error text a runtime would report."""
     if type(catalogue) is Catalogue:
-        spec = catalogue.running(call.name)
+        # `catalogue.running(call.name)`, its memo read first (from C: every attempt of every run asks).
+        spec = catalogue._running.get(call.name) or catalogue.running(call.name)
     else:
         found = catalogue.get(call.name)
         spec = _running_spec(found) if found is not None else None

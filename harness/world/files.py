@@ -17,7 +17,7 @@ from typing import Any
 from pyfakefs.fake_file import FakeDirectory, FakeFile
 from pyfakefs.helpers import PERM_DEF_FILE as _PERM_DEF_FILE
 
-from harness.world.clock import EPOCH_S, file_time, run_clock_open
+from harness.world.clock import EPOCH_S, open_clock
 from harness.world.errors import WorldError, from_os_error
 from harness.world.resolution import PathResolution
 
@@ -57,8 +57,9 @@ class WorldFiles(PathResolution):
         """What a write stamps its file with: the open run's virtual time (`harness.world.clock`); outside
         a run (a serial replay) the next tick of this world's own counter, so that every write of a replay
         moves the file's mtime, deterministically (never the host's clock)."""
-        if run_clock_open():
-            return file_time()
+        clock = open_clock()  # `file_time()` when `run_clock_open()`
+        if clock is not None:
+            return clock()
         self._ticks += 1
         return EPOCH_S + self._ticks / 1000
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import errno as _errno
 import posixpath
 from collections.abc import Iterable
+from operator import methodcaller
 from typing import Any
 
 from pyfakefs.fake_filesystem import FakeFilesystem
@@ -41,7 +42,6 @@ from harness.world.lean_image import (
     encodable,
     image_of,
 )
-from harness.world.lean_image import stamp_ns as _ns
 from harness.world.lean_paths import DEFER as _DEFER
 from harness.world.lean_paths import LeanPaths
 from harness.world.ledger import Ledger
@@ -99,7 +99,10 @@ class LeanWorld(LeanPaths, World):  # type: ignore[misc]  # the walk on records,
         world._pristine = (state, image)
         world.cwd, world.home, world.env = state.cwd, state.home, dict(state.env)
         world.scenario_users = dict(state.users)
-        world.users = default_users(state.home, world.scenario_users)
+        users = image.users  # the image is its state's: what its home and users give, worked out once
+        if users is None:
+            users = image.users = default_users(state.home, world.scenario_users)
+        world.users = dict(users)
         world.ledgers = {name: Ledger(name, entries) for name, entries in state.ledgers}
         world.memory, world._ticks = {}, 0
         return world
@@ -207,7 +210,7 @@ class LeanWorld(LeanPaths, World):  # type: ignore[misc]  # the walk on records,
     def _sorted_files(self) -> list[str]:
         order = self._file_order
         if order is None:
-            order = self._file_order = sorted(self._files, key=components)
+            order = self._file_order = sorted(self._files, key=_COMPONENTS)
             pristine = self._pristine
             if pristine is not None:
                 pristine[1].file_order = order  # every later copy of the image reads it
@@ -267,8 +270,9 @@ class LeanWorld(LeanPaths, World):  # type: ignore[misc]  # the walk on records,
             parent, name = posixpath.split(path)
             directory = self._resolve(parent)
             if directory is not None and directory is not _DEFER and isinstance(directory[1], DirRecord):
-                created = _ns(file_time())
-                now = _ns(self._now())
+                # (Stamps as `FakeStatResult` stores them: `lean_image.stamp_ns`, written out, a call less each.)
+                created = int(file_time() * 1e9)
+                now = int(self._now() * 1e9)
                 self._last_ino += 1
                 self._seq += 1
                 key = directory[0].rstrip("/") + "/" + name
@@ -284,8 +288,8 @@ class LeanWorld(LeanPaths, World):  # type: ignore[misc]  # the walk on records,
             real = self._walk_path(path)[0]
             parent, name = posixpath.split(real)
             self._make_dirs(parent)
-            created = _ns(file_time())
-            now = _ns(self._now())
+            created = int(file_time() * 1e9)
+            now = int(self._now() * 1e9)
             self._last_ino += 1
             self._seq += 1
             files[real] = FileRecord(text, FILE_MODE & ~self._umask, self._last_ino, now, now, created, self._seq)
@@ -295,10 +299,11 @@ class LeanWorld(LeanPaths, World):  # type: ignore[misc]  # the walk on records,
         if isinstance(record, DirRecord):
             raise WorldError(_errno.EISDIR, path)
         assert isinstance(record, FileRecord)  # the walk follows a final symlink
-        now = _ns(self._now())  # pyfakefs's set_contents, then the stamp (`files._stamped`)
+        now = int(self._now() * 1e9)  # pyfakefs's set_contents, then the stamp (`files._stamped`)
         names = self._groups.get(record.ino) if self._groups else None
         if names is None:
-            files[key] = record._replace(content=text, mtime_ns=now, ctime_ns=now)
+            # `record._replace(content=text, mtime_ns=now, ctime_ns=now)`, made from C (no `_replace`/`_make` frames).
+            files[key] = _tuple_new(FileRecord, (text, record.mode, record.ino, now, now, record.atime_ns, record.seq))
         else:
             self._rewrite_linked(names, record.ino, text, now)
         self._changed(False)
@@ -321,8 +326,8 @@ class LeanWorld(LeanPaths, World):  # type: ignore[misc]  # the walk on records,
                     and temporary not in links):
                 if key in links:
                     del links[key]  # rename(2) replaces a symlink itself, never its target
-                created = _ns(file_time())
-                now = _ns(self._now())
+                created = int(file_time() * 1e9)
+                now = int(self._now() * 1e9)
                 self._last_ino += 1
                 self._seq += 2  # added as the temporary name, then again under its own
                 existed = key in self._files
@@ -400,7 +405,7 @@ class LeanWorld(LeanPaths, World):  # type: ignore[misc]  # the walk on records,
                 continue
             prefix = prefix + "/" + part
             if prefix not in self._dirs:
-                created = _ns(file_time())
+                created = int(file_time() * 1e9)
                 self._last_ino += 1
                 self._seq += 1
                 self._dirs[prefix] = DirRecord(DIR_MODE & ~self._umask, self._last_ino, created, created, created,
@@ -443,3 +448,9 @@ class LeanWorld(LeanPaths, World):  # type: ignore[misc]  # the walk on records,
 
 
 register_lean_world(LeanWorld.from_image)
+
+
+#: `lean_image.components` (`path.split("/")`), called from C: no Python frame per file sorted.
+_COMPONENTS = methodcaller("split", "/")
+#: How a `FileRecord` (a named tuple) is made from its fields without its Python-level `__new__`.
+_tuple_new = tuple.__new__

@@ -107,7 +107,7 @@ class LeanImage:
     The sorted orders are computed once per image, when first asked for."""
 
     __slots__ = ("dir_order", "dirs", "file_order", "files", "groups", "last_ino", "links", "listing", "seq", "size",
-                 "umask")
+                 "umask", "users")
 
     def __init__(self, files: dict[str, FileRecord], dirs: dict[str, DirRecord], last_ino: int, seq: int,
                  umask: int, size: int, links: dict[str, LinkRecord] | None = None,
@@ -119,6 +119,8 @@ class LeanImage:
         #: `file_order` and, merged into it, the symlinks that reach a regular file (`list_files`).
         self.listing: tuple[list[str], list[str]] | None = None
         self.dir_order: list[str] | None = None
+        #: The world's users (`default_users` of the state's home and users), worked out by the first world.
+        self.users: dict[str, str] | None = None
 
 
 def _plain_path(path: str) -> bool:
