@@ -34,7 +34,11 @@ def _agents(result: RunResult) -> dict[str, str]:
 def check_exclusivity(result: RunResult) -> Verdict:
     facts = RunFacts.of(result)
     exclusive = facts.shape.exclusive
-    if not any(a.tool in exclusive for a in facts.attempts):
+    # A loop, not any() over a generator: this runs for every attempt of every checked run.
+    for a in facts.attempts:
+        if a.tool in exclusive:
+            break
+    else:
         return Verdict.of(EXCLUSIVITY, [])  # no attempt of a tool that excludes others
     catalogue = result.scenario.catalogue
     agent_of = _agents(result)
