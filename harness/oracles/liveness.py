@@ -26,10 +26,14 @@ from collections.abc import Iterator
 
 from harness.model import Outcome
 from harness.oracles.facts import Attempt, RunFacts
-from harness.oracles.verdict import Kind, Verdict, Violation
+from harness.oracles.verdict import Kind, Verdict, Violation, passing
 from harness.run import RunResult, RunStatus
 
 NAME = "liveness"
+
+#: The passing verdict, made once: handed out without calling `Verdict.of` (a classmethod call per
+#: oracle per checked run).
+_PASSED = passing(NAME)
 
 
 def check(result: RunResult) -> Verdict:
@@ -44,7 +48,7 @@ def check(result: RunResult) -> Verdict:
     violations.extend(_dropped(facts))
     if "blocked" in facts.kinds:  # only a bridged event loop records holds
         violations.extend(_loop_holds(result))
-    return Verdict.of(NAME, violations)
+    return Verdict.of(NAME, violations) if violations else _PASSED
 
 
 def _hang(facts: RunFacts) -> Violation:
