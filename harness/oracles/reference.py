@@ -11,6 +11,8 @@ declares itself read-only. It never judges: the serializability oracle does, on 
 
 from __future__ import annotations
 
+import threading
+import weakref
 from dataclasses import replace
 
 from harness.model import Batch, ToolCall
@@ -18,6 +20,7 @@ from harness.run import RunResult
 from harness.scenario.spec import REFERENCE_ORDERS, Scenario
 
 MODEL = "model"
+_lock = threading.Lock()
 
 #: What each reference means, as a report says it.
 MEANINGS = {
@@ -54,10 +57,40 @@ def in_reference_order(result: RunResult, reference: str) -> RunResult:
     if reference == MODEL:
         return result
     scenario = result.scenario
+    reordered = _reordered(scenario)
+    return result if reordered is scenario else replace(result, scenario=reordered)
+
+
+#: Scenarios in writes-first order, by the id of the scenario they reorder: every run of a scenario is
+#: judged against the same reordered scenario object (not one rebuilt per run, call by call), so what
+#: the oracles keep per scenario (its shape, certain steps, replay key) is found again. An entry holds
+#: its scenario weakly and goes when it does; at most `_MAX_REORDERED` are kept.
+_reordered_memo: dict[int, tuple[weakref.ref[Scenario], Scenario]] = {}
+_MAX_REORDERED = 32
+
+
+def _reordered(scenario: Scenario) -> Scenario:
+    """`scenario` with every batch in writes-first order: itself when no batch changes."""
+    entry = _reordered_memo.get(id(scenario))
+    if entry is not None and entry[0]() is scenario:
+        return entry[1]
     batches = tuple(_writes_first(batch, scenario) for batch in scenario.batches)
     if all(new is old for new, old in zip(batches, scenario.batches, strict=True)):
-        return result
-    return replace(result, scenario=replace(scenario, batches=batches))
+        reordered = scenario
+    else:
+        reordered = replace(scenario, batches=batches)
+    key = id(scenario)
+
+    def forget(gone: weakref.ref[Scenario]) -> None:
+        held = _reordered_memo.get(key)
+        if held is not None and held[0] is gone:
+            del _reordered_memo[key]
+
+    with _lock:
+        if len(_reordered_memo) >= _MAX_REORDERED:
+            _reordered_memo.clear()
+        _reordered_memo[key] = (weakref.ref(scenario, forget), reordered)
+    return reordered
 
 
 def _writes_first(batch: Batch, scenario: Scenario) -> Batch:
