@@ -175,6 +175,22 @@ class RunFacts:
         memo[_MEMO] = facts
         return facts
 
+    def reordered(self, result: RunResult) -> RunFacts:
+        """The facts of `result`, the run these facts were read from with its scenario's batches in
+        another order (`harness.oracles.reference`), kept on it as `of` keeps them: the same trace and
+        results, so the same attempts and everything else read from them, and the other scenario's
+        shape. Not read from the trace again (a 100,000-call run's is 550,000 events); what depends on
+        the scenario's order (`calls`; `position` and `batch_of` are the shape's) is worked out anew."""
+        mine = self.result
+        assert result.trace is mine.trace and result.batches is mine.batches
+        facts: RunFacts = object.__new__(RunFacts)
+        facts.__dict__.update(self.__dict__)
+        facts.__dict__.pop("calls", None)
+        facts.shape = shape_of(result.scenario)
+        facts._held, facts._ref = None, weakref.ref(result)
+        result.__dict__[_MEMO] = facts
+        return facts
+
     def _read(self, result: RunResult) -> None:
         # Attempts are found by (call, attempt number) as their events come. Nearly every call has
         # one attempt: `latest` holds each call's latest one by call id (no tuple key made per event)

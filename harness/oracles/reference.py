@@ -16,6 +16,7 @@ import weakref
 from dataclasses import replace
 
 from harness.model import Batch, ToolCall
+from harness.oracles.facts import RunFacts
 from harness.run import RunResult
 from harness.scenario.spec import REFERENCE_ORDERS, Scenario
 
@@ -58,7 +59,12 @@ def in_reference_order(result: RunResult, reference: str) -> RunResult:
         return result
     scenario = result.scenario
     reordered = _reordered(scenario)
-    return result if reordered is scenario else replace(result, scenario=reordered)
+    if reordered is scenario:
+        return result
+    judged = replace(result, scenario=reordered)
+    # The same trace and results: its facts are the run's own, not read from the trace again.
+    RunFacts.of(result).reordered(judged)
+    return judged
 
 
 #: Scenarios in writes-first order, by the id of the scenario they reorder: every run of a scenario is

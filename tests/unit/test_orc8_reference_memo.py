@@ -78,6 +78,7 @@ def test_a_remembered_reordering_goes_with_its_scenario() -> None:
     assert id(scenario) in reference._reordered_memo
     key = id(scenario)
     alive = weakref.ref(scenario)
+    shapes._memo.pop(key, None)  # the shape memo keeps a few small scenarios alive by design
     del scenario, result
     gc.collect()
     assert alive() is None and key not in reference._reordered_memo
@@ -98,3 +99,30 @@ def test_two_large_scenarios_asked_in_turn_keep_their_shapes() -> None:
     del one, two, three
     gc.collect()
     assert all(ref() is None for ref in alive) and shapes._large is None and shapes._large_before is None
+
+
+def test_the_reordered_run_s_facts_are_those_read_from_its_trace() -> None:
+    """`RunFacts.reordered` hands the judged run the facts of the run it reorders (the same trace and
+    results) with its own scenario's shape: everything an oracle reads equals a fresh reading."""
+    from harness.oracles.facts import RunFacts
+
+    resource_keys = get_scheduler("resource_keys")
+    compared = 0
+    for scenario in _scenarios():
+        for seed in (1, 2):
+            result = run(scenario, resource_keys, seed)
+            original = RunFacts.of(result)
+            for name in ("calls", "reported", "every_call_ok", "attempts_by_call", "touches"):
+                getattr(original, name)  # worked out before the copy, as the oracles before it would
+            judged = in_reference_order(result, "writes-first")
+            if judged is result:
+                continue
+            kept, fresh = RunFacts.of(judged), RunFacts(judged)
+            assert kept is not original and kept.result is judged and kept.shape is shapes.shape_of(judged.scenario)
+            for name in ("attempts", "interrupts", "batch_end_seq", "skipped", "skips", "crash_t", "kinds",
+                         "tool_code", "keyed", "calls", "position", "batch_of", "reported", "every_call_ok",
+                         "attempts_by_call", "touches"):
+                assert getattr(kept, name) == getattr(fresh, name), f"{scenario.name} seed {seed}: {name}"
+            assert list(kept.calls) == list(fresh.calls) and list(kept.position) == list(fresh.position)
+            compared += 1
+    assert compared
