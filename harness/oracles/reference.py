@@ -85,12 +85,14 @@ def _reordered(scenario: Scenario) -> Scenario:
         reordered = scenario
     else:
         reordered = replace(scenario, batches=batches)
-    key = id(scenario)
+    key, memo = id(scenario), _reordered_memo
 
     def forget(gone: weakref.ref[Scenario]) -> None:
-        held = _reordered_memo.get(key)
+        # The memo as a local: a scenario freed while the interpreter shuts down calls this after the
+        # module's globals are gone.
+        held = memo.get(key)
         if held is not None and held[0] is gone:
-            del _reordered_memo[key]
+            del memo[key]
 
     with _lock:
         if len(_reordered_memo) >= _MAX_REORDERED:
