@@ -23,18 +23,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.oracles.verdict import Verdict, Violation
+from harness.oracles.verdict import Verdict, Violation, passing
 from harness.run import RunResult
 from harness.scheduling.command_guard import dangerous_patterns
 from harness.tools.spec import MUTATING_OPS
 
 NAME = "approvals"
 
+#: The passing verdict, made once: handed out without calling `Verdict.of` (a classmethod call per
+#: oracle per checked run).
+_PASSED = passing(NAME)
+
 
 def check(result: RunResult) -> Verdict:
     scenario = result.scenario
     if scenario.approvals is None:
-        return Verdict.of(NAME, [])
+        return _PASSED
     catalogue = scenario.catalogue
     guard = scenario.approvals.guard == "hermes"
     calls = {call.id: call for call in scenario.calls} if guard else {}
@@ -96,4 +100,4 @@ def check(result: RunResult) -> Verdict:
         violations.append(Violation("unapproved-effect",
                                     f"{call} ({e['tool']}, needs confirmation) started at {e['t']} ms {why}{landed}",
                                     witness))
-    return Verdict.of(NAME, violations)
+    return Verdict.of(NAME, violations) if violations else _PASSED

@@ -30,11 +30,15 @@ from __future__ import annotations
 from typing import Any
 
 from harness.oracles.facts import RunFacts
-from harness.oracles.verdict import Verdict, Violation
+from harness.oracles.verdict import Verdict, Violation, passing
 from harness.run import RunResult
 from harness.tools.spec import MUTATING_OPS
 
 NAME = "checkpoints"
+
+#: The passing verdict, made once: handed out without calling `Verdict.of` (a classmethod call per
+#: oracle per checked run).
+_PASSED = passing(NAME)
 
 
 def check(result: RunResult) -> Verdict:
@@ -42,7 +46,7 @@ def check(result: RunResult) -> Verdict:
     kinds = RunFacts.of(result).kinds  # the trace's kinds of events, read once for every oracle
     torn = _torn_snapshots(trace) if "snapshot_read" in kinds else []
     if "rollback" not in kinds:
-        return Verdict.of(NAME, torn)
+        return Verdict.of(NAME, torn) if torn else _PASSED
     taken: dict[int, int] = {}  # trace position of a checkpoint -> when it was taken
     starts: dict[tuple[str, int], list[int]] = {}  # (call, attempt) -> seqs of its starts
     violations: list[Violation] = []

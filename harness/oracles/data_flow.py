@@ -22,18 +22,22 @@ one, and it never judges the effects (serializability compares them, on the reso
 from __future__ import annotations
 
 from harness.model import CallResult
-from harness.oracles.verdict import Verdict, Violation
+from harness.oracles.verdict import Verdict, Violation, passing
 from harness.run import RunResult
 from harness.sim.trace import value_digest
 from harness.tools.inputs import Source, reference_lookup
 
 NAME = "data-flow"
 
+#: The passing verdict, made once: handed out without calling `Verdict.of` (a classmethod call per
+#: oracle per checked run).
+_PASSED = passing(NAME)
+
 
 def check(result: RunResult) -> Verdict:
     scenario = result.scenario
     if not scenario.args_from:
-        return Verdict.of(NAME, [])
+        return _PASSED
     reported: dict[str, CallResult] = {}
     for r in result.results:
         reported.setdefault(r.call_id, r)
@@ -78,4 +82,4 @@ def check(result: RunResult) -> Verdict:
                 "missing-input", f"{consumer}'s argument {arg!r} ({sources[arg]}) read "
                 + ("nothing" if not read_found else "another value") + " although its producer "
                 f"{witness['producer']} returned " + ("one" if found else "none"), witness))
-    return Verdict.of(NAME, violations)
+    return Verdict.of(NAME, violations) if violations else _PASSED

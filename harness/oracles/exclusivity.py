@@ -12,11 +12,17 @@ It never looks at results or the world.
 from __future__ import annotations
 
 from harness.oracles.facts import Attempt, RunFacts
-from harness.oracles.verdict import Verdict, Violation
+from harness.oracles.verdict import Verdict, Violation, passing
 from harness.run import RunResult
 
 EXCLUSIVITY = "exclusivity"
 CAPS = "caps"
+
+#: The passing verdicts, made once: handed out without calling `Verdict.of` (a classmethod call per
+#: oracle per checked run).
+_EXCLUSIVE_PASSED = passing(EXCLUSIVITY)
+_CAPS_PASSED = passing(CAPS)
+_NO_CAPS = passing(CAPS, "the scenario declares no caps")
 
 
 def _overlap(a: Attempt, b: Attempt) -> bool:
@@ -34,8 +40,12 @@ def _agents(result: RunResult) -> dict[str, str]:
 def check_exclusivity(result: RunResult) -> Verdict:
     facts = RunFacts.of(result)
     exclusive = facts.shape.exclusive
-    if not any(a.tool in exclusive for a in facts.attempts):
-        return Verdict.of(EXCLUSIVITY, [])  # no attempt of a tool that excludes others
+    # A loop, not any() over a generator: this runs for every attempt of every checked run.
+    for a in facts.attempts:
+        if a.tool in exclusive:
+            break
+    else:
+        return _EXCLUSIVE_PASSED  # no attempt of a tool that excludes others
     catalogue = result.scenario.catalogue
     agent_of = _agents(result)
     violations = []
@@ -57,13 +67,13 @@ def check_exclusivity(result: RunResult) -> Verdict:
                 {"call": a.call, "tool": a.tool, "other": b.call, "other_tool": b.tool,
                  "overlap_ms": [max(a.start_t, b.start_t), min(a.end_t, b.end_t)]},
             ))
-    return Verdict.of(EXCLUSIVITY, violations)
+    return Verdict.of(EXCLUSIVITY, violations) if violations else _EXCLUSIVE_PASSED
 
 
 def check_caps(result: RunResult) -> Verdict:
     scenario = result.scenario
     if scenario.max_concurrency is None and not scenario.tool_caps:
-        return Verdict.of(CAPS, [], note="the scenario declares no caps")
+        return _NO_CAPS
     facts = RunFacts.of(result)
     # Ends sort before starts at the same instant: a slot freed at t can be reused at t.
     events = sorted([(a.start_t, 1, a.start_seq, a) for a in facts.attempts if a.start_t < a.end_t]
@@ -90,4 +100,4 @@ def check_caps(result: RunResult) -> Verdict:
                 violations.append(Violation(
                     "cap-exceeded", f"{len(group)} calls ran at once at {t} ms; {which} is {limit}",
                     {"limit": which, "cap": limit, "t": t, "running": [a.call for a in group]}))
-    return Verdict.of(CAPS, violations)
+    return Verdict.of(CAPS, violations) if violations else _CAPS_PASSED

@@ -98,8 +98,21 @@ class Touch(NamedTuple):
 #: vd): such an event has no error, fault or tool_code to ask for (tests set it to -1: never so).
 _OK_END_KEYS = 7
 
+#: How many keys a `start` event has as the context writes it (t, seq, ev, call, tool, attempt): one
+#: with no idempotency `key` (tests set it to -1: never so).
+_START_KEYS = 6
+
 #: The key under which a result keeps its facts (see `RunFacts.of`).
 _MEMO = "_harness_run_facts"
+
+
+def _register(latest: dict[str, Attempt], older: dict[tuple[str, int], Attempt], a: Attempt) -> None:
+    """`a` is now the attempt found by its call and number: the one it replaces as its call's latest
+    stays findable by its own number (unless `a` has that number too: then `a` replaces it)."""
+    before = latest.get(a.call)
+    if before is not None and before.attempt != a.attempt:
+        older[(a.call, before.attempt)] = before
+    latest[a.call] = a
 
 
 class RunFacts:
@@ -162,50 +175,66 @@ class RunFacts:
         memo[_MEMO] = facts
         return facts
 
+    def reordered(self, result: RunResult) -> RunFacts:
+        """The facts of `result`, the run these facts were read from with its scenario's batches in
+        another order (`harness.oracles.reference`), kept on it as `of` keeps them: the same trace and
+        results, so the same attempts and everything else read from them, and the other scenario's
+        shape. Not read from the trace again (a 100,000-call run's is 550,000 events); what depends on
+        the scenario's order (`calls`; `position` and `batch_of` are the shape's) is worked out anew."""
+        mine = self.result
+        assert result.trace is mine.trace and result.batches is mine.batches
+        facts: RunFacts = object.__new__(RunFacts)
+        facts.__dict__.update(self.__dict__)
+        facts.__dict__.pop("calls", None)
+        facts.shape = shape_of(result.scenario)
+        facts._held, facts._ref = None, weakref.ref(result)
+        result.__dict__[_MEMO] = facts
+        return facts
+
     def _read(self, result: RunResult) -> None:
-        open_attempts: dict[tuple[str, int], Attempt] = {}
-        touch_events: list[TraceEvent] = []
-        #: The trace's touch events, read into `touches` when an oracle first asks.
-        self._touch_events = touch_events
+        # Attempts are found by (call, attempt number) as their events come. Nearly every call has
+        # one attempt: `latest` holds each call's latest one by call id (no tuple key made per event)
+        # and `older` any other still to be found; a run whose calls all have one attempt keeps
+        # `latest` as its `attempts_by_call` index too instead of building another.
+        latest: dict[str, Attempt] = {}
+        older: dict[tuple[str, int], Attempt] = {}
         #: What every run of the scenario shares (its calls, positions, batches), made once per scenario.
         self.shape: ScenarioShape = shape_of(result.scenario)
         tools = self.shape.tools
         kinds: set[str] = set()
+        touched = started = ended = False
         batch = -1
         # Several agents' batches overlap in time: an attempt belongs to the batch of its call, not to
         # the batch that began last.
-        owner = self.shape.batch_of if result.agents else {}
+        owner = self.shape.batch_of if result.agents else None
         attempts = self.attempts
 
         def placeholder(e: TraceEvent) -> Attempt:
             # An event for an attempt whose start is not (yet) in the trace. It still counts, as an
             # attempt that occupied no time, so that what happened to it is judged.
-            key = (e["call"], e["attempt"])
-            a = Attempt(e["call"], e["attempt"], tools.get(e["call"], ""), e["t"], e["seq"],
-                        owner.get(e["call"], batch), end_t=e["t"], end_seq=e["seq"], opened=False)
+            call = e["call"]
+            a = Attempt(call, e["attempt"], tools.get(call, ""), e["t"], e["seq"],
+                        batch if owner is None else owner.get(call, batch), end_t=e["t"], end_seq=e["seq"],
+                        opened=False)
+            _register(latest, older, a)
             attempts.append(a)
-            open_attempts[key] = a
             return a
+
+        def find(e: TraceEvent) -> Attempt | None:
+            # `open_attempts.get((call, attempt))`, the latest attempt registered with that key.
+            a = latest.get(e["call"])
+            return a if a is not None and a.attempt == e["attempt"] else older.get((e["call"], e["attempt"]))
 
         for e in result.trace:
             ev = e["ev"]
-            if ev == "touch":  # most of a trace: asked first (and its kind added once, after the loop)
-                touch_events.append(e)
-                continue
-            kinds.add(ev)
-            if ev == "batch":
-                batch = e["index"]
-            elif ev == "start":
-                # Always a new attempt: the context never traces the start of an attempt it abandoned
-                # first (it never runs), so an earlier unopened one is another handle's.
-                key = e.get("key")
-                if key is not None:
-                    self.keyed = True
-                a = Attempt(e["call"], e["attempt"], e["tool"], e["t"], e["seq"], owner.get(e["call"], batch), key)
-                attempts.append(a)
-                open_attempts[(a.call, a.attempt)] = a
+            if ev == "touch":  # most of a trace: asked first, and read into `touches` only when asked for
+                touched = True
             elif ev == "end":
-                a = open_attempts.get((e["call"], e["attempt"])) or placeholder(e)
+                ended = True
+                call = e["call"]
+                a_or_none = latest.get(call)
+                a = (a_or_none if a_or_none is not None and a_or_none.attempt == e["attempt"]
+                     else older.get((call, e["attempt"])) or placeholder(e))
                 a.end_t, a.end_seq, a.outcome = e["t"], e["seq"], e["outcome"]
                 if len(e) == _OK_END_KEYS and "vd" in e:
                     # An ok end as the context writes it: t, seq, ev, call, attempt, outcome and vd only
@@ -216,30 +245,61 @@ class RunFacts:
                     a.error, a.value_digest, a.fault = e.get("error"), e.get("vd"), e.get("fault")
                     if e.get("tool_code"):
                         self.tool_code = True
-            elif ev == "faults":
-                a = open_attempts.get((e["call"], e["attempt"])) or placeholder(e)
-                a.injected = tuple(e["kinds"])
-            elif ev == "background":
-                a = open_attempts.get((e["call"], e["attempt"])) or placeholder(e)
-                a.background_t, a.background_seq = e["t"], e["seq"]
-            elif ev == "abandon":
-                a_or_none = open_attempts.get((e["call"], e["attempt"]))
-                # A second abandon of the same attempt number is a second handle (a scheduler that
-                # started the same attempt twice), never a re-abandon: a settled handle cannot be.
-                a = a_or_none if a_or_none is not None and a_or_none.abandoned_t is None else placeholder(e)
-                a.abandoned_t, a.abandoned_seq, a.abandoned_as = e["t"], e["seq"], e.get("outcome")
-            elif ev == "interrupt":
-                self.interrupts.append((e["t"], e["seq"], e["index"], e["grace_ms"]))
-            elif ev == "batch_end":
-                self.batch_end_seq[e["index"]] = e["seq"]
-            elif ev == "skip":
-                self.skipped.add(e["call"])
-                self.skips.append((e["t"], e["seq"], e["call"], e.get("reason") or ""))
-            elif ev == "crash":
-                self.crash_t = e["t"]
-        if touch_events:
-            kinds.add("touch")
+            elif ev == "start":
+                # Always a new attempt: the context never traces the start of an attempt it abandoned
+                # first (it never runs), so an earlier unopened one is another handle's.
+                started = True
+                call = e["call"]
+                a = Attempt(call, e["attempt"], e["tool"], e["t"], e["seq"],
+                            batch if owner is None else owner.get(call, batch))
+                if len(e) != _START_KEYS:  # the context writes `key` only when there is one
+                    key = e.get("key")
+                    if key is not None:
+                        a.key = key
+                        self.keyed = True
+                attempts.append(a)
+                if call in latest:
+                    _register(latest, older, a)
+                else:
+                    latest[call] = a
+            else:
+                kinds.add(ev)
+                if ev == "batch":
+                    batch = e["index"]
+                elif ev == "faults":
+                    a = find(e) or placeholder(e)
+                    a.injected = tuple(e["kinds"])
+                elif ev == "background":
+                    a = find(e) or placeholder(e)
+                    a.background_t, a.background_seq = e["t"], e["seq"]
+                elif ev == "abandon":
+                    found = find(e)
+                    # A second abandon of the same attempt number is a second handle (a scheduler that
+                    # started the same attempt twice), never a re-abandon: a settled handle cannot be.
+                    a = found if found is not None and found.abandoned_t is None else placeholder(e)
+                    a.abandoned_t, a.abandoned_seq, a.abandoned_as = e["t"], e["seq"], e.get("outcome")
+                elif ev == "interrupt":
+                    self.interrupts.append((e["t"], e["seq"], e["index"], e["grace_ms"]))
+                elif ev == "batch_end":
+                    self.batch_end_seq[e["index"]] = e["seq"]
+                elif ev == "skip":
+                    self.skipped.add(e["call"])
+                    self.skips.append((e["t"], e["seq"], e["call"], e.get("reason") or ""))
+                elif ev == "crash":
+                    self.crash_t = e["t"]
+        for seen, kind in ((touched, "touch"), (started, "start"), (ended, "end")):
+            if seen:
+                kinds.add(kind)
         self.kinds = frozenset(kinds)
+        if len(latest) == len(attempts):
+            # No call has two attempts (nor two handles of one): `latest` is the index, in trace order.
+            self.__dict__["_attempts_by_call"] = latest
+
+    @cached_property
+    def _touch_events(self) -> list[TraceEvent]:
+        """The trace's touch events, in trace order (read again from the trace when first asked: a
+        run whose calls all took effect as reported is judged without them)."""
+        return [e for e in self.result.trace if e["ev"] == "touch"]
 
     @cached_property
     def touches(self) -> list[Touch]:

@@ -28,13 +28,18 @@ from collections.abc import Mapping
 from typing import Any
 
 from harness.oracles.shape import shape_of
-from harness.oracles.verdict import Verdict, Violation
+from harness.oracles.verdict import Verdict, Violation, passing
 from harness.run import RunResult
 from harness.tools.hints import McpHints
 from harness.tools.spec import MUTATING_OPS
 from harness.world.state import content_digest
 
 NAME = "hints"
+
+#: The passing verdict, made once: handed out without calling `Verdict.of` (a classmethod call per
+#: oracle per checked run).
+_PASSED = passing(NAME)
+_UNHINTED = passing(NAME, "no tool of the scenario gives MCP hints")
 LABELS = ("hint-violated",)
 _CHANGES = MUTATING_OPS | {"append"}
 
@@ -42,7 +47,7 @@ _CHANGES = MUTATING_OPS | {"append"}
 def check(result: RunResult) -> Verdict:
     hinted = shape_of(result.scenario).hinted  # the catalogue's hinted tools, found once per scenario
     if not hinted:
-        return Verdict.of(NAME, [], "no tool of the scenario gives MCP hints")
+        return _UNHINTED
     tools: dict[str, str] = {}
     spans: dict[tuple[str, int], list[float]] = {}
     batch_of: dict[str, int] = {}
@@ -82,7 +87,7 @@ def check(result: RunResult) -> Verdict:
                 continue
             seen.add((call, hint))
             violations.append(_violation(call, tools[call], hints, hint, why, event, target))
-    return Verdict.of(NAME, violations)
+    return Verdict.of(NAME, violations) if violations else _PASSED
 
 
 def _contradictions(hints: McpHints, call: str, event: Mapping[str, Any], op: str, target: str, before: Any,

@@ -38,11 +38,15 @@ from harness.agent.registry import UnknownLoopError, loop_of
 from harness.agent.runtime import PLANNER_DECISION, LoopLimits, LoopPolicy, Outcome, declared_limits
 from harness.agent.spec import AgentSpec
 from harness.model import CallResult
-from harness.oracles.verdict import Kind, Verdict, Violation
+from harness.oracles.verdict import Kind, Verdict, Violation, passing
 from harness.run import RunResult
 from harness.scenario import Scenario, find_scenario
 
 NAME = "loop-policy"
+
+#: The passing verdict, made once: handed out without calling `Verdict.of` (a classmethod call per
+#: oracle per checked run).
+_NOT_A_LOOP = passing(NAME, "not a loop run")
 LABELS = ("round-limit-exceeded", "retry-limit-exceeded", "tool-disabled-silently", "loop-error")
 
 #: The built-in loop scenarios that exercise a loop policy's limits, and what each provokes:
@@ -98,7 +102,7 @@ def _agent_runs(result: RunResult) -> list[tuple[str | None, AgentSpec, Outcome 
 def check(result: RunResult) -> Verdict:
     runs = _agent_runs(result)
     if not runs:
-        return Verdict.of(NAME, [], note="not a loop run")
+        return _NOT_A_LOOP
     violations: list[Violation] = []
     notes: list[str] = []
     for agent, spec, outcome in runs:

@@ -12,16 +12,21 @@ violations, because the model will act on them. A value is compared as a value: 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Set
+from typing import cast
 
-from harness.model import CallResult, Outcome
+from harness.model import Batch, CallResult, Outcome
 from harness.oracles import outcomes, values
 from harness.oracles.facts import Attempt, RunFacts
-from harness.oracles.verdict import Kind, Verdict, Violation
+from harness.oracles.verdict import Kind, Verdict, Violation, passing
 from harness.run import RunResult, RunStatus
 from harness.sim.trace import value_digest
 
 NAME = "protocol"
+
+#: The passing verdict, made once: handed out without calling `Verdict.of` (a classmethod call per
+#: oracle per checked run).
+_PASSED = passing(NAME)
 
 
 def check(result: RunResult) -> Verdict:
@@ -32,27 +37,50 @@ def check(result: RunResult) -> Verdict:
         if batch_run.status is not RunStatus.COMPLETED:
             continue  # nothing was reported; the contract oracle says why
         violations.extend(_batch(facts, batch_run.index, rolled_back))
-    return Verdict.of(NAME, violations)
+    return Verdict.of(NAME, violations) if violations else _PASSED
 
 
 def _batch(facts: RunFacts, index: int, rolled_back: bool = False) -> Iterator[Violation]:
     batch_run = facts.result.batches[index]
-    expected = list(batch_run.batch.ids)
-    in_model = set(expected)  # membership by set: a 100,000-call batch is judged in linear time
+    expected, in_model = _ids(facts, index, batch_run.batch)
     reported = [r.call_id for r in batch_run.results]
     if not _one_each_in_order(expected, in_model, reported):
         yield from _pairing(facts, index, expected, in_model, reported)
     yield from _values(facts, index, batch_run.results, in_model, rolled_back)
 
 
-def _one_each_in_order(expected: list[str], in_model: set[str], reported: list[str]) -> bool:
+#: The key under which a scenario's shape keeps each batch's ids (see `_ids`).
+_IDS = "protocol.ids"
+
+
+def _ids(facts: RunFacts, index: int, batch: Batch) -> tuple[list[str], frozenset[str]]:
+    """The batch's call ids in model order, and as a set (membership by set: a 100,000-call batch is
+    judged in linear time). Worked out once per batch of a scenario and kept with its shape (every
+    run of the scenario reads the same), for a batch that is the scenario's own; read only."""
+    batches = facts.result.scenario.batches
+    if index >= len(batches) or batches[index] is not batch:  # not the scenario's batch: never kept
+        expected = list(batch.ids)
+        return expected, frozenset(expected)
+    derived = facts.shape.derived
+    known = cast("list[tuple[list[str], frozenset[str]] | None] | None", derived.get(_IDS))
+    if known is None:
+        known = [None] * len(batches)
+        derived[_IDS] = known
+    entry = known[index]
+    if entry is None:
+        expected = list(batch.ids)
+        entry = known[index] = (expected, frozenset(expected))
+    return entry
+
+
+def _one_each_in_order(expected: list[str], in_model: Set[str], reported: list[str]) -> bool:
     """Whether the batch reported one result for each of its calls (no two of which share an id), in
     model order: then none is an orphan, a duplicate, missing or out of order, and `_pairing` says
     nothing (the usual report, judged without it)."""
     return reported == expected and len(in_model) == len(expected)
 
 
-def _pairing(facts: RunFacts, index: int, expected: list[str], in_model: set[str],
+def _pairing(facts: RunFacts, index: int, expected: list[str], in_model: Set[str],
              reported: list[str]) -> Iterator[Violation]:
     """Results for calls not in the batch, twice for one call, for none, or in another order."""
     seen: set[str] = set()
@@ -73,10 +101,10 @@ def _pairing(facts: RunFacts, index: int, expected: list[str], in_model: set[str
     in_batch = [c for c in dict.fromkeys(reported) if c in in_model]
     if in_batch != [c for c in expected if c in seen]:
         yield Violation("out-of-order", f"batch {index} reported results in another order than model order",
-                        {"batch": index, "model_order": expected, "reported_order": in_batch})
+                        {"batch": index, "model_order": list(expected), "reported_order": in_batch})
 
 
-def _values(facts: RunFacts, index: int, results: tuple[CallResult, ...], in_model: set[str],
+def _values(facts: RunFacts, index: int, results: tuple[CallResult, ...], in_model: Set[str],
             rolled_back: bool) -> Iterator[Violation]:
     """Each result of a call of the batch against its attempts: the outcome and the value."""
     ok = Outcome.OK

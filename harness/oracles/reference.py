@@ -11,13 +11,17 @@ declares itself read-only. It never judges: the serializability oracle does, on 
 
 from __future__ import annotations
 
+import threading
+import weakref
 from dataclasses import replace
 
 from harness.model import Batch, ToolCall
+from harness.oracles.facts import RunFacts
 from harness.run import RunResult
 from harness.scenario.spec import REFERENCE_ORDERS, Scenario
 
 MODEL = "model"
+_lock = threading.Lock()
 
 #: What each reference means, as a report says it.
 MEANINGS = {
@@ -54,10 +58,47 @@ def in_reference_order(result: RunResult, reference: str) -> RunResult:
     if reference == MODEL:
         return result
     scenario = result.scenario
+    reordered = _reordered(scenario)
+    if reordered is scenario:
+        return result
+    judged = replace(result, scenario=reordered)
+    # The same trace and results: its facts are the run's own, not read from the trace again.
+    RunFacts.of(result).reordered(judged)
+    return judged
+
+
+#: Scenarios in writes-first order, by the id of the scenario they reorder: every run of a scenario is
+#: judged against the same reordered scenario object (not one rebuilt per run, call by call), so what
+#: the oracles keep per scenario (its shape, certain steps, replay key) is found again. An entry holds
+#: its scenario weakly and goes when it does; at most `_MAX_REORDERED` are kept.
+_reordered_memo: dict[int, tuple[weakref.ref[Scenario], Scenario]] = {}
+_MAX_REORDERED = 32
+
+
+def _reordered(scenario: Scenario) -> Scenario:
+    """`scenario` with every batch in writes-first order: itself when no batch changes."""
+    entry = _reordered_memo.get(id(scenario))
+    if entry is not None and entry[0]() is scenario:
+        return entry[1]
     batches = tuple(_writes_first(batch, scenario) for batch in scenario.batches)
     if all(new is old for new, old in zip(batches, scenario.batches, strict=True)):
-        return result
-    return replace(result, scenario=replace(scenario, batches=batches))
+        reordered = scenario
+    else:
+        reordered = replace(scenario, batches=batches)
+    key, memo = id(scenario), _reordered_memo
+
+    def forget(gone: weakref.ref[Scenario]) -> None:
+        # The memo as a local: a scenario freed while the interpreter shuts down calls this after the
+        # module's globals are gone.
+        held = memo.get(key)
+        if held is not None and held[0] is gone:
+            del memo[key]
+
+    with _lock:
+        if len(_reordered_memo) >= _MAX_REORDERED:
+            _reordered_memo.clear()
+        _reordered_memo[key] = (weakref.ref(scenario, forget), reordered)
+    return reordered
 
 
 def _writes_first(batch: Batch, scenario: Scenario) -> Batch:

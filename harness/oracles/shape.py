@@ -6,9 +6,10 @@ runs of one scenario object; these are the same for all of them, and building th
 few microseconds of every run's check. Scenarios are matched by identity (they are immutable; a
 changed one is a new object), and an entry holds its scenario, so its id cannot be reused while the
 entry lives; the memo is small and only keeps scenarios of modest size. A larger scenario's shape
-is kept beside it for only as long as the scenario itself lives (one at a time: the runs of a
-100,000-call batch are judged one after another, and each asked for its shape twice, some 65 ms a
-time). It never reads a run and never judges.
+is kept beside it for only as long as the scenario itself lives (the last two: the runs of a
+100,000-call batch are judged one after another, each asked for its shape twice, some 65 ms a
+time, and for the shape of its scenario in reference order as well when it is judged against
+writes-first: `harness.oracles.reference`). It never reads a run and never judges.
 """
 
 from __future__ import annotations
@@ -58,6 +59,9 @@ _memo: dict[int, tuple[Scenario, ScenarioShape]] = {}
 #: The shape of the last scenario with more than MAX_CALLS calls, by a weak reference to it: the
 #: entry goes when the scenario does (the shape holds none of it), so no large scenario is kept alive.
 _large: tuple[weakref.ref[Scenario], ScenarioShape] | None = None
+#: The one before it, kept the same way: a run judged against writes-first asks for its scenario's
+#: shape and for its reordered scenario's in turn, and one slot would make both anew each time.
+_large_before: tuple[weakref.ref[Scenario], ScenarioShape] | None = None
 _lock = threading.Lock()
 #: The same per catalogue: scenarios made one per run (generated batches) share the built-in one.
 _catalogues: dict[int, tuple[Mapping[str, ToolSpec], dict[str, McpHints], frozenset[str]]] = {}
@@ -82,9 +86,9 @@ def shape_of(scenario: Scenario) -> ScenarioShape:
     entry = _memo.get(id(scenario))
     if entry is not None and entry[0] is scenario:
         return entry[1]
-    large = _large
-    if large is not None and large[0]() is scenario:
-        return large[1]
+    for large in (_large, _large_before):
+        if large is not None and large[0]() is scenario:
+            return large[1]
     shape = ScenarioShape(scenario)
     with _lock:
         if len(shape.calls) <= MAX_CALLS:
@@ -97,12 +101,14 @@ def shape_of(scenario: Scenario) -> ScenarioShape:
 
 
 def _remember_large(scenario: Scenario, shape: ScenarioShape) -> None:
-    global _large
+    global _large, _large_before
 
     def forget(gone: weakref.ref[Scenario]) -> None:
-        global _large
-        entry = _large
+        global _large, _large_before
+        entry, before = _large, _large_before
         if entry is not None and entry[0] is gone:
             _large = None
+        if before is not None and before[0] is gone:
+            _large_before = None
 
-    _large = (weakref.ref(scenario, forget), shape)
+    _large, _large_before = (weakref.ref(scenario, forget), shape), _large
