@@ -95,27 +95,17 @@ class TracedIO(ToolIO):
 
     def read(self, raw: str) -> str:
         path = self.path(raw)
-        world = self.world
         try:
-            text = world.read_text(path)
-        except Exception:
+            return self.read_resolved(path)
+        except Exception:  # the file could not be read: the touch says which path was tried
             self._file_touch("read", path)
             raise
-        identity = world.canonical(path)
-        if identity != path or "\x00" in path:  # an alias, or a spelling the sink splits: `_file_touch`'s way
-            self._touch("read", path if identity == path else f"{identity}\x00{path}", text)
-            return text
-        events = self._events
-        events.append({"t": int(self._env._now), "seq": len(events), "ev": "touch", "call": self.call_id,
-                       "attempt": self._attempt, "op": "read", "target": path,
-                       "digest": small_touch_digest(text) if len(text) <= MEMO_CHARS else touch_digest(text)})
-        return text
 
     def read_resolved(self, path: str) -> str:
         world = self.world
         text = world.read_text(path)
         identity = world.canonical(path)
-        if identity != path or "\x00" in path:
+        if identity != path or "\x00" in path:  # an alias, or a spelling the sink splits: `_file_touch`'s way
             self._touch("read", path if identity == path else f"{identity}\x00{path}", text)
             return text
         events = self._events
