@@ -10,11 +10,9 @@ scheduler, seed, harness version). It never judges the results (oracles do) and 
 from __future__ import annotations
 
 from functools import partial
-from heapq import heappush
 from typing import Any
 
 import simpy
-from simpy.events import URGENT, Initialize
 
 from harness.run.batch import Shared, _UserInterrupt, crash_event, drain, end_batch
 from harness.run.crew import run_crew
@@ -27,7 +25,7 @@ from harness.scheduling.context import Scheduler, SchedulerContext
 from harness.sim.arbiter import Arbiter, Chooser
 from harness.sim.collector import held_full_collections
 from harness.sim.conditions import FlatAnyOf
-from harness.sim.kernel import Kernel, StopReason
+from harness.sim.kernel import Kernel, StopReason, new_process
 from harness.sim.realtime import (
     WallClockExceeded,
     aborts,
@@ -147,14 +145,7 @@ def _run_on(kernel: Kernel, scenario: Scenario, scheduler: Scheduler, seed: int,
         trace.add(start, "batch", {"index": index, "label": batch.label, "calls": [call.id for call in batch.calls]},
                   True)
         user_interrupt.deliver_if_due()
-        # `kernel.env.process(driver.drive())`: `simpy.Process.__init__` and its `Initialize`, inlined as
-        # `SchedulerContext.start` inlines them (the same objects, the same urgent queue entry).
-        env = kernel.env
-        process = _new(simpy.Process)
-        process.env, process.callbacks, process._generator = env, [], driver.drive()
-        begin = process._target = _new(Initialize)
-        begin.env, begin.callbacks, begin._value, begin._ok = env, [process._resume], None, True
-        heappush(env._queue, (env._now, URGENT, next(env._eid), begin))
+        process = new_process(kernel.env, driver.drive(), simpy.Process)  # `kernel.env.process(...)`
         try:
             stop = kernel.run_until(FlatAnyOf(kernel.env, [process, crash]))  # `env.any_of`, fewer calls
             if crash.callbacks is None and not process.triggered:  # (`crash.processed`)
@@ -202,5 +193,3 @@ def _declared_reference(scheduler: object) -> str | None:
     declared = getattr(scheduler, "reference_order", None)
     return None if declared is None or declared == "model" else str(declared)
 
-
-_new = object.__new__

@@ -11,12 +11,11 @@ stay behind this contract. It never decides an order itself.
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
-from heapq import heappush
 from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
 
 import simpy
-from simpy.events import PENDING, URGENT, Initialize
+from simpy.events import PENDING
 
 from harness.diagnosis import origins
 from harness.faults.failures import FailureModel
@@ -32,7 +31,7 @@ from harness.scheduling.frozen import EXECUTION_FIELDS, clone, private_batch
 from harness.scheduling.handle import AttemptProcess
 from harness.sim.arbiter import Arbiter
 from harness.sim.conditions import FlatAllOf, FlatAnyOf
-from harness.sim.kernel import Kernel
+from harness.sim.kernel import Kernel, new_process
 from harness.sim.machine import Machine
 from harness.sim.trace import value_digest
 from harness.tools.inputs import Source
@@ -183,7 +182,7 @@ class SchedulerContext(AttemptExecution):
         #: The scheduler's own copy of the batch (it is also the one the run hands the scheduler):
         #: `object.__setattr__` on it, or on its calls, cannot reach the scenario the oracles judge or
         #: a cached scenario the next run uses.
-        self.batch = _private_batch(batch)
+        self.batch = private_batch(batch)
         # `start` checks a call belongs to the batch; by identity first (the scheduler's own copies), so
         # starting N calls is not N equality scans of the batch.
         self._batch_calls = set(map(id, self.batch.calls))
@@ -203,7 +202,7 @@ class SchedulerContext(AttemptExecution):
         made = self._execution
         if made is None:
             given = self._given_execution
-            made = self._execution = _clone(given, _EXECUTION_FIELDS) if given is not None else ExecutionPolicy()
+            made = self._execution = clone(given, EXECUTION_FIELDS) if given is not None else ExecutionPolicy()
         return made
 
     @execution.setter
@@ -397,14 +396,7 @@ class SchedulerContext(AttemptExecution):
         if self.crashed:
             return handle  # a dead runtime starts nothing: the handle never settles
         self.handles.append(handle)
-        # `env.process(...)`: SimPy's `Process.__init__` and its `Initialize` event, inlined as SimPy inlines
-        # `Event.__init__` in them (one process per attempt of every run): the same objects, the same
-        # urgent queue entry.
-        process = handle.process = _new(AttemptProcess)
-        process.env, process.callbacks, process._generator = env, [], self._attempt(handle, idempotency_key)
-        begin = process._target = _new(Initialize)
-        begin.env, begin.callbacks, begin._value, begin._ok = env, [process._resume], None, True
-        heappush(env._queue, (env._now, URGENT, next(env._eid), begin))
+        handle.process = new_process(env, self._attempt(handle, idempotency_key), AttemptProcess)
         if origins.active is not None:  # the story's source lines: only while a report asks for them
             origins.note_start(handle)
         return handle
@@ -474,10 +466,6 @@ _new = object.__new__
 
 #: What a scheduler reads and might be tempted to change is a read-only view or its own copy.
 _NO_CAPS: Mapping[str, int] = MappingProxyType({})
-#: Copies of the execution policy and of the batch (harness.scheduling.frozen; `_private_batch` by that
-#: name too, as tests import it).
-_EXECUTION_FIELDS = EXECUTION_FIELDS
-_clone, _private_batch = clone, private_batch
 
 
 SchedulerFactory = Callable[..., Scheduler]

@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import enum
 import math
+from collections.abc import Generator
 from dataclasses import dataclass
 from heapq import heappop, heappush
 from itertools import count
 from types import MethodType
+from typing import Any, TypeVar
 
 import simpy
 from simpy.core import BoundClass, StopSimulation
-from simpy.events import NORMAL, EventPriority
+from simpy.events import NORMAL, URGENT, EventPriority, Initialize
 
 from harness.sim.streams import RandomStreams
 from harness.sim.trace import TraceRecorder
@@ -157,6 +159,20 @@ def _environment() -> simpy.Environment:
 
 
 _new = object.__new__
+
+_P = TypeVar("_P", bound=simpy.Process)
+
+
+def new_process(env: simpy.Environment, generator: Generator[simpy.Event, Any, Any], kind: type[_P]) -> _P:
+    """`env.process(generator)` for a process of class `kind`: SimPy's `Process.__init__` and its
+    `Initialize` event, inlined as SimPy inlines `Event.__init__` in them (a process per attempt of
+    every run): the same objects, the same urgent queue entry."""
+    process = _new(kind)
+    process.env, process.callbacks, process._generator = env, [], generator
+    begin = process._target = _new(Initialize)
+    begin.env, begin.callbacks, begin._value, begin._ok = env, [process._resume], None, True
+    heappush(env._queue, (env._now, URGENT, next(env._eid), begin))
+    return process
 
 
 class CallStep(simpy.Timeout):

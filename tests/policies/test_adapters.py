@@ -13,7 +13,7 @@ from harness.model import Batch
 from harness.oracles import check
 from harness.policies.hermes_gate import should_parallelize
 from harness.run import RunStatus
-from harness.scheduling.context import _private_batch
+from harness.scheduling.frozen import private_batch
 
 
 def reads_only_gate(tool_calls: list[Any]) -> bool:
@@ -87,7 +87,7 @@ def test_the_openai_calls_of_a_batch_are_its_own_even_when_a_run_copies_it() -> 
     batch = Batch.of([("a", "read_file", {"path": "a.txt"}), ("b", "read_file", {"path": "b.txt"})])
     first = openai_tool_calls(batch)
     # A run hands its scheduler a private copy: the same calls, made once (the same objects again).
-    again = openai_tool_calls(_private_batch(batch))
+    again = openai_tool_calls(private_batch(batch))
     assert again == first and all(x is y for x, y in zip(again, first, strict=True))
     assert again is not first  # a new list each time: a runtime may change it
     # The same ids with other arguments, or another order: that batch's own calls.
