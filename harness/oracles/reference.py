@@ -11,17 +11,16 @@ declares itself read-only. It never judges: the serializability oracle does, on 
 
 from __future__ import annotations
 
-import threading
-import weakref
 from dataclasses import replace
+from typing import cast
 
 from harness.model import Batch, ToolCall
 from harness.oracles.facts import RunFacts
+from harness.oracles.shape import shape_of
 from harness.run import RunResult
 from harness.scenario.spec import REFERENCE_ORDERS, Scenario
 
 MODEL = "model"
-_lock = threading.Lock()
 
 #: What each reference means, as a report says it.
 MEANINGS = {
@@ -67,38 +66,22 @@ def in_reference_order(result: RunResult, reference: str) -> RunResult:
     return judged
 
 
-#: Scenarios in writes-first order, by the id of the scenario they reorder: every run of a scenario is
-#: judged against the same reordered scenario object (not one rebuilt per run, call by call), so what
-#: the oracles keep per scenario (its shape, certain steps, replay key) is found again. An entry holds
-#: its scenario weakly and goes when it does; at most `_MAX_REORDERED` are kept.
-_reordered_memo: dict[int, tuple[weakref.ref[Scenario], Scenario]] = {}
-_MAX_REORDERED = 32
+#: The key under which a scenario's shape keeps the scenario in writes-first order (see `_reordered`).
+_WRITES_FIRST = "reference.writes_first"
 
 
 def _reordered(scenario: Scenario) -> Scenario:
-    """`scenario` with every batch in writes-first order: itself when no batch changes."""
-    entry = _reordered_memo.get(id(scenario))
-    if entry is not None and entry[0]() is scenario:
-        return entry[1]
-    batches = tuple(_writes_first(batch, scenario) for batch in scenario.batches)
-    if all(new is old for new, old in zip(batches, scenario.batches, strict=True)):
-        reordered = scenario
-    else:
-        reordered = replace(scenario, batches=batches)
-    key, memo = id(scenario), _reordered_memo
-
-    def forget(gone: weakref.ref[Scenario]) -> None:
-        # The memo as a local: a scenario freed while the interpreter shuts down calls this after the
-        # module's globals are gone.
-        held = memo.get(key)
-        if held is not None and held[0] is gone:
-            del memo[key]
-
-    with _lock:
-        if len(_reordered_memo) >= _MAX_REORDERED:
-            _reordered_memo.clear()
-        _reordered_memo[key] = (weakref.ref(scenario, forget), reordered)
-    return reordered
+    """`scenario` with every batch in writes-first order: itself when no batch changes. Made once per
+    scenario and kept with its shape (`harness.oracles.shape`: as long as the scenario's shape is kept),
+    so every run of a scenario is judged against the same reordered scenario object, whose own shape,
+    certain steps and replay key the oracles then find again instead of rebuilding them per run."""
+    derived = shape_of(scenario).derived
+    known = derived.get(_WRITES_FIRST)
+    if known is None:
+        batches = tuple(_writes_first(batch, scenario) for batch in scenario.batches)
+        unchanged = all(new is old for new, old in zip(batches, scenario.batches, strict=True))
+        known = derived[_WRITES_FIRST] = scenario if unchanged else replace(scenario, batches=batches)
+    return cast(Scenario, known)
 
 
 def _writes_first(batch: Batch, scenario: Scenario) -> Batch:

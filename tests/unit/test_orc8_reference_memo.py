@@ -1,6 +1,6 @@
 """A scenario's writes-first order is made once per scenario, and large scenarios keep two shapes.
 
-`reference._reordered` remembers, per scenario object (weakly), the scenario in writes-first order, so
+`reference._reordered` remembers, per scenario object (with its shape), the scenario in writes-first order, so
 every run of a scenario judged against writes-first (`resource_keys` declares it) is judged on one
 reordered scenario object, whose shape, certain steps and replay key the oracles then find again
 instead of rebuilding them per run. `shape._large`/`_large_before` keep the shapes of the last two
@@ -72,16 +72,18 @@ def test_verdicts_on_the_remembered_reordering_are_those_on_a_fresh_one(monkeypa
 
 
 def test_a_remembered_reordering_goes_with_its_scenario() -> None:
+    shapes._memo.clear()  # a memo filled by earlier tests would start again between the two asks below
     scenario = replace(find_scenario("test-then-edit"), name="short-lived")
     result = run(scenario, get_scheduler("resource_keys"), 1)
-    in_reference_order(result, "writes-first")
-    assert id(scenario) in reference._reordered_memo
+    reordered = in_reference_order(result, "writes-first").scenario
+    assert reordered is not scenario and in_reference_order(result, "writes-first").scenario is reordered
     key = id(scenario)
-    alive = weakref.ref(scenario)
-    shapes._memo.pop(key, None)  # the shape memo keeps a few small scenarios alive by design
-    del scenario, result
+    alive, alive_reordered = weakref.ref(scenario), weakref.ref(reordered)
+    for held in (key, id(reordered)):  # the shape memo keeps a few small scenarios alive by design
+        shapes._memo.pop(held, None)
+    del scenario, result, reordered
     gc.collect()
-    assert alive() is None and key not in reference._reordered_memo
+    assert alive() is None and alive_reordered() is None
 
 
 def test_two_large_scenarios_asked_in_turn_keep_their_shapes() -> None:
