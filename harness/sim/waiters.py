@@ -22,10 +22,10 @@ import simpy
 
 Callback = Callable[[simpy.Event], None]
 
-#: From how many waiters on one event `Waiters` pays for its upkeep (two index entries a callback: ~0.5 us
-#: a waiter, added and removed, against a list's ~0.15 us). Measured with waiters leaving in random order (calls of random
-#: latency), a list costs as much at about 64 and 2.4x as much at 256; leaving in the order they came, not
-#: before about 8,000.
+#: From how many waiters on one event `Waiters` pays for its upkeep (two index entries a callback:
+#: ~0.5 us a waiter, added and removed, against a list's ~0.15 us). Measured with waiters leaving in
+#: random order (calls of random latency), a list costs as much at about 64 and 2.4x as much at 256;
+#: leaving in the order they came, not before about 8,000.
 MANY_WAITERS = 64
 
 
