@@ -32,7 +32,12 @@ MANY_WAITERS = 64
 class Waiters:
     """An event's callbacks as SimPy keeps them (a list in the order added) with constant-time
     `remove` and `in`: `_entries` holds them by the order they were added (a dict keeps insertion
-    order), `_where` maps each callback to its entries' numbers, oldest first."""
+    order), `_where` maps each callback to its entries' numbers, oldest first.
+
+    It answers as a list would for callbacks that are equal only to callbacks of their own kind, as
+    every one SimPy and the harness add is (bound methods, functions, partials); one that cannot be
+    hashed is found by a scan. A list asks each entry whether it equals the one removed, and the
+    index asks the one removed: a callable claiming equality with a different kind could tell."""
 
     __slots__ = ("_entries", "_next", "_unhashable", "_where")
 
