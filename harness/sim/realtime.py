@@ -1,8 +1,9 @@
 """The harness's only contacts with real time and signals: the wall-clock watchdog and telling a
 user's Ctrl-C from a `KeyboardInterrupt` the scheduler's own code raises.
 
-Owns `WallClockExceeded`, `wall_clock_watchdog` (SIGALRM), the per-run real-time limit that
-commands driving many runs set (`wall_limit_per_run`: one standing watchdog for all of them), the
+Owns `WallClockExceeded`, `wall_clock_watchdog` (SIGALRM; an expiry Python swallows, raised inside
+a garbage collector callback or a `__del__`, is raised again a moment later), the per-run real-time
+limit that commands driving many runs set (`wall_limit_per_run`: one standing watchdog for all of them), the
 separate limit on importing and building a scheduler before any run (`ImportTimeout`,
 `watched_build`), the SIGINT count behind `aborts`, the stopwatch a report uses to say how long a
 check took (`stopwatch`), and the deadlines of a process supervising an isolated child (`time_left`,
@@ -16,10 +17,12 @@ from __future__ import annotations
 import _signal  # type: ignore[import-not-found]  # the C module `signal` wraps (no stub)
 import contextlib
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
+from functools import partial
 from types import FrameType
 from typing import Any, TypeVar
 
@@ -38,6 +41,8 @@ class WallClockExceeded(Exception):
         #: The hung `harness.run.RunResult`, or None. Typed loosely: this layer sits below the runner
         #: and never imports it.
         self.result: Any = result
+        #: What the watchdog that raised it does if Python swallows it (see `_retry_swallowed`).
+        self.retry: Callable[[], None] | None = None
 
 
 class ImportTimeout(WallClockExceeded):
@@ -82,19 +87,23 @@ def wall_clock_watchdog(seconds: float | None, what: str = "the run", *, hint: s
         return
 
     def expire(signum: int, frame: FrameType | None) -> None:
-        raise error(f"{what} took more than {seconds:g} s of real time ({hint})")
+        exc = error(f"{what} took more than {seconds:g} s of real time ({hint})")
+        exc.retry = _raise_again_soon  # this handler stays until the block ends
+        raise exc
 
     # `_signal.signal` is what `signal.signal` wraps; the wrapper turns the previous handler into an
     # enum member by trying (and failing, with an exception) for a function: 4 us of the 7 this block
     # costs, paid for every run of an exploration. The raw handler goes back in unchanged.
     previous = _signal.signal(signal.SIGALRM, expire)
     started = time.monotonic()
+    _hold_retry_hook()
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         _signal.signal(signal.SIGALRM, previous)
+        _release_retry_hook()
         if outer_delay:  # give the outer timer back what it had left (at least a moment)
             left = outer_delay - (time.monotonic() - started)
             signal.setitimer(signal.ITIMER_REAL, max(left, 1e-6), outer_interval)
@@ -184,6 +193,7 @@ class _Standing:
             return None  # someone else's deadline is pending: each run arms its own, which nests
         standing = cls(limit, _signal.signal(signal.SIGALRM, _standing_expired), outer)
         _standing = standing
+        _hold_retry_hook()
         signal.setitimer(signal.ITIMER_REAL, limit)
         return standing
 
@@ -199,6 +209,7 @@ class _Standing:
         global _standing
         signal.setitimer(signal.ITIMER_REAL, 0)
         _signal.signal(signal.SIGALRM, self.previous)
+        _release_retry_hook()
         _standing = self.outer
         if self.outer is not None:
             self.outer.resume()
@@ -220,14 +231,66 @@ class _Standing:
         now = time.monotonic()
         if self.started is not None and now - self.started >= self.limit - _SLACK_S:
             what = self.what() if self.what is not None else "the run"
-            self.started = None  # one expiry per run, as a run's own one-shot timer
+            started, self.started = self.started, None  # one expiry per run, as a run's own one-shot timer
             self._arm(now)
-            raise WallClockExceeded(f"{what} took more than {self.limit:g} s of real time ({_RUN_HINT})")
+            exc = WallClockExceeded(f"{what} took more than {self.limit:g} s of real time ({_RUN_HINT})")
+            exc.retry = partial(self._again, started)
+            raise exc
         self._arm(now)
+
+    def _again(self, started: float) -> None:
+        """The expiry was swallowed and the run goes on: it is due again at once (`_retry_swallowed`)."""
+        if self.started is None and not self.suspended:
+            self.started = started
+            _raise_again_soon()
 
 
 #: The standing watchdog of the innermost `wall_limit_per_run` block on the main thread, if any.
 _standing: _Standing | None = None
+
+#: How soon a swallowed expiry is raised again (seconds of real time).
+_RETRY_S = 0.001
+
+
+def _raise_again_soon() -> None:
+    signal.setitimer(signal.ITIMER_REAL, _RETRY_S)
+
+
+# A signal handler's exception is raised at whatever bytecode Python runs next, and some places only
+# print an exception: a garbage collector callback (Hypothesis keeps one), a `__del__`, a weakref
+# callback. An expiry raised there was printed ("Exception ignored in ...") and lost, and the run it
+# was meant to stop went on. While a watchdog is armed, `_retry_swallowed` is `sys.unraisablehook`:
+# it takes a watchdog's own exception, prints nothing and has the timer fire again a moment later,
+# when the code under test is back where an exception propagates; anything else goes to the hook
+# that was there before.
+_hook_depth = 0
+_hook_before: Callable[[Any], Any] | None = None
+
+
+def _retry_swallowed(unraisable: Any) -> None:
+    exc = unraisable.exc_value
+    retry = exc.retry if isinstance(exc, WallClockExceeded) else None
+    if retry is not None:
+        retry()
+        return
+    (_hook_before or sys.__unraisablehook__)(unraisable)
+
+
+def _hold_retry_hook() -> None:
+    global _hook_depth, _hook_before
+    if _hook_depth == 0:
+        _hook_before = sys.unraisablehook
+        sys.unraisablehook = _retry_swallowed
+    _hook_depth += 1
+
+
+def _release_retry_hook() -> None:
+    global _hook_depth, _hook_before
+    _hook_depth -= 1
+    if _hook_depth == 0:
+        if sys.unraisablehook is _retry_swallowed:  # unless someone has set their own meanwhile
+            sys.unraisablehook = _hook_before or sys.__unraisablehook__
+        _hook_before = None
 
 #: A timer may fire a little before the deadline it was set for.
 _SLACK_S = 0.001
