@@ -87,6 +87,9 @@ def wall_clock_watchdog(seconds: float | None, what: str = "the run", *, hint: s
         return
 
     def expire(signum: int, frame: FrameType | None) -> None:
+        if _in_retry_hook(frame):
+            _raise_again_soon()
+            return
         exc = error(f"{what} took more than {seconds:g} s of real time ({hint})")
         exc.retry = _raise_again_soon  # this handler stays until the block ends
         raise exc
@@ -248,21 +251,37 @@ class _Standing:
 #: The standing watchdog of the innermost `wall_limit_per_run` block on the main thread, if any.
 _standing: _Standing | None = None
 
-#: How soon a swallowed expiry is raised again (seconds of real time).
-_RETRY_S = 0.001
+#: How soon a swallowed expiry is due again: at once, in effect (the hook returns in microseconds).
+_RETRY_S = 1e-5
 
 
 def _raise_again_soon() -> None:
+    # A timer rather than the signal itself: `signal.raise_signal` runs the handler before it returns,
+    # inside the hook, where an exception is printed once more (and should the timer go off inside
+    # the hook, the handler waits: `_in_retry_hook`). A timer a whole millisecond later often landed
+    # in the next slow callback again (a user's gc callback of 15 ms: their 0.5 s limit took 3.5 s,
+    # against 0.5 s with this one): this one's handler runs at the next point Python looks, back in
+    # the code under test or in the next callback, which it ends at once and is retried from in turn.
     signal.setitimer(signal.ITIMER_REAL, _RETRY_S)
+
+
+def _in_retry_hook(frame: FrameType | None) -> bool:
+    """Whether the handler interrupted `_retry_swallowed` itself (then it waits a moment more)."""
+    depth = 0
+    while frame is not None and depth < 8:
+        if frame.f_code is _retry_swallowed.__code__:
+            return True
+        frame, depth = frame.f_back, depth + 1
+    return False
 
 
 # A signal handler's exception is raised at whatever bytecode Python runs next, and some places only
 # print an exception: a garbage collector callback (Hypothesis keeps one), a `__del__`, a weakref
 # callback. An expiry raised there was printed ("Exception ignored in ...") and lost, and the run it
 # was meant to stop went on. While a watchdog is armed, `_retry_swallowed` is `sys.unraisablehook`:
-# it takes a watchdog's own exception, prints nothing and has the timer fire again a moment later,
-# when the code under test is back where an exception propagates; anything else goes to the hook
-# that was there before.
+# it takes a watchdog's own exception, prints nothing and has it raised again as soon as the code
+# under test is back where an exception propagates; anything else goes to the hook that was there
+# before.
 _hook_depth = 0
 _hook_before: Callable[[Any], Any] | None = None
 
@@ -297,7 +316,9 @@ _SLACK_S = 0.001
 
 
 def _standing_expired(signum: int, frame: FrameType | None) -> None:
-    if _standing is not None:
+    if _in_retry_hook(frame):
+        _raise_again_soon()
+    elif _standing is not None:
         _standing.expired()
 
 
