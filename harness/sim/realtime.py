@@ -3,8 +3,8 @@ user's Ctrl-C from a `KeyboardInterrupt` the scheduler's own code raises.
 
 Owns `WallClockExceeded`, `wall_clock_watchdog` (SIGALRM; an expiry Python swallows, raised inside
 a garbage collector callback or a `__del__`, is raised again a moment later), the per-run real-time
-limit that commands driving many runs set (`wall_limit_per_run`: one standing watchdog for all of them), the
-separate limit on importing and building a scheduler before any run (`ImportTimeout`,
+limit that commands driving many runs set (`wall_limit_per_run`: one standing watchdog for all of
+them), the separate limit on importing and building a scheduler before any run (`ImportTimeout`,
 `watched_build`), the SIGINT count behind `aborts`, the stopwatch a report uses to say how long a
 check took (`stopwatch`), and the deadlines of a process supervising an isolated child (`time_left`,
 harness.isolation). Real time here only ever *stops* code under test that never yields; it never
@@ -310,6 +310,7 @@ def _release_retry_hook() -> None:
         if sys.unraisablehook is _retry_swallowed:  # unless someone has set their own meanwhile
             sys.unraisablehook = _hook_before or sys.__unraisablehook__
         _hook_before = None
+
 
 #: A timer may fire a little before the deadline it was set for.
 _SLACK_S = 0.001

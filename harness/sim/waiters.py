@@ -76,8 +76,8 @@ class Waiters:
             if self._unhashable:
                 for number, entry in self._entries.items():
                     if entry is callback or entry == callback:
+                        self._forget(number, entry)
                         del self._entries[number]
-                        self._unhashable -= 1
                         return
             raise ValueError("Waiters.remove(x): x not in list")
         if isinstance(known, int):
