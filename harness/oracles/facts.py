@@ -1,16 +1,16 @@
 """Facts derived from a run's trace, shared by the oracles: model positions, attempts with their
 real intervals, touches per target, and which calls were supposed to take effect.
 
-Owns the reading of the trace format. It never judges: oracles do.
+Owns what the oracles ask of a trace, read once per run and shared. The attempts and the events around
+them are read by `harness.sim.attempts` (a large run's while it runs); the touches and the indexes are
+read here, when first asked. It never judges: oracles do.
 """
 
 from __future__ import annotations
 
-import math
 import weakref
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
-from dataclasses import dataclass
 from itertools import islice
 from operator import itemgetter
 from typing import NamedTuple
@@ -18,51 +18,12 @@ from typing import NamedTuple
 from harness.model import CallResult, Outcome, ToolCall
 from harness.oracles.shape import ScenarioShape, shape_of
 from harness.run import RunResult
+from harness.run.result import READ_WHILE_RUNNING
 from harness.run.result import cached as cached_property  # functools' without its lock
+from harness.sim.attempts import Attempt as Attempt  # its home; oracles and reports import it from here
+from harness.sim.attempts import AttemptReader
 from harness.sim.trace import TraceEvent
 from harness.tools.spec import MUTATING_OPS as MUTATING
-
-
-@dataclass(slots=True)
-class Attempt:
-    call: str
-    attempt: int
-    tool: str
-    start_t: int
-    start_seq: int
-    batch: int
-    key: str | None = None
-    end_t: float = math.inf  # when it really stopped running (inf: never, within the run)
-    end_seq: int = 1 << 62
-    outcome: str | None = None
-    error: str | None = None
-    fault: str | None = None  # set when the harness injected the failure
-    value_digest: str | None = None
-    injected: tuple[str, ...] = ()  # fault-plan faults this attempt met (torn_write, duplicate_delivery)
-    abandoned_t: int | None = None  # when the scheduler gave up on it, if it did
-    abandoned_seq: int | None = None
-    abandoned_as: str | None = None  # the outcome the scheduler gave it then (timeout, cancelled, unknown)
-    # False while the trace has not recorded its start: a handle abandoned in the instant it was
-    # started (its process records `start` right after), or one a crashed runtime never ran.
-    opened: bool = True
-    #: When the tool itself reported its result and went on in the background (`terminal(background=True)`).
-    background_t: int | None = None
-    background_seq: int | None = None
-
-    @property
-    def settled_t(self) -> float:
-        """When the scheduler stopped waiting for it: abandonment, its result reported by a process
-        that runs on in the background, or its end."""
-        if self.abandoned_t is not None:
-            return self.abandoned_t
-        return self.background_t if self.background_t is not None else self.end_t
-
-    @property
-    def settled_seq(self) -> int:
-        """The trace position of that moment (orders events of one instant)."""
-        if self.abandoned_seq is not None:
-            return self.abandoned_seq
-        return self.background_seq if self.background_seq is not None else self.end_seq
 
 
 def spelled(target: str, alias: str | None) -> str:
@@ -94,51 +55,19 @@ class Touch(NamedTuple):
         return self.op in MUTATING
 
 
-#: How many keys an ok `end` event has as the context writes it (t, seq, ev, call, attempt, outcome,
-#: vd): such an event has no error, fault or tool_code to ask for (tests set it to -1: never so).
-_OK_END_KEYS = 7
-
-#: How many keys a `start` event has as the context writes it (t, seq, ev, call, tool, attempt): one
-#: with no idempotency `key` (tests set it to -1: never so).
-_START_KEYS = 6
-
 #: The key under which a result keeps its facts (see `RunFacts.of`).
 _MEMO = "_harness_run_facts"
-
-
-def _register(latest: dict[str, Attempt], older: dict[tuple[str, int], Attempt], a: Attempt) -> None:
-    """`a` is now the attempt found by its call and number: the one it replaces as its call's latest
-    stays findable by its own number (unless `a` has that number too: then `a` replaces it)."""
-    before = latest.get(a.call)
-    if before is not None and before.attempt != a.attempt:
-        older[(a.call, before.attempt)] = before
-    latest[a.call] = a
 
 
 class RunFacts:
     """What the oracles read of one run's trace (see the module's docstring). Made by `RunFacts.of`,
     which keeps it on the run it was read from; `RunFacts(result)` makes one that is nobody's but
-    its caller's."""
+    its caller's (though its attempts are the run's own reader's, if a large run read them as it ran:
+    facts are only read, never changed)."""
 
     def __init__(self, result: RunResult) -> None:
         self._held: RunResult | None = result
         self._ref: weakref.ref[RunResult] | None = None
-        self.attempts: list[Attempt] = []
-        self.interrupts: list[tuple[int, int, int, int]] = []  # (t, seq, batch, grace)
-        #: Batch index -> seq of its `batch_end` event (when the scheduler's answer was taken).
-        self.batch_end_seq: dict[int, int] = {}
-        self.skipped: set[str] = set()
-        #: Every `skip` event, in trace order: (t, seq, call, reason).
-        self.skips: list[tuple[int, int, str, str]] = []
-        #: When the runtime crashed (the fault plan's crash), if it did.
-        self.crash_t: int | None = None
-        #: Every kind of event (`ev`) the trace holds: an oracle whose events are absent has nothing to
-        #: read, and asks this instead of walking the trace again.
-        self.kinds: frozenset[str] = frozenset()
-        #: Whether an attempt ended in an error of a user's tool's own code (an `end` marked `tool_code`).
-        self.tool_code = False
-        #: Whether any attempt's start carries an idempotency key (none does: every attempt's `key` is None).
-        self.keyed = False
         self._read(result)
 
     @property
@@ -192,108 +121,36 @@ class RunFacts:
         return facts
 
     def _read(self, result: RunResult) -> None:
-        # Attempts are found by (call, attempt number) as their events come. Nearly every call has
-        # one attempt: `latest` holds each call's latest one by call id (no tuple key made per event)
-        # and `older` any other still to be found; a run whose calls all have one attempt keeps
-        # `latest` as its `attempts_by_call` index too instead of building another.
-        latest: dict[str, Attempt] = {}
-        older: dict[tuple[str, int], Attempt] = {}
         #: What every run of the scenario shares (its calls, positions, batches), made once per scenario.
         self.shape: ScenarioShape = shape_of(result.scenario)
-        tools = self.shape.tools
-        kinds: set[str] = set()
-        touched = started = ended = False
-        batch = -1
-        # Several agents' batches overlap in time: an attempt belongs to the batch of its call, not to
-        # the batch that began last.
-        owner = self.shape.batch_of if result.agents else None
-        attempts = self.attempts
-
-        def placeholder(e: TraceEvent) -> Attempt:
-            # An event for an attempt whose start is not (yet) in the trace. It still counts, as an
-            # attempt that occupied no time, so that what happened to it is judged.
-            call = e["call"]
-            a = Attempt(call, e["attempt"], tools.get(call, ""), e["t"], e["seq"],
-                        batch if owner is None else owner.get(call, batch), end_t=e["t"], end_seq=e["seq"],
-                        opened=False)
-            _register(latest, older, a)
-            attempts.append(a)
-            return a
-
-        def find(e: TraceEvent) -> Attempt | None:
-            # `open_attempts.get((call, attempt))`, the latest attempt registered with that key.
-            a = latest.get(e["call"])
-            return a if a is not None and a.attempt == e["attempt"] else older.get((e["call"], e["attempt"]))
-
-        for e in result.trace:
-            ev = e["ev"]
-            if ev == "touch":  # most of a trace: asked first, and read into `touches` only when asked for
-                touched = True
-            elif ev == "end":
-                ended = True
-                call = e["call"]
-                a_or_none = latest.get(call)
-                a = (a_or_none if a_or_none is not None and a_or_none.attempt == e["attempt"]
-                     else older.get((call, e["attempt"])) or placeholder(e))
-                a.end_t, a.end_seq, a.outcome = e["t"], e["seq"], e["outcome"]
-                if len(e) == _OK_END_KEYS and "vd" in e:
-                    # An ok end as the context writes it: t, seq, ev, call, attempt, outcome and vd only
-                    # (no error, fault or tool_code), read without asking for each absent key.
-                    a.error = a.fault = None
-                    a.value_digest = e["vd"]
-                else:
-                    a.error, a.value_digest, a.fault = e.get("error"), e.get("vd"), e.get("fault")
-                    if e.get("tool_code"):
-                        self.tool_code = True
-            elif ev == "start":
-                # Always a new attempt: the context never traces the start of an attempt it abandoned
-                # first (it never runs), so an earlier unopened one is another handle's.
-                started = True
-                call = e["call"]
-                a = Attempt(call, e["attempt"], e["tool"], e["t"], e["seq"],
-                            batch if owner is None else owner.get(call, batch))
-                if len(e) != _START_KEYS:  # the context writes `key` only when there is one
-                    key = e.get("key")
-                    if key is not None:
-                        a.key = key
-                        self.keyed = True
-                attempts.append(a)
-                if call in latest:
-                    _register(latest, older, a)
-                else:
-                    latest[call] = a
-            else:
-                kinds.add(ev)
-                if ev == "batch":
-                    batch = e["index"]
-                elif ev == "faults":
-                    a = find(e) or placeholder(e)
-                    a.injected = tuple(e["kinds"])
-                elif ev == "background":
-                    a = find(e) or placeholder(e)
-                    a.background_t, a.background_seq = e["t"], e["seq"]
-                elif ev == "abandon":
-                    found = find(e)
-                    # A second abandon of the same attempt number is a second handle (a scheduler that
-                    # started the same attempt twice), never a re-abandon: a settled handle cannot be.
-                    a = found if found is not None and found.abandoned_t is None else placeholder(e)
-                    a.abandoned_t, a.abandoned_seq, a.abandoned_as = e["t"], e["seq"], e.get("outcome")
-                elif ev == "interrupt":
-                    self.interrupts.append((e["t"], e["seq"], e["index"], e["grace_ms"]))
-                elif ev == "batch_end":
-                    self.batch_end_seq[e["index"]] = e["seq"]
-                elif ev == "skip":
-                    self.skipped.add(e["call"])
-                    self.skips.append((e["t"], e["seq"], e["call"], e.get("reason") or ""))
-                elif ev == "crash":
-                    self.crash_t = e["t"]
-        for seen, kind in ((touched, "touch"), (started, "start"), (ended, "end")):
-            if seen:
-                kinds.add(kind)
-        self.kinds = frozenset(kinds)
-        if len(latest) == len(attempts):
+        reader = result.__dict__.get(READ_WHILE_RUNNING)
+        if type(reader) is not AttemptReader or not reader.read(result.trace):
+            # Read now, the whole trace (a large run's own reader read it as it was recorded: see
+            # `harness.sim.attempts`; a result made otherwise, or holding another trace, is read here).
+            tools = self.shape.tools
+            reader = AttemptReader(lambda call: tools.get(call, ""), self.shape.batch_of if result.agents else None)
+            reader.feed(result.trace)
+        #: Every attempt, in the order the trace first mentions it.
+        self.attempts: list[Attempt] = reader.attempts
+        self.interrupts: list[tuple[int, int, int, int]] = reader.interrupts  # (t, seq, batch, grace)
+        #: Batch index -> seq of its `batch_end` event (when the scheduler's answer was taken).
+        self.batch_end_seq: dict[int, int] = reader.batch_end_seq
+        self.skipped: set[str] = reader.skipped
+        #: Every `skip` event, in trace order: (t, seq, call, reason).
+        self.skips: list[tuple[int, int, str, str]] = reader.skips
+        #: When the runtime crashed (the fault plan's crash), if it did.
+        self.crash_t: int | None = reader.crash_t
+        #: Every kind of event (`ev`) the trace holds: an oracle whose events are absent has nothing to
+        #: read, and asks this instead of walking the trace again.
+        self.kinds: frozenset[str] = reader.kinds
+        #: Whether an attempt ended in an error of a user's tool's own code (an `end` marked `tool_code`).
+        self.tool_code: bool = reader.tool_code
+        #: Whether any attempt's start carries an idempotency key (none does: every attempt's `key` is None).
+        self.keyed: bool = reader.keyed
+        index = reader.attempts_by_call()
+        if index is not None:
             # No call has two attempts (nor two handles of one): `latest` is the index, in trace order.
-            self.__dict__["_attempts_by_call"] = latest
+            self.__dict__["_attempts_by_call"] = index
 
     @cached_property
     def _touch_events(self) -> list[TraceEvent]:

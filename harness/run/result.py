@@ -17,6 +17,7 @@ from harness.diagnosis.wait import Diagnosis
 from harness.model import Batch, CallResult
 from harness.scenario.spec import Scenario
 from harness.sim.arbiter import Decision
+from harness.sim.attempts import AttemptReader
 from harness.sim.kernel import StopReason
 from harness.sim.trace import TraceEvent, fingerprint
 from harness.sim.trace import recorded_sha256 as trace_hash
@@ -143,6 +144,9 @@ class RunResult:
 
 #: Where a result the runner made keeps its recorder's `looks` (see `TraceRecorder`); not a field.
 _LOOKS = "_harness_trace_looks"
+#: Where a large run keeps the `AttemptReader` that read its trace as it was recorded
+#: (`harness.sim.attempts`), for `harness.oracles.facts`; not a field, and absent from other results.
+READ_WHILE_RUNNING = "_harness_attempts_read"
 
 
 def recorded(scenario: Scenario, scheduler: str, seed: int, jitter: float, batches: tuple[BatchRun, ...],
@@ -150,10 +154,11 @@ def recorded(scenario: Scenario, scheduler: str, seed: int, jitter: float, batch
              error: str | None, tape: tuple[str, ...] | None, decisions: tuple[Decision, ...], *,
              wall_clock_exceeded: bool, source: Scenario | None, agent: AgentOutcome | None,
              agents: Mapping[str, AgentOutcome] | None = None, produced: Mapping[str, Any],
-             looks: list[TraceEvent]) -> RunResult:
+             looks: list[TraceEvent], reader: AttemptReader | None = None) -> RunResult:
     """The `RunResult` a runner returns: what `RunResult(...)` makes, field for field, without the
     frozen dataclass's chain of `object.__setattr__` calls (one result per run), and with the trace
-    recorder's `looks`, the only events its trace hash must look into."""
+    recorder's `looks`, the only events its trace hash must look into, and the reader that read the
+    trace while it was recorded, if one did (having read all of it)."""
     result: RunResult = object.__new__(RunResult)
     result.__dict__.update({
         "scenario": scenario, "scheduler": scheduler, "seed": seed, "jitter": jitter, "batches": batches,
@@ -161,4 +166,10 @@ def recorded(scenario: Scenario, scheduler: str, seed: int, jitter: float, batch
         "error": error, "tape": tape, "decisions": decisions, "source": source, "agent": agent,
         "agents": {} if agents is None else agents, "wall_clock_exceeded": wall_clock_exceeded,
         "produced": produced, _LOOKS: looks})
+    if reader is not None:
+        try:
+            reader.feed(trace)  # what the run recorded after the reader last read
+        except Exception:
+            return result  # judging reads the trace itself then, and fails there as it would have
+        result.__dict__[READ_WHILE_RUNNING] = reader
     return result

@@ -9,6 +9,7 @@ scheduler, seed, harness version). It never judges the results (oracles do) and 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -23,7 +24,8 @@ from harness.run.turns import LoopTurns, StaticTurns, Turns
 from harness.scenario.spec import Scenario
 from harness.scheduling.context import Scheduler, SchedulerContext
 from harness.sim.arbiter import Arbiter, Chooser
-from harness.sim.collector import held_full_collections
+from harness.sim.attempts import AttemptReader
+from harness.sim.collector import LARGE_CALLS, held_full_collections
 from harness.sim.conditions import FlatAnyOf
 from harness.sim.kernel import Kernel, StopReason, new_process
 from harness.sim.realtime import (
@@ -122,6 +124,11 @@ def _run_on(kernel: Kernel, scenario: Scenario, scheduler: Scheduler, seed: int,
     shared = Shared(kernel, world, scenario, jitter, arbiter)
     if scenario.agents:  # several agents at once, each turn by turn
         return run_crew(scenario, scheduler, seed, name, name_problem, shared, mark)
+    if scenario.agent is None and sum([len(batch.calls) for batch in scenario.batches]) >= LARGE_CALLS:
+        # A large run's attempts are read as its trace is recorded, while it is in the processor's
+        # cache, not after it from main memory (see `harness.sim.attempts`). A small run's trace is
+        # still in the cache when it is judged: it is read then, and only if it is.
+        kernel.reader = AttemptReader(_tool_of(scenario))
     # A loop scenario's batches come from its model, turn by turn; a plain one's are fixed.
     turns: Turns = (LoopTurns(scenario, kernel, arbiter.positions if arbiter else None)
                     if scenario.agent is not None else StaticTurns(scenario))
@@ -184,7 +191,20 @@ def _run_on(kernel: Kernel, scenario: Scenario, scheduler: Scheduler, seed: int,
                     scenario.world, world, makespan, status, error, arbiter.tape if arbiter else None,
                     tuple(arbiter.decisions) if arbiter else (), wall_clock_exceeded=wall_clock,
                     source=scenario if scenario.agent is not None else None, agent=turns.outcome,
-                    produced=dict(shared.produced), looks=kernel.trace.looks)
+                    produced=dict(shared.produced), looks=kernel.trace.looks, reader=kernel.reader)
+
+
+def _tool_of(scenario: Scenario) -> Callable[[str], str]:
+    """The scenario's tool for a call id ("" for none), for the reader's attempts whose start it has
+    not read: a table made when first asked (for nearly every run, never)."""
+    tools: dict[str, str] = {}
+
+    def tool_of(call: str) -> str:
+        if not tools:
+            tools.update({c.id: c.name for c in scenario.calls})
+        return tools.get(call, "")
+
+    return tool_of
 
 
 def _declared_reference(scheduler: object) -> str | None:

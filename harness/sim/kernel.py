@@ -21,6 +21,7 @@ import simpy
 from simpy.core import BoundClass, StopSimulation
 from simpy.events import NORMAL, URGENT, EventPriority, Initialize
 
+from harness.sim.attempts import AttemptReader
 from harness.sim.streams import RandomStreams
 from harness.sim.trace import TraceRecorder
 
@@ -49,7 +50,7 @@ class Limits:
 class Kernel:
     """One simulation: clock, random streams and trace, stepped under `Limits`."""
 
-    __slots__ = ("env", "limits", "steps", "streams", "trace")
+    __slots__ = ("env", "limits", "reader", "steps", "streams", "trace")
 
     def __init__(self, seed: int, limits: Limits | None = None) -> None:
         self.env = _environment()
@@ -57,6 +58,9 @@ class Kernel:
         self.trace = TraceRecorder()
         self.limits = limits or Limits()
         self.steps = 0
+        #: Reads the trace's attempts as they are recorded, every `READ_EVERY` steps (a large run's: see
+        #: `harness.sim.attempts`); dropped if an event is one it cannot read.
+        self.reader: AttemptReader | None = None
 
     @property
     def now(self) -> int:
@@ -97,6 +101,8 @@ class Kernel:
         queue = env._queue
         bound = self.limits.time_bound_ms
         budget = self.limits.event_budget
+        # One comparison a step for both the budget and the reader's next read (`_read_on`).
+        checkpoint = budget if self.reader is None else min(budget, self.steps + READ_EVERY)
         idle = StopReason.IDLE
         if event is None:  # an event nobody schedules: stepping goes on until nothing is left
             event, idle = env.event(), StopReason.DONE
@@ -108,8 +114,10 @@ class Kernel:
             at = queue[0][0]
             if at > bound:  # (an event scheduled for infinity, never, is past every bound)
                 return idle if at == math.inf else StopReason.TIME_BOUND
-            if self.steps >= budget:
-                return StopReason.EVENT_BUDGET
+            if self.steps >= checkpoint:
+                if self.steps >= budget:
+                    return StopReason.EVENT_BUDGET
+                checkpoint = self._read_on(budget)
             # `env.step()`, inlined (a few dozen steps a run, each one Python call less): the same pop,
             # callbacks and crash on a failed event nobody defused. This frame is where every callback
             # runs: the origins recorder stops its walk up at it (`harness.diagnosis.origins`).
@@ -128,6 +136,24 @@ class Kernel:
                 raise exc
             self.steps += 1
         return StopReason.DONE
+
+    def _read_on(self, budget: int) -> int:
+        """Let the reader read what was recorded since it last did (while it is still in the processor's
+        cache), and say at which step count `run_until` stops next: the budget, or the next read."""
+        reader = self.reader
+        if reader is None:
+            return budget
+        try:
+            reader.feed(self.trace.events)
+        except Exception:
+            self.reader = None  # judging reads the trace itself, and fails there as it would have
+            return budget
+        return min(budget, self.steps + READ_EVERY)
+
+
+#: Steps between two reads of a large run's trace by its reader: a few thousand events, recorded
+#: recently enough to be in the processor's cache still (see `harness.sim.attempts`).
+READ_EVERY = 1_024
 
 
 def _bound_classes() -> tuple[tuple[str, type], ...] | None:

@@ -26,12 +26,12 @@ import pytest
 from harness import Scenario, find_scenario, get_scheduler, run
 from harness.faults.plan import FaultPlan
 from harness.oracles import check, liveness, model_order, protocol, replays, serializability
-from harness.oracles import facts as facts_module
 from harness.oracles.anomalies import ghost_effects
 from harness.oracles.facts import RunFacts
 from harness.oracles.verdict import Verdict
 from harness.run import RunResult
 from harness.scheduling import Scheduler
+from harness.sim import attempts as attempts_module
 from harness.sim.trace import bytes_digest, canonical_bytes, value_digest
 from tests.catalogue.cases import CASES, CORRECT
 
@@ -80,7 +80,7 @@ def _slow(result: RunResult, monkeypatch: pytest.MonkeyPatch) -> list[Verdict]:
         patch.setattr(RunFacts, "attempts_by_call", property(lambda facts: {}))
         patch.setattr(protocol, "_one_each_in_order", lambda expected, in_model, reported: False)
         patch.setattr(liveness, "_settled_in_time", lambda facts: False)
-        patch.setattr(facts_module, "_OK_END_KEYS", -1)
+        patch.setattr(attempts_module, "OK_END_KEYS", -1)
 
         def unremembered(initial: object, catalogue: object, calls: object, replay: Any) -> Any:
             return replay()

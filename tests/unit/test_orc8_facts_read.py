@@ -19,8 +19,9 @@ from typing import Any
 
 from harness import get_scheduler, run
 from harness.oracles import exclusivity, liveness
-from harness.oracles.facts import _OK_END_KEYS, Attempt, RunFacts
+from harness.oracles.facts import Attempt, RunFacts
 from harness.run import RunResult
+from harness.sim.attempts import OK_END_KEYS
 from harness.sim.trace import TraceEvent
 from tests.catalogue.cases import CASES, CORRECT
 
@@ -222,7 +223,7 @@ def test_an_ok_end_the_context_writes_has_seven_keys() -> None:
     """`_read` reads an ok `end` without asking for its absent keys when it has exactly these keys."""
     result = run(CASES[0].load(), CASES[0].scheduler, 1)
     ends = [e for e in result.trace if e["ev"] == "end" and e["outcome"] == "ok"]
-    assert ends and all(len(e) == _OK_END_KEYS for e in ends if "detached" not in e)
+    assert ends and all(len(e) == OK_END_KEYS for e in ends if "detached" not in e)
 
 
 def reference_settled_in_time(facts: RunFacts) -> bool:
