@@ -22,6 +22,7 @@ from simpy.core import BoundClass, StopSimulation
 from simpy.events import NORMAL, URGENT, EventPriority, Initialize
 
 from harness.sim.attempts import AttemptReader
+from harness.sim.realtime import WallClockExceeded
 from harness.sim.streams import RandomStreams
 from harness.sim.trace import TraceRecorder
 
@@ -145,8 +146,13 @@ class Kernel:
             return budget
         try:
             reader.feed(self.trace.events)
-        except Exception:
-            self.reader = None  # judging reads the trace itself, and fails there as it would have
+        except BaseException as exc:
+            # Partly read: judging reads the whole trace itself. An event the reader cannot read (one a
+            # scheduler recorded itself) fails there as it would have; the watchdog's expiry, Ctrl-C
+            # and the like go on up as they would have from anywhere else in the run.
+            self.reader = None
+            if isinstance(exc, WallClockExceeded) or not isinstance(exc, Exception):
+                raise
             return budget
         return min(budget, self.steps + READ_EVERY)
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from harness import Batch, Scenario, find_scenario, get_scheduler, run
+from harness import Batch, RunStatus, Scenario, find_scenario, get_scheduler, run
 from harness.oracles import check
 from harness.oracles.facts import RunFacts
 from harness.run import RunResult, single
@@ -25,6 +25,7 @@ from harness.run.result import READ_WHILE_RUNNING
 from harness.scheduling import SchedulerContext
 from harness.sim import kernel
 from harness.sim.attempts import AttemptReader
+from harness.sim.realtime import WallClockExceeded
 from tests.unit.test_orc8_facts_read import catalogue_runs, random_trace, same
 
 
@@ -151,3 +152,24 @@ def test_a_trace_read_in_pieces_is_read_as_in_one() -> None:
         assert whole.read(trace) and pieces.read(trace)
         several += whole.attempts_by_call() is None
     assert several  # traces where a call has two attempts were among them
+
+
+def test_the_watchdog_landing_in_a_read_still_stops_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The wall-clock watchdog raises its expiry wherever the run's thread is: inside the reader it
+    must go on up as from anywhere else (the run ends as hung), not be taken for an unreadable event."""
+    _forced(monkeypatch, 1)
+    scenario = find_scenario("compare-three-files")
+    fed = AttemptReader.feed
+    reads = [0]
+
+    def expiring(reader: AttemptReader, events: Any) -> None:
+        reads[0] += 1
+        if reads[0] == 3:
+            raise WallClockExceeded("real time ran out")
+        fed(reader, events)
+
+    monkeypatch.setattr(AttemptReader, "feed", expiring)
+    result = run(scenario, get_scheduler("serial"), 1)
+    assert reads[0] >= 3 and result.wall_clock_exceeded and result.status is RunStatus.HANG
+    assert _reader(result) is None  # partly read: judging reads the trace itself
+    same(result, "stopped while reading")
