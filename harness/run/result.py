@@ -19,7 +19,6 @@ from harness.scenario.spec import Scenario
 from harness.sim.arbiter import Decision
 from harness.sim.attempts import AttemptReader
 from harness.sim.kernel import StopReason
-from harness.sim.realtime import WallClockExceeded
 from harness.sim.trace import TraceEvent, fingerprint
 from harness.sim.trace import recorded_sha256 as trace_hash
 from harness.world.state import WorldState
@@ -167,12 +166,6 @@ def recorded(scenario: Scenario, scheduler: str, seed: int, jitter: float, batch
         "error": error, "tape": tape, "decisions": decisions, "source": source, "agent": agent,
         "agents": {} if agents is None else agents, "wall_clock_exceeded": wall_clock_exceeded,
         "produced": produced, _LOOKS: looks})
-    if reader is not None:
-        try:
-            reader.feed(trace)  # what the run recorded after the reader last read
-        except WallClockExceeded:
-            raise  # the watchdog's, landed here: not the reader's to keep
-        except Exception:
-            return result  # an event it cannot read: judging reads the trace itself, and fails as it would have
+    if reader is not None and reader.catch_up(trace):  # what the run recorded after the reader last read
         result.__dict__[READ_WHILE_RUNNING] = reader
     return result

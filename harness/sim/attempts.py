@@ -18,6 +18,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from harness.sim.realtime import WallClockExceeded
 from harness.sim.trace import TraceEvent
 
 
@@ -235,6 +236,19 @@ class AttemptReader:
             self._touched, self._started, self._ended = touched, started, ended
             self._batch = batch
         self.fed, self.last = len(events), events[-1]
+
+    def catch_up(self, events: Sequence[TraceEvent]) -> bool:
+        """`feed(events)` for a run reading its own trace: False when an event is one it cannot read
+        (one a scheduler recorded itself, without the runner's fields), and the reader is then to be
+        dropped, part read: judging reads the whole trace itself, and fails there as it would have.
+        The watchdog's expiry, Ctrl-C and the like go on up, as from anywhere else in the run."""
+        try:
+            self.feed(events)
+        except WallClockExceeded:
+            raise
+        except Exception:
+            return False
+        return True
 
     def attempts_by_call(self) -> dict[str, Attempt] | None:
         """Call id -> its one attempt, in trace order, when no call has two (nor two handles of one):

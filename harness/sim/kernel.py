@@ -22,7 +22,6 @@ from simpy.core import BoundClass, StopSimulation
 from simpy.events import NORMAL, URGENT, EventPriority, Initialize
 
 from harness.sim.attempts import AttemptReader
-from harness.sim.realtime import WallClockExceeded
 from harness.sim.streams import RandomStreams
 from harness.sim.trace import TraceRecorder
 
@@ -144,16 +143,10 @@ class Kernel:
         reader = self.reader
         if reader is None:
             return budget
-        try:
-            reader.feed(self.trace.events)
-        except BaseException as exc:
-            # Partly read: judging reads the whole trace itself. An event the reader cannot read (one a
-            # scheduler recorded itself) fails there as it would have; the watchdog's expiry, Ctrl-C
-            # and the like go on up as they would have from anywhere else in the run.
-            self.reader = None
-            if isinstance(exc, WallClockExceeded) or not isinstance(exc, Exception):
-                raise
+        self.reader = None  # part read, should anything stop it: judging then reads the trace itself
+        if not reader.catch_up(self.trace.events):
             return budget
+        self.reader = reader
         return min(budget, self.steps + READ_EVERY)
 
 
